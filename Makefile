@@ -1,0 +1,35 @@
+# The two commands of the README: `make run` starts ConvScope, `make test` runs every test.
+# Both create the virtual environment .venv on first use.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+HOST   ?= 127.0.0.1
+PORT   ?= 8000
+
+.PHONY: run test bench system-deps clean
+
+run: $(VENV)/.installed
+	$(VENV)/bin/convscope serve --host $(HOST) --port $(PORT)
+
+test: $(VENV)/.installed system-deps
+	$(PY) -m pytest
+
+bench: $(VENV)/.installed
+	$(PY) bench/core.py
+
+# Debian's Chromium for the browser tests (Playwright's own browser download does not
+# work offline). Installed when missing and we are root; otherwise the tests say why.
+system-deps:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+	  else echo "chromium is missing: install Debian's chromium package for the browser tests"; fi; }
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	touch $@
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info

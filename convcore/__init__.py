@@ -1,0 +1,10 @@
+"""convcore: the numerical core of ConvScope, pure NumPy, knows nothing of the web.
+
+NCHW input, OIHW weights, PyTorch's argument names and meaning, float64.
+"""
+
+from .functional import conv2d_backward, conv2d_forward
+from .spec import ConvSpec, ConvSpecError
+
+__all__ = ["ConvSpec", "ConvSpecError", "conv2d_backward", "conv2d_forward", "__version__"]
+__version__ = "0.1.0"

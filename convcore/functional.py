@@ -1,0 +1,220 @@
+"""Vectorised 2-D convolution, forward and backward: ConvScope's numerical truth.
+
+Cross-correlation as every framework computes it (no kernel flip). NCHW input, OIHW
+weights, float64. No Python loop runs over output positions: windows are strided views
+of the padded input and the sums are batched matrix products; the only Python loop is
+over the KH·KW kernel offsets when gradients are scattered back into the padded input.
+
+Two levels:
+- ``conv2d_forward`` / ``conv2d_backward`` take PyTorch's keyword arguments and
+  validate everything, for callers outside convcore;
+- ``pad_input``, ``forward_padded``, ``backward_padded`` and ``crop_padding`` take a
+  resolved ``ConvSpec`` and trust their inputs, for the trace engine.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from .spec import ConvSpec, ConvSpecError, PaddingArg
+
+__all__ = [
+    "as_float_array",
+    "backward_padded",
+    "conv2d_backward",
+    "conv2d_forward",
+    "crop_padding",
+    "forward_padded",
+    "pad_input",
+    "windows",
+]
+
+
+def as_float_array(value: object, name: str, ndim: int | None = None) -> np.ndarray:
+    """``value`` as a float64 array, checked for dimensions and finiteness.
+
+    Raises ConvSpecError naming ``name`` for ragged, non-numeric or non-finite input.
+    """
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ConvSpecError(f"{name} must be a rectangular array of numbers ({exc})", name) from exc
+    if ndim is not None and arr.ndim != ndim:
+        raise ConvSpecError(f"{name} must have {ndim} dimensions, got {arr.ndim}: shape {arr.shape}", name)
+    if not np.isfinite(arr).all():
+        bad = tuple(int(i) for i in np.argwhere(~np.isfinite(arr))[0])
+        raise ConvSpecError(f"{name} has a non-finite value {arr[bad]} at index {list(bad)}", name)
+    return arr
+
+
+def pad_input(spec: ConvSpec, x: np.ndarray) -> np.ndarray:
+    """Zero-pad ``x: (N, C, H, W)`` to ``xp: (N, C, H + top + bottom, W + left + right)``."""
+    top, bottom, left, right = spec.padding
+    xp = np.zeros(spec.padded_shape, dtype=np.float64)
+    xp[:, :, top : top + spec.H, left : left + spec.W] = x
+    return xp
+
+
+def crop_padding(spec: ConvSpec, dxp: np.ndarray) -> np.ndarray:
+    """The interior of ``dxp: (N, C, Hp, Wp)`` as ``dx: (N, C, H, W)`` (a copy)."""
+    top, _, left, _ = spec.padding
+    return dxp[:, :, top : top + spec.H, left : left + spec.W].copy()
+
+
+def windows(spec: ConvSpec, xp: np.ndarray) -> np.ndarray:
+    """Every receptive field of ``xp: (N, C, Hp, Wp)`` as a read-only strided view.
+
+    Returns ``(N, G, C/G, Ho, Wo, KH, KW)``: element ``[n, g, c, i, j, k, l]`` is
+    ``xp[n, g·C/G + c, i·sh + k·dh, j·sw + l·dw]``.
+    """
+    n, c, _, _ = xp.shape
+    g = spec.groups
+    ho, wo = spec.out_hw
+    sh, sw = spec.stride
+    dh, dw = spec.dilation
+    s_n, s_c, s_h, s_w = xp.strides
+    return as_strided(
+        xp,
+        shape=(n, g, c // g, ho, wo, spec.KH, spec.KW),
+        strides=(s_n, s_c * (c // g), s_c, s_h * sh, s_w * sw, s_h * dh, s_w * dw),
+        writeable=False,
+    )
+
+
+def _columns(spec: ConvSpec, xp: np.ndarray) -> np.ndarray:
+    """im2col per group: ``(G, N·Ho·Wo, C/G·KH·KW)``, a contiguous copy."""
+    win = windows(spec, xp)  # (N, G, Cg, Ho, Wo, KH, KW)
+    g = spec.groups
+    return np.ascontiguousarray(win.transpose(1, 0, 3, 4, 2, 5, 6)).reshape(
+        g, -1, spec.macs_per_output
+    )
+
+
+def _grouped_weights(spec: ConvSpec, w: np.ndarray) -> np.ndarray:
+    """``w: (F, C/G, KH, KW)`` as ``(G, F/G, C/G·KH·KW)`` (a view)."""
+    return w.reshape(spec.groups, spec.filters_per_group, spec.macs_per_output)
+
+
+def forward_padded(
+    spec: ConvSpec, xp: np.ndarray, w: np.ndarray, b: np.ndarray | None
+) -> np.ndarray:
+    """``z: (N, F, Ho, Wo)`` from ``xp: (N, C, Hp, Wp)``, ``w: (F, C/G, KH, KW)``, ``b: (F,)``."""
+    n, ho, wo = spec.N, *spec.out_hw
+    cols = _columns(spec, xp)  # (G, N·Ho·Wo, K)
+    z = np.matmul(cols, _grouped_weights(spec, w).transpose(0, 2, 1))  # (G, NHoWo, Fg)
+    z = z.reshape(spec.groups, n, ho, wo, spec.filters_per_group)
+    z = z.transpose(1, 0, 4, 2, 3).reshape(n, spec.F, ho, wo)
+    if b is not None:
+        z = z + b.reshape(1, -1, 1, 1)
+    return np.ascontiguousarray(z)
+
+
+def backward_padded(
+    spec: ConvSpec, dz: np.ndarray, xp: np.ndarray, w: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Gradients from ``dz: (N, F, Ho, Wo)``, the upstream gradient of the conv's output.
+
+    Returns ``dxp: (N, C, Hp, Wp)`` (the padded input's gradient, zero on rows and
+    columns no window reaches), ``dw: (F, C/G, KH, KW)`` and ``db: (F,)``.
+    """
+    g, fg, cg = spec.groups, spec.filters_per_group, spec.channels_per_group
+    n, ho, wo = spec.N, *spec.out_hw
+    kh, kw = spec.KH, spec.KW
+    sh, sw = spec.stride
+    dh, dwl = spec.dilation
+    db = dz.sum(axis=(0, 2, 3))
+    # dz per group as (G, N·Ho·Wo, Fg)
+    dz_g = dz.reshape(n, g, fg, ho, wo).transpose(1, 0, 3, 4, 2).reshape(g, -1, fg)
+    cols = _columns(spec, xp)  # (G, NHoWo, K)
+    dw = np.matmul(dz_g.transpose(0, 2, 1), cols).reshape(spec.w_shape)
+    dcols = np.matmul(dz_g, _grouped_weights(spec, w))  # (G, NHoWo, Cg·KH·KW)
+    # (G, N, Ho, Wo, Cg, KH, KW) -> (KH, KW, N, G, Cg, Ho, Wo) = per offset an NCHW block
+    dcols = dcols.reshape(g, n, ho, wo, cg, kh, kw).transpose(5, 6, 1, 0, 4, 2, 3)
+    dcols = dcols.reshape(kh, kw, n, spec.C, ho, wo)
+    dxp = np.zeros(spec.padded_shape, dtype=np.float64)
+    for k in range(kh):
+        rows = slice(k * dh, k * dh + (ho - 1) * sh + 1, sh)
+        for l in range(kw):
+            dxp[:, :, rows, l * dwl : l * dwl + (wo - 1) * sw + 1 : sw] += dcols[k, l]
+    return dxp, dw, db
+
+
+def _spec_for(
+    x: np.ndarray,
+    w: np.ndarray,
+    stride: int | Sequence[int],
+    padding: PaddingArg,
+    dilation: int | Sequence[int],
+    groups: int,
+) -> ConvSpec:
+    return ConvSpec.create(x.shape, w.shape, stride, padding, dilation, groups)
+
+
+def conv2d_forward(
+    x: object,
+    w: object,
+    b: object | None = None,
+    stride: int | Sequence[int] = 1,
+    padding: PaddingArg = 0,
+    dilation: int | Sequence[int] = 1,
+    groups: int = 1,
+) -> np.ndarray:
+    """Forward pass of a 2-D convolution, as ``torch.nn.functional.conv2d``.
+
+    Parameters
+    ----------
+    x : (N, C, H, W)
+    w : (F, C/groups, KH, KW)
+    b : (F,) or None
+    stride, dilation : int or (h, w)
+    padding : int, (h, w), (top, bottom, left, right), "valid" or "same"
+    groups : int dividing C and F
+
+    Returns
+    -------
+    out : (N, F, Ho, Wo)
+    """
+    xa = as_float_array(x, "x", 4)
+    wa = as_float_array(w, "w", 4)
+    spec = _spec_for(xa, wa, stride, padding, dilation, groups)
+    ba = None
+    if b is not None:
+        ba = as_float_array(b, "b")
+        spec.check_shape("b", ba.shape, (spec.F,))
+    return forward_padded(spec, pad_input(spec, xa), wa, ba)
+
+
+def conv2d_backward(
+    dout: object,
+    x: object,
+    w: object,
+    stride: int | Sequence[int] = 1,
+    padding: PaddingArg = 0,
+    dilation: int | Sequence[int] = 1,
+    groups: int = 1,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Backward pass of a 2-D convolution.
+
+    Parameters
+    ----------
+    dout : (N, F, Ho, Wo), the gradient of the loss with respect to the output
+    x : (N, C, H, W)
+    w : (F, C/groups, KH, KW)
+    stride, padding, dilation, groups : as in ``conv2d_forward``
+
+    Returns
+    -------
+    dx : (N, C, H, W)
+    dw : (F, C/groups, KH, KW)
+    db : (F,), the bias gradient (whether or not the layer has a bias)
+    """
+    xa = as_float_array(x, "x", 4)
+    wa = as_float_array(w, "w", 4)
+    spec = _spec_for(xa, wa, stride, padding, dilation, groups)
+    dz = as_float_array(dout, "dout")
+    spec.check_shape("dout", dz.shape, spec.out_shape)
+    dxp, dw, db = backward_padded(spec, dz, pad_input(spec, xa), wa)
+    return crop_padding(spec, dxp), dw, db

@@ -1,0 +1,1 @@
+"""ConvScope's web service: the FastAPI app, its schemas and its command line."""
