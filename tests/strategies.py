@@ -1,0 +1,74 @@
+"""Hypothesis strategies for conv specs, shared by the core and trace property tests."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from hypothesis import assume
+from hypothesis import strategies as st
+
+from convcore import ConvSpec, ConvSpecError
+
+
+@dataclass(frozen=True)
+class ConvCase:
+    """A valid spec with the PyTorch-style arguments it was made from."""
+
+    x_shape: tuple[int, int, int, int]
+    w_shape: tuple[int, int, int, int]
+    stride: object
+    padding: object
+    dilation: object
+    groups: int
+    bias: bool
+    seed: int
+
+    @property
+    def spec(self) -> ConvSpec:
+        return ConvSpec.create(self.x_shape, self.w_shape, self.stride, self.padding,
+                               self.dilation, self.groups)
+
+    def kwargs(self) -> dict:
+        return dict(stride=self.stride, padding=self.padding, dilation=self.dilation,
+                    groups=self.groups)
+
+    def arrays(self):
+        """x: (N, C, H, W), w: (F, C/g, KH, KW), b: (F,) or None, dout: (N, F, Ho, Wo); all random."""
+        rng = np.random.default_rng(self.seed)
+        x = rng.normal(size=self.x_shape)
+        w = rng.normal(size=self.w_shape)
+        b = rng.normal(size=self.w_shape[0]) if self.bias else None
+        dout = rng.normal(size=self.spec.out_shape)
+        return x, w, b, dout
+
+
+def _pair(low: int, high: int):
+    return st.one_of(st.integers(low, high), st.tuples(st.integers(low, high), st.integers(low, high)))
+
+
+paddings = st.one_of(
+    st.integers(0, 2),
+    st.tuples(st.integers(0, 2), st.integers(0, 2)),
+    st.tuples(*(st.integers(0, 3) for _ in range(4))),
+    st.sampled_from(["same", "valid"]),
+)
+
+
+@st.composite
+def conv_cases(draw, max_n=3, max_cf=4, max_hw=9, max_k=5, max_stride=3, max_dilation=3):
+    """Valid conv specs over every parameter: batch, groups dividing C and F, non-square
+    kernels, per-axis stride and dilation, every padding form, with and without bias."""
+    groups = draw(st.integers(1, max_cf))
+    c = groups * draw(st.integers(1, max(1, max_cf // groups)))
+    f = groups * draw(st.integers(1, max(1, max_cf // groups)))
+    x_shape = (draw(st.integers(1, max_n)), c, draw(st.integers(1, max_hw)), draw(st.integers(1, max_hw)))
+    w_shape = (f, c // groups, draw(st.integers(1, max_k)), draw(st.integers(1, max_k)))
+    case = ConvCase(x_shape, w_shape, draw(_pair(1, max_stride)), draw(paddings),
+                    draw(_pair(1, max_dilation)), groups, draw(st.booleans()),
+                    draw(st.integers(0, 2**32 - 1)))
+    try:
+        case.spec
+    except ConvSpecError:
+        assume(False)
+    return case

@@ -1,0 +1,142 @@
+"""ConvSpec: padding resolution, output size, and every error with its message."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from convcore import ConvSpec, ConvSpecError, conv2d_backward, conv2d_forward
+
+
+def test_output_size_floor_and_padding_forms():
+    spec = ConvSpec.create((1, 3, 7, 7), (2, 3, 3, 3), stride=2, padding=1)
+    assert spec.padding == (1, 1, 1, 1)
+    assert spec.out_shape == (1, 2, 4, 4)
+    assert ConvSpec.create((1, 1, 5, 6), (1, 1, 3, 3), padding=(1, 2)).padding == (1, 1, 2, 2)
+    assert ConvSpec.create((1, 1, 5, 6), (1, 1, 3, 3), padding=[0, 1, 2, 3]).padding == (0, 1, 2, 3)
+    assert ConvSpec.create((1, 1, 5, 6), (1, 1, 3, 3), padding="valid").padding == (0, 0, 0, 0)
+    # floor truncation: (6 + 0 - 3) // 2 + 1 = 2 windows reach rows 0..4, row 5 is never read
+    spec = ConvSpec.create((1, 1, 6, 6), (1, 1, 3, 3), stride=2)
+    assert spec.out_hw == (2, 2)
+    assert spec.reached_hw == (5, 5)
+
+
+@pytest.mark.parametrize("size", range(1, 12))
+@pytest.mark.parametrize("stride", [1, 2, 3])
+@pytest.mark.parametrize("kernel,dilation", [(1, 1), (2, 1), (3, 1), (4, 1), (3, 2), (2, 3)])
+def test_same_padding_follows_tensorflow(size, stride, kernel, dilation):
+    spec = ConvSpec.create((1, 1, size, size), (1, 1, kernel, kernel), stride=stride,
+                           padding="same", dilation=dilation)
+    top, bottom, left, right = spec.padding
+    extent = dilation * (kernel - 1) + 1
+    total = max((math.ceil(size / stride) - 1) * stride + extent - size, 0)
+    assert spec.out_hw == (math.ceil(size / stride),) * 2
+    assert (top + bottom, left + right) == (total, total)
+    assert bottom - top in (0, 1) and (top, bottom) == (left, right)
+
+
+def test_same_padding_even_kernel_is_asymmetric():
+    spec = ConvSpec.create((1, 1, 4, 4), (1, 1, 2, 2), padding="same")
+    assert spec.padding == (0, 1, 0, 1)  # the odd pixel goes to the bottom/right
+
+
+def test_same_with_even_kernel_and_dilation():
+    spec = ConvSpec.create((1, 1, 5, 5), (1, 1, 4, 3), padding="same", dilation=(1, 2))
+    assert spec.out_hw == (5, 5)
+    assert spec.padding == (1, 2, 2, 2)  # rows: 3 in all, odd one at the bottom; columns: 5-wide extent
+
+
+@pytest.mark.parametrize(
+    "kwargs, field, fragments",
+    [
+        (dict(stride=0), "stride", ["stride", "at least 1", "0"]),
+        (dict(stride=(1, -2)), "stride", ["stride", "-2"]),
+        (dict(stride=1.5), "stride", ["stride", "1.5"]),
+        (dict(dilation=0), "dilation", ["dilation", "1 means none", "0"]),
+        (dict(padding=-1), "padding", ["padding", "negative", "-1"]),
+        (dict(padding=(0, 0, -2, 0)), "padding", ["padding", "-2"]),
+        (dict(padding=(1, 2, 3)), "padding", ["padding", "got 3"]),
+        (dict(padding="full"), "padding", ["padding", "'full'", "same", "valid"]),
+        (dict(groups=0), "groups", ["groups", "0"]),
+        (dict(groups=True), "groups", ["groups", "True"]),
+    ],
+)
+def test_parameter_errors_name_the_field_and_numbers(kwargs, field, fragments):
+    with pytest.raises(ConvSpecError) as err:
+        ConvSpec.create((1, 2, 5, 5), (2, 2, 3, 3), **kwargs)
+    assert err.value.field == field
+    for fragment in fragments:
+        assert fragment in str(err.value)
+    assert isinstance(err.value, ValueError)
+
+
+@pytest.mark.parametrize(
+    "x_shape, w_shape, kwargs, field, fragments",
+    [
+        ((1, 4, 5, 5), (2, 2, 3, 3), dict(groups=3), "groups", ["groups=3", "C=4"]),
+        ((1, 4, 5, 5), (3, 2, 3, 3), dict(groups=2), "groups", ["groups=2", "F=3"]),
+        ((1, 4, 5, 5), (2, 4, 3, 3), dict(groups=2), "w", ["4 input channels", "4/2 = 2"]),
+        ((1, 3, 5, 5), (2, 2, 3, 3), {}, "w", ["2 input channels", "3/1 = 3"]),
+        ((1, 1, 4, 4), (1, 1, 3, 3), dict(dilation=2), "w",
+         ["kernel spans 5 rows", "dilation 2", "padded input has 4"]),
+        ((1, 1, 4, 9), (1, 1, 2, 6), dict(padding=(0, 0, 1, 0), dilation=2), "w",
+         ["kernel spans 11 columns", "padded input has 10"]),
+        ((1, 1, 2, 2), (1, 1, 3, 3), {}, "w", ["kernel spans 3 rows", "padded input has 2"]),
+        ((1, 5, 5), (1, 1, 3, 3), {}, "x", ["4 dimensions", "got 3", "(1, 5, 5)"]),
+        ((1, 1, 5, 5), (1, 3, 3), {}, "w", ["4 dimensions", "got 3"]),
+        ((1, 0, 5, 5), (1, 1, 3, 3), {}, "x", ["at least 1", "(1, 0, 5, 5)"]),
+    ],
+)
+def test_shape_errors(x_shape, w_shape, kwargs, field, fragments):
+    with pytest.raises(ConvSpecError) as err:
+        ConvSpec.create(x_shape, w_shape, **kwargs)
+    assert err.value.field == field
+    for fragment in fragments:
+        assert fragment in str(err.value), str(err.value)
+
+
+def test_padding_rescues_a_kernel_larger_than_the_input():
+    spec = ConvSpec.create((1, 1, 2, 2), (1, 1, 3, 3), padding=1)
+    assert spec.out_hw == (2, 2)
+
+
+def test_bias_and_dout_shapes_are_checked():
+    x, w = np.zeros((1, 2, 4, 4)), np.zeros((3, 2, 3, 3))
+    with pytest.raises(ConvSpecError, match=r"b has shape \(2,\), expected \(3,\)") as err:
+        conv2d_forward(x, w, np.zeros(2))
+    assert err.value.field == "b"
+    with pytest.raises(ConvSpecError, match=r"dout has shape \(1, 3, 3, 3\), expected \(1, 3, 2, 2\)") as err:
+        conv2d_backward(np.zeros((1, 3, 3, 3)), x, w)
+    assert err.value.field == "dout"
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_non_finite_values_are_rejected(bad):
+    x = np.zeros((1, 1, 3, 3))
+    x[0, 0, 1, 2] = bad
+    with pytest.raises(ConvSpecError) as err:
+        conv2d_forward(x, np.ones((1, 1, 2, 2)))
+    assert err.value.field == "x"
+    assert "[0, 0, 1, 2]" in str(err.value)
+
+
+def test_numpy_integer_arguments_are_accepted():
+    spec = ConvSpec.create((1, 1, 5, 5), (1, 1, 3, 3), stride=np.int64(2), padding=np.int32(1))
+    assert spec.stride == (2, 2) and spec.padding == (1, 1, 1, 1)
+
+
+def test_groups_bookkeeping():
+    spec = ConvSpec.create((1, 6, 5, 5), (4, 3, 3, 3), groups=2)
+    assert spec.channels_per_group == 3 and spec.filters_per_group == 2
+    assert list(spec.channels_of_filter(0)) == [0, 1, 2]
+    assert list(spec.channels_of_filter(3)) == [3, 4, 5]
+    assert spec.macs_per_output == 27
+
+
+def test_to_dict_is_plain_data():
+    d = ConvSpec.create((2, 3, 7, 7), (4, 3, 3, 3), stride=2, padding="same").to_dict()
+    assert d["out_shape"] == [2, 4, 4, 4]
+    assert d["padding"] == [1, 1, 1, 1]
+    assert all(isinstance(v, (list, int)) for v in d.values())
