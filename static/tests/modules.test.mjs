@@ -1,0 +1,173 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { sliceLayout, boxOutlines, paddingMask } from "../js/layout.js";
+import { tensorMeta } from "../js/state.js";
+import { formatValue, colorLevel, absMax } from "../js/format.js";
+import { splitLines, readNdjsonBatches, consumeTrace, detailMessage } from "../js/ndjson.js";
+import { encodeLesson, decodeLesson } from "../js/url.js";
+import {
+  dimsOf, withDims, withBias, shapesFor, paddingOf, paddingValue, parseNumbers, pasteInto,
+  nestFlat, flattenNested, shapeOf, DEFAULT_CONFIG,
+} from "../js/setup.js";
+import { loadFixture } from "./fixtures.mjs";
+
+const meta = (name, shape, axes, grid) =>
+  tensorMeta(name, { shape, axes, grid, data: new Array(shape.reduce((p, v) => p * v, 1)).fill(0) });
+
+test("sliceLayout: one labelled slice per (n, c), cells map to flat indices", () => {
+  const m = meta("x", [2, 3, 4, 5], ["n", "c", "h", "w"], ["h", "w"]);
+  const L = sliceLayout(m);
+  assert.equal(L.slices.length, 6);
+  assert.equal(L.rows, 4);
+  assert.equal(L.cols, 5);
+  assert.equal(L.slices[4].label, "n=1 · c=1");
+  assert.equal(L.bands.length, 2);
+  assert.equal(L.bands[1].label, "n=1");
+  // cell (r=2, c=3) of slice n=1,c=1 -> flat ((1*3+1)*4+2)*5+3
+  assert.equal(L.slices[4].cells[2 * 5 + 3], ((1 * 3 + 1) * 4 + 2) * 5 + 3);
+});
+
+test("sliceLayout: NHWC grid axes in the middle, 1-D tensors, and the cell cap", () => {
+  const m = meta("x", [1, 3, 4, 2], ["n", "h", "w", "c"], ["h", "w"]);
+  const L = sliceLayout(m);
+  assert.equal(L.slices.length, 2);
+  assert.equal(L.slices[1].label, "n=0 · c=1");
+  assert.equal(L.slices[1].cells[1 * 4 + 2], (1 * 4 + 2) * 2 + 1);
+  const b = sliceLayout(meta("b", [3], ["f"], [null, "f"]));
+  assert.equal(b.rows, 1);
+  assert.deepEqual(Array.from(b.slices[0].cells), [0, 1, 2]);
+  assert.equal(b.slices[0].label, "");
+  const big = sliceLayout(meta("z", [4, 4, 10, 10], ["n", "f", "h", "w"], ["h", "w"]), 1000);
+  assert.equal(big.slices.length, 10);
+  assert.equal(big.drawnCells, 1000);
+  assert.equal(big.totalCells, 1600);
+});
+
+test("boxOutlines: a dilated window is outlined by its bounding rectangle on its slice", () => {
+  const m = meta("xp", [1, 2, 7, 7], ["n", "c", "h", "w"], ["h", "w"]);
+  const L = sliceLayout(m);
+  const box = { start: [0, 1, 2, 0], stop: [1, 2, 7, 5], step: [1, 1, 2, 2] };
+  assert.deepEqual(boxOutlines(L, box), [{ slice: 1, r0: 2, r1: 6, c0: 0, c1: 4 }]);
+  const all = { start: [0, 0, 0, 0], stop: [1, 2, 2, 2], step: [1, 1, 1, 1] };
+  assert.equal(boxOutlines(L, all).length, 2);
+});
+
+test("paddingMask marks the four padding sides of xp only", () => {
+  const m = meta("xp", [1, 1, 5, 6], ["n", "c", "h", "w"], ["h", "w"]);
+  const L = sliceLayout(m);
+  const mask = paddingMask(m, L, { padding: [1, 2, 0, 1], padded_shape: [1, 1, 5, 6] });
+  const row = (r) => Array.from(mask.slice(r * 6, r * 6 + 6)).join("");
+  assert.equal(row(0), "111111");
+  assert.equal(row(1), "000001");
+  assert.equal(row(3), "111111");
+  assert.equal(paddingMask(meta("x", [1, 1, 3, 3], ["n", "c", "h", "w"], ["h", "w"]), L, { padding: [1, 1, 1, 1], padded_shape: [1] }), null);
+});
+
+test("formatValue and colour levels", () => {
+  assert.equal(formatValue(37), "37");
+  assert.equal(formatValue(-2), "−2");
+  assert.equal(formatValue(0.125), "0.125");
+  assert.equal(formatValue(1 / 3), "0.333");
+  assert.equal(formatValue(-12.5), "−12.5");
+  assert.equal(formatValue(1e-5), "1e-5");
+  assert.equal(formatValue(0), "0");
+  assert.equal(colorLevel(0, 5), 0);
+  assert.equal(colorLevel(5, 5), 6);
+  assert.equal(colorLevel(-5, 5), -6);
+  assert.equal(colorLevel(0.01, 5), 1, "a tiny non-zero is not painted as zero");
+  assert.equal(absMax([1, -7, 3]), 7);
+});
+
+test("splitLines keeps partial lines", () => {
+  let r = splitLines("", '{"a":1}\n{"b"');
+  assert.deepEqual(r.lines, ['{"a":1}']);
+  r = splitLines(r.rest, ":2}\n\n");
+  assert.deepEqual(r.lines, ['{"b":2}']);
+  assert.equal(r.rest, "");
+});
+
+function streamOf(chunks) {
+  const enc = new TextEncoder();
+  return new ReadableStream({
+    start(controller) {
+      for (const c of chunks) controller.enqueue(enc.encode(c));
+      controller.close();
+    },
+  });
+}
+
+test("consumeTrace reads a chunked NDJSON stream with batched and single events", async () => {
+  const doc = loadFixture("hand_worked.json");
+  const { events, ...header } = doc;
+  const lines = [JSON.stringify({ type: "header", ...header })];
+  lines.push(JSON.stringify({ type: "events", first: 0, events: events.slice(0, 5) }));
+  for (const e of events.slice(5)) lines.push(JSON.stringify({ type: "event", ...e }));
+  lines.push(JSON.stringify({ type: "end", total_events: events.length }));
+  const text = lines.join("\n") + "\n";
+  const chunks = [];
+  for (let i = 0; i < text.length; i += 97) chunks.push(text.slice(i, i + 97));
+  const got = [];
+  let head = null;
+  let end = null;
+  await consumeTrace(readNdjsonBatches(streamOf(chunks)), {
+    onHeader: (h) => (head = h),
+    onEvents: (evs) => got.push(...evs),
+    onEnd: (m) => (end = m),
+  });
+  assert.equal(head.schema, "convscope.trace/1");
+  assert.equal(got.length, events.length);
+  assert.deepEqual(got[7], events[7]);
+  assert.equal(end.total_events, events.length);
+});
+
+test("consumeTrace raises the server's error line and a cut stream", async () => {
+  const err = '{"type":"header","tensors":{}}\n{"type":"error","detail":[{"loc":["body","x"],"msg":"x is too large"}]}\n';
+  await assert.rejects(
+    consumeTrace(readNdjsonBatches(streamOf([err])), { onHeader() {}, onEvents() {}, onEnd() {} }),
+    (e) => e.message === "x is too large" && e.detail[0].loc[1] === "x",
+  );
+  await assert.rejects(
+    consumeTrace(readNdjsonBatches(streamOf(['{"type":"header","tensors":{}}\n'])), { onHeader() {}, onEvents() {}, onEnd() {} }),
+    /before its end line/,
+  );
+  assert.equal(detailMessage([{ msg: "a" }, { msg: "b" }]), "a; b");
+});
+
+test("the lesson URL round-trips config, step and speed (unicode too)", () => {
+  const config = { ...DEFAULT_CONFIG, x: [[[[1, -2.5], [3, 4]]]], note: "Σ·−" };
+  const hash = encodeLesson({ config, step: 42, speed: 3 });
+  assert.match(hash, /^#s=42&x=3&c=[A-Za-z0-9_-]+$/);
+  const back = decodeLesson(hash);
+  assert.deepEqual(back.config, config);
+  assert.equal(back.step, 42);
+  assert.equal(back.speed, 3);
+  assert.deepEqual(decodeLesson(""), { config: null, step: null, speed: null });
+  assert.throws(() => decodeLesson("#s=-1"), /step/);
+  assert.throws(() => decodeLesson("#c=%%%"), /damaged/);
+});
+
+test("dims are read in the config's layout and written back", () => {
+  assert.deepEqual(dimsOf(DEFAULT_CONFIG), { N: 1, C: 1, H: 5, W: 5, F: 1, KH: 3, KW: 3 });
+  const nhwc = { ...DEFAULT_CONFIG, layout: "NHWC", x: { fill: "ones", shape: [2, 6, 7, 3] }, w: { fill: "ones", shape: [3, 2, 3, 4] } };
+  assert.deepEqual(dimsOf(nhwc), { N: 2, C: 3, H: 6, W: 7, F: 4, KH: 3, KW: 2 });
+  assert.deepEqual(shapesFor({ N: 1, C: 4, H: 5, W: 5, F: 6, KH: 3, KW: 3 }, "NCHW", 2).w, [6, 2, 3, 3]);
+  const { config, reset } = withDims({ ...DEFAULT_CONFIG, x: [[[[1, 2], [3, 4]]]], b: { fill: "ones", shape: [1] }, dout: [[[[1]]]] }, { N: 1, C: 1, H: 4, W: 4, F: 2, KH: 3, KW: 3 });
+  assert.deepEqual(config.x.shape, [1, 1, 4, 4]);
+  assert.deepEqual(config.w.shape, [2, 1, 3, 3]);
+  assert.deepEqual(config.b.shape, [2]);
+  assert.equal(config.dout, null);
+  assert.deepEqual(reset.sort(), ["dout", "x"]);
+  assert.deepEqual(withBias(DEFAULT_CONFIG, true).b.shape, [1]);
+  assert.equal(withBias(config, false).b, null);
+});
+
+test("padding modes, pasted numbers, nesting", () => {
+  for (const v of [0, 2, [1, 2], [0, 1, 2, 3], "same", "valid"]) assert.deepEqual(paddingValue(paddingOf(v)), v);
+  assert.deepEqual(paddingValue({ mode: "four", values: [1] }), [1, 1, 1, 1]);
+  assert.deepEqual(parseNumbers("[[1, 2],\n [3, -4.5]]\t1e-2 −3"), [1, 2, 3, -4.5, 0.01, -3]);
+  assert.deepEqual(pasteInto([0, 0, 0, 0], 2, [7, 8, 9]), [0, 0, 7, 8]);
+  const nested = nestFlat([1, 2, 3, 4, 5, 6], [1, 2, 3]);
+  assert.deepEqual(nested, [[[1, 2, 3], [4, 5, 6]]]);
+  assert.deepEqual(shapeOf(nested), [1, 2, 3]);
+  assert.deepEqual(flattenNested(nested), [1, 2, 3, 4, 5, 6]);
+});
