@@ -20,6 +20,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from .spec import ConvSpec, ConvSpecError, PaddingArg
+from .tensor_input import to_array
 
 __all__ = [
     "as_float_array",
@@ -36,18 +37,10 @@ __all__ = [
 def as_float_array(value: object, name: str, ndim: int | None = None) -> np.ndarray:
     """``value`` as a float64 array, checked for dimensions and finiteness.
 
+    Delegates to ``convcore.tensor_input.to_array`` (nested lists, arrays or fill specs).
     Raises ConvSpecError naming ``name`` for ragged, non-numeric or non-finite input.
     """
-    try:
-        arr = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ConvSpecError(f"{name} must be a rectangular array of numbers ({exc})", name) from exc
-    if ndim is not None and arr.ndim != ndim:
-        raise ConvSpecError(f"{name} must have {ndim} dimensions, got {arr.ndim}: shape {arr.shape}", name)
-    if not np.isfinite(arr).all():
-        bad = tuple(int(i) for i in np.argwhere(~np.isfinite(arr))[0])
-        raise ConvSpecError(f"{name} has a non-finite value {arr[bad]} at index {list(bad)}", name)
-    return arr
+    return to_array(value, name, ndim)
 
 
 def pad_input(spec: ConvSpec, x: np.ndarray) -> np.ndarray:
