@@ -1,0 +1,114 @@
+"""Numerical gradients by central differences: an oracle that needs no framework.
+
+For a function ``f`` and an upstream gradient ``dout`` the scalar loss is
+``L(x) = Σ f(x) · dout``; its gradient is estimated one element at a time as
+``(L(x + ε·e_i) − L(x − ε·e_i)) / 2ε``. A convolution is linear in each of x, w and b,
+so for it the estimate is exact up to rounding (about 1e-9 with ε = 1e-6).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import numpy as np
+
+from .functional import conv2d_backward, conv2d_forward
+from .spec import PaddingArg
+
+__all__ = ["check_conv_gradients", "compare_gradients", "numerical_gradient"]
+
+
+def numerical_gradient(
+    f: Callable[[np.ndarray], np.ndarray],
+    x: np.ndarray,
+    dout: np.ndarray,
+    eps: float = 1e-6,
+) -> np.ndarray:
+    """``d(Σ f(x) · dout) / dx`` by central differences.
+
+    Parameters
+    ----------
+    f : array of x's shape -> array of dout's shape (must not keep or modify its input)
+    x : any shape; not modified
+    dout : the shape of ``f(x)``, the upstream gradient
+
+    Returns
+    -------
+    dx : float64, the shape of ``x``
+    """
+    point = np.array(x, dtype=np.float64)  # a private copy, perturbed in place
+    upstream = np.asarray(dout, dtype=np.float64)
+    grad = np.zeros_like(point)
+    flat_point, flat_grad = point.reshape(-1), grad.reshape(-1)
+    for i in range(flat_point.size):
+        original = flat_point[i]
+        flat_point[i] = original + eps
+        plus = np.sum(f(point) * upstream)
+        flat_point[i] = original - eps
+        minus = np.sum(f(point) * upstream)
+        flat_point[i] = original
+        flat_grad[i] = (plus - minus) / (2 * eps)
+    return grad
+
+
+def compare_gradients(analytic: np.ndarray, numerical: np.ndarray) -> dict[str, float]:
+    """Largest differences between two gradients of the same shape.
+
+    ``max_abs_error`` is max |a − n|; ``max_rel_error`` is CS231n's
+    max |a − n| / max(|a| + |n|, 1e-8) (the floor keeps cells whose gradient is zero in
+    both from dividing by zero).
+    """
+    a = np.asarray(analytic, dtype=np.float64)
+    n = np.asarray(numerical, dtype=np.float64)
+    diff = np.abs(a - n)
+    return {
+        "max_abs_error": float(diff.max(initial=0.0)),
+        "max_rel_error": float((diff / np.maximum(np.abs(a) + np.abs(n), 1e-8)).max(initial=0.0)),
+    }
+
+
+def check_conv_gradients(
+    x: np.ndarray,
+    w: np.ndarray,
+    b: np.ndarray | None,
+    dout: np.ndarray,
+    stride: int | Sequence[int] = 1,
+    padding: PaddingArg = 0,
+    dilation: int | Sequence[int] = 1,
+    groups: int = 1,
+    eps: float = 1e-6,
+) -> dict[str, dict[str, float] | float]:
+    """Compare ``conv2d_backward`` with central differences of ``conv2d_forward``.
+
+    Parameters
+    ----------
+    x : (N, C, H, W)
+    w : (F, C/groups, KH, KW)
+    b : (F,) or None (then db is checked for a zero bias)
+    dout : (N, F, Ho, Wo), the upstream gradient (use a random one)
+    stride, padding, dilation, groups : as in ``conv2d_forward``
+
+    Returns
+    -------
+    ``{"dx": {"max_abs_error", "max_rel_error"}, "dw": {...}, "db": {...},
+    "max_abs_error": worst of the three, "max_rel_error": worst of the three}``
+    """
+    xa = np.asarray(x, dtype=np.float64)
+    wa = np.asarray(w, dtype=np.float64)
+    ba = np.zeros(wa.shape[0]) if b is None else np.asarray(b, dtype=np.float64)
+    da = np.asarray(dout, dtype=np.float64)
+    geometry = dict(stride=stride, padding=padding, dilation=dilation, groups=groups)
+
+    dx, dw, db = conv2d_backward(da, xa, wa, **geometry)
+    numerical = {
+        "dx": numerical_gradient(lambda v: conv2d_forward(v, wa, ba, **geometry), xa, da, eps),
+        "dw": numerical_gradient(lambda v: conv2d_forward(xa, v, ba, **geometry), wa, da, eps),
+        "db": numerical_gradient(lambda v: conv2d_forward(xa, wa, v, **geometry), ba, da, eps),
+    }
+    report: dict[str, dict[str, float] | float] = {
+        name: compare_gradients(analytic, numerical[name])
+        for name, analytic in (("dx", dx), ("dw", dw), ("db", db))
+    }
+    report["max_abs_error"] = max(report[k]["max_abs_error"] for k in ("dx", "dw", "db"))  # type: ignore[index]
+    report["max_rel_error"] = max(report[k]["max_rel_error"] for k in ("dx", "dw", "db"))  # type: ignore[index]
+    return report
