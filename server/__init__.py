@@ -1,1 +1,2 @@
-"""ConvScope's web service: the FastAPI app, its schemas and its command line."""
+"""ConvScope's web service: the FastAPI app (``server.app.create_app``), its schemas,
+routes, settings, streaming and command line (``convscope``)."""

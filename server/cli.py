@@ -1,19 +1,170 @@
-"""The `convscope` command line."""
+"""The ``convscope`` command line.
+
+    convscope serve [--host 127.0.0.1] [--port 8000] [--open] [--workers N] [limits...]
+    convscope trace CONFIG.json [--ndjson] [-o FILE]
+    convscope --version
+
+``serve`` exports its options as CONVSCOPE_* variables and starts uvicorn with the app
+factory ``server.app:create_app_from_env``, so that every worker reads the same
+settings. Binding to all interfaces (``--host 0.0.0.0``) is an explicit choice, to
+share the page with a class.
+"""
 
 from __future__ import annotations
 
+import argparse
+import json
+import os
 import sys
+import threading
+import webbrowser
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Sequence
 
 from convcore import __version__
 
-USAGE = f"""convscope {__version__}
+from .settings import Settings, SettingsError
 
-usage: convscope serve [--host 127.0.0.1] [--port 8000]
-"""
+__all__ = ["build_parser", "main"]
+
+ALL_INTERFACES = ("0.0.0.0", "::", "")
 
 
-def main(argv: list[str] | None = None) -> int:
-    print(USAGE, end="")
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="convscope",
+        description="See how a 2-D convolution computes its output and its gradients, step by step.",
+    )
+    parser.add_argument("--version", action="version", version=f"convscope {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    serve = commands.add_parser("serve", help="run the page and the API", description="Run the page and the API with uvicorn.")
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1, this machine only; 0.0.0.0 shares with your network)")
+    serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    serve.add_argument("--open", action="store_true", help="open the page in a browser")
+    serve.add_argument("--workers", type=int, default=1, help="worker processes (default 1; the service is stateless)")
+    serve.add_argument("--max-tensor-elements", type=int, help="elements allowed per tensor (CONVSCOPE_MAX_TENSOR_ELEMENTS)")
+    serve.add_argument("--max-events", type=int, help="events allowed per trace (CONVSCOPE_MAX_EVENTS)")
+    serve.add_argument("--max-body-bytes", type=int, help="bytes allowed per request body (CONVSCOPE_MAX_BODY_BYTES)")
+    serve.add_argument("--cors-origin", action="append", default=None, metavar="ORIGIN", help="allow API calls from this origin (repeatable; CORS is off by default)")
+    serve.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
+
+    trace = commands.add_parser("trace", help="write a trace without a server", description="Write a trace document (or NDJSON lines) for a config file.")
+    trace.add_argument("config", help="a JSON trace config file, '-' for standard input, or preset:NAME")
+    trace.add_argument("--ndjson", action="store_true", help="write NDJSON lines (header, events, end) instead of one document")
+    trace.add_argument("-o", "--output", help="output file (default standard output)")
+    return parser
+
+
+def _serve_settings(args: argparse.Namespace) -> Settings:
+    settings = Settings.from_env()
+    changes: dict[str, Any] = {}
+    for name in ("max_tensor_elements", "max_events", "max_body_bytes"):
+        value = getattr(args, name)
+        if value is not None:
+            changes[name] = value
+    if args.cors_origin:
+        changes["cors_origins"] = tuple(args.cors_origin)
+    settings = replace(settings, **changes)
+    settings.check()
+    return settings
+
+
+def _url(host: str, port: int) -> str:
+    shown = "127.0.0.1" if host in ALL_INTERFACES else host
+    if ":" in shown:
+        shown = f"[{shown}]"
+    return f"http://{shown}:{port}/"
+
+
+def serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    try:
+        settings = _serve_settings(args)
+    except SettingsError as exc:
+        print(f"convscope: {exc}", file=sys.stderr)
+        return 2
+    if args.workers < 1:
+        print(f"convscope: --workers must be at least 1, got {args.workers}", file=sys.stderr)
+        return 2
+    os.environ.update(settings.to_env())
+    url = _url(args.host, args.port)
+    print(f"ConvScope running at {url}", flush=True)
+    if args.host in ALL_INTERFACES:
+        print(
+            f"Listening on all interfaces: others on your network can open http://<this machine's address>:{args.port}/",
+            flush=True,
+        )
+    if args.open:
+        threading.Timer(1.0, webbrowser.open, args=(url,)).start()
+    uvicorn.run(
+        "server.app:create_app_from_env",
+        factory=True,
+        host=args.host,
+        port=args.port,
+        workers=args.workers,
+        log_level=args.log_level,
+    )
+    return 0
+
+
+def _read_config(source: str) -> dict[str, Any]:
+    if source.startswith("preset:"):
+        from .presets import get_preset
+
+        preset = get_preset(source.split(":", 1)[1])
+        if preset is None:
+            from .presets import PRESETS
+
+            raise ValueError(f"no preset named {source.split(':', 1)[1]!r}; the presets are {', '.join(PRESETS)}")
+        return preset.to_dict()["config"]
+    text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+    config = json.loads(text)
+    if not isinstance(config, dict):
+        raise ValueError(f"the config must be a JSON object, got {type(config).__name__}")
+    return config
+
+
+def write_trace(args: argparse.Namespace) -> int:
+    from convcore.spec import ConvSpecError
+    from convcore.trace import build_trace, iter_trace
+
+    from .encoding import encode_json
+
+    try:
+        config = _read_config(args.config)
+        out = open(args.output, "wb") if args.output else sys.stdout.buffer
+    except (OSError, ValueError) as exc:
+        print(f"convscope: {exc}", file=sys.stderr)
+        return 2
+    try:
+        if args.ndjson:
+            for line in iter_trace(config):
+                out.write(encode_json(line) + b"\n")
+        else:
+            out.write(encode_json(build_trace(config)) + b"\n")
+    except (ConvSpecError, ValueError, TypeError) as exc:
+        field = getattr(exc, "field", None)
+        print(f"convscope: {field + ': ' if field else ''}{exc}", file=sys.stderr)
+        return 2
+    finally:
+        if args.output:
+            out.close()
+        else:
+            out.flush()
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "serve":
+        return serve(args)
+    if args.command == "trace":
+        return write_trace(args)
+    parser.print_help()
     return 0
 
 

@@ -1,0 +1,7 @@
+"""``python -m server``: the ``convscope`` command line."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

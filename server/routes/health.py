@@ -1,0 +1,20 @@
+"""GET /api/health: version, trace schema, encoder and limits."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+
+from convcore import __version__
+
+from ..encoding import ENCODER
+from ..schemas import Health, Limits
+
+router = APIRouter(prefix="/api", tags=["service"])
+
+TRACE_SCHEMA = "convscope.trace/1"
+
+
+@router.get("/health", response_model=Health, summary="Version and limits")
+def health(request: Request) -> Health:
+    settings = request.app.state.settings
+    return Health(version=__version__, trace_schema=TRACE_SCHEMA, encoder=ENCODER, limits=Limits(**settings.limits()))

@@ -1,0 +1,92 @@
+"""POST /api/trace (the whole document), POST /api/trace/stream (NDJSON) and
+POST /api/conv (the numbers without the steps)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from starlette.concurrency import run_in_threadpool
+from starlette.responses import Response, StreamingResponse
+
+from ..encoding import JSONBytesResponse, encode_json
+from ..schemas import (
+    NDJSON_DESCRIPTION,
+    NDJSON_LINE_SCHEMA,
+    ConvRequest,
+    ConvResult,
+    ErrorBody,
+    TraceConfig,
+    TraceDocument,
+)
+from ..settings import Settings
+from ..streaming import NDJSON_MEDIA_TYPE, ndjson_lines
+from ..tracing import conv_result, document_bytes, prepare, stream_lines
+
+router = APIRouter(prefix="/api", tags=["trace"])
+
+REFUSALS: dict[int | str, dict[str, Any]] = {
+    413: {"model": ErrorBody, "description": "Too large: names the count and the limit."},
+    422: {"model": ErrorBody, "description": "Bad input: names the field and the numbers."},
+}
+
+
+def _document(config: dict[str, Any], settings: Settings) -> bytes:
+    return document_bytes(prepare(config, settings))
+
+
+@router.post(
+    "/trace",
+    response_model=TraceDocument,
+    response_class=JSONBytesResponse,
+    summary="A whole trace document",
+    responses=REFUSALS,
+)
+async def trace(body: TraceConfig, request: Request) -> Response:
+    state = request.app.state
+    key = await request.body()
+    content = state.cache.get(key)
+    if content is None:
+        content = await run_in_threadpool(_document, body.config(), state.settings)
+        state.cache.put(key, content)
+    return JSONBytesResponse(content)
+
+
+@router.post(
+    "/trace/stream",
+    response_class=StreamingResponse,
+    summary="A trace as NDJSON lines",
+    description=NDJSON_DESCRIPTION,
+    responses={
+        200: {
+            "description": NDJSON_DESCRIPTION,
+            "content": {NDJSON_MEDIA_TYPE: {"schema": NDJSON_LINE_SCHEMA}},
+        },
+        **REFUSALS,
+    },
+)
+async def trace_stream(body: TraceConfig, request: Request) -> StreamingResponse:
+    state = request.app.state
+    prepared = await run_in_threadpool(prepare, body.config(), state.settings)
+    lines = stream_lines(prepared)
+    return StreamingResponse(
+        ndjson_lines(lines, state.stream_stats, state.settings.stream_chunk_events),
+        media_type=NDJSON_MEDIA_TYPE,
+        headers={"cache-control": "no-store", "x-accel-buffering": "no"},
+    )
+
+
+def _conv(config: dict[str, Any], settings: Settings) -> bytes:
+    return encode_json(conv_result(prepare(config, settings, count=False)))
+
+
+@router.post(
+    "/conv",
+    response_model=ConvResult,
+    response_class=JSONBytesResponse,
+    summary="Forward and backward results only",
+    responses=REFUSALS,
+)
+async def conv(body: ConvRequest, request: Request) -> Response:
+    content = await run_in_threadpool(_conv, body.config(), request.app.state.settings)
+    return JSONBytesResponse(content)

@@ -1,0 +1,273 @@
+"""Pydantic models of every request and response body of the API.
+
+Request fields that convcore validates (tensors, stride, padding, view...) are typed
+``Any`` with a documented JSON schema: the OpenAPI schema says what is accepted, and
+the error for a bad value comes from convcore, whose messages name the field, the
+index path and the numbers (a pydantic union error would not). Unknown keys are
+refused (``extra="forbid"``), so a typo like ``strides`` is an error, not a default.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
+
+__all__ = [
+    "ConvRequest",
+    "ConvResult",
+    "ErrorBody",
+    "ErrorItem",
+    "Health",
+    "Limits",
+    "Preset",
+    "PresetList",
+    "PresetSummary",
+    "TraceConfig",
+    "TraceDocument",
+]
+
+# -- documented shapes of the permissive request fields --------------------------------
+
+_NUMBER = {"type": "number", "minimum": -1e6, "maximum": 1e6}
+_NESTED = {
+    "type": "array",
+    "description": "Nested lists of numbers, row-major; the shape comes from the nesting.",
+    "minItems": 1,
+    "maxItems": 64,
+    "items": {
+        "anyOf": [
+            _NUMBER,
+            {"type": "array", "maxItems": 64, "items": {"anyOf": [_NUMBER, {"type": "array", "maxItems": 64}]}},
+        ]
+    },
+}
+_FILL = {
+    "type": "object",
+    "title": "FillSpec",
+    "description": (
+        "A generated tensor: randint (low, high inclusive), normal (mean, std), "
+        "uniform (low, high), arange (start, step), linspace (start, stop), zeros, "
+        "ones, constant (value). The shape is bounded by max_tensor_elements before "
+        "anything is generated."
+    ),
+    "required": ["fill", "shape"],
+    "properties": {
+        "fill": {
+            "type": "string",
+            "enum": ["randint", "normal", "uniform", "arange", "linspace", "zeros", "ones", "constant"],
+        },
+        "shape": {
+            "type": "array",
+            "items": {"type": "integer", "minimum": 1, "maximum": 4096},
+            "minItems": 1,
+            "maxItems": 4,
+        },
+        "seed": {"type": "integer", "minimum": 0, "maximum": 2**32 - 1},
+        "low": _NUMBER,
+        "high": _NUMBER,
+        "mean": _NUMBER,
+        "std": {"type": "number", "minimum": 0, "maximum": 1e3},
+        "start": _NUMBER,
+        "step": _NUMBER,
+        "stop": _NUMBER,
+        "value": _NUMBER,
+    },
+}
+_TENSOR = {"anyOf": [_NESTED, _FILL]}
+_PAIR = {"type": "array", "items": {"type": "integer", "minimum": 1, "maximum": 64}, "minItems": 2, "maxItems": 2}
+_INT_OR_PAIR = {"anyOf": [{"type": "integer", "minimum": 1, "maximum": 64}, _PAIR]}
+_PADDING = {
+    "anyOf": [
+        {"type": "integer", "minimum": 0, "maximum": 64},
+        {"type": "array", "items": {"type": "integer", "minimum": 0, "maximum": 64}, "minItems": 2, "maxItems": 2},
+        {"type": "array", "items": {"type": "integer", "minimum": 0, "maximum": 64}, "minItems": 4, "maxItems": 4},
+        {"type": "string", "enum": ["same", "valid"]},
+    ]
+}
+
+
+def _doc(schema: dict[str, Any], description: str) -> Any:
+    """A permissive ``Any`` field documented with ``schema``."""
+    return Annotated[Any, WithJsonSchema({**schema, "description": description})]
+
+
+def _choice(values: list[str], description: str) -> Any:
+    return _doc({"type": "string", "enum": values}, description)
+
+
+TensorField = _doc(_TENSOR, "Nested lists of numbers or a fill spec.")
+
+
+class ConvRequest(BaseModel):
+    """A convolution layer and its inputs, with PyTorch's parameter names.
+
+    Omitted keys take convcore's defaults (see the trace contract).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    x: _doc(_TENSOR, "Input, (N, C, H, W) for NCHW or (N, H, W, C) for NHWC.") = None
+    w: _doc(_TENSOR, "Weights, (F, C/groups, KH, KW) for NCHW (OIHW) or (KH, KW, C/groups, F) for NHWC (HWIO).") = None
+    b: _doc({"anyOf": [_TENSOR, {"type": "null"}]}, "Bias (F,); null means no bias.") = None
+    dout: _doc(
+        {"anyOf": [_TENSOR, {"type": "null"}]},
+        "Upstream gradient of out, the output's shape; omitted or null means ones (loss = sum of outputs).",
+    ) = None
+    layout: _choice(["NCHW", "NHWC"], "NCHW (x NCHW, w OIHW) or NHWC (x NHWC, w HWIO).") = None
+    stride: _doc(_INT_OR_PAIR, "int or [h, w], at least 1.") = None
+    padding: _doc(_PADDING, "int, [h, w], [top, bottom, left, right], 'same' or 'valid'.") = None
+    dilation: _doc(_INT_OR_PAIR, "int or [h, w]; 1 means none.") = None
+    groups: _doc({"type": "integer", "minimum": 1, "maximum": 64}, "Divides both C and F.") = None
+    activation: _choice(
+        ["identity", "relu", "leaky_relu", "sigmoid", "tanh"], "Applied after the convolution: out = act(z)."
+    ) = None
+
+    def config(self) -> dict[str, Any]:
+        """The keys the caller sent, as the plain config dict convcore takes."""
+        return {name: getattr(self, name) for name in self.model_fields_set}
+
+
+class TraceConfig(ConvRequest):
+    """The trace config of ``convcore.trace``: a layer, its inputs and how to show it."""
+
+    view: _choice(["direct", "im2col", "transposed"], "Which algorithm the steps follow.") = None
+    granularity: _choice(["window", "mac"], "One event per output position or per multiply-accumulate.") = None
+    loop_order: _doc(
+        {"type": "string", "pattern": "^[a-z]{1,8}$"},
+        "A permutation of the view's loop letters, e.g. 'nfij' (direct, window).",
+    ) = None
+    backward: _choice(["fused", "separate"], "Fused: db, dW, dX per output position; separate: one after another.") = None
+    phases: _choice(["forward", "backward", "both"], "Which passes to trace.") = None
+
+
+# -- errors ---------------------------------------------------------------------------
+
+
+class ErrorItem(BaseModel):
+    loc: list[str | int] = Field(description="Where the problem is, e.g. ['body', 'stride'].")
+    msg: str = Field(description="What is wrong, with the numbers.")
+    type: str
+
+
+class ErrorBody(BaseModel):
+    """FastAPI's error shape, also used for 413 (too large)."""
+
+    detail: list[ErrorItem]
+
+
+# -- health and presets ---------------------------------------------------------------
+
+
+class Limits(BaseModel):
+    max_tensor_elements: int = Field(description="Elements allowed in any one tensor of a trace.")
+    max_events: int = Field(description="Events allowed in one trace.")
+    max_body_bytes: int = Field(description="Bytes allowed in one request body.")
+    max_abs_value: float = Field(description="Largest magnitude of an input number.")
+
+
+class Health(BaseModel):
+    status: Literal["ok"] = "ok"
+    version: str
+    trace_schema: str = Field(description="The schema of trace documents, e.g. convscope.trace/1.")
+    encoder: str = Field(description="The JSON encoder of large bodies (orjson or json).")
+    limits: Limits
+
+
+class PresetSummary(BaseModel):
+    name: str
+    title: str
+    teaches: str = Field(description="One sentence on what the preset teaches.")
+    dout: str = Field(description="What the upstream gradient dout is in this preset.")
+
+
+class Preset(PresetSummary):
+    config: dict[str, Any] = Field(description="A trace config (the body of POST /api/trace).")
+
+
+class PresetList(BaseModel):
+    presets: list[PresetSummary]
+
+
+# -- results --------------------------------------------------------------------------
+
+_Nested = Annotated[list[Any], WithJsonSchema({"type": "array", "description": "Nested lists of numbers."})]
+
+
+class ConvResult(BaseModel):
+    """Forward and backward results of one convolution layer, in the request's layout."""
+
+    spec: dict[str, Any] = Field(description="The resolved spec (shapes NCHW/OIHW, padding [t, b, l, r]...).")
+    layout: str
+    activation: str
+    z: _Nested = Field(description="Pre-activation output.")
+    out: _Nested = Field(description="out = activation(z).")
+    dout: _Nested = Field(description="The upstream gradient used (ones when omitted).")
+    dz: _Nested = Field(description="Gradient of z: dout times the activation's derivative.")
+    dx: _Nested
+    dw: _Nested
+    db: list[float] = Field(description="Bias gradient (F,), given whether or not the layer has a bias.")
+
+
+class Box(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    tensor: str
+    start: list[int]
+    stop: list[int]
+    step: list[int]
+
+
+class Write(Box):
+    delta: list[float]
+    value: list[float]
+
+
+class Event(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    phase: str
+    loop: dict[str, int]
+    reads: list[Box]
+    writes: list[Write]
+    text: str
+
+
+class TensorData(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    shape: list[int]
+    data: list[float] = Field(description="Flat, row-major.")
+    axes: list[str]
+    grid: list[str | None]
+    role: str
+
+
+class Phase(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    name: str
+    start: int
+    stop: int
+
+
+class TraceDocument(BaseModel):
+    """A whole trace (schema convscope.trace/1): header fields plus every event."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    schema_: str = Field(alias="schema")
+    spec: dict[str, Any]
+    tensors: dict[str, TensorData]
+    phases: list[Phase]
+    events: list[Event]
+    total_events: int
+
+
+NDJSON_DESCRIPTION = (
+    "NDJSON, one JSON object per line: a header line "
+    '{"type": "header", ...the document without events}, one line per event '
+    '{"type": "event", ...event}, then {"type": "end", "total_events": n}. An error '
+    'after the header is a last line {"type": "error", "detail": [{"loc", "msg", "type"}]}.'
+)
+
+NDJSON_LINE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["type"],
+    "properties": {"type": {"type": "string", "enum": ["header", "event", "end", "error"]}},
+}

@@ -1,0 +1,174 @@
+"""The service's use of ``convcore.trace``: check, count, build, stream, in that order.
+
+Every route that computes goes through ``prepare``: the limits are checked on the
+request's numbers first (``guard``), then convcore resolves and validates the config
+(cheap, no events), then the event count is compared with the limit. Only then is a
+trace generated. convcore's errors become 422s at ``["body", field]``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+import numpy as np
+
+from convcore.spec import ConvSpecError
+
+from . import guard
+from .encoding import encode_json
+from .errors import ApiError, too_large, unprocessable
+from .settings import Settings
+
+__all__ = ["DocumentCache", "Prepared", "conv_result", "document_bytes", "prepare", "stream_lines"]
+
+# Exceptions convcore raises for input it cannot use. Anything else is a bug and a 500.
+_INPUT_ERRORS = (ConvSpecError, ValueError, TypeError, OverflowError, MemoryError)
+
+
+def _trace_api():
+    """The ``convcore.trace`` module (imported on first use)."""
+    from convcore import trace
+
+    return trace
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A config that passed every check, with its event count."""
+
+    config: dict[str, Any]
+    resolved: Any
+    total_events: int | None
+
+
+def _generated_inputs(resolved: Any) -> dict[str, Any]:
+    """The input arrays of a resolved config, by name (x, w, b, dout), where present."""
+    found = {}
+    for name in guard.TENSOR_KEYS:
+        value = getattr(resolved, name, None)
+        if value is None and isinstance(resolved, dict):
+            value = resolved.get(name)
+        if isinstance(value, np.ndarray):
+            found[name] = value
+    return found
+
+
+def prepare(config: dict[str, Any], settings: Settings, count: bool = True) -> Prepared:
+    """Check ``config`` against the limits and convcore's rules; raise ApiError if not.
+
+    ``count``: also count the trace's events and hold them to ``max_events``.
+    """
+    guard.check_inputs(config, settings)
+    trace = _trace_api()
+    try:
+        resolved = trace.resolve_config(config)
+    except _INPUT_ERRORS as exc:
+        raise guard.raise_for(exc) from exc
+    for name, array in _generated_inputs(resolved).items():
+        if isinstance(config.get(name), dict):  # literal lists were checked before
+            guard.check_values_after_fill(name, array, settings.max_abs_value)
+    total = None
+    if count:
+        try:
+            total = int(trace.count_events(config))
+        except _INPUT_ERRORS as exc:
+            raise guard.raise_for(exc) from exc
+        if total > settings.max_events:
+            raise too_large(
+                None,
+                f"the trace would have {total} events, the limit is {settings.max_events} "
+                f"(use granularity 'window', fewer phases or smaller tensors)",
+            )
+    return Prepared(config, resolved, total)
+
+
+def document_bytes(prepared: Prepared) -> bytes:
+    """The whole trace document of a prepared config, encoded as JSON."""
+    try:
+        doc = _trace_api().build_trace(prepared.config)
+    except _INPUT_ERRORS as exc:
+        raise guard.raise_for(exc) from exc
+    return encode_json(doc)
+
+
+def stream_lines(prepared: Prepared) -> Iterator[dict[str, Any]]:
+    """The lazy lines (header, events, end) of a prepared config."""
+    return iter(_trace_api().iter_trace(prepared.config))
+
+
+def _nested(tensor: dict[str, Any]) -> list[Any]:
+    """A header tensor ({shape, data}) as nested lists."""
+    return np.asarray(tensor["data"], dtype=np.float64).reshape(tensor["shape"]).tolist()
+
+
+_RESULT_TENSORS = ("z", "out", "dout", "dz", "dx", "dw", "db")
+
+
+def conv_result(prepared: Prepared) -> dict[str, Any]:
+    """Forward and backward results of a prepared config (no events are generated):
+    the tensors of the trace header, in the request's layout, as nested lists."""
+    config = {**prepared.config, "view": "direct", "granularity": "window", "phases": "both"}
+    for key in ("loop_order", "backward"):
+        config.pop(key, None)
+    try:
+        lines = iter(_trace_api().iter_trace(config))
+        header = next(lines)
+    except _INPUT_ERRORS as exc:
+        raise guard.raise_for(exc) from exc
+    finally:
+        close = getattr(locals().get("lines"), "close", None)
+        if close is not None:
+            close()
+    tensors = header["tensors"]
+    spec = header["spec"]
+    result: dict[str, Any] = {
+        "spec": spec,
+        "layout": spec.get("layout", config.get("layout") or "NCHW"),
+        "activation": spec.get("activation", config.get("activation") or "identity"),
+    }
+    for name in _RESULT_TENSORS:
+        if name not in tensors:
+            raise RuntimeError(f"the trace header has no tensor {name!r}")
+        result[name] = _nested(tensors[name])
+    return result
+
+
+class DocumentCache:
+    """Encoded trace documents by request body, least recently used out.
+
+    A pure memo of a pure function (the same body gives the same document), so the
+    service stays stateless; it spares the classroom case where 30 students load the
+    same preset. Bodies over 64 KB and documents over 4 MB are not kept.
+    """
+
+    MAX_KEY_BYTES = 64 * 1024
+    MAX_VALUE_BYTES = 4 * 1024 * 1024
+
+    def __init__(self, entries: int):
+        self.entries = entries
+        self._items: OrderedDict[bytes, bytes] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: bytes) -> bytes | None:
+        if not self.entries or len(key) > self.MAX_KEY_BYTES:
+            return None
+        with self._lock:
+            value = self._items.get(key)
+            if value is not None:
+                self._items.move_to_end(key)
+            return value
+
+    def put(self, key: bytes, value: bytes) -> None:
+        if not self.entries or len(key) > self.MAX_KEY_BYTES or len(value) > self.MAX_VALUE_BYTES:
+            return
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self.entries:
+                self._items.popitem(last=False)
+
+
+__all__ += ["ApiError", "unprocessable"]
