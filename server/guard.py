@@ -1,4 +1,4 @@
-"""Checks that run before any computing: sizes against the limits, input numbers.
+"""Size checks that run before anything is allocated or computed.
 
 Sizes are read from the request alone (a fill spec's ``shape``, or the lengths of the
 nested lists along their first items), so that a fill spec asking for 10^12 elements,
@@ -6,8 +6,9 @@ or a padding that would make a 10^12-cell padded input, is refused by its number
 before anything is allocated. The event count comes from ``convcore.trace.count_events``
 (the one source of that fact); the geometry from ``ConvSpec`` (likewise).
 
-Ragged lists and bad parameters are left to convcore, whose messages name the field,
-the index path and the numbers.
+Everything else (ragged lists, non-numbers, NaN, values beyond ±max_abs, bad
+parameters) is left to ``convcore.trace.resolve_config``, whose messages name the
+field, the index path and the numbers.
 """
 
 from __future__ import annotations
@@ -15,12 +16,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from convcore.spec import ConvSpec, ConvSpecError
+from convcore.spec import ConvSpec
 
 from .errors import ApiError, too_large, unprocessable
 from .settings import Settings
 
-__all__ = ["TENSOR_KEYS", "check_inputs", "declared_shape", "elements", "spec_from_shapes"]
+__all__ = ["TENSOR_KEYS", "check_inputs", "declared_shape", "elements", "raise_for", "spec_from_shapes"]
 
 TENSOR_KEYS = ("x", "w", "b", "dout")
 
@@ -55,49 +56,6 @@ def declared_shape(value: Any) -> tuple[int, ...] | None:
 
 def elements(shape: tuple[int, ...]) -> int:
     return math.prod(shape)
-
-
-def show_number(value: float) -> str:
-    """A number as people write it: 1000000 rather than 1e+06, up to 1e15."""
-    if float(value).is_integer() and abs(value) < 1e15:
-        return str(int(value))
-    return repr(float(value))
-
-
-def _index(name: str, path: tuple[int, ...]) -> str:
-    return name + "".join(f"[{i}]" for i in path)
-
-
-def _first_bad_number(value: list[Any], path: tuple[int, ...], max_abs: float) -> tuple[tuple[int, ...], str] | None:
-    """The index path and the fault of the first leaf that is not a finite number within
-    ±max_abs, or None."""
-    for i, item in enumerate(value):
-        kind = type(item)
-        if kind is list:
-            found = _first_bad_number(item, path + (i,), max_abs)
-            if found:
-                return found
-        elif kind is int or kind is float:
-            if kind is float and not math.isfinite(item):
-                return path + (i,), f"is {item}: numbers must be finite"
-            if abs(item) > max_abs:
-                return path + (i,), f"= {show_number(item)} is beyond ±{show_number(max_abs)}"
-        else:
-            shown = "null" if item is None else ("true" if item is True else "false" if item is False else repr(item))
-            return path + (i,), f"is {shown}, not a number"
-    return None
-
-
-def _check_numbers(name: str, value: Any, max_abs: float) -> None:
-    """Refuse non-numbers, NaN/Infinity and magnitudes beyond ``max_abs`` in a literal
-    tensor (nested lists), naming the index. Fill specs are checked after generation."""
-    if isinstance(value, list):
-        found = _first_bad_number(value, (), max_abs)
-        if found:
-            path, fault = found
-            raise unprocessable(name, f"{_index(name, path)} {fault}")
-    elif isinstance(value, float) and not math.isfinite(value):
-        raise unprocessable(name, f"{name} is {value}: numbers must be finite")
 
 
 def _to_nchw(shape: tuple[int, ...], name: str, layout: Any) -> tuple[int, ...]:
@@ -146,8 +104,8 @@ _DERIVED_NAMES = {
 def check_inputs(config: dict[str, Any], settings: Settings) -> ConvSpec | None:
     """Check a trace/conv config against the limits before anything is computed.
 
-    Raises ApiError (413 for sizes, 422 for bad numbers and geometry). Returns the
-    spec read from the declared shapes, or None when convcore must say what is wrong.
+    Raises ApiError (413). Returns the spec read from the declared shapes, or None when
+    the request is malformed and convcore must say what is wrong.
     """
     limit = settings.max_tensor_elements
     shapes: dict[str, tuple[int, ...]] = {}
@@ -163,14 +121,10 @@ def check_inputs(config: dict[str, Any], settings: Settings) -> ConvSpec | None:
                 f"{name} has {count} elements (shape {list(shape)}), the limit is {limit} per tensor",
             )
         shapes[name] = shape
-    for name in TENSOR_KEYS:
-        _check_numbers(name, config.get(name), settings.max_abs_value)
     try:
         spec = spec_from_shapes(config, shapes)
-    except ConvSpecError as exc:
-        raise unprocessable(exc.field, str(exc)) from exc
     except (TypeError, ValueError, OverflowError):
-        return None  # not a geometry convcore can read: let it explain
+        return None  # a geometry convcore will refuse, with its own message
     if spec is None:
         return None
     for tensor, count in _derived_tensors(spec, config).items():
@@ -183,21 +137,6 @@ def check_inputs(config: dict[str, Any], settings: Settings) -> ConvSpec | None:
     return spec
 
 
-def check_values_after_fill(name: str, array: Any, max_abs: float) -> None:
-    """Refuse a generated tensor (``array``: any shape) with a value beyond ±max_abs."""
-    if array is None or getattr(array, "size", 0) == 0:
-        return
-    import numpy as np
-
-    magnitude = np.abs(array)
-    worst = int(np.argmax(magnitude))
-    if not np.isfinite(magnitude.flat[worst]) or magnitude.flat[worst] > max_abs:
-        index = [int(i) for i in np.unravel_index(worst, array.shape)]
-        raise unprocessable(
-            name, f"{_index(name, tuple(index))} = {show_number(array.flat[worst])} is beyond ±{show_number(max_abs)}"
-        )
-
-
 def raise_for(exc: Exception) -> ApiError:
     """An ApiError for an exception convcore raised on bad input."""
     field = getattr(exc, "field", None)
@@ -206,4 +145,3 @@ def raise_for(exc: Exception) -> ApiError:
     return unprocessable(field, str(exc) or type(exc).__name__)
 
 
-__all__ += ["check_values_after_fill", "raise_for", "ApiError"]

@@ -137,6 +137,10 @@ class TraceConfig(ConvRequest):
         {"type": "string", "pattern": "^[a-z]{1,8}$"},
         "A permutation of the view's loop letters, e.g. 'nfij' (direct, window).",
     ) = None
+    dx_loop_order: _doc(
+        {"type": "string", "pattern": "^[a-z]{1,8}$"},
+        "Loop order of the separate dX phase (default: loop_order).",
+    ) = None
     backward: _choice(["fused", "separate"], "Fused: db, dW, dX per output position; separate: one after another.") = None
     phases: _choice(["forward", "backward", "both"], "Which passes to trace.") = None
 

@@ -13,8 +13,8 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-import numpy as np
-
+from convcore.functional import backward_padded, crop_padding, forward_padded, pad_input
+from convcore.layout import nchw_to_nhwc, oihw_to_hwio
 from convcore.spec import ConvSpecError
 
 from . import guard
@@ -44,18 +44,6 @@ class Prepared:
     total_events: int | None
 
 
-def _generated_inputs(resolved: Any) -> dict[str, Any]:
-    """The input arrays of a resolved config, by name (x, w, b, dout), where present."""
-    found = {}
-    for name in guard.TENSOR_KEYS:
-        value = getattr(resolved, name, None)
-        if value is None and isinstance(resolved, dict):
-            value = resolved.get(name)
-        if isinstance(value, np.ndarray):
-            found[name] = value
-    return found
-
-
 def prepare(config: dict[str, Any], settings: Settings, count: bool = True) -> Prepared:
     """Check ``config`` against the limits and convcore's rules; raise ApiError if not.
 
@@ -64,16 +52,15 @@ def prepare(config: dict[str, Any], settings: Settings, count: bool = True) -> P
     guard.check_inputs(config, settings)
     trace = _trace_api()
     try:
-        resolved = trace.resolve_config(config)
+        resolved = trace.resolve_config(
+            config, max_elements=settings.max_tensor_elements, max_abs=settings.max_abs_value
+        )
     except _INPUT_ERRORS as exc:
         raise guard.raise_for(exc) from exc
-    for name, array in _generated_inputs(resolved).items():
-        if isinstance(config.get(name), dict):  # literal lists were checked before
-            guard.check_values_after_fill(name, array, settings.max_abs_value)
     total = None
     if count:
         try:
-            total = int(trace.count_events(config))
+            total = int(trace.count_events(resolved))
         except _INPUT_ERRORS as exc:
             raise guard.raise_for(exc) from exc
         if total > settings.max_events:
@@ -88,51 +75,48 @@ def prepare(config: dict[str, Any], settings: Settings, count: bool = True) -> P
 def document_bytes(prepared: Prepared) -> bytes:
     """The whole trace document of a prepared config, encoded as JSON."""
     try:
-        doc = _trace_api().build_trace(prepared.config)
+        doc = _trace_api().build_trace(prepared.resolved)
     except _INPUT_ERRORS as exc:
         raise guard.raise_for(exc) from exc
     return encode_json(doc)
 
 
 def stream_lines(prepared: Prepared) -> Iterator[dict[str, Any]]:
-    """The lazy lines (header, events, end) of a prepared config."""
-    return iter(_trace_api().iter_trace(prepared.config))
-
-
-def _nested(tensor: dict[str, Any]) -> list[Any]:
-    """A header tensor ({shape, data}) as nested lists."""
-    return np.asarray(tensor["data"], dtype=np.float64).reshape(tensor["shape"]).tolist()
-
-
-_RESULT_TENSORS = ("z", "out", "dout", "dz", "dx", "dw", "db")
+    """The lines (header, events, end) of a prepared config; the header is computed
+    now, the events lazily as the iterator is pulled."""
+    return iter(_trace_api().iter_trace(prepared.resolved))
 
 
 def conv_result(prepared: Prepared) -> dict[str, Any]:
-    """Forward and backward results of a prepared config (no events are generated):
-    the tensors of the trace header, in the request's layout, as nested lists."""
-    config = {**prepared.config, "view": "direct", "granularity": "window", "phases": "both"}
-    for key in ("loop_order", "backward"):
-        config.pop(key, None)
-    try:
-        lines = iter(_trace_api().iter_trace(config))
-        header = next(lines)
-    except _INPUT_ERRORS as exc:
-        raise guard.raise_for(exc) from exc
-    finally:
-        close = getattr(locals().get("lines"), "close", None)
-        if close is not None:
-            close()
-    tensors = header["tensors"]
-    spec = header["spec"]
-    result: dict[str, Any] = {
-        "spec": spec,
-        "layout": spec.get("layout", config.get("layout") or "NCHW"),
-        "activation": spec.get("activation", config.get("activation") or "identity"),
+    """Forward and backward results of a prepared config, no events: z, out, dout, dz,
+    dx, dw and db as nested lists in the request's layout (x, z, out, dout, dz, dx NHWC
+    and dw HWIO for NHWC), with the resolved spec (NCHW/OIHW shapes).
+
+    db is the bias gradient (F,), given whether or not the layer has a bias.
+    """
+    rc = prepared.resolved
+    spec = rc.spec
+    xp = pad_input(spec, rc.x)  # (N, C, Hp, Wp)
+    z = forward_padded(spec, xp, rc.w, rc.b)  # (N, F, Ho, Wo)
+    dz = rc.activation.backward(z, rc.dout)  # (N, F, Ho, Wo)
+    dxp, dw, db = backward_padded(spec, dz, xp, rc.w)
+    images = {
+        "z": z,
+        "out": rc.activation.forward(z),
+        "dout": rc.dout,
+        "dz": dz,
+        "dx": crop_padding(spec, dxp),
     }
-    for name in _RESULT_TENSORS:
-        if name not in tensors:
-            raise RuntimeError(f"the trace header has no tensor {name!r}")
-        result[name] = _nested(tensors[name])
+    nhwc = rc.layout == "NHWC"
+    result: dict[str, Any] = {
+        "spec": spec.to_dict(),
+        "layout": rc.layout,
+        "activation": rc.activation.name,
+    }
+    for name, array in images.items():
+        result[name] = (nchw_to_nhwc(array, name) if nhwc else array).tolist()
+    result["dw"] = (oihw_to_hwio(dw, "dw") if nhwc else dw).tolist()
+    result["db"] = db.tolist()
     return result
 
 

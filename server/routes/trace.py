@@ -3,7 +3,7 @@ POST /api/conv (the numbers without the steps)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterator
 
 from fastapi import APIRouter, Request
 from starlette.concurrency import run_in_threadpool
@@ -52,6 +52,10 @@ async def trace(body: TraceConfig, request: Request) -> Response:
     return JSONBytesResponse(content)
 
 
+def _lines(config: dict[str, Any], settings: Settings) -> Iterator[dict[str, Any]]:
+    return stream_lines(prepare(config, settings))
+
+
 @router.post(
     "/trace/stream",
     response_class=StreamingResponse,
@@ -67,8 +71,7 @@ async def trace(body: TraceConfig, request: Request) -> Response:
 )
 async def trace_stream(body: TraceConfig, request: Request) -> StreamingResponse:
     state = request.app.state
-    prepared = await run_in_threadpool(prepare, body.config(), state.settings)
-    lines = stream_lines(prepared)
+    lines = await run_in_threadpool(_lines, body.config(), state.settings)
     return StreamingResponse(
         ndjson_lines(lines, state.stream_stats, state.settings.stream_chunk_events),
         media_type=NDJSON_MEDIA_TYPE,
