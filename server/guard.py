@@ -17,6 +17,7 @@ import math
 from typing import Any
 
 from convcore.spec import ConvSpec
+from convcore.trace import DEFAULTS
 
 from .errors import ApiError, too_large, unprocessable
 from .settings import Settings
@@ -72,14 +73,21 @@ def _to_nchw(shape: tuple[int, ...], name: str, layout: Any) -> tuple[int, ...]:
 def spec_from_shapes(config: dict[str, Any], shapes: dict[str, tuple[int, ...]]) -> ConvSpec | None:
     """The ConvSpec the request describes, from declared shapes only (no arrays).
 
-    None when x or w has no 4-D declared shape (convcore reports that). Raises
+    An x or w left out is convcore's default tensor. None when x or w has no 4-D
+    declared shape (convcore reports that). Raises
     ConvSpecError for a bad geometry.
     """
-    if len(shapes.get("x", ())) != 4 or len(shapes.get("w", ())) != 4:
-        return None
     layout = config.get("layout", "NCHW")
+    nchw = {}
+    for name in ("x", "w"):
+        if config.get(name) is None:  # convcore's default tensor, the same geometry in both layouts
+            nchw[name] = tuple(DEFAULTS[name]["shape"])
+        elif len(shapes.get(name, ())) == 4:
+            nchw[name] = _to_nchw(shapes[name], name, layout)
+        else:
+            return None
     kwargs = {key: config[key] for key in ("stride", "padding", "dilation", "groups") if config.get(key) is not None}
-    return ConvSpec.create(_to_nchw(shapes["x"], "x", layout), _to_nchw(shapes["w"], "w", layout), **kwargs)
+    return ConvSpec.create(nchw["x"], nchw["w"], **kwargs)
 
 
 def _derived_tensors(spec: ConvSpec, config: dict[str, Any]) -> dict[str, int]:

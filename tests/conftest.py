@@ -1,0 +1,52 @@
+"""Shared fixtures.
+
+API fixtures (server helper): ``api_settings`` (default limits), ``api_app`` and
+``api_client`` (a TestClient over a fresh app), ``page_dir`` (a small stand-in page
+folder, so the API tests do not depend on the real page's files).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+
+def pytest_configure(config):
+    # Starlette's TestClient prefers the httpx2 package and warns with plain httpx.
+    config.addinivalue_line("filterwarnings", "ignore:.*httpx2.*")
+
+
+@pytest.fixture
+def api_settings():
+    from server.settings import Settings
+
+    return Settings()
+
+
+@pytest.fixture
+def page_dir(tmp_path):
+    """A page folder: index.html, js/main.js and a file beside the folder that must
+    never be served."""
+    folder = tmp_path / "static"
+    (folder / "js").mkdir(parents=True)
+    (folder / "index.html").write_text(
+        '<!doctype html><title>ConvScope</title><script type="module" src="js/main.js"></script>\n',
+        encoding="utf-8",
+    )
+    (folder / "js" / "main.js").write_text("export const page = 'convscope';\n", encoding="utf-8")
+    (tmp_path / "secret.txt").write_text("not for the web\n", encoding="utf-8")
+    return folder
+
+
+@pytest.fixture
+def api_app(api_settings, page_dir):
+    from server.app import create_app
+
+    return create_app(api_settings, static_dir=page_dir)
+
+
+@pytest.fixture
+def api_client(api_app):
+    from fastapi.testclient import TestClient
+
+    with TestClient(api_app) as client:
+        yield client

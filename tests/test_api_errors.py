@@ -1,0 +1,137 @@
+"""Bad input gets a clear answer, never a 500: each case asserts the status, the
+location and a message that names the field and the numbers."""
+
+from __future__ import annotations
+
+import pytest
+
+ONES_1x1x5x5 = {"fill": "ones", "shape": [1, 1, 5, 5]}
+
+
+def fill(*shape):
+    return {"fill": "ones", "shape": list(shape)}
+
+
+# (id, body (dict, or raw JSON text), status, loc, words the message must contain)
+CASES = [
+    ("ragged", {"x": [[[[1, 2, 3], [4, 5]]]]}, 422, ["body", "x"], ["x[0][0][1]", "2 items", "3"]),
+    ("not a number", {"x": [[[[1, "a", 3]]]]}, 422, ["body", "x"], ["x[0][0][0][1]", "'a'", "not a number"]),
+    ("boolean", {"x": [[[[1, True]]]]}, 422, ["body", "x"], ["x[0][0][0][1]", "not a number"]),
+    ("null in a tensor", {"w": [[[[1, None]]]]}, 422, ["body", "w"], ["w[0][0][0][1]", "not a number"]),
+    ("NaN", '{"x": [[[[1, NaN, 3]]]], "w": [[[[1]]]]}', 422, ["body", "x"], ["x[0][0][0][1]", "NaN", "finite"]),
+    ("Infinity", '{"x": [[[[1, 2, -Infinity]]]], "w": [[[[1]]]]}', 422, ["body", "x"], ["x[0][0][0][2]", "Infinity"]),
+    ("1e400 overflows", '{"w": [[[[1, 1e400]]]]}', 422, ["body", "w"], ["w[0][0][0][1]", "Infinity"]),
+    ("beyond 1e6", {"x": [[[[1, -2000000.5]]]], "w": [[[[1]]]]}, 422, ["body", "x"], ["x[0][0][0][1]", "2e+06", "1000000"]),
+    ("fill beyond 1e6", {"x": {"fill": "constant", "shape": [1, 1, 3, 3], "value": 3e6}}, 422, ["body", "x"], ["3000000", "1000000"]),
+    ("x ndim", {"x": [[1, 2, 3]]}, 422, ["body", "x"], ["4 dimensions", "got 2", "(1, 3)"]),
+    ("w ndim", {"w": fill(3, 3)}, 422, ["body", "w"], ["4 dimensions", "got 2"]),
+    ("stride 0", {"stride": 0}, 422, ["body", "stride"], ["at least 1", "0"]),
+    ("stride negative", {"stride": [1, -2]}, 422, ["body", "stride"], ["at least 1", "-2"]),
+    ("stride not an int", {"stride": 1.5}, 422, ["body", "stride"], ["stride", "1.5"]),
+    ("dilation 0", {"dilation": 0}, 422, ["body", "dilation"], ["at least 1", "0"]),
+    ("dilation negative", {"dilation": [-1, 1]}, 422, ["body", "dilation"], ["at least 1", "-1"]),
+    ("padding negative", {"padding": [0, -1]}, 422, ["body", "padding"], ["negative", "-1"]),
+    ("padding string", {"padding": "full"}, 422, ["body", "padding"], ["'same'", "'valid'", "'full'"]),
+    ("padding 3 ints", {"padding": [1, 1, 1]}, 422, ["body", "padding"], ["padding", "3"]),
+    ("groups vs C", {"x": fill(1, 3, 5, 5), "w": fill(2, 1, 3, 3), "groups": 2}, 422, ["body", "groups"], ["groups=2", "C=3"]),
+    ("groups vs F", {"x": fill(1, 2, 5, 5), "w": fill(3, 1, 3, 3), "groups": 2}, 422, ["body", "groups"], ["groups=2", "F=3"]),
+    ("groups 0", {"groups": 0}, 422, ["body", "groups"], ["groups", "0"]),
+    ("w channels", {"x": fill(1, 3, 5, 5), "w": fill(2, 2, 3, 3)}, 422, ["body", "w"], ["2 input channels", "3/1 = 3"]),
+    ("kernel too large", {"x": fill(1, 1, 3, 3), "w": fill(1, 1, 3, 3), "dilation": 2}, 422, ["body", "w"], ["spans 5 rows", "dilation 2", "has 3"]),
+    ("kernel wider than padded", {"x": fill(1, 1, 5, 2), "w": fill(1, 1, 1, 4), "padding": [1, 0]}, 422, ["body", "w"], ["spans 4 columns", "has 2"]),
+    ("b shape", {"b": [1, 2]}, 422, ["body", "b"], ["(2,)", "(1,)"]),
+    ("dout shape", {"dout": fill(1, 1, 2, 2)}, 422, ["body", "dout"], ["(1, 1, 2, 2)", "(1, 1, 3, 3)"]),
+    ("view", {"view": "spiral"}, 422, ["body", "view"], ["view", "'direct'", "'spiral'"]),
+    ("granularity", {"granularity": "pixel"}, 422, ["body", "granularity"], ["'window'", "'mac'", "'pixel'"]),
+    ("activation", {"activation": "softmax"}, 422, ["body", "activation"], ["'relu'", "'softmax'"]),
+    ("loop order", {"loop_order": "nfi"}, 422, ["body", "loop_order"], ["'nfij'", "'nfi'"]),
+    ("layout", {"layout": "CHWN"}, 422, ["body", "layout"], ["'NCHW'", "'NHWC'", "'CHWN'"]),
+    ("unknown fill", {"x": {"fill": "gaussian", "shape": [1, 1, 3, 3]}}, 422, ["body", "x"], ["randint", "'gaussian'"]),
+    ("unknown key", {"strides": 2}, 422, ["body", "strides"], ["not permitted"]),
+    ("not an object", "[1, 2, 3]", 422, ["body"], []),
+    ("broken JSON", '{"x": [1, 2', 422, ["body"], ["JSON"]),
+    # too large: decided before computing, with the count and the limit
+    ("fill spec of 10^12 elements", {"x": fill(1000, 1000, 1000, 1000)}, 413, ["body", "x"], ["1000000000000", "4096"]),
+    ("literal tensor over the limit", {"w": [[[[0] * 70] * 70]]}, 413, ["body", "w"], ["4900", "4096"]),
+    ("padding makes xp too large", {"padding": 1000000}, 413, ["body", "padding"], ["4000020000025", "4096"]),
+    ("too many events", {"x": fill(1, 4, 30, 30), "w": fill(4, 4, 3, 3), "granularity": "mac"}, 413, ["body"], ["events", "20000"]),
+]
+
+
+def _post(client, path, body):
+    if isinstance(body, str):
+        return client.post(path, content=body.encode(), headers={"content-type": "application/json"})
+    return client.post(path, json=body)
+
+
+@pytest.mark.parametrize("path", ["/api/trace", "/api/trace/stream"])
+@pytest.mark.parametrize(("case", "body", "status", "loc", "words"), CASES, ids=[c[0] for c in CASES])
+def test_bad_input_is_refused_clearly(api_client, path, case, body, status, loc, words):
+    response = _post(api_client, path, body)
+    assert response.status_code == status, response.text[:400]
+    assert response.headers["content-type"].startswith("application/json")
+    detail = response.json()["detail"]
+    assert isinstance(detail, list) and detail
+    first = detail[0]
+    assert first["loc"][: len(loc)] == loc
+    assert set(first) >= {"loc", "msg", "type"}
+    for word in words:
+        assert word in first["msg"], f"{word!r} not in {first['msg']!r}"
+
+
+CONV_CASES = [c for c in CASES if c[0] in {
+    "ragged", "NaN", "beyond 1e6", "stride 0", "groups vs C", "b shape", "dout shape",
+    "activation", "fill spec of 10^12 elements", "padding makes xp too large",
+}]
+
+
+@pytest.mark.parametrize(("case", "body", "status", "loc", "words"), CONV_CASES, ids=[c[0] for c in CONV_CASES])
+def test_conv_refuses_bad_input_the_same_way(api_client, case, body, status, loc, words):
+    response = _post(api_client, "/api/conv", body)
+    assert response.status_code == status, response.text[:400]
+    first = response.json()["detail"][0]
+    assert first["loc"][: len(loc)] == loc
+    for word in words:
+        assert word in first["msg"]
+
+
+def test_conv_refuses_trace_only_keys(api_client):
+    response = api_client.post("/api/conv", json={"view": "direct"})
+    assert response.status_code == 422
+    assert response.json()["detail"][0]["loc"] == ["body", "view"]
+
+
+def test_body_over_the_limit_is_refused_with_both_numbers(api_client, api_settings):
+    size = api_settings.max_body_bytes + 10
+    body = b'{"x": [' + b" " * (size - 9) + b"]}"
+    response = api_client.post("/api/trace", content=body, headers={"content-type": "application/json"})
+    assert response.status_code == 413
+    msg = response.json()["detail"][0]["msg"]
+    assert str(len(body)) in msg and str(api_settings.max_body_bytes) in msg
+
+
+def test_chunked_body_over_the_limit_is_refused(api_client, api_settings):
+    def chunks():
+        yield b'{"x": ['
+        for _ in range(api_settings.max_body_bytes // 1000 + 2):
+            yield b" " * 1000
+        yield b"]}"
+
+    response = api_client.post("/api/trace", content=chunks(), headers={"content-type": "application/json"})
+    assert response.status_code == 413
+    assert str(api_settings.max_body_bytes) in response.json()["detail"][0]["msg"]
+
+
+def test_limits_follow_the_settings(page_dir):
+    from fastapi.testclient import TestClient
+
+    from server.app import create_app
+    from server.settings import Settings
+
+    app = create_app(Settings(max_tensor_elements=20, max_events=5), static_dir=page_dir)
+    with TestClient(app) as client:
+        big = client.post("/api/trace", json={"x": {"fill": "ones", "shape": [1, 1, 5, 5]}})
+        assert big.status_code == 413 and "25 elements" in big.json()["detail"][0]["msg"]
+        many = client.post("/api/trace", json={"x": {"fill": "ones", "shape": [1, 1, 4, 4]}})
+        assert many.status_code == 413
+        assert "limit is 5" in many.json()["detail"][0]["msg"]
