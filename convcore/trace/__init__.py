@@ -1,0 +1,42 @@
+"""The trace engine: every step of a conv layer's forward and backward pass as data.
+
+```python
+from convcore.trace import build_trace, iter_trace, count_events, replay
+doc = build_trace(config)   # {schema, spec, tensors, phases, events, total_events}
+lines = iter_trace(config)  # lazy: header, events, end
+n = count_events(config)    # exact, from the spec alone
+state = replay(doc)         # {name: ndarray} rebuilt from the writes
+```
+
+Modules: ``config`` (the config dict -> ResolvedConfig), ``views`` (the view plug-in
+interface and registry), ``direct`` / ``direct_mac`` (the direct view), ``phases``
+(pad, activation, activation grad, crop), ``events`` (Boxes, Writes, running state),
+``format`` (numbers and indices in text), ``axes`` (tensor axes per layout),
+``loops`` (loop nests in a chosen order), ``document`` (header, stream, counts),
+``replay``. The format is described in docs/trace-format.md.
+"""
+
+from . import direct as _direct  # noqa: F401  (registers the direct view)
+from .config import DEFAULTS, ResolvedConfig, TraceConfigError, resolve_config
+from .document import SCHEMA, build_trace, count_events, iter_trace, plan_phases, trace_header
+from .replay import TraceReplayError, replay
+from .views import Phase, View, register_view, view_names
+
+__all__ = [
+    "DEFAULTS",
+    "Phase",
+    "ResolvedConfig",
+    "SCHEMA",
+    "TraceConfigError",
+    "TraceReplayError",
+    "View",
+    "build_trace",
+    "count_events",
+    "iter_trace",
+    "plan_phases",
+    "register_view",
+    "replay",
+    "resolve_config",
+    "trace_header",
+    "view_names",
+]

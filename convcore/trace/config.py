@@ -1,0 +1,278 @@
+"""The trace config: a plain dict (the server's request body) -> a frozen ResolvedConfig.
+
+Every key has a default; an invalid value raises ``TraceConfigError`` whose ``.field``
+is the key at fault and whose message names the allowed values and the numbers.
+
+| key           | values                                             | default            |
+|---------------|----------------------------------------------------|--------------------|
+| x             | nested lists or a fill spec, (N,C,H,W) / NHWC      | 1×1×5×5 randint [−2, 2], seed 0 |
+| w             | nested lists or a fill spec, (F,C/g,KH,KW) / HWIO  | 1×1×3×3 randint [−1, 1], seed 1 |
+| b             | (F,) list, fill spec or null                       | null (no bias)     |
+| dout          | nested lists, fill spec or null (= ones)           | null               |
+| layout        | "NCHW" or "NHWC" (then x is NHWC, w HWIO, dout NHWC) | "NCHW"           |
+| stride, padding, dilation, groups | as ``ConvSpec.create``         | 1, 0, 1, 1         |
+| activation    | identity, relu, leaky_relu, sigmoid, tanh          | "identity"         |
+| view          | a registered view: direct (im2col, transposed)     | "direct"           |
+| granularity   | "window" or "mac"                                  | "window"           |
+| loop_order    | a permutation of the view's loop letters           | the letters        |
+| dx_loop_order | the same letters; order of the separate dx phase   | = loop_order       |
+| backward      | "fused" or "separate"                              | "fused"            |
+| phases        | "forward", "backward" or "both"                    | "both"             |
+
+Loop orders. The direct view's letters are n (image), f (filter), i, j (output row and
+column) at window granularity, plus c (channel within the filter's group), k, l
+(kernel row and column) at mac granularity. ``loop_order`` orders the forward pass, the
+fused backward, and the separate db and dw phases (db uses the n, f, i, j letters in
+the order they appear in it); ``dx_loop_order`` orders the separate dx phase. Seed 004's
+loops are ``{"granularity": "mac", "backward": "separate", "loop_order": "nfijklc",
+"dx_loop_order": "nijklfc"}``.
+
+With NHWC the default x and w shapes are given in NHWC / HWIO ([1,5,5,1], [3,3,1,1]).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+import numpy as np
+
+from ..activations import ACTIVATIONS, Activation, get_activation
+from ..layout import hwio_to_oihw, nhwc_to_nchw
+from ..spec import ConvSpec, ConvSpecError
+from ..tensor_input import to_array
+from .views import View, get_view, view_names
+
+__all__ = ["DEFAULTS", "ResolvedConfig", "TraceConfigError", "resolve_config"]
+
+
+class TraceConfigError(ConvSpecError):
+    """An invalid trace config; ``.field`` is the config key at fault."""
+
+
+DEFAULT_X = {"fill": "randint", "shape": [1, 1, 5, 5], "low": -2, "high": 2, "seed": 0}
+DEFAULT_W = {"fill": "randint", "shape": [1, 1, 3, 3], "low": -1, "high": 1, "seed": 1}
+_NHWC_SHAPES = {"x": [1, 5, 5, 1], "w": [3, 3, 1, 1]}
+
+DEFAULTS: dict[str, Any] = {
+    "x": DEFAULT_X,
+    "w": DEFAULT_W,
+    "b": None,
+    "dout": None,
+    "layout": "NCHW",
+    "stride": 1,
+    "padding": 0,
+    "dilation": 1,
+    "groups": 1,
+    "activation": "identity",
+    "view": "direct",
+    "granularity": "window",
+    "loop_order": None,
+    "dx_loop_order": None,
+    "backward": "fused",
+    "phases": "both",
+}
+
+_CHOICES = {
+    "layout": ("NCHW", "NHWC"),
+    "granularity": ("window", "mac"),
+    "backward": ("fused", "separate"),
+    "phases": ("forward", "backward", "both"),
+}
+
+_AXES_WORDS = {
+    ("x", "NCHW"): "(N, C, H, W)",
+    ("x", "NHWC"): "(N, H, W, C)",
+    ("w", "NCHW"): "(F, C/groups, KH, KW)",
+    ("w", "NHWC"): "(KH, KW, C/groups, F)",
+    ("dout", "NCHW"): "(N, F, Ho, Wo)",
+    ("dout", "NHWC"): "(N, Ho, Wo, F)",
+}
+
+
+@dataclass(frozen=True, eq=False)
+class ResolvedConfig:
+    """A validated trace config; arrays are float64 in internal order.
+
+    Attributes
+    ----------
+    spec : ConvSpec (NCHW / OIHW geometry)
+    x : (N, C, H, W)
+    w : (F, C/groups, KH, KW)
+    b : (F,) or None (no bias)
+    dout : (N, F, Ho, Wo) (ones when not given; ``dout_given`` says which)
+    layout, view, granularity, loop_order, dx_loop_order, backward, phases : str
+    activation : convcore.activations.Activation
+    """
+
+    spec: ConvSpec
+    x: np.ndarray
+    w: np.ndarray
+    b: np.ndarray | None
+    dout: np.ndarray
+    dout_given: bool
+    layout: str
+    activation: Activation
+    view: str
+    granularity: str
+    loop_order: str
+    dx_loop_order: str
+    backward: str
+    phases: str
+
+    @property
+    def has_bias(self) -> bool:
+        return self.b is not None
+
+    @property
+    def view_impl(self) -> View:
+        return get_view(self.view)  # type: ignore[return-value]
+
+    @property
+    def forward_included(self) -> bool:
+        return self.phases in ("forward", "both")
+
+    @property
+    def backward_included(self) -> bool:
+        return self.phases in ("backward", "both")
+
+
+def _choice(config: Mapping[str, Any], key: str, allowed: tuple[str, ...]) -> str:
+    value = config.get(key, DEFAULTS[key])
+    if value is None:
+        value = DEFAULTS[key]
+    if not isinstance(value, str) or value not in allowed:
+        raise TraceConfigError(
+            f"{key} must be one of {', '.join(repr(a) for a in allowed)}; got {value!r}", key
+        )
+    return value
+
+
+def _loop_order(config: Mapping[str, Any], key: str, letters: str, where: str, default: str) -> str:
+    value = config.get(key)
+    if value is None:
+        return default
+    if not isinstance(value, str) or len(value) != len(letters) or sorted(value) != sorted(letters):
+        raise TraceConfigError(
+            f"{key} must be a permutation of the letters {letters!r} (each once) for {where}; "
+            f"got {value!r}",
+            key,
+        )
+    return value
+
+
+def _tensor(config: Mapping[str, Any], key: str, layout: str, max_elements: int | None, max_abs: float | None, ndim: int) -> np.ndarray:
+    value = config.get(key)
+    if value is None:
+        value = DEFAULTS[key]
+    if layout == "NHWC" and key in _NHWC_SHAPES and config.get(key) is None:
+        value = dict(value, shape=_NHWC_SHAPES[key])
+    try:
+        return to_array(
+            value, key, ndim=ndim, axes=_AXES_WORDS.get((key, layout), "(F,)"),
+            max_elements=max_elements, max_abs=max_abs,
+        )
+    except TraceConfigError:
+        raise
+    except ConvSpecError as exc:
+        raise TraceConfigError(str(exc), exc.field or key) from exc
+
+
+def resolve_config(
+    config: Mapping[str, Any] | "ResolvedConfig" | None = None,
+    *,
+    max_elements: int | None = None,
+    max_abs: float | None = None,
+) -> ResolvedConfig:
+    """Validate ``config`` and build its arrays (no reference results, no events).
+
+    ``max_elements`` / ``max_abs`` bound every input tensor (checked before a fill is
+    generated). A ResolvedConfig passes through unchanged. Raises TraceConfigError.
+    """
+    if isinstance(config, ResolvedConfig):
+        return config
+    if config is None:
+        config = {}
+    if not isinstance(config, Mapping):
+        raise TraceConfigError(f"the config must be a dict of settings, got {type(config).__name__}", "config")
+    unknown = [k for k in config if k not in DEFAULTS]
+    if unknown:
+        raise TraceConfigError(
+            f"unknown config key {unknown[0]!r}; the keys are {', '.join(DEFAULTS)}", str(unknown[0])
+        )
+
+    layout = _choice(config, "layout", _CHOICES["layout"])
+    granularity = _choice(config, "granularity", _CHOICES["granularity"])
+    backward = _choice(config, "backward", _CHOICES["backward"])
+    phases = _choice(config, "phases", _CHOICES["phases"])
+    view_name = config.get("view", DEFAULTS["view"])
+    view_name = DEFAULTS["view"] if view_name is None else view_name
+    view = get_view(view_name) if isinstance(view_name, str) else None
+    if view is None:
+        known = ("direct", "im2col", "transposed")
+        later = " (not available yet)" if view_name in known else ""
+        raise TraceConfigError(
+            f"view must be one of {', '.join(repr(v) for v in view_names())}; got {view_name!r}{later}",
+            "view",
+        )
+    if granularity not in view.granularities:
+        raise TraceConfigError(
+            f"granularity must be one of {', '.join(repr(g) for g in view.granularities)} "
+            f"for the {view.name} view; got {granularity!r}",
+            "granularity",
+        )
+    letters = view.loop_letters(granularity)
+    where = f"the {view.name} view at {granularity} granularity"
+    loop_order = _loop_order(config, "loop_order", letters, where, letters)
+    dx_loop_order = _loop_order(config, "dx_loop_order", letters, where, loop_order)
+    try:
+        activation = get_activation(
+            DEFAULTS["activation"] if config.get("activation") is None else config["activation"]
+        )
+    except ConvSpecError as exc:
+        raise TraceConfigError(str(exc), "activation") from exc
+
+    x = _tensor(config, "x", layout, max_elements, max_abs, 4)
+    w = _tensor(config, "w", layout, max_elements, max_abs, 4)
+    if layout == "NHWC":
+        x, w = nhwc_to_nchw(x, "x"), hwio_to_oihw(w, "w")
+    try:
+        spec = ConvSpec.create(
+            x.shape, w.shape,
+            *(DEFAULTS[k] if config.get(k) is None else config[k]
+              for k in ("stride", "padding", "dilation", "groups")),
+        )
+    except ConvSpecError as exc:
+        raise TraceConfigError(str(exc), exc.field) from exc
+
+    b = None
+    if config.get("b") is not None:
+        b = _tensor(config, "b", layout, max_elements, max_abs, 1)
+        if b.shape != (spec.F,):
+            raise TraceConfigError(f"b has shape {b.shape}, expected ({spec.F},): one bias per filter", "b")
+
+    dout_given = config.get("dout") is not None
+    if dout_given:
+        dout = _tensor(config, "dout", layout, max_elements, max_abs, 4)
+        expected = spec.out_shape
+        if layout == "NHWC":
+            expected = (expected[0], expected[2], expected[3], expected[1])
+        if dout.shape != expected:
+            raise TraceConfigError(
+                f"dout has shape {dout.shape}, expected {expected}: the output's shape "
+                f"{_AXES_WORDS[('dout', layout)]}",
+                "dout",
+            )
+        if layout == "NHWC":
+            dout = nhwc_to_nchw(dout, "dout")
+    else:
+        dout = np.ones(spec.out_shape)
+
+    return ResolvedConfig(
+        spec=spec, x=x, w=w, b=b, dout=dout, dout_given=dout_given, layout=layout,
+        activation=activation, view=view.name, granularity=granularity,
+        loop_order=loop_order, dx_loop_order=dx_loop_order, backward=backward, phases=phases,
+    )
+
+
+ACTIVATION_NAMES = tuple(ACTIVATIONS)

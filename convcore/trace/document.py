@@ -1,0 +1,203 @@
+"""The trace document and stream: build_trace, iter_trace, count_events.
+
+Order of work for one trace: resolve the config (``config.resolve_config``), plan the
+phases (names and exact counts from the spec alone), compute every tensor with the
+vectorised core (``convcore.functional``), emit the header, then generate the events
+lazily, phase by phase.
+
+Phases, in order: ``pad``, the view's forward phases (direct: ``forward``),
+``activation`` — when ``phases`` is "forward" or "both"; ``activation grad``, the
+view's backward phases (direct: ``backward`` fused, or ``db``, ``dw``, ``dx``
+separate), ``crop`` — when ``phases`` is "backward" or "both". With
+``phases="backward"``, xp, z and out are in the header with role "input" (no event
+writes them; replay takes them from the header, as it does x, w, b and dout).
+
+Roles: "input" — no event writes it (x, w, b, dout, and xp, z, out in a backward-only
+trace); "intermediate" — xp, z, dz, dxp and a view's extra tensors; "result" — out,
+db, dw, dx. Events carry ``"type": "event"`` in the stream; ``build_trace`` leaves
+it out.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator, Mapping
+
+import numpy as np
+
+from ..functional import backward_padded, crop_padding, forward_padded, pad_input
+from .axes import kind_of
+from .config import ResolvedConfig, resolve_config
+from .events import TraceContext
+from .phases import activation_grad_phase, activation_phase, crop_phase, pad_phase
+from .views import Phase
+
+__all__ = ["SCHEMA", "build_trace", "count_events", "iter_trace", "plan_phases", "trace_header"]
+
+SCHEMA = "convscope.trace/1"
+
+ConfigLike = Mapping[str, Any] | ResolvedConfig | None
+
+
+def plan_phases(rc: ResolvedConfig) -> list[Phase]:
+    """The phases of the trace, in order, with their exact counts (no tensors needed)."""
+    view = rc.view_impl
+    phases: list[Phase] = []
+    if rc.forward_included:
+        phases += [pad_phase(rc), *view.forward_phases(rc), activation_phase(rc)]
+    if rc.backward_included:
+        phases += [activation_grad_phase(rc), *view.backward_phases(rc), crop_phase(rc)]
+    return phases
+
+
+def count_events(config: ConfigLike) -> int:
+    """The exact number of events of the trace, from the spec alone (nothing generated)."""
+    return sum(p.count for p in plan_phases(resolve_config(config)))
+
+
+def _reference(rc: ResolvedConfig) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    """Every tensor of the trace in internal order, and its role."""
+    spec, act = rc.spec, rc.activation
+    ref: dict[str, np.ndarray] = {}
+    roles: dict[str, str] = {}
+    fwd = "intermediate" if rc.forward_included else "input"
+
+    def put(name: str, arr: np.ndarray, role: str) -> None:
+        ref[name], roles[name] = arr, role
+
+    put("x", rc.x, "input")
+    xp = pad_input(spec, rc.x)
+    put("xp", xp, fwd)
+    put("w", rc.w, "input")
+    if rc.b is not None:
+        put("b", rc.b, "input")
+    z = forward_padded(spec, xp, rc.w, rc.b)
+    put("z", z, fwd)
+    put("out", act.forward(z), "result" if rc.forward_included else "input")
+    if rc.backward_included:
+        put("dout", rc.dout, "input")
+        dz = act.backward(z, rc.dout)
+        put("dz", dz, "intermediate")
+        dxp, dw, db = backward_padded(spec, dz, xp, rc.w)
+        if rc.b is not None:
+            put("db", db, "result")
+        put("dw", dw, "result")
+        put("dxp", dxp, "intermediate")
+        put("dx", crop_padding(spec, dxp), "result")
+    for name, (arr, role) in rc.view_impl.extra_tensors(rc, dict(ref)).items():
+        put(name, arr, role)
+    return ref, roles
+
+
+def _external(name: str, arr: np.ndarray, layout: str) -> np.ndarray:
+    perm = kind_of(name).perm(layout)
+    return arr.transpose(perm) if perm else arr
+
+
+def _spec_dict(rc: ResolvedConfig) -> dict[str, Any]:
+    spec = rc.spec
+    nhwc = rc.layout == "NHWC"
+
+    def image(shape):
+        return [shape[0], shape[2], shape[3], shape[1]] if nhwc else list(shape)
+
+    w_shape = [spec.KH, spec.KW, spec.channels_per_group, spec.F] if nhwc else list(spec.w_shape)
+    return {
+        "x_shape": image(spec.x_shape),
+        "w_shape": w_shape,
+        "out_shape": image(spec.out_shape),
+        "padded_shape": image(spec.padded_shape),
+        "padding": list(spec.padding),
+        "stride": list(spec.stride),
+        "dilation": list(spec.dilation),
+        "groups": spec.groups,
+        "kernel_extent": list(spec.kernel_extent),
+        "reached_hw": list(spec.reached_hw),
+        "bias": rc.has_bias,
+        "dout": "given" if rc.dout_given else "ones",
+        "activation": rc.activation.name,
+        "activation_formula": rc.activation.formula,
+        "activation_derivative": rc.activation.derivative_formula,
+        "view": rc.view,
+        "granularity": rc.granularity,
+        "loop_order": rc.loop_order,
+        "dx_loop_order": rc.dx_loop_order,
+        "backward": rc.backward,
+        "layout": rc.layout,
+        "phases": rc.phases,
+    }
+
+
+def _header(rc: ResolvedConfig, plan: list[Phase], ref: dict[str, np.ndarray], roles: dict[str, str]) -> dict:
+    tensors = {}
+    for name, arr in ref.items():
+        kind = kind_of(name)
+        ext = _external(name, arr, rc.layout)
+        tensors[name] = {
+            "shape": list(ext.shape),
+            "data": ext.ravel().tolist(),
+            "axes": kind.axes_in(rc.layout),
+            "grid": list(kind.grid),
+            "role": roles[name],
+        }
+    phases, start = [], 0
+    for p in plan:
+        phases.append({"name": p.name, "start": start, "stop": start + p.count})
+        start += p.count
+    return {
+        "schema": SCHEMA,
+        "spec": _spec_dict(rc),
+        "tensors": tensors,
+        "phases": phases,
+        "total_events": start,
+    }
+
+
+def trace_header(config: ConfigLike) -> dict:
+    """The header alone (schema, spec, tensors, phases, total_events), no events."""
+    rc = resolve_config(config)
+    plan = plan_phases(rc)
+    ref, roles = _reference(rc)
+    return _header(rc, plan, ref, roles)
+
+
+def _events(rc: ResolvedConfig, plan: list[Phase], ref: dict[str, np.ndarray], roles: dict[str, str]) -> Iterator[dict]:
+    ctx = TraceContext(rc, ref, [name for name, role in roles.items() if role != "input"])
+    for phase in plan:
+        yield from phase.events(ctx)
+
+
+def iter_trace(config: ConfigLike) -> Iterator[dict]:
+    """The trace as stream items: ``{"type": "header", ...}``, then one
+    ``{"type": "event", ...}`` per event, then ``{"type": "end", "total_events": n}``.
+
+    The config is validated and the header computed when this is called (errors raise
+    TraceConfigError here, not mid-stream); events are generated lazily.
+    """
+    rc = resolve_config(config)
+    plan = plan_phases(rc)
+    ref, roles = _reference(rc)
+    header = _header(rc, plan, ref, roles)
+
+    def stream() -> Iterator[dict]:
+        yield {"type": "header", **header}
+        yield from _events(rc, plan, ref, roles)
+        yield {"type": "end", "total_events": header["total_events"]}
+
+    return stream()
+
+
+def build_trace(config: ConfigLike) -> dict:
+    """The whole trace document: {schema, spec, tensors, phases, events, total_events}."""
+    rc = resolve_config(config)
+    plan = plan_phases(rc)
+    ref, roles = _reference(rc)
+    doc = _header(rc, plan, ref, roles)
+    events = []
+    append = events.append
+    for ev in _events(rc, plan, ref, roles):
+        del ev["type"]
+        append(ev)
+    total = doc.pop("total_events")
+    doc["events"] = events
+    doc["total_events"] = total
+    return doc

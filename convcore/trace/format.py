@@ -1,0 +1,86 @@
+"""Numbers and indices as the step text prints them.
+
+Integers print without ".0", negatives with the real minus sign (−2), other numbers
+with six significant digits (``convcore.fill.format_number``, the one number format of
+ConvScope). A factor in a product is parenthesised when negative: ``0.5·(−2)``.
+Index text is in the tensor's own axis order (NHWC when the config says so):
+``z[0,1,0,2]``; a Box prints as NumPy slices, ``xp[0,0:3,0:5:2,4:7]``, dropping
+trailing axes it covers whole (``w[1]`` is the whole filter 1).
+
+The hot loops call ``number``/``factor`` per event; both are cached by value (floats
+of small traces repeat a lot), and the cache is bounded so memory stays flat.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from ..fill import format_number
+
+__all__ = ["number", "factor", "numbers", "cell", "box_text"]
+
+_CACHE_LIMIT = 1 << 12
+_numbers: dict[float, str] = {}
+_factors: dict[float, str] = {}
+
+
+def number(v: float) -> str:
+    """``4``, ``−2``, ``0.5``: a value as the text prints it."""
+    s = _numbers.get(v)
+    if s is None:
+        if len(_numbers) >= _CACHE_LIMIT:
+            _numbers.clear()
+        s = _numbers[v] = format_number(float(v))
+    return s
+
+
+def factor(v: float) -> str:
+    """A value as a factor of a product: negatives in parentheses, ``(−2)``."""
+    s = _factors.get(v)
+    if s is None:
+        if len(_factors) >= _CACHE_LIMIT:
+            _factors.clear()
+        t = number(v)
+        s = _factors[v] = f"({t})" if t.startswith("−") else t
+    return s
+
+
+def numbers(values: Sequence[float]) -> str:
+    """``[0, 3, −1]``."""
+    return "[" + ", ".join(number(v) for v in values) + "]"
+
+
+def cell(name: str, index: Sequence[int]) -> str:
+    """``z[0,1,0,2]``."""
+    return f"{name}[{','.join(map(str, index))}]"
+
+
+def box_text(
+    name: str,
+    start: Sequence[int],
+    stop: Sequence[int],
+    step: Sequence[int],
+    shape: Sequence[int],
+) -> str:
+    """A Box as NumPy slices of ``name`` (all sequences in the tensor's axis order).
+
+    An axis with one cell prints its index, others ``a:b`` or ``a:b:s``; trailing axes
+    the Box covers whole are dropped (``w[1]``) unless the Box is a single cell, and a
+    Box covering the whole tensor prints as the bare name.
+    """
+    parts = []
+    for a, b, s in zip(start, stop, step):
+        if b - a <= s:
+            parts.append(str(a))
+        elif s == 1:
+            parts.append(f"{a}:{b}")
+        else:
+            parts.append(f"{a}:{b}:{s}")
+    keep = len(parts)
+    if any(b - a > s for a, b, s in zip(start, stop, step)):  # more than one cell
+        floor = 1 if stop[0] - start[0] <= step[0] else 0  # keep a single first index: w[0]
+        while keep > floor and start[keep - 1] == 0 and stop[keep - 1] == shape[keep - 1] and step[keep - 1] == 1:
+            keep -= 1
+    if keep == 0:
+        return name
+    return f"{name}[{','.join(parts[:keep])}]"

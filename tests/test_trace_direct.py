@@ -1,0 +1,247 @@
+"""The direct view: the worked example of design.md, step text, loop orders, phases,
+NHWC, floor truncation, replay from a stream."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import orjson
+import pytest
+
+from convcore.trace import build_trace, count_events, iter_trace, replay, TraceReplayError
+from trace_checks import tensor
+
+D2L = {"x": [[[[0, 1, 2], [3, 4, 5], [6, 7, 8]]]], "w": [[[[0, 1], [2, 3]]]]}
+
+
+def events(doc, phase):
+    return [e for e in doc["events"] if e["phase"] == phase]
+
+
+def test_worked_example_forward_event_exactly():
+    doc = build_trace(D2L)
+    assert tensor(doc, "z").ravel().tolist() == [19, 25, 37, 43]
+    fwd = events(doc, "forward")
+    assert [e["text"] for e in fwd] == [
+        "z[0,0,0,0] = 0·0 + 1·1 + 3·2 + 4·3 = 19",
+        "z[0,0,0,1] = 1·0 + 2·1 + 4·2 + 5·3 = 25",
+        "z[0,0,1,0] = 3·0 + 4·1 + 6·2 + 7·3 = 37",
+        "z[0,0,1,1] = 4·0 + 5·1 + 7·2 + 8·3 = 43",
+    ]
+    assert fwd[2] == {
+        "phase": "forward", "loop": {"n": 0, "f": 0, "i": 1, "j": 0},
+        "reads": [{"tensor": "xp", "start": [0, 0, 1, 0], "stop": [1, 1, 3, 2], "step": [1, 1, 1, 1]},
+                  {"tensor": "w", "start": [0, 0, 0, 0], "stop": [1, 1, 2, 2], "step": [1, 1, 1, 1]}],
+        "writes": [{"tensor": "z", "start": [0, 0, 1, 0], "stop": [1, 1, 2, 1], "step": [1, 1, 1, 1],
+                    "delta": [37], "value": [37]}],
+        "text": "z[0,0,1,0] = 3·0 + 4·1 + 6·2 + 7·3 = 37",
+    }
+
+
+def test_worked_example_fused_backward_event():
+    doc = build_trace(D2L)
+    back = events(doc, "backward")
+    assert [e["loop"] for e in back] == [{"n": 0, "f": 0, "i": i, "j": j} for i in (0, 1) for j in (0, 1)]
+    e = back[2]  # output (0, 0, 1, 0), dout = ones
+    assert e["reads"] == [
+        {"tensor": "dz", "start": [0, 0, 1, 0], "stop": [1, 1, 2, 1], "step": [1, 1, 1, 1]},
+        {"tensor": "xp", "start": [0, 0, 1, 0], "stop": [1, 1, 3, 2], "step": [1, 1, 1, 1]},
+        {"tensor": "w", "start": [0, 0, 0, 0], "stop": [1, 1, 2, 2], "step": [1, 1, 1, 1]},
+    ]
+    dw, dxp = e["writes"]
+    assert dw["tensor"] == "dw" and dw["delta"] == [3, 4, 6, 7]
+    assert dw["value"] == [0 + 1 + 3, 1 + 2 + 4, 3 + 4 + 6, 4 + 5 + 7]  # running: windows 0, 1, 2
+    assert dxp["tensor"] == "dxp" and dxp["start"] == [0, 0, 1, 0] and dxp["delta"] == [0, 1, 2, 3]
+    assert e["text"] == "dz[0,0,1,0] = 1: dw[0] += 1·xp[0,0,1:3,0:2]; dxp[0,0,1:3,0:2] += 1·w[0]"
+    assert tensor(doc, "dw").ravel().tolist() == [8, 12, 20, 24]
+
+
+def test_shared_phases_text_and_boxes():
+    doc = build_trace(dict(D2L, padding=1, activation="relu"))
+    pad = events(doc, "pad")
+    assert len(pad) == 3
+    assert pad[0]["text"] == "xp[0,0,1,1:4] = x[0,0,0] = [0, 1, 2]; padding (top 1, bottom 1, left 1, right 1) stays 0"
+    assert pad[1]["writes"][0]["start"] == [0, 0, 2, 1] and pad[1]["writes"][0]["stop"] == [1, 1, 3, 4]
+    act = events(doc, "activation")
+    assert len(act) == 4 and act[0]["text"].startswith("out[0,0,0] = relu(z[0,0,0]) = [")
+    grad = events(doc, "activation grad")
+    assert grad[0]["text"].startswith("dz[0,0,0] = dout[0,0,0]·relu′(z[0,0,0]) = [")
+    crop = events(doc, "crop")
+    assert [c["text"].split(" = ")[:2] for c in crop] == [
+        ["dx[0,0,0]", "dxp[0,0,1,1:4]"], ["dx[0,0,1]", "dxp[0,0,2,1:4]"], ["dx[0,0,2]", "dxp[0,0,3,1:4]"]]
+
+
+def test_sigma_text_for_large_windows_with_bias():
+    rng = np.random.default_rng(0)
+    doc = build_trace({"x": rng.integers(-2, 3, (1, 3, 5, 7)).tolist(), "w": rng.integers(-1, 2, (2, 3, 3, 3)).tolist(),
+                       "b": [1, -2]})
+    e = [e for e in events(doc, "forward") if e["loop"] == {"n": 0, "f": 1, "i": 0, "j": 2}][0]
+    value = tensor(doc, "z")[0, 1, 0, 2]
+    expected_value = f"{int(value)}".replace("-", "−")
+    assert e["text"] == f"z[0,1,0,2] = Σ xp[0,0:3,0:3,2:5]·w[1] + b[1] = {expected_value}"
+    assert e["reads"][2] == {"tensor": "b", "start": [1], "stop": [2], "step": [1]}
+
+
+def test_numbers_in_text_integers_without_point_and_real_minus():
+    doc = build_trace({"x": [[[[0.5]]]], "w": [[[[3]]]], "dout": [[[[-2]]]], "granularity": "mac",
+                       "backward": "separate"})
+    (dw,) = events(doc, "dw")
+    assert dw["text"] == "dw[0,0,0,0] += xp[0,0,0,0]·dz[0,0,0,0] = 0.5·(−2) → −1"
+    (dx,) = events(doc, "dx")
+    assert dx["text"] == "dxp[0,0,0,0] += w[0,0,0,0]·dz[0,0,0,0] = 3·(−2) → −6"
+    (fwd,) = events(doc, "forward")
+    assert fwd["text"] == "z[0,0,0,0] += xp[0,0,0,0]·w[0,0,0,0] = 0.5·3 → 1.5"
+    for e in doc["events"]:
+        assert "-" not in e["text"] and ".0 " not in e["text"] + " "
+
+
+def test_mac_dw_accumulates_like_seed_004():
+    """dw[f,c,k,l] += xp·dz over n, i, j: the running value after the last MAC is dw."""
+    x = [[[[1, 2, 0], [0.5, -1, 3], [2, 2, 1]]]]
+    doc = build_trace({"x": x, "w": [[[[1, -1], [2, 0]]]], "dout": [[[[1, -2], [3, 0.5]]]],
+                       "granularity": "mac", "backward": "separate"})
+    dw = events(doc, "dw")
+    to_00 = [e for e in dw if e["writes"][0]["start"] == [0, 0, 0, 0]]
+    assert [e["text"] for e in to_00] == [
+        "dw[0,0,0,0] += xp[0,0,0,0]·dz[0,0,0,0] = 1·1 → 1",
+        "dw[0,0,0,0] += xp[0,0,0,1]·dz[0,0,0,1] = 2·(−2) → −3",
+        "dw[0,0,0,0] += xp[0,0,1,0]·dz[0,0,1,0] = 0.5·3 → −1.5",
+        "dw[0,0,0,0] += xp[0,0,1,1]·dz[0,0,1,1] = (−1)·0.5 → −2",
+    ]
+    assert tensor(doc, "dw")[0, 0, 0, 0] == -2
+
+
+def test_mac_forward_bias_is_added_once_per_output():
+    doc = build_trace({"x": [[[[1, 2], [3, 4]]]], "w": [[[[1, 1], [1, 1]]]], "b": [-0.5], "granularity": "mac",
+                       "phases": "forward"})
+    fwd = events(doc, "forward")
+    assert fwd[0]["text"] == "z[0,0,0,0] += xp[0,0,0,0]·w[0,0,0,0] + b[0] = 1·1 + (−0.5) → 0.5"
+    assert [r["tensor"] for r in fwd[0]["reads"]] == ["xp", "w", "b"]
+    assert [r["tensor"] for r in fwd[1]["reads"]] == ["xp", "w"]
+    assert fwd[-1]["writes"][0]["value"] == [9.5]
+
+
+def _loops(doc, phase, letters):
+    return [tuple(e["loop"][c] for c in letters) for e in events(doc, phase)]
+
+
+def test_seed_004_loop_orders_are_expressible():
+    config = {"x": {"fill": "randint", "shape": [2, 2, 4, 4], "seed": 3},
+              "w": {"fill": "randint", "shape": [2, 2, 2, 2], "seed": 4}, "b": [1, 2],
+              "stride": 2, "padding": 1, "granularity": "mac", "backward": "separate",
+              "loop_order": "nfijklc", "dx_loop_order": "nijklfc"}
+    doc = build_trace(config)
+    assert [p["name"] for p in doc["phases"]] == ["pad", "forward", "activation", "activation grad", "db", "dw", "dx", "crop"]
+    N, F, H, W, C, K, L = 2, 2, 3, 3, 2, 2, 2
+    dw_loops = [(n, f, i, j, c, k, l) for n in range(N) for f in range(F) for i in range(H) for j in range(W)
+                for k in range(K) for l in range(L) for c in range(C)]
+    dx_loops = [(n, f, i, j, c, k, l) for n in range(N) for i in range(H) for j in range(W) for k in range(K)
+                for l in range(L) for f in range(F) for c in range(C)]
+    assert _loops(doc, "dw", "nfijckl") == dw_loops
+    assert _loops(doc, "dx", "nfijckl") == dx_loops
+    assert _loops(doc, "db", "nfij") == [(n, f, i, j) for n in range(N) for f in range(F) for i in range(H) for j in range(W)]
+    assert doc["spec"]["loop_order"] == "nfijklc" and doc["spec"]["dx_loop_order"] == "nijklfc"
+
+
+def test_window_loop_order_and_separate_phases():
+    config = {"x": {"fill": "randint", "shape": [2, 1, 3, 3], "seed": 0},
+              "w": {"fill": "randint", "shape": [2, 1, 2, 2], "seed": 1}, "b": [0, 1],
+              "loop_order": "jinf", "dx_loop_order": "fnij", "backward": "separate"}
+    doc = build_trace(config)
+    sizes = dict(n=2, f=2, i=2, j=2)
+    jinf = [(n, f, i, j) for j in range(2) for i in range(2) for n in range(2) for f in range(2)]
+    fnij = [(n, f, i, j) for f in range(2) for n in range(2) for i in range(2) for j in range(2)]
+    assert _loops(doc, "forward", "nfij") == jinf
+    assert _loops(doc, "dw", "nfij") == jinf
+    assert _loops(doc, "dx", "nfij") == fnij
+    db = events(doc, "db")
+    assert len(db) == 2 and db[1]["reads"] == [{"tensor": "dz", "start": [0, 1, 0, 0], "stop": [2, 2, 2, 2],
+                                                  "step": [1, 1, 1, 1]}]
+    assert db[1]["text"].startswith("db[1] = Σ dz[0:2,1] = ")
+    assert all(len(e["writes"]) == 1 and e["writes"][0]["tensor"] == "dw" for e in events(doc, "dw"))
+    assert all(len(e["writes"]) == 1 and e["writes"][0]["tensor"] == "dxp" for e in events(doc, "dx"))
+    assert sizes  # the loops above enumerate these sizes
+
+
+def test_floor_truncated_rows_are_never_written_and_stay_zero():
+    # H = 6, kernel 3, stride 2: windows reach rows 0..4; row 5 of xp is never read
+    doc = build_trace({"x": {"fill": "normal", "shape": [1, 1, 6, 6], "seed": 0},
+                       "w": {"fill": "normal", "shape": [1, 1, 3, 3], "seed": 1}, "stride": 2})
+    assert doc["spec"]["reached_hw"] == [5, 5]
+    for e in events(doc, "backward"):
+        (dxp,) = [w for w in e["writes"] if w["tensor"] == "dxp"]
+        assert dxp["stop"][2] <= 5 and dxp["stop"][3] <= 5
+    dxp = replay(doc)["dxp"]
+    assert np.all(dxp[0, 0, 5, :] == 0) and np.all(dxp[0, 0, :, 5] == 0)
+    assert np.any(dxp[0, 0, 4, :] != 0)
+
+
+def test_dilated_window_box_has_step_dilation():
+    doc = build_trace({"x": {"fill": "arange", "shape": [1, 1, 7, 7]}, "w": {"fill": "ones", "shape": [1, 1, 2, 2]},
+                       "stride": 2, "dilation": 2})
+    e = [e for e in events(doc, "forward") if e["loop"] == {"n": 0, "f": 0, "i": 1, "j": 2}][0]
+    assert e["reads"][0] == {"tensor": "xp", "start": [0, 0, 2, 4], "stop": [1, 1, 5, 7], "step": [1, 1, 2, 2]}
+    assert e["text"] == "z[0,0,1,2] = 18·1 + 20·1 + 32·1 + 34·1 = 104"
+
+
+def test_nhwc_text_and_boxes_use_nhwc_indices():
+    doc = build_trace({"layout": "NHWC", "x": {"fill": "arange", "shape": [1, 3, 3, 3]},
+                       "w": {"fill": "ones", "shape": [2, 2, 3, 3]}})
+    assert doc["tensors"]["x"]["axes"] == ["n", "h", "w", "c"]
+    assert doc["tensors"]["w"]["axes"] == ["kh", "kw", "c", "f"]
+    assert doc["spec"]["x_shape"] == [1, 3, 3, 3] and doc["spec"]["out_shape"] == [1, 2, 2, 3]
+    e = [e for e in events(doc, "forward") if e["loop"] == {"n": 0, "f": 2, "i": 1, "j": 0}][0]
+    assert e["text"].startswith("z[0,1,0,2] = Σ xp[0,1:3,0:2]·w[0:2,0:2,0:3,2] = ")
+    assert e["reads"][1] == {"tensor": "w", "start": [0, 0, 0, 2], "stop": [2, 2, 3, 3], "step": [1, 1, 1, 1]}
+
+
+def test_backward_only_trace_takes_z_and_out_from_the_header():
+    config = {"x": {"fill": "normal", "shape": [1, 2, 4, 4], "seed": 0},
+              "w": {"fill": "normal", "shape": [3, 2, 3, 3], "seed": 1}, "b": [0.1, 0.2, 0.3],
+              "dout": {"fill": "normal", "shape": [1, 3, 2, 2], "seed": 2}, "activation": "sigmoid",
+              "phases": "backward"}
+    doc = build_trace(config)
+    roles = {k: t["role"] for k, t in doc["tensors"].items()}
+    assert roles == {"x": "input", "xp": "input", "w": "input", "b": "input", "z": "input", "out": "input",
+                     "dout": "input", "dz": "intermediate", "db": "result", "dw": "result",
+                     "dxp": "intermediate", "dx": "result"}
+    assert [p["name"] for p in doc["phases"]] == ["activation grad", "backward", "crop"]
+    state = replay(doc)
+    full = build_trace(dict(config, phases="both"))
+    for name in ("dx", "dw", "db", "z", "out"):
+        np.testing.assert_allclose(state[name], tensor(full, name), rtol=1e-12, atol=1e-15)
+
+
+def test_forward_only_trace_has_no_gradients():
+    doc = build_trace(dict(D2L, phases="forward"))
+    assert set(doc["tensors"]) == {"x", "xp", "w", "z", "out"}
+    assert [p["name"] for p in doc["phases"]] == ["pad", "forward", "activation"]
+
+
+def test_replay_from_stream_lines_json_round_trip_and_batches():
+    config = dict(D2L, b=[0.5], dout=[[[[1, -1], [2, 0.25]]]], activation="leaky_relu")
+    lines = [orjson.loads(orjson.dumps(item)) for item in iter_trace(config)]
+    doc = build_trace(config)
+    expected = replay(doc)
+    for name, arr in replay(lines).items():
+        assert np.array_equal(arr, expected[name])
+    header, evs, end = lines[0], lines[1:-1], lines[-1]
+    batched = [header, {"type": "events", "first": 0, "events": evs[:5]},
+               {"type": "events", "first": 5, "events": evs[5:]}, end]
+    for name, arr in replay(batched).items():
+        assert np.array_equal(arr, expected[name])
+    with pytest.raises(TraceReplayError):
+        replay([header, {"type": "error", "detail": [{"loc": [], "msg": "boom"}]}])
+    with pytest.raises(TraceReplayError):
+        replay(evs)
+
+
+def test_documents_are_strict_json_and_counts_match():
+    for config in (D2L, dict(D2L, granularity="mac", backward="separate", b=[1])):
+        doc = build_trace(config)
+        text = json.dumps(doc, allow_nan=False, ensure_ascii=False)
+        assert json.loads(text)["total_events"] == len(doc["events"]) == count_events(config)
+        assert all("type" not in e for e in doc["events"])
+        assert list(doc) == ["schema", "spec", "tensors", "phases", "events", "total_events"]
+        assert doc["schema"] == "convscope.trace/1"

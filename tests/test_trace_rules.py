@@ -1,0 +1,130 @@
+"""The rules every trace view obeys (design.md, the trace contract), one test per rule,
+parametrised over ``RULE_CONFIGS``. A new view adds its configs to that list."""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import numpy as np
+import pytest
+
+from convcore.trace import count_events, iter_trace
+from trace_checks import (
+    check_rule1_only_inputs_unwritten,
+    check_rule2_replay_matches_header_and_core,
+    check_rule3_value_is_running_state,
+    check_rule4_forward_window_reads_receptive_field,
+    check_rule5_counts,
+    check_rule7_nhwc_is_nchw_transposed,
+)
+
+
+def make_config(x_shape, w_shape, seed=0, bias=True, **settings) -> dict:
+    """A config with random normal x, w, b and dout as nested lists (NCHW / OIHW)."""
+    from convcore.trace import resolve_config
+
+    rng = np.random.default_rng(seed)
+    config = {"x": rng.normal(size=x_shape).tolist(), "w": rng.normal(size=w_shape).tolist(), **settings}
+    if bias:
+        config["b"] = rng.normal(size=w_shape[0]).tolist()
+    out_shape = resolve_config(config).spec.out_shape
+    config["dout"] = rng.normal(size=out_shape).tolist()
+    return config
+
+
+def _direct_configs() -> list:
+    c = []
+    base = dict(x_shape=(2, 3, 5, 6), w_shape=(4, 3, 3, 2))
+    grouped = dict(x_shape=(2, 4, 6, 5), w_shape=(4, 2, 2, 3), groups=2)
+    geometry = dict(stride=[2, 1], padding=[1, 0, 2, 1], dilation=[1, 2])
+    for gran in ("window", "mac"):
+        for backward in ("fused", "separate"):
+            c.append(pytest.param(make_config(**base, padding=1, granularity=gran, backward=backward),
+                                  id=f"direct-{gran}-{backward}"))
+            c.append(pytest.param(make_config(**grouped, **geometry, activation="tanh", granularity=gran,
+                                              backward=backward, seed=1),
+                                  id=f"direct-{gran}-{backward}-groups-geometry"))
+    c += [
+        pytest.param(make_config(**base, padding="same", activation="relu", loop_order="jinf", seed=2),
+                     id="direct-window-same-relu-jinf"),
+        pytest.param(make_config(**base, bias=False, stride=2, activation="leaky_relu", seed=3,
+                                 backward="separate", loop_order="fjni", dx_loop_order="ijfn"),
+                     id="direct-window-separate-nobias-orders"),
+        pytest.param(make_config((1, 2, 5, 5), (2, 2, 3, 3), padding=1, granularity="mac", backward="separate",
+                                 loop_order="nfijklc", dx_loop_order="nijklfc", seed=4),
+                     id="direct-mac-seed004-orders"),
+        pytest.param(make_config((1, 2, 4, 4), (2, 1, 2, 2), groups=2, seed=5, granularity="mac",
+                                 activation="sigmoid", loop_order="lkjicfn"),
+                     id="direct-mac-reversed-order"),
+        pytest.param(make_config(**base, padding=1, phases="forward", seed=6), id="direct-forward-only"),
+        pytest.param(make_config(**base, padding=1, phases="backward", activation="relu", seed=7),
+                     id="direct-backward-only"),
+        pytest.param(make_config(**grouped, phases="backward", granularity="mac", backward="separate", seed=8),
+                     id="direct-mac-backward-only"),
+    ]
+    return c
+
+
+# A new view appends pytest.param(config, id="view-...") entries here.
+RULE_CONFIGS = _direct_configs()
+
+
+@pytest.mark.parametrize("config", RULE_CONFIGS)
+def test_rule1_only_inputs_are_unwritten(config):
+    check_rule1_only_inputs_unwritten(config)
+
+
+@pytest.mark.parametrize("config", RULE_CONFIGS)
+def test_rule2_replay_reproduces_header_and_core(config):
+    check_rule2_replay_matches_header_and_core(config)
+
+
+@pytest.mark.parametrize("config", RULE_CONFIGS)
+def test_rule3_value_is_running_state(config):
+    check_rule3_value_is_running_state(config)
+
+
+@pytest.mark.parametrize("config", RULE_CONFIGS)
+def test_rule4_forward_window_reads_receptive_field(config):
+    check_rule4_forward_window_reads_receptive_field(config)
+
+
+@pytest.mark.parametrize("config", RULE_CONFIGS)
+def test_rule5_count_events_equals_events_yielded(config):
+    check_rule5_counts(config)
+
+
+@pytest.mark.parametrize("config", RULE_CONFIGS)
+def test_rule7_nhwc_is_nchw_transposed(config):
+    check_rule7_nhwc_is_nchw_transposed(config)
+
+
+LAZY_CONFIG = {
+    "x": {"fill": "normal", "shape": [2, 4, 12, 12], "seed": 0},
+    "w": {"fill": "normal", "shape": [8, 4, 3, 3], "seed": 1},
+    "padding": 1,
+    "granularity": "mac",
+    "phases": "forward",
+}
+
+
+def test_rule6_iter_trace_is_lazy():
+    """Iterating ~83,000 events without keeping them: the traced peak stays far below
+    what holding them would take (the bench iterates a million)."""
+    n = count_events(LAZY_CONFIG)
+    assert n > 80_000
+    tracemalloc.start()
+    try:
+        stream = iter_trace(LAZY_CONFIG)
+        next(stream)  # the header: tensors are allowed
+        _, before = tracemalloc.get_traced_memory()
+        tracemalloc.reset_peak()
+        seen = 0
+        for _ in stream:
+            seen += 1
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert seen == n + 1  # events and the end line
+    # one event as a dict is ~1.5 kB; holding them all would be > 100 MB
+    assert peak < 8_000_000, f"peak {peak} bytes while iterating {n} events"

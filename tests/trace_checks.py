@@ -1,0 +1,236 @@
+"""Generic checks of the trace rules, shared by the trace tests (any view).
+
+Each ``check_rule*`` takes a config (a plain dict, NCHW unless it says otherwise) and
+asserts one rule of the trace contract; a new view adds its configs to
+``RULE_CONFIGS`` in test_trace_rules.py and gets every check.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from convcore.functional import backward_padded, crop_padding, forward_padded, pad_input
+from convcore.layout import NCHW_TO_NHWC, OIHW_TO_HWIO
+from convcore.trace import build_trace, count_events, iter_trace, replay, resolve_config
+
+RTOL = 1e-12
+INPUTS = {"x", "w", "b", "dout"}
+PHASE_WRITES = {  # shared phases and what they write
+    "pad": {"xp"},
+    "activation": {"out"},
+    "activation grad": {"dz"},
+    "crop": {"dx"},
+}
+FORWARD_RESULTS = {"z"}
+BACKWARD_RESULTS = {"db", "dw", "dxp"}
+
+
+def tensor(doc: dict, name: str) -> np.ndarray:
+    t = doc["tensors"][name]
+    return np.asarray(t["data"], dtype=np.float64).reshape(t["shape"])
+
+
+def box_slices(box: dict) -> tuple[slice, ...]:
+    return tuple(slice(a, b, s) for a, b, s in zip(box["start"], box["stop"], box["step"]))
+
+
+def box_shape(box: dict) -> tuple[int, ...]:
+    return tuple(math.ceil((b - a) / s) for a, b, s in zip(box["start"], box["stop"], box["step"]))
+
+
+def assert_close(actual, expected, name, rtol=RTOL):
+    actual, expected = np.asarray(actual), np.asarray(expected)
+    assert actual.shape == expected.shape, f"{name}: shape {actual.shape} != {expected.shape}"
+    scale = max(1.0, float(np.abs(expected).max(initial=0.0)))
+    np.testing.assert_allclose(actual, expected, rtol=rtol, atol=rtol * scale, err_msg=name)
+
+
+def core_results(config: dict) -> dict[str, np.ndarray]:
+    """The core's tensors (internal order) for ``config``, computed here from
+    convcore.functional and the activation, independently of the trace modules."""
+    rc = resolve_config(config)
+    spec = rc.spec
+    xp = pad_input(spec, rc.x)
+    z = forward_padded(spec, xp, rc.w, rc.b)
+    out = rc.activation.forward(z)
+    dz = rc.dout * rc.activation.derivative(z)
+    dxp, dw, db = backward_padded(spec, dz, xp, rc.w)
+    res = {"x": rc.x, "xp": xp, "w": rc.w, "z": z, "out": out, "dout": rc.dout, "dz": dz,
+           "dw": dw, "dxp": dxp, "dx": crop_padding(spec, dxp)}
+    if rc.b is not None:
+        res["b"], res["db"] = rc.b, db
+    return res
+
+
+def to_internal(name: str, arr: np.ndarray, layout: str) -> np.ndarray:
+    if layout != "NHWC" or arr.ndim != 4:
+        return arr
+    if name in ("w", "dw"):
+        return arr.transpose(3, 2, 0, 1)
+    return arr.transpose(0, 3, 1, 2)
+
+
+# -- rule 1 ----------------------------------------------------------------------------
+
+def check_rule1_only_inputs_unwritten(config: dict) -> None:
+    doc = build_trace(config)
+    written_by_phase: dict[str, set] = {}
+    for ev in doc["events"]:
+        written_by_phase.setdefault(ev["phase"], set()).update(w["tensor"] for w in ev["writes"])
+    written = set().union(*written_by_phase.values())
+    roles = {name: t["role"] for name, t in doc["tensors"].items()}
+    unwritten = {name for name, role in roles.items() if role == "input"}
+    assert written == set(roles) - unwritten, (written, roles)
+    mode = doc["spec"]["phases"]
+    if mode == "both":
+        assert unwritten == INPUTS & set(roles)
+    elif mode == "backward":
+        assert unwritten == (INPUTS | {"xp", "z", "out"}) & set(roles)
+    for phase, names in PHASE_WRITES.items():
+        if phase in written_by_phase:
+            assert written_by_phase[phase] == names, (phase, written_by_phase[phase])
+    names = [p["name"] for p in doc["phases"]]
+    if mode in ("both", "forward"):
+        assert names[0] == "pad" and "activation" in names
+        fwd = names[1:names.index("activation")]
+        assert FORWARD_RESULTS <= set().union(*(written_by_phase[p] for p in fwd))
+    if mode in ("both", "backward"):
+        assert names[-1] == "crop" and "activation grad" in names
+        bwd = names[names.index("activation grad") + 1:-1]
+        expect = BACKWARD_RESULTS if "b" in roles else BACKWARD_RESULTS - {"db"}
+        assert expect <= set().union(*(written_by_phase[p] for p in bwd))
+
+
+# -- rule 2 ----------------------------------------------------------------------------
+
+def check_rule2_replay_matches_header_and_core(config: dict, torch_results=None) -> None:
+    doc = build_trace(config)
+    layout = doc["spec"]["layout"]
+    state = replay(doc)
+    core = core_results(config)
+    for name in doc["tensors"]:
+        header = tensor(doc, name)
+        assert_close(state[name], header, f"replay {name} vs header")
+        assert_close(to_internal(name, header, layout), core[name], f"header {name} vs core")
+    if torch_results is not None:
+        for name, expected in torch_results.items():
+            if name in doc["tensors"]:
+                assert_close(to_internal(name, state[name], layout), expected, f"replay {name} vs torch",
+                             rtol=1e-10)
+
+
+# -- rule 3 ----------------------------------------------------------------------------
+
+def check_rule3_value_is_running_state(config: dict) -> None:
+    doc = build_trace(config)
+    state = {name: np.zeros(t["shape"]) for name, t in doc["tensors"].items() if t["role"] != "input"}
+    for k, ev in enumerate(doc["events"]):
+        for wr in ev["writes"]:
+            block = state[wr["tensor"]][box_slices(wr)]
+            assert block.shape == box_shape(wr)
+            assert len(wr["delta"]) == len(wr["value"]) == block.size
+            block += np.reshape(wr["delta"], block.shape)
+            assert np.array_equal(block.ravel(), np.asarray(wr["value"])), (k, ev["text"])
+
+
+# -- rule 4 ----------------------------------------------------------------------------
+
+def check_rule4_forward_window_reads_receptive_field(config: dict) -> None:
+    doc = build_trace(config)
+    rc = resolve_config(config)
+    spec = rc.spec
+    nhwc = rc.layout == "NHWC"
+    cg, fg = spec.channels_per_group, spec.filters_per_group
+    eh, ew = spec.kernel_extent
+    seen = 0
+    for ev in doc["events"]:
+        if ev["phase"] != "forward" or set(ev["loop"]) != {"n", "f", "i", "j"}:
+            continue
+        seen += 1
+        n, f, i, j = (ev["loop"][c] for c in "nfij")
+        c0 = (f // fg) * cg
+        start = [n, c0, i * spec.stride[0], j * spec.stride[1]]
+        stop = [n + 1, c0 + cg, start[2] + eh, start[3] + ew]
+        step = [1, 1, *spec.dilation]
+        wstart, wstop = [f, 0, 0, 0], [f + 1, cg, spec.KH, spec.KW]
+        if nhwc:
+            start, stop, step = ([v[p] for p in NCHW_TO_NHWC] for v in (start, stop, step))
+            wstart, wstop = ([v[p] for p in OIHW_TO_HWIO] for v in (wstart, wstop))
+        xp_reads = [r for r in ev["reads"] if r["tensor"] == "xp"]
+        w_reads = [r for r in ev["reads"] if r["tensor"] == "w"]
+        assert xp_reads == [{"tensor": "xp", "start": start, "stop": stop, "step": step}], ev
+        assert w_reads == [{"tensor": "w", "start": wstart, "stop": wstop, "step": [1, 1, 1, 1]}], ev
+    if rc.granularity == "window" and rc.forward_included and rc.view == "direct":
+        assert seen == math.prod(spec.out_shape)
+
+
+# -- rule 5 ----------------------------------------------------------------------------
+
+def check_rule5_counts(config: dict) -> None:
+    items = list(iter_trace(config))
+    header, events, end = items[0], items[1:-1], items[-1]
+    n = count_events(config)
+    assert header["type"] == "header" and end == {"type": "end", "total_events": n}
+    assert len(events) == n == header["total_events"]
+    assert all(e["type"] == "event" for e in events)
+    bounds = header["phases"]
+    assert bounds[0]["start"] == 0 and bounds[-1]["stop"] == n
+    for a, b in zip(bounds, bounds[1:]):
+        assert a["stop"] == b["start"]
+    for p in bounds:
+        assert p["stop"] > p["start"]
+        assert {e["phase"] for e in events[p["start"]:p["stop"]]} == {p["name"]}
+
+
+# -- rule 7 ----------------------------------------------------------------------------
+
+def nhwc_config(config: dict) -> dict:
+    """The same config in NHWC / HWIO: x, w and dout (nested lists, NCHW) transposed."""
+    out = dict(config, layout="NHWC")
+    out["x"] = np.asarray(config["x"]).transpose(NCHW_TO_NHWC).tolist()
+    out["w"] = np.asarray(config["w"]).transpose(OIHW_TO_HWIO).tolist()
+    if config.get("dout") is not None:
+        out["dout"] = np.asarray(config["dout"]).transpose(NCHW_TO_NHWC).tolist()
+    return out
+
+
+def _perm(name: str):
+    if name in ("w", "dw"):
+        return OIHW_TO_HWIO
+    if name in ("b", "db", "cols", "dcols"):
+        return None
+    return NCHW_TO_NHWC
+
+
+def _box_nhwc(box: dict) -> dict:
+    p = _perm(box["tensor"])
+    if p is None:
+        return dict(box)
+    out = dict(box)
+    for key in ("start", "stop", "step"):
+        out[key] = [box[key][i] for i in p]
+    if "delta" in box:
+        shape = box_shape(box)
+        for key in ("delta", "value"):
+            out[key] = np.reshape(box[key], shape).transpose(p).ravel().tolist()
+    return out
+
+
+def check_rule7_nhwc_is_nchw_transposed(config: dict) -> None:
+    a = build_trace(config)
+    b = build_trace(nhwc_config(config))
+    assert a["phases"] == b["phases"]
+    for name, t in a["tensors"].items():
+        u = b["tensors"][name]
+        p = _perm(name)
+        expected = tensor(a, name) if p is None else tensor(a, name).transpose(p)
+        assert u["shape"] == list(expected.shape), name
+        assert np.array_equal(tensor(b, name), expected), name
+        assert u["role"] == t["role"]
+        assert u["axes"] == (t["axes"] if p is None else [t["axes"][i] for i in p])
+    for ea, eb in zip(a["events"], b["events"], strict=True):
+        assert ea["phase"] == eb["phase"] and ea["loop"] == eb["loop"]
+        assert [_box_nhwc(r) for r in ea["reads"]] == eb["reads"]
+        assert [_box_nhwc(w) for w in ea["writes"]] == eb["writes"]
