@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, AsyncIterator, Callable, Iterator
 
 from starlette.concurrency import run_in_threadpool
@@ -45,7 +45,7 @@ class StreamStats:
 
     def snapshot(self) -> dict[str, int]:
         with self._lock:
-            return {k: v for k, v in asdict(self).items() if not k.startswith("_")}
+            return {f.name: getattr(self, f.name) for f in fields(self) if not f.name.startswith("_")}
 
 
 def _error_line(exc: Exception) -> dict[str, Any]:

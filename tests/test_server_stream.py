@@ -1,0 +1,140 @@
+"""A real uvicorn process on a free loopback port: the NDJSON stream's first line leaves
+before generation ends, and a client that goes away stops generation.
+
+The server runs with CONVSCOPE_DEBUG=1, which mounts GET /api/debug/stats: counters of
+the events the stream generator has pulled from ``iter_trace`` (incremented in the
+worker thread as each event is generated, before it is sent).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# ~150 000 events (~75 MB of NDJSON): far more than loopback socket buffers hold.
+BIG = {
+    "x": {"fill": "randint", "shape": [1, 4, 16, 16], "low": -3, "high": 3, "seed": 1},
+    "w": {"fill": "randint", "shape": [8, 4, 3, 3], "low": -2, "high": 2, "seed": 2},
+    "padding": 1,
+    "granularity": "mac",
+}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_until_up(url: str, process: subprocess.Popen, seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the server exited with {process.returncode}: {process.stdout.read()}")
+        try:
+            if httpx.get(url + "api/health", timeout=1).status_code == 200:
+                return
+        except httpx.TransportError:
+            time.sleep(0.1)
+    raise RuntimeError("the server did not start in time")
+
+
+@pytest.fixture(scope="module")
+def live_server():
+    port = free_port()
+    env = {
+        **os.environ,
+        "CONVSCOPE_DEBUG": "1",
+        "CONVSCOPE_MAX_EVENTS": "400000",
+        "CONVSCOPE_MAX_TENSOR_ELEMENTS": "4096",
+        "CONVSCOPE_STREAM_CHUNK_EVENTS": "64",
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "uvicorn", "server.app:create_app_from_env", "--factory",
+         "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        wait_until_up(url, process)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+def stats(url: str) -> dict:
+    return httpx.get(url + "api/debug/stats", timeout=5).json()
+
+
+def wait_for(predicate, seconds: float = 10.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return predicate()
+
+
+def settled_count(url: str) -> int:
+    """events_generated once it stops changing (three equal reads 0.2 s apart)."""
+    last, same = -1, 0
+    for _ in range(100):
+        now = stats(url)["events_generated"]
+        same = same + 1 if now == last else 0
+        if same >= 2:
+            return now
+        last = now
+        time.sleep(0.2)
+    raise AssertionError("events_generated never settled")
+
+
+def test_whole_stream_arrives_in_order(live_server):
+    small = {**BIG, "granularity": "window"}
+    with httpx.stream("POST", live_server + "api/trace/stream", json=small, timeout=60) as response:
+        assert response.status_code == 200
+        assert response.headers["content-type"] == "application/x-ndjson"
+        lines = [json.loads(line) for line in response.iter_lines() if line]
+    assert lines[0]["type"] == "header" and lines[-1]["type"] == "end"
+    assert len(lines) - 2 == lines[0]["total_events"] == lines[-1]["total_events"]
+
+
+def test_first_line_leaves_before_generation_ends_and_disconnect_stops_it(live_server):
+    before = settled_count(live_server)
+    base = stats(live_server)
+    with httpx.Client(timeout=60) as client:
+        with client.stream("POST", live_server + "api/trace/stream", json=BIG) as response:
+            assert response.status_code == 200
+            lines = response.iter_lines()
+            header = json.loads(next(lines))
+            assert header["type"] == "header"
+            total = header["total_events"]
+            assert total > 100_000
+            generated_at_header = stats(live_server)["events_generated"] - before
+            # The header came before generation ended.
+            assert generated_at_header < total
+            for _ in range(100):
+                assert json.loads(next(lines))["type"] == "event"
+            # The client stops reading: the server must stall on a full socket, not
+            # run ahead to the end.
+            stalled = settled_count(live_server) - before
+            assert stalled < total
+        # Leaving the block closes the connection mid-stream.
+    assert wait_for(lambda: stats(live_server)["streams_cancelled"] == base["streams_cancelled"] + 1)
+    after = settled_count(live_server) - before
+    print(f"header at {generated_at_header}, stalled at {stalled}, stopped at {after} of {total} events")
+    assert after < total, f"{after} of {total} events generated after the client left"
+    assert stats(live_server)["streams_completed"] == base["streams_completed"]
