@@ -11,8 +11,10 @@ import math
 from typing import Any, Sequence
 
 from fastapi import FastAPI, Request
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
-from starlette.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import JSONResponse, Response
 
 __all__ = ["ApiError", "error_body", "install_error_handlers", "too_large", "unprocessable"]
 
@@ -73,6 +75,19 @@ async def _validation_handler(request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse({"detail": detail}, status_code=422)
 
 
+async def _http_error_handler(request: Request, exc: Exception) -> Response:
+    """FastAPI answers a body it cannot decode (not UTF-8) with a bare 400; make it a
+    422 in the same shape as every other unreadable body."""
+    assert isinstance(exc, StarletteHTTPException)
+    if exc.status_code == 400 and exc.detail == "There was an error parsing the body":
+        return JSONResponse(
+            error_body(["body"], "the body is not JSON text (it must be UTF-8 encoded JSON)", "json_invalid"),
+            status_code=422,
+        )
+    return await http_exception_handler(request, exc)
+
+
 def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(ApiError, _api_error_handler)
     app.add_exception_handler(RequestValidationError, _validation_handler)
+    app.add_exception_handler(StarletteHTTPException, _http_error_handler)

@@ -50,6 +50,7 @@ CASES = [
     ("unknown key", {"strides": 2}, 422, ["body", "strides"], ["not permitted"]),
     ("not an object", "[1, 2, 3]", 422, ["body"], []),
     ("broken JSON", '{"x": [1, 2', 422, ["body"], ["JSON"]),
+    ("not UTF-8", b'{"x": "\xff\xfe"}', 422, ["body"], ["UTF-8"]),
     # too large: decided before computing, with the count and the limit
     ("fill spec of 10^12 elements", {"x": fill(1000, 1000, 1000, 1000)}, 413, ["body", "x"], ["1000000000000", "4096"]),
     ("literal tensor over the limit", {"w": [[[[0] * 70] * 70]]}, 413, ["body", "w"], ["4900", "4096"]),
@@ -59,8 +60,9 @@ CASES = [
 
 
 def _post(client, path, body):
-    if isinstance(body, str):
-        return client.post(path, content=body.encode(), headers={"content-type": "application/json"})
+    if isinstance(body, (str, bytes)):
+        raw = body.encode() if isinstance(body, str) else body
+        return client.post(path, content=raw, headers={"content-type": "application/json"})
     return client.post(path, json=body)
 
 

@@ -38,7 +38,6 @@ def _document(config: dict[str, Any], settings: Settings) -> bytes:
 @router.post(
     "/trace",
     response_model=TraceDocument,
-    response_class=JSONBytesResponse,
     summary="A whole trace document",
     responses=REFUSALS,
 )
@@ -86,7 +85,6 @@ def _conv(config: dict[str, Any], settings: Settings) -> bytes:
 @router.post(
     "/conv",
     response_model=ConvResult,
-    response_class=JSONBytesResponse,
     summary="Forward and backward results only",
     responses=REFUSALS,
 )

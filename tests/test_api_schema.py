@@ -1,0 +1,33 @@
+"""schemathesis over the OpenAPI schema: no 5xx, documented status codes and content
+types, and every JSON response matches its schema. Bounded so that it runs in seconds.
+
+Positive-data acceptance is not checked: a schema cannot say that groups must divide
+C, so valid-looking configs may rightly get a 422.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+schemathesis = pytest.importorskip("schemathesis")
+from hypothesis import HealthCheck, settings  # noqa: E402
+from schemathesis.checks import (  # noqa: E402
+    content_type_conformance,
+    not_a_server_error,
+    response_schema_conformance,
+    status_code_conformance,
+)
+
+from server.app import create_app  # noqa: E402
+from server.settings import Settings  # noqa: E402
+
+APP = create_app(Settings(max_tensor_elements=512, max_events=2000))
+schema = schemathesis.openapi.from_asgi("/openapi.json", APP)
+
+CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
+
+
+@schema.parametrize()
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+def test_api_conforms_to_its_schema(case):
+    case.call_and_validate(checks=CHECKS)
