@@ -1,0 +1,98 @@
+"""The convscope command line: --version, trace without a server, serve."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from convcore import __version__
+from convcore.trace import build_trace
+from server.cli import main
+from server.presets import PRESETS
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["--version"])
+    assert stop.value.code == 0
+    assert capsys.readouterr().out.strip() == f"convscope {__version__}"
+
+
+def test_trace_writes_the_document(tmp_path):
+    config = PRESETS["cs231n"].config
+    (tmp_path / "c.json").write_text(json.dumps(config))
+    assert main(["trace", str(tmp_path / "c.json"), "-o", str(tmp_path / "t.json")]) == 0
+    assert json.loads((tmp_path / "t.json").read_text()) == json.loads(json.dumps(build_trace(config)))
+
+
+def test_trace_writes_ndjson(tmp_path):
+    (tmp_path / "c.json").write_text(json.dumps(PRESETS["d2l"].config))
+    assert main(["trace", str(tmp_path / "c.json"), "--ndjson", "-o", str(tmp_path / "t.ndjson")]) == 0
+    lines = [json.loads(line) for line in (tmp_path / "t.ndjson").read_text().splitlines()]
+    assert lines[0]["type"] == "header" and lines[-1] == {"type": "end", "total_events": len(lines) - 2}
+
+
+def test_trace_of_a_preset_to_stdout(capsysbinary):
+    assert main(["trace", "preset:d2l"]) == 0
+    doc = json.loads(capsysbinary.readouterr().out)
+    assert doc["schema"] == "convscope.trace/1"
+
+
+def test_trace_reports_a_bad_config(tmp_path, capsys):
+    (tmp_path / "c.json").write_text(json.dumps({"stride": 0}))
+    assert main(["trace", str(tmp_path / "c.json")]) == 2
+    assert "stride must be at least 1, got 0" in capsys.readouterr().err
+
+
+def test_trace_reports_a_missing_file(tmp_path, capsys):
+    assert main(["trace", str(tmp_path / "nope.json")]) == 2
+    assert "nope.json" in capsys.readouterr().err
+
+
+def test_serve_rejects_bad_limits(capsys):
+    assert main(["serve", "--max-events", "0"]) == 2
+    assert "max_events must be at least 1, got 0" in capsys.readouterr().err
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.slow
+def test_serve_prints_the_url_and_applies_its_options():
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CONVSCOPE_")}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "server", "serve", "--host", "127.0.0.1", "--port", str(port),
+         "--max-events", "1234", "--log-level", "warning"],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    try:
+        first = process.stdout.readline().strip()
+        assert first == f"ConvScope running at http://127.0.0.1:{port}/"
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                health = httpx.get(f"http://127.0.0.1:{port}/api/health", timeout=1)
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline and process.poll() is None
+                time.sleep(0.1)
+        assert health.json()["limits"]["max_events"] == 1234
+        page = httpx.get(f"http://127.0.0.1:{port}/", timeout=5)
+        assert page.status_code == 200 and "<html" in page.text.lower()
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
