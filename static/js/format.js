@@ -11,6 +11,7 @@ export function formatValue(v, digits = 3) {
   let s;
   if (Number.isInteger(v) && a < 1e6) s = String(a);
   else if (a >= 1e5 || a < 1e-3) s = a.toExponential(Math.max(0, digits - 2)).replace(/\.?0+e/, "e").replace("e+", "e");
+  else if (a >= 10 ** (digits - 1)) s = String(Math.round(a));
   else {
     s = a.toPrecision(digits);
     if (s.includes(".")) s = s.replace(/0+$/, "").replace(/\.$/, "");

@@ -129,9 +129,13 @@ export class TraceModel {
     this.checkpointEvery = checkpointEvery ?? Math.max(256, Math.ceil(this.total / 128));
     this.events = []; // raw events as received (for export)
     this.compiled = []; // {phase, loop, text, reads:[{tensor, idx, box}], writes:[{tensor, idx, box, value, delta, prev}]}
-    this.live = {}; // state after every received event
-    for (const n of this.writtenNames) this.live[n] = new Float64Array(this.tensors[n].size);
-    this.checkpoints = []; // checkpoints[k] = state before event k * checkpointEvery
+    this.live = {}; // values after every received event
+    this.liveCounts = {}; // how many writes each cell has had after every received event
+    for (const n of this.writtenNames) {
+      this.live[n] = new Float64Array(this.tensors[n].size);
+      this.liveCounts[n] = new Uint32Array(this.tensors[n].size);
+    }
+    this.checkpoints = []; // checkpoints[k] = {values, counts} before event k * checkpointEvery
     this.complete = this.total === 0;
   }
 
@@ -143,7 +147,9 @@ export class TraceModel {
   addEvents(events) {
     for (const ev of events) {
       const k = this.compiled.length;
-      if (k % this.checkpointEvery === 0) this.checkpoints.push(this._copy(this.live));
+      if (k % this.checkpointEvery === 0) {
+        this.checkpoints.push({ values: this._copy(this.live), counts: this._copy(this.liveCounts) });
+      }
       const reads = (ev.reads ?? []).map((box) => ({ tensor: box.tensor, box, idx: boxIndices(this._meta(box.tensor), box) }));
       const writes = (ev.writes ?? []).map((box) => {
         const meta = this._meta(box.tensor);
@@ -151,12 +157,15 @@ export class TraceModel {
         if (box.value.length !== idx.length) {
           throw new Error(`event ${k} writes ${idx.length} cells of ${box.tensor} but gives ${box.value.length} values`);
         }
-        const live = this.live[box.tensor] ?? (this.live[box.tensor] = Float64Array.from(meta.data));
+        if (!isWritten(meta)) throw new Error(`event ${k} writes ${box.tensor}, an input tensor`);
+        const live = this.live[box.tensor];
+        const counts = this.liveCounts[box.tensor];
         const prev = new Float64Array(idx.length);
         const value = Float64Array.from(box.value);
         for (let i = 0; i < idx.length; i++) {
           prev[i] = live[idx[i]];
           live[idx[i]] = value[i];
+          counts[idx[i]] += 1;
         }
         return { tensor: box.tensor, box, idx, value, delta: Float64Array.from(box.delta ?? []), prev };
       });
@@ -193,9 +202,12 @@ export class Cursor {
   constructor(model) {
     this.model = model;
     this.applied = 0; // number of events applied
-    this.values = {};
+    this.values = {}; // name -> (size,) values at this step
+    this.counts = {}; // written name -> (size,) number of writes each cell has had so far
     for (const n of model.names) {
-      this.values[n] = isWritten(model.tensors[n]) ? new Float64Array(model.tensors[n].size) : model.tensors[n].data;
+      const meta = model.tensors[n];
+      this.values[n] = isWritten(meta) ? new Float64Array(meta.size) : meta.data;
+      if (isWritten(meta)) this.counts[n] = new Uint32Array(meta.size);
     }
   }
 
@@ -214,7 +226,10 @@ export class Cursor {
       const c = Math.min(Math.floor(target / K), model.checkpoints.length - 1);
       if (c >= 0 && Math.abs(target - c * K) < distance) {
         const cp = model.checkpoints[c];
-        for (const n of model.writtenNames) this.values[n].set(cp[n]);
+        for (const n of model.writtenNames) {
+          this.values[n].set(cp.values[n]);
+          this.counts[n].set(cp.counts[n]);
+        }
         this.applied = c * K;
       }
     }
@@ -226,8 +241,12 @@ export class Cursor {
   _apply(ev) {
     for (const w of ev.writes) {
       const arr = this.values[w.tensor];
+      const counts = this.counts[w.tensor];
       const { idx, value } = w;
-      for (let i = 0; i < idx.length; i++) arr[idx[i]] = value[i];
+      for (let i = 0; i < idx.length; i++) {
+        arr[idx[i]] = value[i];
+        counts[idx[i]] += 1;
+      }
     }
   }
 
@@ -235,8 +254,12 @@ export class Cursor {
     for (let k = ev.writes.length - 1; k >= 0; k--) {
       const w = ev.writes[k];
       const arr = this.values[w.tensor];
+      const counts = this.counts[w.tensor];
       const { idx, prev } = w;
-      for (let i = 0; i < idx.length; i++) arr[idx[i]] = prev[i];
+      for (let i = 0; i < idx.length; i++) {
+        arr[idx[i]] = prev[i];
+        counts[idx[i]] -= 1;
+      }
     }
   }
 

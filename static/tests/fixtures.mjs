@@ -20,11 +20,15 @@ export function headerOf(doc) {
   return { type: "header", ...rest };
 }
 
-/** Independent replay, the contract's rule: written tensors start at zero, add deltas. */
+/** Independent replay -> {values, counts} after events 0..upto, the contract's rule: written tensors start at zero, add deltas. */
 export function naiveReplay(doc, upto) {
   const state = {};
+  const counts = {};
   for (const [name, t] of Object.entries(doc.tensors)) {
-    if (t.role !== "input") state[name] = new Array(t.data.length).fill(0);
+    if (t.role !== "input") {
+      state[name] = new Array(t.data.length).fill(0);
+      counts[name] = new Array(t.data.length).fill(0);
+    }
   }
   const strides = (shape) => shape.map((_, a) => shape.slice(a + 1).reduce((p, v) => p * v, 1));
   for (let k = 0; k <= upto; k++) {
@@ -39,8 +43,9 @@ export function naiveReplay(doc, upto) {
       rec(0, 0);
       cells.forEach((flat, i) => {
         state[w.tensor][flat] += w.delta[i];
+        counts[w.tensor][flat] += 1;
       });
     }
   }
-  return state;
+  return { values: state, counts };
 }

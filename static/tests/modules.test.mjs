@@ -71,6 +71,8 @@ test("formatValue and colour levels", () => {
   assert.equal(formatValue(-12.5), "−12.5");
   assert.equal(formatValue(1e-5), "1e-5");
   assert.equal(formatValue(0), "0");
+  assert.equal(formatValue(1234.5), "1235");
+  assert.equal(formatValue(99.95), "100");
   assert.equal(colorLevel(0, 5), 0);
   assert.equal(colorLevel(5, 5), 6);
   assert.equal(colorLevel(-5, 5), -6);
@@ -97,7 +99,7 @@ function streamOf(chunks) {
 }
 
 test("consumeTrace reads a chunked NDJSON stream with batched and single events", async () => {
-  const doc = loadFixture("hand_worked.json");
+  const doc = loadFixture("trace_worked_example.json");
   const { events, ...header } = doc;
   const lines = [JSON.stringify({ type: "header", ...header })];
   lines.push(JSON.stringify({ type: "events", first: 0, events: events.slice(0, 5) }));

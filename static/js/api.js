@@ -1,0 +1,103 @@
+// Talking to the page's own server (relative URLs only): presets and the trace stream.
+
+import { readNdjsonBatches, consumeTrace, detailMessage } from "./ndjson.js";
+
+/** An Error carrying FastAPI's detail: err.status, err.detail ([{loc, msg}] or string). */
+export class ApiError extends Error {
+  constructor(status, detail) {
+    super(detailMessage(detail));
+    this.status = status;
+    this.detail = detail;
+  }
+}
+
+async function errorOf(response) {
+  let detail = `${response.status} ${response.statusText}`;
+  try {
+    const body = await response.json();
+    if (body && body.detail) detail = body.detail;
+  } catch {
+    /* not JSON */
+  }
+  return new ApiError(response.status, detail);
+}
+
+export async function getJson(path) {
+  const response = await fetch(path, { headers: { Accept: "application/json" } });
+  if (!response.ok) throw await errorOf(response);
+  return response.json();
+}
+
+/** The presets: [{name, title, sentence, config}] whatever the server's wrapping. */
+export async function fetchPresets() {
+  const body = await getJson("api/presets");
+  const list = Array.isArray(body) ? body : body.presets ?? Object.values(body);
+  return list.map((p) => ({
+    name: p.name,
+    title: p.title ?? p.name,
+    sentence: p.teaches ?? p.sentence ?? p.description ?? "",
+    config: p.config ?? null,
+  }));
+}
+
+export async function fetchPreset(name) {
+  const p = await getJson(`api/presets/${encodeURIComponent(name)}`);
+  return { name: p.name ?? name, title: p.title ?? name, sentence: p.teaches ?? p.sentence ?? p.description ?? "", config: p.config ?? p };
+}
+
+/**
+ * POST the config to the trace stream and feed its lines to the handlers
+ * ({onHeader, onEvents, onEnd}); resolves when the end line has arrived. Rejects with
+ * an ApiError for 4xx/5xx answers and error lines, an AbortError when aborted.
+ */
+export async function streamTrace(config, handlers, signal) {
+  const response = await fetch("api/trace/stream", {
+    method: "POST",
+    headers: { "Content-Type": "application/json", Accept: "application/x-ndjson" },
+    body: JSON.stringify(config),
+    signal,
+  });
+  if (!response.ok) throw await errorOf(response);
+  try {
+    await consumeTrace(readNdjsonBatches(response.body), handlers);
+  } catch (err) {
+    if (err.detail) throw new ApiError(422, err.detail);
+    throw err;
+  }
+}
+
+/** Field of the config a FastAPI error is about: loc ["body", "stride", ...] -> "stride". */
+export function errorFields(detail) {
+  const out = {};
+  if (!Array.isArray(detail)) return { _: detailMessage(detail) };
+  for (const d of detail) {
+    const loc = Array.isArray(d.loc) ? d.loc.filter((p) => p !== "body") : [];
+    const field = typeof loc[0] === "string" ? loc[0] : "_";
+    out[field] = out[field] ? `${out[field]}; ${d.msg}` : d.msg;
+  }
+  return out;
+}
+
+/**
+ * dout generated without a shape (the shapes just changed): its shape is the output's,
+ * which only the server knows. Ask /api/conv (numbers only, cheap) without dout and give
+ * the generator the shape of the dout it returns. Other configs come back unchanged.
+ */
+export async function withDoutShape(config, signal) {
+  const d = config.dout;
+  if (!d || typeof d !== "object" || Array.isArray(d) || !("fill" in d) || Array.isArray(d.shape)) return config;
+  const { dout, ...rest } = config;
+  const body = { ...rest };
+  for (const key of ["view", "granularity", "loop_order", "backward", "phases"]) delete body[key];
+  const response = await fetch("api/conv", {
+    method: "POST",
+    headers: { "Content-Type": "application/json", Accept: "application/json" },
+    body: JSON.stringify(body),
+    signal,
+  });
+  if (!response.ok) throw await errorOf(response);
+  const result = await response.json();
+  const shape = [];
+  for (let v = result.dout; Array.isArray(v); v = v[0]) shape.push(v.length);
+  return { ...config, dout: { ...d, shape } };
+}

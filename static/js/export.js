@@ -1,0 +1,100 @@
+// Export: the trace as a JSON file, and the stage as a PNG painted from the drawn DOM
+// (each figure's caption, slice labels, cells with their colours, values and
+// highlights), so the picture is exactly what is on screen.
+
+export function download(blob, filename) {
+  const url = URL.createObjectURL(blob);
+  const a = document.createElement("a");
+  a.href = url;
+  a.download = filename;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
+}
+
+export function exportJson(doc, filename = "convscope-trace.json") {
+  download(new Blob([JSON.stringify(doc)], { type: "application/json" }), filename);
+}
+
+function fontOf(style) {
+  return `${style.fontStyle} ${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
+}
+
+/**
+ * Paint `stage` (the stage element) into a canvas at device scale `scale`; resolves to
+ * a PNG Blob. Scrolled-away parts are included.
+ */
+export async function stagePng(stage, scale = 1) {
+  const origin = stage.getBoundingClientRect();
+  const width = Math.ceil(stage.scrollWidth);
+  const height = Math.ceil(stage.scrollHeight);
+  const dx = -origin.left + stage.scrollLeft;
+  const dy = -origin.top + stage.scrollTop;
+  const canvas = document.createElement("canvas");
+  canvas.width = Math.ceil(width * scale);
+  canvas.height = Math.ceil(height * scale);
+  const ctx = canvas.getContext("2d");
+  ctx.scale(scale, scale);
+  const stageStyle = getComputedStyle(stage);
+  ctx.fillStyle = stageStyle.backgroundColor;
+  ctx.fillRect(0, 0, width, height);
+  ctx.textBaseline = "middle";
+  const text = (node, align = "left") => {
+    const r = node.getBoundingClientRect();
+    const st = getComputedStyle(node);
+    ctx.font = fontOf(st);
+    ctx.fillStyle = st.color;
+    ctx.textAlign = align;
+    const x = align === "center" ? r.left + r.width / 2 : r.left;
+    ctx.fillText(node.textContent, x + dx, r.top + r.height / 2 + dy);
+  };
+  for (const node of stage.querySelectorAll(".group-title, .tname, .tdesc, .slice-label, .note")) text(node);
+  for (const fig of stage.querySelectorAll(".tensor.reading, .tensor.writing")) {
+    const r = fig.getBoundingClientRect();
+    const st = getComputedStyle(fig);
+    ctx.strokeStyle = st.borderTopColor;
+    ctx.lineWidth = 2;
+    ctx.strokeRect(r.left + dx + 1, r.top + dy + 1, r.width - 2, r.height - 2);
+  }
+  for (const cell of stage.querySelectorAll(".cell")) {
+    const r = cell.getBoundingClientRect();
+    const st = getComputedStyle(cell);
+    const x = r.left + dx;
+    const y = r.top + dy;
+    ctx.fillStyle = st.backgroundColor;
+    ctx.fillRect(x, y, r.width, r.height);
+    if (cell.classList.contains("pad")) {
+      ctx.strokeStyle = "rgba(128,128,128,0.45)";
+      ctx.lineWidth = 1;
+      for (let k = -r.height; k < r.width; k += 6) {
+        ctx.beginPath();
+        ctx.moveTo(x + k, y + r.height);
+        ctx.lineTo(x + k + r.height, y);
+        ctx.stroke();
+      }
+    }
+    const ow = parseFloat(st.outlineWidth) || 0;
+    if (st.outlineStyle !== "none" && ow > 0) {
+      ctx.strokeStyle = st.outlineColor;
+      ctx.lineWidth = ow;
+      ctx.setLineDash(st.outlineStyle === "dashed" ? [ow * 2, ow] : []);
+      ctx.strokeRect(x + ow / 2, y + ow / 2, r.width - ow, r.height - ow);
+      ctx.setLineDash([]);
+    }
+    if (cell.textContent) {
+      ctx.font = fontOf(st);
+      ctx.fillStyle = st.color;
+      ctx.textAlign = "center";
+      ctx.fillText(cell.textContent, x + r.width / 2, y + r.height / 2);
+    }
+  }
+  for (const box of stage.querySelectorAll(".box-outline")) {
+    const r = box.getBoundingClientRect();
+    const st = getComputedStyle(box);
+    ctx.strokeStyle = st.borderTopColor;
+    ctx.lineWidth = parseFloat(st.borderTopWidth) || 3;
+    ctx.strokeRect(r.left + dx + 1.5, r.top + dy + 1.5, r.width - 3, r.height - 3);
+  }
+  return new Promise((resolve) => canvas.toBlob(resolve, "image/png"));
+}

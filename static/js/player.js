@@ -1,0 +1,119 @@
+// Timing and keys. The player only moves an integer step; drawing reads the step.
+
+/** Steps per second, slowest first: one step every 2 s up to a thousand a second. */
+export const SPEEDS = [0.5, 1, 2, 3, 5, 8, 12, 20, 30, 60, 120, 250, 500, 1000];
+export const DEFAULT_SPEED = 2;
+
+export function speedLabel(index) {
+  const s = SPEEDS[index];
+  return s < 1 ? `1 step / ${1 / s} s` : `${s} steps/s`;
+}
+
+/**
+ * The action a key press asks for, or null. Keys typed into form fields are not
+ * actions (except Escape), so editing a number never moves the player.
+ * event: {key, target?, ctrlKey?, metaKey?, altKey?}
+ */
+export function keyAction(event) {
+  if (event.ctrlKey || event.metaKey || event.altKey) return null;
+  const tag = event.target && event.target.tagName ? event.target.tagName.toLowerCase() : "";
+  const typing = tag === "input" || tag === "textarea" || tag === "select" || (event.target && event.target.isContentEditable);
+  if (typing) return null;
+  const onButton = tag === "button" || tag === "summary" || tag === "a";
+  switch (event.key) {
+    case " ":
+    case "Spacebar":
+      return onButton ? null : "toggle";
+    case "ArrowRight":
+    case "PageDown":
+      return "next";
+    case "ArrowLeft":
+    case "PageUp":
+      return "prev";
+    case "Home":
+      return "first";
+    case "End":
+      return "last";
+    case "]":
+      return "nextPhase";
+    case "[":
+      return "prevPhase";
+    case "+":
+    case "=":
+      return "faster";
+    case "-":
+    case "−":
+    case "_":
+      return "slower";
+    case "f":
+    case "F":
+      return "fullscreen";
+    case "p":
+    case "P":
+      return "projector";
+    case "?":
+      return "keys";
+    default:
+      return null;
+  }
+}
+
+export const KEY_SHEET = [
+  ["Space", "play / pause"],
+  ["→  or  Page Down", "next step"],
+  ["←  or  Page Up", "previous step"],
+  ["Home / End", "first / last step"],
+  ["[  /  ]", "previous / next phase"],
+  ["+  /  −", "faster / slower"],
+  ["F", "full screen"],
+  ["P", "projector mode"],
+  ["?", "this key sheet"],
+];
+
+/**
+ * Steps to advance after `dt` ms at `speed` steps/s with carried fraction `carry`:
+ * returns {steps, carry}.
+ */
+export function advance(dt, speed, carry) {
+  const total = carry + (Math.max(0, Math.min(dt, 250)) / 1000) * speed;
+  const steps = Math.floor(total);
+  return { steps, carry: total - steps };
+}
+
+/**
+ * A requestAnimationFrame loop that calls onSteps(n) with the whole steps due at the
+ * current speed. start()/stop(); speed is read from getSpeed() every frame.
+ */
+export class Ticker {
+  constructor({ getSpeed, onSteps, raf = globalThis.requestAnimationFrame?.bind(globalThis) }) {
+    this.getSpeed = getSpeed;
+    this.onSteps = onSteps;
+    this.raf = raf;
+    this.running = false;
+    this.carry = 0;
+    this.last = 0;
+    this._tick = this._tick.bind(this);
+  }
+
+  start() {
+    if (this.running) return;
+    this.running = true;
+    // the first step comes at once, then at the speed's pace
+    this.carry = 1 - 1e-9;
+    this.last = performance.now();
+    this.raf(this._tick);
+  }
+
+  stop() {
+    this.running = false;
+  }
+
+  _tick(now) {
+    if (!this.running) return;
+    const { steps, carry } = advance(now - this.last, this.getSpeed(), this.carry);
+    this.last = now;
+    this.carry = carry;
+    if (steps > 0) this.onSteps(steps);
+    if (this.running) this.raf(this._tick);
+  }
+}

@@ -1,0 +1,218 @@
+// The stage: one labelled figure per header tensor, one grid per slice, one element per
+// cell (data-tensor, data-idx). One renderer for every view: what is highlighted comes
+// only from the event's read and write boxes.
+//
+// build(model) makes the DOM once per trace; draw(frame) updates only what changed since
+// the last draw: cells whose value or written-state changed, and the highlights of the
+// previous and the current event.
+
+import { sliceLayout, boxOutlines, paddingMask } from "./layout.js";
+import { formatValue, colorLevel, absMax } from "./format.js";
+
+export const MAX_CELLS_PER_TENSOR = 2400;
+
+// The order tensors are drawn in; names the header adds beyond these follow, in header order.
+const ORDER = ["x", "xp", "w", "b", "cols", "z", "out", "dout", "dz", "dcols", "db", "dw", "dxp", "dx"];
+const GROUPS = {
+  x: "inputs", xp: "inputs", w: "inputs", b: "inputs",
+  cols: "forward", z: "forward", out: "forward",
+  dout: "backward", dz: "backward", dcols: "backward", db: "backward", dw: "backward", dxp: "backward", dx: "backward",
+};
+const GROUP_TITLES = { inputs: "Input and parameters", forward: "Forward", backward: "Backward", other: "View" };
+export const DESCRIPTIONS = {
+  x: "input", xp: "padded input", w: "filters", b: "bias", cols: "im2col columns",
+  z: "pre-activation", out: "output", dout: "upstream gradient", dz: "gradient at z",
+  dcols: "gradient of the columns", db: "bias gradient", dw: "filter gradient",
+  dxp: "gradient of the padded input", dx: "input gradient",
+};
+
+function el(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text != null) e.textContent = text;
+  return e;
+}
+
+export function orderedNames(names) {
+  const known = ORDER.filter((n) => names.includes(n));
+  return known.concat(names.filter((n) => !ORDER.includes(n)));
+}
+
+export class Stage {
+  constructor(container) {
+    this.container = container;
+    this.model = null;
+    this.flash = true;
+  }
+
+  /** Build the DOM for every tensor of `model` (a TraceModel). */
+  build(model) {
+    this.model = model;
+    this.views = {};
+    this.prevReads = [];
+    this.prevWrites = [];
+    this.outlines = [];
+    this.lastEvent = undefined;
+    const frag = document.createDocumentFragment();
+    const groups = {};
+    for (const name of orderedNames(model.names)) {
+      const group = GROUPS[name] ?? "other";
+      if (!groups[group]) {
+        groups[group] = el("section", `tensor-group group-${group}`);
+        groups[group].append(el("h2", "group-title", GROUP_TITLES[group]));
+        groups[group].dataset.group = group;
+      }
+      groups[group].append(this._buildTensor(model, name));
+    }
+    for (const g of ["inputs", "forward", "other", "backward"]) if (groups[g]) frag.append(groups[g]);
+    this.container.replaceChildren(frag);
+  }
+
+  _buildTensor(model, name) {
+    const meta = model.tensors[name];
+    const layout = sliceLayout(meta, MAX_CELLS_PER_TENSOR);
+    const mask = paddingMask(meta, layout, model.spec);
+    const fig = el("figure", "tensor");
+    fig.dataset.tensor = name;
+    fig.dataset.role = meta.role;
+    const cap = el("figcaption");
+    cap.append(el("span", "tname", name));
+    const desc = DESCRIPTIONS[name] ? `${DESCRIPTIONS[name]} · ` : "";
+    cap.append(el("span", "tdesc", `${desc}(${meta.shape.join(", ")}) · ${meta.axes.join(",")}`));
+    fig.append(cap);
+    const cells = new Array(meta.size);
+    const grids = [];
+    const bandsEl = el("div", "bands");
+    for (const band of layout.bands) {
+      const bandEl = el("div", "band");
+      const slicesEl = el("div", "slices");
+      for (const sl of band.slices) {
+        const sliceEl = el("div", "slice");
+        sliceEl.append(el("div", "slice-label", sl.label ? `${name} · ${sl.label}` : name));
+        const grid = el("div", "grid");
+        grid.style.gridTemplateColumns = `repeat(${layout.cols}, var(--cell))`;
+        for (let k = 0; k < sl.cells.length; k++) {
+          const flat = sl.cells[k];
+          const cell = el("div", "cell");
+          cell.dataset.tensor = name;
+          cell.dataset.idx = String(flat);
+          if (mask && mask[k]) cell.classList.add("pad");
+          cell.append(document.createTextNode(""));
+          cells[flat] = cell;
+          grid.append(cell);
+        }
+        grids.push(grid);
+        sliceEl.append(grid);
+        slicesEl.append(sliceEl);
+      }
+      bandEl.append(slicesEl);
+      bandsEl.append(bandEl);
+    }
+    fig.append(bandsEl);
+    if (layout.drawnCells < layout.totalCells) {
+      fig.append(el("p", "note", `Showing ${layout.slices.length} slices (${layout.drawnCells} of ${layout.totalCells} cells); the rest are in the exported trace.`));
+    }
+    const drawn = new Int32Array(layout.slices.length * layout.rows * layout.cols);
+    layout.slices.forEach((sl, k) => drawn.set(sl.cells, k * sl.cells.length));
+    this.views[name] = {
+      meta, layout, fig, cells, grids, drawn,
+      scale: absMax(meta.data),
+      shownValue: new Float64Array(meta.size).fill(NaN),
+      shownWritten: new Int8Array(meta.size).fill(-1),
+    };
+    return fig;
+  }
+
+  /**
+   * Draw `frame` = {step, event, values: {name: (size,)}, counts: {name: (size,)}}.
+   * Cells of written tensors that no event has written yet are drawn empty.
+   */
+  draw(frame, { flash = false } = {}) {
+    if (!this.model) return;
+    for (const name in this.views) {
+      const v = this.views[name];
+      const values = frame.values[name];
+      const counts = frame.counts ? frame.counts[name] : undefined;
+      const { drawn, cells, shownValue, shownWritten, scale } = v;
+      for (let k = 0; k < drawn.length; k++) {
+        const flat = drawn[k];
+        const val = values[flat];
+        const written = counts === undefined || counts[flat] > 0 ? 1 : 0;
+        if (shownWritten[flat] === written && (shownValue[flat] === val || (!written && shownWritten[flat] === 0))) continue;
+        const cell = cells[flat];
+        shownValue[flat] = val;
+        shownWritten[flat] = written;
+        if (written) {
+          cell.firstChild.nodeValue = formatValue(val);
+          cell.dataset.c = String(colorLevel(val, scale));
+          cell.classList.remove("empty");
+        } else {
+          cell.firstChild.nodeValue = "";
+          cell.dataset.c = "0";
+          cell.classList.add("empty");
+        }
+      }
+    }
+    if (frame.event !== this.lastEvent) {
+      this._highlight(frame.event, flash);
+      this.lastEvent = frame.event;
+    }
+  }
+
+  _highlight(event, flash) {
+    for (const { cells } of this.prevReads) for (const c of cells) c.classList.remove("rd");
+    for (const { cells } of this.prevWrites) for (const c of cells) c.classList.remove("wr");
+    for (const o of this.outlines) o.remove();
+    for (const name in this.views) this.views[name].fig.classList.remove("reading", "writing");
+    this.prevReads = [];
+    this.prevWrites = [];
+    this.outlines = [];
+    if (!event) return;
+    for (const r of event.reads) {
+      const v = this.views[r.tensor];
+      if (!v) continue;
+      const cells = this._cellsOf(v, r.idx);
+      for (const c of cells) c.classList.add("rd");
+      this.prevReads.push({ cells });
+      v.fig.classList.add("reading");
+      if (r.idx.length > 1) this._outline(v, r.box, "outline-read");
+    }
+    for (const w of event.writes) {
+      const v = this.views[w.tensor];
+      if (!v) continue;
+      const cells = this._cellsOf(v, w.idx);
+      for (const c of cells) {
+        c.classList.add("wr");
+        if (flash && c.animate) {
+          c.animate([{ transform: "scale(1.18)", boxShadow: "0 0 0 4px var(--write)" }, { transform: "scale(1)" }], { duration: 380, easing: "ease-out" });
+        }
+      }
+      this.prevWrites.push({ cells });
+      v.fig.classList.add("writing");
+    }
+  }
+
+  _cellsOf(view, idx) {
+    const out = [];
+    for (let i = 0; i < idx.length; i++) {
+      const c = view.cells[idx[i]];
+      if (c) out.push(c);
+    }
+    return out;
+  }
+
+  _outline(view, box, cls) {
+    for (const o of boxOutlines(view.layout, box)) {
+      const grid = view.grids[o.slice];
+      if (!grid) continue;
+      const d = el("div", `box-outline ${cls}`);
+      d.style.setProperty("--r0", o.r0);
+      d.style.setProperty("--c0", o.c0);
+      d.style.setProperty("--nr", o.r1 - o.r0 + 1);
+      d.style.setProperty("--nc", o.c1 - o.c0 + 1);
+      d.setAttribute("aria-hidden", "true");
+      grid.append(d);
+      this.outlines.push(d);
+    }
+  }
+}

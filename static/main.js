@@ -1,0 +1,551 @@
+// ConvScope page: wiring. Event handlers only change `app`; one redraw reads it.
+
+import { TraceModel, Cursor, carryStep, nextPhaseStart, previousPhaseStart, phaseIndexAt, replayCheck, cellName } from "./js/state.js";
+import { Stage } from "./js/render.js";
+import { SPEEDS, DEFAULT_SPEED, speedLabel, keyAction, KEY_SHEET, Ticker } from "./js/player.js";
+import { encodeLesson, decodeLesson } from "./js/url.js";
+import { streamTrace, fetchPresets, fetchPreset, errorFields, ApiError, withDoutShape } from "./js/api.js";
+import { SetupEditors } from "./js/editors.js";
+import { DEFAULT_CONFIG, clone } from "./js/setup.js";
+import { formatLong } from "./js/format.js";
+import { exportJson, stagePng, download } from "./js/export.js";
+
+const $ = (id) => document.getElementById(id);
+const reducedMotion = window.matchMedia("(prefers-reduced-motion: reduce)");
+
+const app = {
+  config: null,
+  presetName: "",
+  presets: [],
+  model: null,
+  cursor: null,
+  step: -1, // the step asked for; the step shown is the cursor's (clamped to what arrived)
+  playing: false,
+  speedIndex: DEFAULT_SPEED,
+  projector: false,
+  controller: null,
+  runStartedAt: 0,
+  firstStepDrawnAt: 0,
+  frameTimes: [],
+  lastNarrated: -2,
+  lastPanelEvent: undefined,
+  urlTimer: 0,
+  debounce: 0,
+};
+
+const stage = new Stage($("stage"));
+const editors = new SetupEditors($("setup-form"), onConfigEdited);
+const ticker = new Ticker({ getSpeed: () => SPEEDS[app.speedIndex], onSteps: onTick });
+
+// ---- running traces ------------------------------------------------------------------
+
+function onConfigEdited(config, { immediate }) {
+  app.config = config;
+  setPreset("");
+  clearTimeout(app.debounce);
+  app.debouncing = true;
+  app.debounce = setTimeout(() => run(config), immediate ? 0 : 350);
+}
+
+/** Fetch and stream the trace of `config`; the previous trace stays until the header arrives. */
+async function run(config, { step = null } = {}) {
+  clearTimeout(app.debounce);
+  app.debouncing = false;
+  if (app.controller) app.controller.abort();
+  const controller = new AbortController();
+  app.controller = controller;
+  app.runStartedAt = performance.now();
+  app.firstStepDrawnAt = 0;
+  showProgress("Computing the trace…");
+  let model = null;
+  try {
+    config = await withDoutShape(config, controller.signal);
+    await streamTrace(
+      config,
+      {
+        onHeader(header) {
+          if (controller.signal.aborted) return;
+          const old = app.model;
+          model = new TraceModel(header);
+          const target =
+            step != null ? Math.min(step, model.total - 1) : old ? carryStep(old.phases, old.total, app.step, model.phases, model.total) : 0;
+          install(model, config, target);
+        },
+        onEvents(events) {
+          if (controller.signal.aborted || !model) return;
+          model.addEvents(events);
+          showProgress(`Streaming ${model.received} of ${model.total} steps…`);
+          requestRedraw();
+        },
+        onEnd() {
+          if (controller.signal.aborted || !model) return;
+          showCheck(model);
+        },
+      },
+      controller.signal,
+    );
+  } catch (err) {
+    if (err.name === "AbortError" || controller.signal.aborted) return;
+    if (err instanceof ApiError) {
+      const fields = errorFields(err.detail);
+      if (err.status === 413) fields._ = err.message;
+      editors.showErrors(fields);
+      narrate(`Not run: ${err.message}`);
+    } else {
+      editors.showErrors({ _: `The trace could not be loaded: ${err.message}` });
+    }
+  } finally {
+    if (app.controller === controller) {
+      app.controller = null;
+      showProgress(null);
+    }
+  }
+}
+
+function install(model, config, target) {
+  app.model = model;
+  app.cursor = new Cursor(model);
+  app.config = clone(config);
+  app.step = target;
+  app.lastPanelEvent = undefined;
+  stage.build(model);
+  editors.show(config);
+  editors.showHeader(model.header);
+  editors.showErrors({});
+  buildScrubber(model);
+  setBadge("pending", "checking…", "The replay check runs when the whole trace has arrived.");
+  writeUrl(true);
+  requestRedraw();
+}
+
+function showCheck(model) {
+  const server = model.header.check ?? model.header.checks ?? null;
+  const r = replayCheck(model);
+  const err = r.maxError === 0 ? "0" : r.maxError.toExponential(1);
+  let label = r.ok ? `replay-checked · max error ${err}` : `replay mismatch · max error ${err}`;
+  if (server && server.pytorch) label = `PyTorch-checked · max error ${Number(server.max_error ?? 0).toExponential(1)} · ${label}`;
+  setBadge(r.ok ? "ok" : "bad", label, "Replaying every event's deltas from zero rebuilds every tensor in the header (checked in this page).");
+}
+
+function setBadge(state, text, title) {
+  const b = $("badge");
+  b.dataset.state = state;
+  b.textContent = text;
+  b.title = title;
+}
+
+function showProgress(text) {
+  const p = $("progress");
+  p.hidden = !text;
+  if (text) $("progress-text").textContent = text;
+}
+
+// ---- drawing ---------------------------------------------------------------------
+
+let redrawQueued = false;
+function requestRedraw() {
+  if (redrawQueued) return;
+  redrawQueued = true;
+  requestAnimationFrame(() => {
+    redrawQueued = false;
+    redraw();
+  });
+}
+
+function redraw() {
+  const t0 = performance.now();
+  const model = app.model;
+  if (!model) return;
+  const shown = app.cursor.seek(app.step);
+  const slow = SPEEDS[app.speedIndex] <= 8 || !app.playing;
+  stage.draw(
+    { step: shown, event: app.cursor.event, values: app.cursor.values, counts: app.cursor.counts },
+    { flash: slow && !reducedMotion.matches },
+  );
+  drawPanel(shown);
+  drawTransport(shown);
+  if (shown >= 0 && !app.firstStepDrawnAt) app.firstStepDrawnAt = performance.now();
+  const dt = performance.now() - t0;
+  app.frameTimes.push(dt);
+  if (app.frameTimes.length > 2000) app.frameTimes.splice(0, 1000);
+}
+
+function fmtBox(box) {
+  const parts = box.start.map((s, a) => {
+    const n = Math.ceil((box.stop[a] - s) / box.step[a]);
+    if (n === 1) return String(s);
+    return box.step[a] === 1 ? `${s}:${box.stop[a]}` : `${s}:${box.stop[a]}:${box.step[a]}`;
+  });
+  return `${box.tensor}[${parts.join(",")}]`;
+}
+
+function drawPanel(shown) {
+  const ev = app.cursor.event;
+  if (ev === app.lastPanelEvent) return;
+  app.lastPanelEvent = ev;
+  const model = app.model;
+  if (!ev) {
+    $("eq-phase").textContent = "–";
+    $("eq-loop").textContent = "";
+    $("eq-text").textContent = model.total ? "Waiting for the first step…" : "This trace has no steps.";
+    $("eq-writes").replaceChildren();
+    $("eq-reads").textContent = "";
+    return;
+  }
+  $("eq-phase").textContent = ev.phase;
+  $("eq-loop").textContent = Object.entries(ev.loop).map(([k, v]) => `${k}=${v}`).join("  ");
+  $("eq-text").textContent = ev.text;
+  const writes = [];
+  let count = 0;
+  for (const w of ev.writes) {
+    const meta = model.tensors[w.tensor];
+    for (let i = 0; i < w.idx.length; i++) {
+      if (count++ >= 6) continue;
+      const span = document.createElement("span");
+      span.className = "w";
+      span.textContent = `${cellName(meta, w.idx[i])} = ${formatLong(w.value[i])}`;
+      writes.push(span);
+    }
+  }
+  if (count > 6) writes.push(document.createTextNode(`… ${count - 6} more cells`));
+  $("eq-writes").replaceChildren(...writes);
+  $("eq-reads").textContent = ev.reads.length ? `reads ${ev.reads.map((r) => fmtBox(r.box)).join(", ")}` : "";
+  if (!app.playing || SPEEDS[app.speedIndex] <= 2) narrate(`Step ${shown + 1} of ${model.total}, ${ev.phase}: ${ev.text}`);
+}
+
+function narrate(text) {
+  $("narration").textContent = text;
+}
+
+function drawTransport(shown) {
+  const model = app.model;
+  const total = model.total;
+  const sc = $("scrubber");
+  if (document.activeElement !== sc || !app.scrubbing) sc.value = String(Math.max(0, shown));
+  $("scrub-loaded").style.width = `${total ? (100 * model.received) / total : 0}%`;
+  $("step-counter").textContent = `step ${shown + 1} / ${total}`;
+  sc.setAttribute("aria-valuetext", `step ${shown + 1} of ${total}${shown >= 0 && app.cursor.event ? `, ${app.cursor.event.phase}` : ""}`);
+  const play = $("btn-play");
+  const label = app.playing ? "❚❚ Pause" : "▶ Play";
+  if (play.textContent !== label) {
+    play.textContent = label;
+    play.setAttribute("aria-label", app.playing ? "Pause" : "Play");
+  }
+}
+
+function buildScrubber(model) {
+  const sc = $("scrubber");
+  sc.max = String(Math.max(0, model.total - 1));
+  const host = $("scrub-phases");
+  host.replaceChildren();
+  const span = Math.max(1, model.total - 1);
+  for (const p of model.phases) {
+    if (p.stop <= p.start) continue;
+    const m = document.createElement("div");
+    m.className = "phase-mark";
+    const left = (100 * p.start) / span;
+    m.style.left = `${left}%`;
+    m.style.width = `${Math.max(0, Math.min(100 - left, (100 * (p.stop - p.start)) / span))}%`;
+    m.textContent = p.name;
+    m.title = `${p.name}: steps ${p.start + 1}–${p.stop}`;
+    host.append(m);
+  }
+}
+
+// ---- moving ------------------------------------------------------------------------
+
+function lastReachable() {
+  return app.model ? Math.max(0, app.model.received - 1) : 0;
+}
+
+/** The step in effect: the one asked for, within what has arrived (drawn at the next frame). */
+function current() {
+  return Math.max(0, Math.min(app.step, lastReachable()));
+}
+
+function setStep(t, { keepPlaying = false } = {}) {
+  if (!app.model) return;
+  if (!keepPlaying) pause();
+  app.step = Math.max(0, Math.min(lastReachable(), t));
+  writeUrl(false);
+  requestRedraw();
+}
+
+function onTick(steps) {
+  if (!app.model) return;
+  const shown = app.cursor.step;
+  const next = shown + steps;
+  if (next >= lastReachable()) {
+    app.step = lastReachable();
+    if (app.model.complete) pause();
+  } else app.step = next;
+  redraw();
+  writeUrl(false);
+}
+
+function play() {
+  if (!app.model || app.playing) return;
+  if (app.cursor.step >= app.model.total - 1) app.step = 0; // play again from the start
+  app.playing = true;
+  ticker.start();
+  requestRedraw();
+}
+
+function pause() {
+  if (!app.playing) return;
+  app.playing = false;
+  ticker.stop();
+  app.lastPanelEvent = undefined; // narrate the step we stopped on
+  writeUrl(true);
+  requestRedraw();
+}
+
+function setSpeed(index) {
+  app.speedIndex = Math.max(0, Math.min(SPEEDS.length - 1, index));
+  $("speed").value = String(app.speedIndex);
+  writeUrl(false);
+}
+
+const actions = {
+  toggle: () => (app.playing ? pause() : play()),
+  next: () => setStep(current() + 1),
+  prev: () => setStep(current() - 1),
+  first: () => setStep(0),
+  last: () => setStep(app.model.total - 1),
+  nextPhase: () => {
+    const s = nextPhaseStart(app.model.phases, current());
+    if (s != null) setStep(s);
+  },
+  prevPhase: () => {
+    const s = previousPhaseStart(app.model.phases, current());
+    if (s != null) setStep(s);
+  },
+  faster: () => setSpeed(app.speedIndex + 1),
+  slower: () => setSpeed(app.speedIndex - 1),
+  fullscreen: () => {
+    if (document.fullscreenElement) document.exitFullscreen().catch(() => {});
+    else if (document.documentElement.requestFullscreen) {
+      document.documentElement.requestFullscreen().catch(() => toast("Full screen is not available here."));
+    }
+  },
+  projector: () => setProjector(!app.projector),
+  keys: () => {
+    const d = $("keys-dialog");
+    if (d.open) d.close();
+    else d.showModal();
+  },
+};
+
+function doAction(name) {
+  if (!actions[name]) return;
+  if (!app.model && !["projector", "keys", "fullscreen", "faster", "slower"].includes(name)) return;
+  actions[name]();
+}
+
+function setProjector(on) {
+  app.projector = on;
+  document.body.classList.toggle("projector", on);
+  $("projector").setAttribute("aria-pressed", String(on));
+}
+
+// ---- the URL -----------------------------------------------------------------------
+
+function writeUrl(now) {
+  if (!app.config) return;
+  clearTimeout(app.urlTimer);
+  const write = () => {
+    const hash = encodeLesson({ config: app.config, step: app.model ? current() : 0, speed: app.speedIndex });
+    if (location.hash !== hash) history.replaceState(null, "", hash);
+  };
+  if (now) write();
+  else app.urlTimer = setTimeout(write, app.playing ? 1000 : 150);
+}
+
+function readUrl() {
+  try {
+    return decodeLesson(location.hash);
+  } catch (err) {
+    toast(err.message);
+    return { config: null, step: null, speed: null };
+  }
+}
+
+// ---- presets -----------------------------------------------------------------------
+
+function setPreset(name) {
+  app.presetName = name;
+  $("preset").value = name;
+  const p = app.presets.find((q) => q.name === name);
+  $("preset-sentence").textContent = p ? p.sentence : "";
+}
+
+async function loadPresets() {
+  try {
+    app.presets = await fetchPresets();
+  } catch (err) {
+    toast(`Presets could not be loaded: ${err.message}`);
+    return;
+  }
+  const sel = $("preset");
+  for (const p of app.presets) sel.append(new Option(p.title, p.name));
+}
+
+async function choosePreset(name) {
+  if (!name) {
+    setPreset("");
+    return;
+  }
+  try {
+    const p = await fetchPreset(name);
+    setPreset(name);
+    app.config = p.config;
+    editors.show(p.config);
+    pause();
+    await run(p.config, { step: 0 });
+  } catch (err) {
+    toast(`Preset ${name}: ${err.message}`);
+  }
+}
+
+// ---- small UI helpers ----------------------------------------------------------------
+
+let toastTimer = 0;
+function toast(text) {
+  const t = $("toast");
+  t.textContent = text;
+  t.hidden = false;
+  clearTimeout(toastTimer);
+  toastTimer = setTimeout(() => (t.hidden = true), 3500);
+}
+
+async function copyLink() {
+  writeUrl(true);
+  try {
+    await navigator.clipboard.writeText(location.href);
+    toast("Link copied: it reopens this lesson at this step.");
+  } catch {
+    toast("Copy the address bar: it holds this lesson and step.");
+  }
+}
+
+// ---- wiring ------------------------------------------------------------------------
+
+function wire() {
+  const speed = $("speed");
+  SPEEDS.forEach((_, i) => speed.append(new Option(speedLabel(i), String(i))));
+  speed.value = String(app.speedIndex);
+  speed.addEventListener("change", () => setSpeed(Number(speed.value)));
+  $("btn-play").addEventListener("click", () => doAction("toggle"));
+  $("btn-next").addEventListener("click", () => doAction("next"));
+  $("btn-prev").addEventListener("click", () => doAction("prev"));
+  $("btn-first").addEventListener("click", () => doAction("first"));
+  $("btn-last").addEventListener("click", () => doAction("last"));
+  $("btn-next-phase").addEventListener("click", () => doAction("nextPhase"));
+  $("btn-prev-phase").addEventListener("click", () => doAction("prevPhase"));
+  const sc = $("scrubber");
+  sc.addEventListener("input", () => {
+    app.scrubbing = true;
+    setStep(Number(sc.value));
+  });
+  sc.addEventListener("change", () => (app.scrubbing = false));
+  $("preset").addEventListener("change", (e) => choosePreset(e.target.value));
+  $("projector").addEventListener("click", () => doAction("projector"));
+  $("show-keys").addEventListener("click", () => doAction("keys"));
+  $("copy-link").addEventListener("click", copyLink);
+  $("apply").addEventListener("click", () => app.config && run(app.config));
+  $("export-json").addEventListener("click", () => {
+    if (app.model) exportJson(app.model.toDocument());
+  });
+  $("export-png").addEventListener("click", async () => {
+    if (!app.model) return;
+    const blob = await stagePng($("stage"), window.devicePixelRatio || 1);
+    download(blob, `convscope-step-${app.cursor.step + 1}.png`);
+  });
+  const list = $("keys-list");
+  for (const [k, what] of KEY_SHEET) {
+    const dt = document.createElement("dt");
+    dt.textContent = k;
+    const dd = document.createElement("dd");
+    dd.textContent = what;
+    list.append(dt, dd);
+  }
+  document.addEventListener("keydown", (e) => {
+    if ($("keys-dialog").open && e.key !== "?") return;
+    const action = keyAction(e);
+    if (!action) return;
+    e.preventDefault();
+    doAction(action);
+  });
+  window.addEventListener("hashchange", () => {
+    const lesson = readUrl();
+    if (lesson.config && JSON.stringify(lesson.config) !== JSON.stringify(app.config)) {
+      setPreset("");
+      editors.show(lesson.config);
+      run(lesson.config, { step: lesson.step ?? 0 });
+    } else if (lesson.step != null && app.cursor && lesson.step !== app.cursor.step) setStep(lesson.step);
+  });
+}
+
+async function start() {
+  wire();
+  const lesson = readUrl();
+  if (lesson.speed != null) setSpeed(lesson.speed);
+  const presetsLoaded = loadPresets();
+  if (lesson.config) {
+    app.config = lesson.config;
+    editors.show(lesson.config);
+    await Promise.all([presetsLoaded, run(lesson.config, { step: lesson.step ?? 0 })]);
+    return;
+  }
+  await presetsLoaded;
+  const first = app.presets.find((p) => p.name === "d2l") ?? app.presets[0];
+  if (first) await choosePreset(first.name);
+  else {
+    app.config = clone(DEFAULT_CONFIG);
+    editors.show(app.config);
+    await run(app.config, { step: 0 });
+  }
+}
+
+// A small handle for tests and benchmarks: read-only views of the state, and the same
+// actions the keys trigger.
+window.convscope = {
+  get step() {
+    return app.model && app.model.received ? current() : -1;
+  },
+  get shownStep() {
+    return app.cursor ? app.cursor.step : -1;
+  },
+  get total() {
+    return app.model ? app.model.total : 0;
+  },
+  get received() {
+    return app.model ? app.model.received : 0;
+  },
+  get complete() {
+    return Boolean(app.model && app.model.complete && !app.controller && !app.debouncing);
+  },
+  get playing() {
+    return app.playing;
+  },
+  get speed() {
+    return SPEEDS[app.speedIndex];
+  },
+  get config() {
+    return clone(app.config);
+  },
+  document: () => (app.model ? app.model.toDocument() : null),
+  frameTimes: () => app.frameTimes.slice(),
+  resetFrameTimes: () => (app.frameTimes = []),
+  timings: () => ({ runStartedAt: app.runStartedAt, firstStepDrawnAt: app.firstStepDrawnAt }),
+  seek: (t) => {
+    setStep(t);
+    redraw();
+    return app.cursor.step;
+  },
+  setSpeedIndex: setSpeed,
+  play,
+  pause,
+};
+
+start();

@@ -1,0 +1,364 @@
+"""The page in Debian's Chromium (Playwright), served by a real uvicorn process.
+
+What the page shows is checked against the server's own trace document, replayed here
+independently (NumPy over the event boxes). Every test also asserts that no request left
+for another host and that the console stayed free of errors.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+
+import httpx
+import pytest
+
+from test_browser_helpers import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    cell_texts,
+    chromium_missing_reason,
+    live_server,
+    replay,
+    shown_number,
+    wait_complete,
+    wait_until,
+)
+
+pytestmark = pytest.mark.browser
+
+_missing = chromium_missing_reason()
+if _missing:
+    if os.environ.get("CI") == "true":
+        raise RuntimeError(f"browser tests cannot run in CI: {_missing}")
+    pytest.skip(_missing, allow_module_level=True)
+
+from playwright.sync_api import sync_playwright  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def base_url():
+    with live_server() as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+class PageWatch:
+    """A page plus what it did: every request URL and every console error."""
+
+    def __init__(self, page, base_url):
+        self.page = page
+        self.base_url = base_url
+        self.requests: list[str] = []
+        self.errors: list[str] = []
+        page.on("request", lambda r: self.requests.append(r.url))
+        page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: self.errors.append(str(e)))
+
+    def check(self, allowed_errors: tuple[str, ...] = ()):
+        foreign = [u for u in self.requests if not (u.startswith(self.base_url + "/") or u.startswith(("data:", "blob:")))]
+        assert not foreign, f"requests left for another host: {foreign}"
+        errors = [e for e in self.errors if not any(a in e for a in allowed_errors)]
+        assert not errors, f"console errors: {errors}"
+
+
+@pytest.fixture
+def open_page(browser, base_url):
+    watches = []
+
+    def opener(path: str = "/", viewport=(1600, 1000), **context_args):
+        context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]}, accept_downloads=True, **context_args)
+        page = context.new_page()
+        watch = PageWatch(page, base_url)
+        watches.append((watch, context))
+        page.goto(base_url + path)
+        wait_complete(page)
+        return watch
+
+    yield opener
+    for watch, context in watches:
+        # 422 answers are expected where a test sends bad input; Chromium logs them as
+        # failed resources
+        watch.check(allowed_errors=("status of 422",))
+        context.close()
+
+
+def server_document(base_url: str, config: dict) -> dict:
+    r = httpx.post(base_url + "/api/trace", json=config, timeout=30)
+    r.raise_for_status()
+    return r.json()
+
+
+def step_of(page) -> int:
+    return page.evaluate("window.convscope.step")
+
+
+def assert_stage_matches(page, doc: dict, step: int) -> None:
+    """Every drawn cell of every tensor shows the trace's value at ``step`` (written
+    tensors: the replay of events 0..step; cells no event has written yet are empty)."""
+    values, counts = replay(doc, step)
+    for name, t in doc["tensors"].items():
+        texts = cell_texts(page, name)
+        assert texts, f"no cells drawn for {name}"
+        flat_values = (values[name] if name in values else __import__("numpy").asarray(t["data"]).reshape(t["shape"])).ravel()
+        flat_counts = counts[name].ravel() if name in counts else None
+        for idx, text in texts.items():
+            shown = shown_number(text)
+            if flat_counts is not None and flat_counts[idx] == 0:
+                assert shown is None, f"{name}[{idx}] at step {step}: shows {text!r} before any write"
+                continue
+            want = float(flat_values[idx])
+            assert shown is not None and abs(shown - want) <= 5e-3 * max(1.0, abs(want)), (
+                f"{name}[{idx}] at step {step}: shows {text!r}, trace says {want}"
+            )
+
+
+def assert_equation_matches(page, doc: dict, step: int) -> None:
+    ev = doc["events"][step]
+    assert page.inner_text("#eq-text") == ev["text"]
+    assert page.inner_text("#eq-phase").lower() == ev["phase"].lower()
+    written = page.inner_text("#eq-writes")
+    w = ev["writes"][0]
+    assert f"= {_fmt(w['value'][0])}" in written.replace("−", "-"), written
+
+
+def _fmt(v: float) -> str:
+    return str(int(v)) if float(v).is_integer() else f"{v:.6g}"
+
+
+def choose_preset(page, name: str) -> None:
+    page.select_option("#preset", name)
+    wait_until(page, f"window.convscope.config && JSON.stringify(window.convscope.config) !== '' && document.querySelector('#preset').value === '{name}'")
+    wait_until(page, "window.convscope.complete && window.convscope.step === 0")
+
+
+def test_d2l_preset_values_and_equation_at_several_steps(open_page, base_url):
+    w = open_page()
+    page = w.page
+    assert page.input_value("#preset") == "d2l"
+    doc = server_document(base_url, page.evaluate("window.convscope.config"))
+    assert page.evaluate("window.convscope.total") == doc["total_events"]
+    z_event = next(k for k, e in enumerate(doc["events"]) if any(x["tensor"] == "z" and x["start"] == [0, 0, 1, 0] for x in e["writes"]))
+    for step in (0, z_event, doc["total_events"] // 2, doc["total_events"] - 1):
+        page.evaluate(f"window.convscope.seek({step})")
+        assert step_of(page) == step
+        assert_stage_matches(page, doc, step)
+        assert_equation_matches(page, doc, step)
+    page.evaluate(f"window.convscope.seek({z_event})")
+    # design.md's worked example: the cell z[0,0,1,0] shows 37, written this step
+    cell = page.locator('.cell[data-tensor="z"][data-idx="2"]')
+    assert cell.inner_text() == "37"
+    assert "wr" in cell.get_attribute("class")
+    # its window is read on the padded input, with an outline, and narrated
+    assert page.locator('.cell.rd[data-tensor="xp"]').count() == 4
+    assert page.locator('[data-tensor="xp"] .box-outline').count() == 1
+    assert doc["events"][z_event]["text"] in page.inner_text("#narration")
+    assert "replay-checked" in page.inner_text("#badge")
+
+
+def test_keys_and_buttons_move_the_step(open_page, base_url):
+    w = open_page()
+    page = w.page
+    total = page.evaluate("window.convscope.total")
+    phases = server_document(base_url, page.evaluate("window.convscope.config"))["phases"]
+    page.locator("#stage").click(position={"x": 5, "y": 5})
+    assert step_of(page) == 0
+    for key, want in [("ArrowRight", 1), ("ArrowRight", 2), ("ArrowLeft", 1), ("PageDown", 2), ("PageUp", 1), ("End", total - 1), ("Home", 0)]:
+        page.keyboard.press(key)
+        wait_until(page, f"window.convscope.step === {want}", 3)
+    starts = [p["start"] for p in phases if p["stop"] > p["start"]]
+    page.keyboard.press("]")
+    wait_until(page, f"window.convscope.step === {starts[1]}", 3)
+    page.keyboard.press("]")
+    wait_until(page, f"window.convscope.step === {starts[2]}", 3)
+    page.keyboard.press("[")
+    wait_until(page, f"window.convscope.step === {starts[1]}", 3)
+    page.click("#btn-next")
+    assert step_of(page) == starts[1] + 1
+    page.click("#btn-prev")
+    page.click("#btn-prev")
+    assert step_of(page) == starts[1] - 1
+    page.click("#btn-last")
+    assert step_of(page) == total - 1
+    page.click("#btn-first")
+    page.click("#btn-next-phase")
+    assert step_of(page) == starts[1]
+    # speed keys, and Space plays to the end at top speed
+    speed0 = page.evaluate("window.convscope.speed")
+    page.keyboard.press("+")
+    assert page.evaluate("window.convscope.speed") > speed0
+    page.keyboard.press("-")
+    assert page.evaluate("window.convscope.speed") == speed0
+    page.evaluate("window.convscope.setSpeedIndex(99)")
+    page.locator("#stage").click(position={"x": 5, "y": 5})
+    page.keyboard.press(" ")
+    wait_until(page, "window.convscope.playing || window.convscope.step === window.convscope.total - 1", 3)
+    wait_until(page, f"!window.convscope.playing && window.convscope.step === {total - 1}", 10)
+    # key sheet
+    page.keyboard.press("?")
+    assert page.locator("#keys-dialog").is_visible()
+    page.keyboard.press("Escape")
+    assert not page.locator("#keys-dialog").is_visible()
+
+
+def test_scrubber_and_phase_markers(open_page, base_url):
+    w = open_page()
+    page = w.page
+    choose_preset(page, "cs231n")
+    doc = server_document(base_url, page.evaluate("window.convscope.config"))
+    nonempty = [p for p in doc["phases"] if p["stop"] > p["start"]]
+    marks = page.locator(".phase-mark")
+    assert marks.count() == len(nonempty)
+    assert [marks.nth(i).inner_text() for i in range(marks.count())] == [p["name"] for p in nonempty]
+    assert page.get_attribute("#scrubber", "max") == str(doc["total_events"] - 1)
+    target = doc["total_events"] * 2 // 3
+    page.locator("#scrubber").fill(str(target))
+    wait_until(page, f"window.convscope.step === {target}", 3)
+    assert_stage_matches(page, doc, target)
+    assert_equation_matches(page, doc, target)
+
+
+def test_url_round_trip_reopens_the_same_lesson_at_the_same_step(open_page, base_url):
+    w = open_page()
+    page = w.page
+    choose_preset(page, "stride2")
+    config = page.evaluate("window.convscope.config")
+    page.evaluate("window.convscope.seek(17)")
+    wait_until(page, "location.hash.startsWith('#s=17&')", 3)
+    link = page.url
+    page.reload()
+    wait_complete(page)
+    assert step_of(page) == 17
+    assert page.evaluate("window.convscope.config") == config
+    doc = server_document(base_url, config)
+    assert_stage_matches(page, doc, 17)
+    # a fresh tab from the copied link lands there too
+    w2 = open_page(link.removeprefix(base_url))
+    assert step_of(w2.page) == 17
+
+
+def test_projector_mode_large_text_and_contrast(open_page):
+    w = open_page(viewport=(1920, 1080))
+    page = w.page
+    page.locator("#stage").click(position={"x": 5, "y": 5})
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("p")
+    assert page.evaluate("document.body.classList.contains('projector')")
+    assert not page.locator("#setup").is_visible()
+    report = page.evaluate(
+        """() => {
+        const lum = (rgb) => {
+          const [r, g, b] = rgb.map((v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; });
+          return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+        };
+        const parse = (c) => { const m = c.match(/[\\d.]+/g); return m ? m.map(Number) : [0, 0, 0, 0]; };
+        const bgOf = (el) => {
+          for (let e = el; e; e = e.parentElement) {
+            const c = parse(getComputedStyle(e).backgroundColor);
+            if (c.length < 4 || c[3] > 0.5) return c.slice(0, 3);
+          }
+          return [0, 0, 0];
+        };
+        const small = [], low = [];
+        for (const el of document.querySelectorAll('body *')) {
+          const own = Array.from(el.childNodes).some((n) => n.nodeType === 3 && n.nodeValue.trim());
+          if (!own) continue;
+          const r = el.getBoundingClientRect();
+          if (!r.width || !r.height || el.closest('[hidden], dialog:not([open]), .visually-hidden')) continue;
+          const st = getComputedStyle(el);
+          if (st.visibility === 'hidden' || st.display === 'none') continue;
+          const size = parseFloat(st.fontSize);
+          if (size < 24) small.push(`${el.tagName}.${el.className}: ${size}px "${el.textContent.trim().slice(0, 20)}"`);
+          const fg = lum(parse(st.color).slice(0, 3)), bg = lum(bgOf(el));
+          const ratio = (Math.max(fg, bg) + 0.05) / (Math.min(fg, bg) + 0.05);
+          if (ratio < 7) low.push(`${el.tagName}.${el.className}: ${ratio.toFixed(2)} "${el.textContent.trim().slice(0, 20)}"`);
+        }
+        return {small, low, width: document.documentElement.scrollWidth};
+      }"""
+    )
+    assert not report["small"], report["small"][:10]
+    assert not report["low"], report["low"][:10]
+    assert report["width"] <= 1920
+    page.keyboard.press("p")
+    assert page.locator("#setup").is_visible()
+
+
+def test_phone_viewport_stacks_without_horizontal_scroll(open_page):
+    w = open_page(viewport=(390, 844), is_mobile=True, has_touch=True)
+    page = w.page
+    choose_preset(page, "cs231n")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    viewer = page.locator("#viewer").bounding_box()
+    setup = page.locator("#setup").bounding_box()
+    assert setup["y"] >= viewer["y"] + viewer["height"] - 1, "controls stack below the stage"
+    assert setup["x"] >= 0 and setup["x"] + setup["width"] <= 390
+    page.click("#btn-next")
+    assert step_of(page) == 1
+
+
+def test_invalid_input_shows_the_servers_message_and_keeps_the_last_trace(open_page):
+    w = open_page()
+    page = w.page
+    page.evaluate("window.convscope.seek(5)")
+    before = cell_texts(page, "x")
+    page.fill('input[name="stride_h"]', "0")
+    page.locator('input[name="stride_h"]').blur()
+    err = page.locator('[data-error-for="stride"]')
+    err.wait_for(state="visible", timeout=5000)
+    assert "stride must be at least 1, got 0" in err.inner_text()
+    assert page.get_attribute('input[name="stride_h"]', "aria-invalid") == "true"
+    assert cell_texts(page, "x") == before
+    assert step_of(page) == 5
+    # a kernel larger than the padded input: the server's numbers, next to the shapes
+    page.fill('input[name="stride_h"]', "1")
+    page.fill('input[name="KH"]', "9")
+    page.locator('input[name="KH"]').blur()
+    err_w = page.locator('[data-error-for="w"]')
+    err_w.wait_for(state="visible", timeout=5000)
+    assert re.search(r"kernel spans 9 rows", err_w.inner_text()), err_w.inner_text()
+    assert err.is_hidden()
+
+
+def test_editing_a_cell_and_a_generator_reruns_the_trace(open_page, base_url):
+    w = open_page()
+    page = w.page
+    page.click('[data-editor="x"] > summary')
+    first = page.locator('[data-editor="x"] input[data-idx="0"]')
+    first.fill("5")
+    first.press("Tab")
+    wait_until(page, "window.convscope.complete && window.convscope.config.x[0][0][0][0] === 5", 10)
+    assert page.locator('.cell[data-tensor="x"][data-idx="0"]').inner_text() == "5"
+    # paste a block into the second cell
+    page.evaluate(
+        """() => { const inp = document.querySelector('[data-editor="x"] input[data-idx="1"]');
+                   const dt = new DataTransfer(); dt.setData('text', '7 8\\n9');
+                   inp.dispatchEvent(new ClipboardEvent('paste', {clipboardData: dt, bubbles: true, cancelable: true})); }"""
+    )
+    wait_until(page, "window.convscope.complete && JSON.stringify(window.convscope.config.x[0][0][0]) === '[5,7,8]'", 10)
+    assert page.locator('.cell[data-tensor="x"][data-idx="3"]').inner_text() == "9"
+    # a generator with a seed
+    page.select_option('select[name="x_fill"]', "arange")
+    wait_until(page, "window.convscope.complete && window.convscope.config.x.fill === 'arange'", 10)
+    doc = server_document(base_url, page.evaluate("window.convscope.config"))
+    assert [shown_number(t) for _, t in sorted(cell_texts(page, "x").items())] == doc["tensors"]["x"]["data"]
+
+
+def test_exports_trace_json_and_stage_png(open_page, base_url):
+    w = open_page()
+    page = w.page
+    with page.expect_download() as d:
+        page.click("#export-json")
+    doc = json.loads(open(d.value.path(), encoding="utf-8").read())
+    assert doc == server_document(base_url, page.evaluate("window.convscope.config"))
+    with page.expect_download() as d:
+        page.click("#export-png")
+    data = open(d.value.path(), "rb").read()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 2000
