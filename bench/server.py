@@ -1,0 +1,225 @@
+"""Service benchmark on loopback, all figures measured in one run.
+
+1. Latency: 100 concurrent clients POST the CS231n preset to /api/trace (a uvicorn
+   process, one worker), with the document cache on (the default) and off.
+   Prints p50/p99 and the error count. Targets: p99 <= 100 ms, 0 errors.
+2. Streaming: time to the first NDJSON line / total time, for the largest trace the
+   default limits allow (19 420 events, mac granularity). Target <= 5 %.
+3. Encoder: bytes and time of orjson against FastAPI's default path (validate the
+   return value with the response model, then dump it with pydantic-core) and against
+   the standard library's json (JSONResponse), on that same trace; alternating,
+   median of repeats.
+
+Run: .venv/bin/python bench/server.py [--clients 100] [--requests 10]
+The load generator shares the machine's cores with the server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from server.presets import PRESETS  # noqa: E402
+
+LARGEST = {
+    "x": {"fill": "randint", "shape": [1, 3, 10, 10], "low": -3, "high": 3, "seed": 1},
+    "w": {"fill": "randint", "shape": [8, 3, 2, 2], "low": -2, "high": 2, "seed": 2},
+    "dout": {"fill": "randint", "shape": [1, 8, 10, 10], "low": -2, "high": 2, "seed": 3},
+    "padding": "same",
+    "granularity": "mac",
+}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """A uvicorn process running ConvScope on a free loopback port."""
+
+    def __init__(self, **env: str):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/"
+        clean = {k: v for k, v in os.environ.items() if not k.startswith("CONVSCOPE_")}
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "uvicorn", "server.app:create_app_from_env", "--factory",
+             "--host", "127.0.0.1", "--port", str(self.port), "--log-level", "warning"],
+            cwd=ROOT, env={**clean, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                httpx.get(self.url + "api/health", timeout=1)
+                return
+            except httpx.TransportError:
+                if time.monotonic() > deadline or self.process.poll() is not None:
+                    raise RuntimeError("server did not start")
+                time.sleep(0.1)
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=10)
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    k = min(len(ordered) - 1, max(0, round(p / 100 * (len(ordered) - 1))))
+    return ordered[k]
+
+
+async def _client(port: int, request: bytes, count: int, latencies: list[float]) -> int:
+    """One keep-alive HTTP/1.1 connection sending ``count`` requests; returns errors."""
+    errors = 0
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        for _ in range(count):
+            start = time.perf_counter()
+            try:
+                writer.write(request)
+                await writer.drain()
+                head = await reader.readuntil(b"\r\n\r\n")
+                status = int(head.split(b" ", 2)[1])
+                length = next(
+                    int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
+                    if line.lower().startswith(b"content-length:")
+                )
+                await reader.readexactly(length)
+                errors += status != 200
+            except (OSError, ValueError, StopIteration, asyncio.IncompleteReadError):
+                errors += 1
+                break
+            finally:
+                latencies.append(time.perf_counter() - start)
+    finally:
+        writer.close()
+    return errors
+
+
+async def load(port: int, body: dict, clients: int, requests: int) -> tuple[list[float], int]:
+    """``clients`` concurrent connections, ``requests`` each, POST /api/trace.
+
+    A minimal HTTP/1.1 client (keep-alive, Content-Length framing): httpx's per-request
+    CPU cost, on the same two cores as the server, dominated the first measurements
+    (124 requests/s), so it would have measured the client, not the service.
+    """
+    payload = json.dumps(body).encode()
+    request = (
+        f"POST /api/trace HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(payload)}\r\n\r\n"
+    ).encode() + payload
+    await _client(port, request, 3, [])  # warm up
+    latencies: list[float] = []
+    errors = await asyncio.gather(*(_client(port, request, requests, latencies) for _ in range(clients)))
+    return latencies, sum(errors)
+
+
+def latency_section(clients: int, requests: int) -> None:
+    body = PRESETS["cs231n"].config
+    print(f"1. /api/trace, CS231n preset, {clients} concurrent clients x {requests} requests, 1 worker")
+    for label, env in (("cache on (default)", {}), ("cache off", {"CONVSCOPE_CACHE_ENTRIES": "0"})):
+        server = Server(**env)
+        try:
+            start = time.perf_counter()
+            latencies, errors = asyncio.run(load(server.port, body, clients, requests))
+            wall = time.perf_counter() - start
+        finally:
+            server.stop()
+        ms = [v * 1000 for v in latencies]
+        print(
+            f"   {label:20s} p50 {percentile(ms, 50):6.1f} ms  p99 {percentile(ms, 99):6.1f} ms  "
+            f"errors {errors}  ({len(ms) / wall:.0f} requests/s)"
+        )
+
+
+def stream_section(repeats: int) -> None:
+    server = Server()
+    try:
+        ratios, firsts, totals, sizes = [], [], [], []
+        with httpx.Client(timeout=120) as client:
+            client.post(server.url + "api/trace/stream", json=LARGEST)  # warm up
+            for _ in range(repeats):
+                start = time.perf_counter()
+                first = None
+                size = 0
+                with client.stream("POST", server.url + "api/trace/stream", json=LARGEST) as response:
+                    assert response.status_code == 200, response.read()[:300]
+                    for line in response.iter_lines():
+                        if first is None:
+                            first = time.perf_counter() - start
+                            events = json.loads(line)["total_events"]
+                        size += len(line) + 1
+                total = time.perf_counter() - start
+                ratios.append(first / total)
+                firsts.append(first)
+                totals.append(total)
+                sizes.append(size)
+    finally:
+        server.stop()
+    print(f"2. /api/trace/stream, largest trace the default limits allow ({events} events, {sizes[0] / 1e6:.1f} MB)")
+    print(
+        f"   first line {statistics.median(firsts) * 1000:.1f} ms, total {statistics.median(totals) * 1000:.0f} ms, "
+        f"first/total {statistics.median(ratios) * 100:.2f} % (median of {repeats})"
+    )
+
+
+def encoder_section(repeats: int) -> None:
+    import orjson
+
+    from convcore.trace import build_trace
+    from server.schemas import TraceDocument
+
+    doc = build_trace(LARGEST)
+
+    def fastapi_default() -> bytes:  # what FastAPI does with response_model=TraceDocument
+        return TraceDocument.model_validate(doc).model_dump_json(by_alias=True).encode()
+
+    def stdlib_json() -> bytes:  # JSONResponse
+        return json.dumps(doc, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
+
+    def with_orjson() -> bytes:
+        return orjson.dumps(doc, option=orjson.OPT_SERIALIZE_NUMPY)
+
+    contenders = {"orjson (chosen)": with_orjson, "FastAPI default (pydantic)": fastapi_default, "json (JSONResponse)": stdlib_json}
+    times: dict[str, list[float]] = {name: [] for name in contenders}
+    sizes: dict[str, int] = {}
+    for _ in range(repeats):
+        for name, encode in contenders.items():  # alternating
+            start = time.perf_counter()
+            body = encode()
+            times[name].append(time.perf_counter() - start)
+            sizes[name] = len(body)
+    chosen = statistics.median(times["orjson (chosen)"])
+    print(f"3. encoding the same trace document ({doc['total_events']} events), median of {repeats}")
+    for name in contenders:
+        t = statistics.median(times[name])
+        print(f"   {name:27s} {sizes[name] / 1e6:6.2f} MB  {t * 1000:7.1f} ms  {t / chosen:5.1f}x orjson's time")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--clients", type=int, default=100)
+    parser.add_argument("--requests", type=int, default=10, help="requests per client")
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    latency_section(args.clients, args.requests)
+    stream_section(args.repeats)
+    encoder_section(args.repeats)
+
+
+if __name__ == "__main__":
+    main()
