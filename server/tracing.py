@@ -16,23 +16,17 @@ from typing import Any, Iterator
 from convcore.functional import backward_padded, crop_padding, forward_padded, pad_input
 from convcore.layout import nchw_to_nhwc, oihw_to_hwio
 from convcore.spec import ConvSpecError
+from convcore.trace import build_trace, count_events, iter_trace, resolve_config
 
 from . import guard
 from .encoding import encode_json
-from .errors import ApiError, too_large, unprocessable
+from .errors import too_large
 from .settings import Settings
 
 __all__ = ["DocumentCache", "Prepared", "conv_result", "document_bytes", "prepare", "stream_lines"]
 
 # Exceptions convcore raises for input it cannot use. Anything else is a bug and a 500.
 _INPUT_ERRORS = (ConvSpecError, ValueError, TypeError, OverflowError, MemoryError)
-
-
-def _trace_api():
-    """The ``convcore.trace`` module (imported on first use)."""
-    from convcore import trace
-
-    return trace
 
 
 @dataclass(frozen=True)
@@ -50,9 +44,8 @@ def prepare(config: dict[str, Any], settings: Settings, count: bool = True) -> P
     ``count``: also count the trace's events and hold them to ``max_events``.
     """
     guard.check_inputs(config, settings)
-    trace = _trace_api()
     try:
-        resolved = trace.resolve_config(
+        resolved = resolve_config(
             config, max_elements=settings.max_tensor_elements, max_abs=settings.max_abs_value
         )
     except _INPUT_ERRORS as exc:
@@ -60,7 +53,7 @@ def prepare(config: dict[str, Any], settings: Settings, count: bool = True) -> P
     total = None
     if count:
         try:
-            total = int(trace.count_events(resolved))
+            total = int(count_events(resolved))
         except _INPUT_ERRORS as exc:
             raise guard.raise_for(exc) from exc
         if total > settings.max_events:
@@ -75,7 +68,7 @@ def prepare(config: dict[str, Any], settings: Settings, count: bool = True) -> P
 def document_bytes(prepared: Prepared) -> bytes:
     """The whole trace document of a prepared config, encoded as JSON."""
     try:
-        doc = _trace_api().build_trace(prepared.resolved)
+        doc = build_trace(prepared.resolved)
     except _INPUT_ERRORS as exc:
         raise guard.raise_for(exc) from exc
     return encode_json(doc)
@@ -84,7 +77,7 @@ def document_bytes(prepared: Prepared) -> bytes:
 def stream_lines(prepared: Prepared) -> Iterator[dict[str, Any]]:
     """The lines (header, events, end) of a prepared config; the header is computed
     now, the events lazily as the iterator is pulled."""
-    return iter(_trace_api().iter_trace(prepared.resolved))
+    return iter(iter_trace(prepared.resolved))
 
 
 def conv_result(prepared: Prepared) -> dict[str, Any]:
@@ -154,5 +147,3 @@ class DocumentCache:
             while len(self._items) > self.entries:
                 self._items.popitem(last=False)
 
-
-__all__ += ["ApiError", "unprocessable"]
