@@ -33,7 +33,7 @@ const app = {
   debounce: 0,
 };
 
-const stage = new Stage($("stage"));
+const stage = new Stage($("stage"), { onReveal: () => requestRedraw() });
 const editors = new SetupEditors($("setup-form"), onConfigEdited);
 const ticker = new Ticker({ getSpeed: () => SPEEDS[app.speedIndex], onSteps: onTick });
 
@@ -162,8 +162,11 @@ function redraw() {
     { step: shown, event: app.cursor.event, values: app.cursor.values, counts: app.cursor.counts },
     { flash: slow && !reducedMotion.matches },
   );
+  const pi = shown >= 0 ? phaseIndexAt(model.phases, shown) : -1;
+  stage.setFocus(pi >= 0 && model.touched[pi].size ? model.touched[pi] : null);
   drawPanel(shown);
   drawTransport(shown);
+  if (app.measureLayout) void document.body.offsetHeight; // include style and layout in the frame time
   if (shown >= 0 && !app.firstStepDrawnAt) app.firstStepDrawnAt = performance.now();
   const dt = performance.now() - t0;
   app.frameTimes.push(dt);
@@ -345,6 +348,7 @@ function doAction(name) {
 function setProjector(on) {
   app.projector = on;
   document.body.classList.toggle("projector", on);
+  document.documentElement.classList.toggle("projector", on);
   $("projector").setAttribute("aria-pressed", String(on));
 }
 
@@ -395,6 +399,7 @@ async function choosePreset(name) {
     setPreset("");
     return;
   }
+  app.loadingPreset = true;
   try {
     const p = await fetchPreset(name);
     setPreset(name);
@@ -404,6 +409,8 @@ async function choosePreset(name) {
     await run(p.config, { step: 0 });
   } catch (err) {
     toast(`Preset ${name}: ${err.message}`);
+  } finally {
+    app.loadingPreset = false;
   }
 }
 
@@ -523,13 +530,16 @@ window.convscope = {
     return app.model ? app.model.received : 0;
   },
   get complete() {
-    return Boolean(app.model && app.model.complete && !app.controller && !app.debouncing);
+    return Boolean(app.model && app.model.complete && !app.controller && !app.debouncing && !app.loadingPreset);
   },
   get playing() {
     return app.playing;
   },
   get speed() {
     return SPEEDS[app.speedIndex];
+  },
+  get preset() {
+    return app.presetName;
   },
   get config() {
     return clone(app.config);
@@ -544,6 +554,7 @@ window.convscope = {
     return app.cursor.step;
   },
   setSpeedIndex: setSpeed,
+  measureLayout: (on) => (app.measureLayout = Boolean(on)),
   play,
   pause,
 };

@@ -39,10 +39,11 @@ export function orderedNames(names) {
 }
 
 export class Stage {
-  constructor(container) {
+  /** onReveal() is called when a slice scrolled out of view comes back (it needs a redraw). */
+  constructor(container, { onReveal = () => {} } = {}) {
     this.container = container;
     this.model = null;
-    this.flash = true;
+    this.onReveal = onReveal;
   }
 
   /** Build the DOM for every tensor of `model` (a TraceModel). */
@@ -53,6 +54,7 @@ export class Stage {
     this.prevWrites = [];
     this.outlines = [];
     this.lastEvent = undefined;
+    this.focusKey = undefined;
     const frag = document.createDocumentFragment();
     const groups = {};
     for (const name of orderedNames(model.names)) {
@@ -82,12 +84,25 @@ export class Stage {
     fig.append(cap);
     const cells = new Array(meta.size);
     const grids = [];
+    const slicesEls = [];
     const bandsEl = el("div", "bands");
     for (const band of layout.bands) {
       const bandEl = el("div", "band");
       const slicesEl = el("div", "slices");
       for (const sl of band.slices) {
         const sliceEl = el("div", "slice");
+        // content-visibility: auto lets the browser skip slices out of view; draw() skips
+        // them too and catches up when they come back
+        sliceEl.style.setProperty("--rows", layout.rows);
+        sliceEl.style.setProperty("--cols", layout.cols);
+        const sliceIndex = slicesEls.length;
+        slicesEls.push(sliceEl);
+        sliceEl.addEventListener("contentvisibilityautostatechange", (e) => {
+          const view = this.views[name];
+          if (!view) return;
+          view.skipped[sliceIndex] = e.skipped ? 1 : 0;
+          if (!e.skipped) this.onReveal();
+        });
         sliceEl.append(el("div", "slice-label", sl.label ? `${name} · ${sl.label}` : name));
         const grid = el("div", "grid");
         grid.style.gridTemplateColumns = `repeat(${layout.cols}, var(--cell))`;
@@ -114,8 +129,14 @@ export class Stage {
     }
     const drawn = new Int32Array(layout.slices.length * layout.rows * layout.cols);
     layout.slices.forEach((sl, k) => drawn.set(sl.cells, k * sl.cells.length));
+    const skipped = new Uint8Array(layout.slices.length);
+    let padFlat = null;
+    if (mask) {
+      padFlat = new Set();
+      for (const sl of layout.slices) for (let k = 0; k < sl.cells.length; k++) if (mask[k]) padFlat.add(sl.cells[k]);
+    }
     this.views[name] = {
-      meta, layout, fig, cells, grids, drawn,
+      meta, layout, fig, cells, grids, drawn, padFlat, skipped, perSlice: layout.rows * layout.cols,
       scale: absMax(meta.data),
       shownValue: new Float64Array(meta.size).fill(NaN),
       shownWritten: new Int8Array(meta.size).fill(-1),
@@ -133,11 +154,16 @@ export class Stage {
       const v = this.views[name];
       const values = frame.values[name];
       const counts = frame.counts ? frame.counts[name] : undefined;
-      const { drawn, cells, shownValue, shownWritten, scale } = v;
+      const { drawn, cells, shownValue, shownWritten, scale, padFlat, skipped, perSlice } = v;
       for (let k = 0; k < drawn.length; k++) {
+        if (skipped[(k / perSlice) | 0]) {
+          k += perSlice - 1 - (k % perSlice); // the whole slice is out of view
+          continue;
+        }
         const flat = drawn[k];
         const val = values[flat];
-        const written = counts === undefined || counts[flat] > 0 ? 1 : 0;
+        // padding cells are zero by definition, written or not
+        const written = counts === undefined || counts[flat] > 0 || (padFlat !== null && padFlat.has(flat)) ? 1 : 0;
         if (shownWritten[flat] === written && (shownValue[flat] === val || (!written && shownWritten[flat] === 0))) continue;
         const cell = cells[flat];
         shownValue[flat] = val;
@@ -157,6 +183,14 @@ export class Stage {
       this._highlight(frame.event, flash);
       this.lastEvent = frame.event;
     }
+  }
+
+  /** Mark the figures outside `names` (a Set; null = all in) as off-phase. */
+  setFocus(names) {
+    const key = names ? [...names].sort().join(",") : "";
+    if (key === this.focusKey) return;
+    this.focusKey = key;
+    for (const name in this.views) this.views[name].fig.classList.toggle("off-phase", Boolean(names) && !names.has(name));
   }
 
   _highlight(event, flash) {

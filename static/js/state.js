@@ -137,6 +137,7 @@ export class TraceModel {
     }
     this.checkpoints = []; // checkpoints[k] = {values, counts} before event k * checkpointEvery
     this.complete = this.total === 0;
+    this.touched = this.phases.map(() => new Set()); // per phase: tensors its events read or write
   }
 
   get received() {
@@ -169,6 +170,11 @@ export class TraceModel {
         }
         return { tensor: box.tensor, box, idx, value, delta: Float64Array.from(box.delta ?? []), prev };
       });
+      const pi = phaseIndexAt(this.phases, k);
+      if (pi >= 0) {
+        for (const r of reads) this.touched[pi].add(r.tensor);
+        for (const w of writes) this.touched[pi].add(w.tensor);
+      }
       this.events.push(ev);
       this.compiled.push({ phase: ev.phase, loop: ev.loop ?? {}, text: ev.text ?? "", reads, writes });
     }
