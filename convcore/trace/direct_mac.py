@@ -14,10 +14,10 @@ at ``[n, f, i, j]``.
   they appear in ``loop_order``), ``dw`` (``loop_order``), ``dx`` (``dx_loop_order``).
   Seed 004: loop_order "nfijklc", dx_loop_order "nijklfc".
 
-Speed: indices are computed with NumPy per chunk of iterations and turned into Python
-lists in bulk; per-cell Boxes and text pieces come from ``TraceContext.cells``; the
-running sums live in Python lists (copied back to the context's state at the end);
-events share the per-cell read Boxes.
+Speed: per chunk of iterations NumPy computes the indices, the products, the running
+values (``events.running_sums``, bit-identical to adding one MAC at a time) and their
+text (``format.number_list``), all turned into lists in bulk; per-cell Boxes and text
+pieces come from ``TraceContext.cells``; events share the per-cell read Boxes.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from typing import Iterator
 import numpy as np
 
 from . import format as fmt
-from .events import TraceContext
+from .events import TraceContext, running_sums
 from .loops import ordered_chunks, sub_order
 from .views import Phase
 
@@ -40,9 +40,9 @@ def _sizes(spec) -> dict[str, int]:
     return {"n": n, "f": f, "i": ho, "j": wo, "c": spec.channels_per_group, "k": spec.KH, "l": spec.KW}
 
 
-def _mac_chunks(spec, order: str) -> Iterator[tuple[list, ...]]:
-    """Per chunk: lists n, f, i, j, c, k, l, xp flat index, w flat index, z flat index,
-    first (c = k = l = 0), all in loop order."""
+def _mac_chunks(spec, order: str) -> Iterator[tuple[np.ndarray, ...]]:
+    """Per chunk of MACs in loop order: int arrays n, f, i, j, c, k, l, the flat indices
+    into xp, w and z, and the bool array first (c = k = l = 0)."""
     _, cc, hp, wp = spec.padded_shape
     ff, cg, kh, kw = spec.w_shape
     ho, wo = spec.out_hw
@@ -54,202 +54,165 @@ def _mac_chunks(spec, order: str) -> Iterator[tuple[list, ...]]:
         xi = ((n * cc + ch) * hp + i * sh + k * dh) * wp + j * sw + l * dw
         wi = ((f * cg + c) * kh + k) * kw + l
         zi = ((n * ff + f) * ho + i) * wo + j
-        first = (c == 0) & (k == 0) & (l == 0)
-        yield tuple(a.tolist() for a in (n, f, i, j, c, k, l, xi, wi, zi, first))
+        yield n, f, i, j, c, k, l, xi, wi, zi, (c == 0) & (k == 0) & (l == 0)
 
 
-def _running(ctx: TraceContext, name: str) -> list[float]:
-    return ctx.state[name].ravel().tolist()
-
-
-def _store(ctx: TraceContext, name: str, running: list[float]) -> None:
-    arr = ctx.state[name]
-    arr[...] = np.asarray(running, dtype=np.float64).reshape(arr.shape)
+def _lists(*arrays: np.ndarray) -> list[list]:
+    return [a.tolist() for a in arrays]
 
 
 def _forward_mac(ctx: TraceContext) -> Iterator[dict]:
     X, Wc, Z = ctx.cells("xp"), ctx.cells("w"), ctx.cells("z")
-    xv, wv, xs, ws = X.values, Wc.values, X.factors, Wc.factors
+    xs, ws = X.factors, Wc.factors
     xb, wb, xn, wn, zn, zs, ze = X.boxes, Wc.boxes, X.names, Wc.names, Z.names, Z.starts, Z.stops
+    x_flat, w_flat = ctx.ref["xp"].reshape(-1), ctx.ref["w"].reshape(-1)
+    state = ctx.state["z"].reshape(-1)
     one = [1, 1, 1, 1]
-    st = _running(ctx, "z")
-    cache, number = fmt._numbers, fmt.number
     bias = ctx.ref.get("b")
     if bias is not None:
-        bv = bias.tolist()
-        bb = [ctx.box("b", (f,), (f + 1,)) for f in range(len(bv))]
-        bt = [f" + b[{f}]" for f in range(len(bv))]
-        bs = [f" + {fmt.factor(v)}" for v in bv]
-    try:
-        for n_, f_, i_, j_, c_, k_, l_, xi_, wi_, zi_, first_ in _mac_chunks(ctx.spec, ctx.rc.loop_order):
-            for n, f, i, j, c, k, l, xi, wi, zi, first in zip(n_, f_, i_, j_, c_, k_, l_, xi_, wi_, zi_, first_):
-                d = xv[xi] * wv[wi]
-                if first and bias is not None:
-                    d += bv[f]
+        bb = [ctx.box("b", (f,), (f + 1,)) for f in range(len(bias))]
+        bt = [f" + b[{f}]" for f in range(len(bias))]
+        bs = [f" + {fmt.factor(v)}" for v in bias.tolist()]
+    for n_, f_, i_, j_, c_, k_, l_, xi_, wi_, zi_, first_ in _mac_chunks(ctx.spec, ctx.rc.loop_order):
+        delta = x_flat[xi_] * w_flat[wi_]
+        if bias is not None:
+            delta[first_] += bias[f_[first_]]
+        value = running_sums(state, zi_, delta)
+        said = fmt.number_list(value)
+        cols = _lists(n_, f_, i_, j_, c_, k_, l_, xi_, wi_, zi_, delta, value)
+        if bias is None:
+            for n, f, i, j, c, k, l, xi, wi, zi, d, v, s in zip(*cols, said):
+                yield {
+                    "type": "event",
+                    "phase": "forward",
+                    "loop": {"n": n, "f": f, "i": i, "j": j, "c": c, "k": k, "l": l},
+                    "reads": [xb[xi], wb[wi]],
+                    "writes": [{"tensor": "z", "start": zs[zi], "stop": ze[zi], "step": one, "delta": [d], "value": [v]}],
+                    "text": f"{zn[zi]} += {xn[xi]}·{wn[wi]} = {xs[xi]}·{ws[wi]} → {s}",
+                }
+        else:
+            for n, f, i, j, c, k, l, xi, wi, zi, d, v, s, first in zip(*cols, said, first_.tolist()):
+                if first:
                     reads = [xb[xi], wb[wi], bb[f]]
-                    sb, vb = bt[f], bs[f]
+                    text = f"{zn[zi]} += {xn[xi]}·{wn[wi]}{bt[f]} = {xs[xi]}·{ws[wi]}{bs[f]} → {s}"
                 else:
                     reads = [xb[xi], wb[wi]]
-                    sb = vb = ""
-                v = st[zi] + d
-                st[zi] = v
-                s = cache.get(v)
-                if s is None:
-                    s = number(v)
+                    text = f"{zn[zi]} += {xn[xi]}·{wn[wi]} = {xs[xi]}·{ws[wi]} → {s}"
                 yield {
                     "type": "event",
                     "phase": "forward",
                     "loop": {"n": n, "f": f, "i": i, "j": j, "c": c, "k": k, "l": l},
                     "reads": reads,
                     "writes": [{"tensor": "z", "start": zs[zi], "stop": ze[zi], "step": one, "delta": [d], "value": [v]}],
-                    "text": f"{zn[zi]} += {xn[xi]}·{wn[wi]}{sb} = {xs[xi]}·{ws[wi]}{vb} → {s}",
+                    "text": text,
                 }
-    finally:
-        _store(ctx, "z", st)
 
 
 def _fused_mac(ctx: TraceContext) -> Iterator[dict]:
     X, Wc, DZ = ctx.cells("xp"), ctx.cells("w"), ctx.cells("dz")
     DW, DXP = ctx.cells("dw"), ctx.cells("dxp")
-    xv, wv, dzv = X.values, Wc.values, DZ.values
     xs, ws, dzs = X.factors, Wc.factors, DZ.factors
     xb, wb, dzb = X.boxes, Wc.boxes, DZ.boxes
     xn, wn, dzn = X.names, Wc.names, DZ.names
     dwn, dws, dwe = DW.names, DW.starts, DW.stops
     dxn, dxs, dxe = DXP.names, DXP.starts, DXP.stops
-    one = [1, 1, 1, 1]
-    st_w, st_x = _running(ctx, "dw"), _running(ctx, "dxp")
+    x_flat, w_flat, dz_flat = ctx.ref["xp"].reshape(-1), ctx.ref["w"].reshape(-1), ctx.ref["dz"].reshape(-1)
+    st_w, st_x = ctx.state["dw"].reshape(-1), ctx.state["dxp"].reshape(-1)
     bias = ctx.rc.has_bias
-    st_b = _running(ctx, "db") if bias else None
-    cache, number = fmt._numbers, fmt.number
-    try:
-        for n_, f_, i_, j_, c_, k_, l_, xi_, wi_, zi_, first_ in _mac_chunks(ctx.spec, ctx.rc.loop_order):
-            for n, f, i, j, c, k, l, xi, wi, zi, first in zip(n_, f_, i_, j_, c_, k_, l_, xi_, wi_, zi_, first_):
-                g = dzv[zi]
-                d1 = xv[xi] * g
-                v1 = st_w[wi] + d1
-                st_w[wi] = v1
-                d2 = wv[wi] * g
-                v2 = st_x[xi] + d2
-                st_x[xi] = v2
-                s1 = cache.get(v1)
-                if s1 is None:
-                    s1 = number(v1)
-                s2 = cache.get(v2)
-                if s2 is None:
-                    s2 = number(v2)
-                writes = [
-                    {"tensor": "dw", "start": dws[wi], "stop": dwe[wi], "step": one, "delta": [d1], "value": [v1]},
-                    {"tensor": "dxp", "start": dxs[xi], "stop": dxe[xi], "step": one, "delta": [d2], "value": [v2]},
-                ]
-                text = (
-                    f"{dwn[wi]} += {xn[xi]}·{dzn[zi]} = {xs[xi]}·{dzs[zi]} → {s1}; "
-                    f"{dxn[xi]} += {wn[wi]}·{dzn[zi]} = {ws[wi]}·{dzs[zi]} → {s2}"
-                )
-                if first and bias:
-                    vb = st_b[f] + g
-                    st_b[f] = vb
-                    writes.insert(0, {"tensor": "db", "start": [f], "stop": [f + 1], "step": [1], "delta": [g], "value": [vb]})
-                    text = f"db[{f}] += {dzn[zi]} = {number(g)} → {number(vb)}; " + text
-                yield {
-                    "type": "event",
-                    "phase": "backward",
-                    "loop": {"n": n, "f": f, "i": i, "j": j, "c": c, "k": k, "l": l},
-                    "reads": [xb[xi], wb[wi], dzb[zi]],
-                    "writes": writes,
-                    "text": text,
-                }
-    finally:
-        _store(ctx, "dw", st_w)
-        _store(ctx, "dxp", st_x)
+    st_b = ctx.state["db"].reshape(-1) if bias else None
+    one = [1, 1, 1, 1]
+    number = fmt.number
+    for n_, f_, i_, j_, c_, k_, l_, xi_, wi_, zi_, first_ in _mac_chunks(ctx.spec, ctx.rc.loop_order):
+        g = dz_flat[zi_]
+        d1 = x_flat[xi_] * g
+        v1 = running_sums(st_w, wi_, d1)
+        d2 = w_flat[wi_] * g
+        v2 = running_sums(st_x, xi_, d2)
+        vb = np.zeros_like(g)
         if bias:
-            _store(ctx, "db", st_b)
+            vb[first_] = running_sums(st_b, f_[first_], g[first_])
+        s1, s2 = fmt.number_list(v1), fmt.number_list(v2)
+        cols = _lists(n_, f_, i_, j_, c_, k_, l_, xi_, wi_, zi_, d1, v1, d2, v2, g, vb, first_)
+        for n, f, i, j, c, k, l, xi, wi, zi, dd1, vv1, dd2, vv2, gg, vvb, first, t1, t2 in zip(*cols, s1, s2):
+            writes = [
+                {"tensor": "dw", "start": dws[wi], "stop": dwe[wi], "step": one, "delta": [dd1], "value": [vv1]},
+                {"tensor": "dxp", "start": dxs[xi], "stop": dxe[xi], "step": one, "delta": [dd2], "value": [vv2]},
+            ]
+            text = (
+                f"{dwn[wi]} += {xn[xi]}·{dzn[zi]} = {xs[xi]}·{dzs[zi]} → {t1}; "
+                f"{dxn[xi]} += {wn[wi]}·{dzn[zi]} = {ws[wi]}·{dzs[zi]} → {t2}"
+            )
+            if first and bias:
+                writes.insert(0, {"tensor": "db", "start": [f], "stop": [f + 1], "step": [1], "delta": [gg], "value": [vvb]})
+                text = f"db[{f}] += {dzn[zi]} = {number(gg)} → {number(vvb)}; " + text
+            yield {
+                "type": "event",
+                "phase": "backward",
+                "loop": {"n": n, "f": f, "i": i, "j": j, "c": c, "k": k, "l": l},
+                "reads": [xb[xi], wb[wi], dzb[zi]],
+                "writes": writes,
+                "text": text,
+            }
+
+
+def _one_product_mac(ctx: TraceContext, phase: str, order: str, source: str, target: str) -> Iterator[dict]:
+    """Separate dw (source xp, target dw) or dx (source w, target dxp): per MAC,
+    ``target[cell] += source[cell]·dz[n,f,i,j]``."""
+    S, DZ, T = ctx.cells(source), ctx.cells("dz"), ctx.cells(target)
+    ss, dzs, sb, dzb, sn, dzn = S.factors, DZ.factors, S.boxes, DZ.boxes, S.names, DZ.names
+    tn, ts, te = T.names, T.starts, T.stops
+    s_flat, dz_flat = ctx.ref[source].reshape(-1), ctx.ref["dz"].reshape(-1)
+    state = ctx.state[target].reshape(-1)
+    to_xp = source == "xp"
+    one = [1, 1, 1, 1]
+    for n_, f_, i_, j_, c_, k_, l_, xi_, wi_, zi_, _ in _mac_chunks(ctx.spec, order):
+        si_, ti_ = (xi_, wi_) if to_xp else (wi_, xi_)
+        delta = s_flat[si_] * dz_flat[zi_]
+        value = running_sums(state, ti_, delta)
+        said = fmt.number_list(value)
+        cols = _lists(n_, f_, i_, j_, c_, k_, l_, si_, ti_, zi_, delta, value)
+        for n, f, i, j, c, k, l, si, ti, zi, d, v, s in zip(*cols, said):
+            yield {
+                "type": "event",
+                "phase": phase,
+                "loop": {"n": n, "f": f, "i": i, "j": j, "c": c, "k": k, "l": l},
+                "reads": [sb[si], dzb[zi]],
+                "writes": [{"tensor": target, "start": ts[ti], "stop": te[ti], "step": one, "delta": [d], "value": [v]}],
+                "text": f"{tn[ti]} += {sn[si]}·{dzn[zi]} = {ss[si]}·{dzs[zi]} → {s}",
+            }
 
 
 def _dw_mac(ctx: TraceContext) -> Iterator[dict]:
-    X, DZ, DW = ctx.cells("xp"), ctx.cells("dz"), ctx.cells("dw")
-    xv, dzv, xs, dzs = X.values, DZ.values, X.factors, DZ.factors
-    xb, dzb, xn, dzn = X.boxes, DZ.boxes, X.names, DZ.names
-    dwn, dws, dwe = DW.names, DW.starts, DW.stops
-    one = [1, 1, 1, 1]
-    st = _running(ctx, "dw")
-    cache, number = fmt._numbers, fmt.number
-    try:
-        for n_, f_, i_, j_, c_, k_, l_, xi_, wi_, zi_, _ in _mac_chunks(ctx.spec, ctx.rc.loop_order):
-            for n, f, i, j, c, k, l, xi, wi, zi in zip(n_, f_, i_, j_, c_, k_, l_, xi_, wi_, zi_):
-                d = xv[xi] * dzv[zi]
-                v = st[wi] + d
-                st[wi] = v
-                s = cache.get(v)
-                if s is None:
-                    s = number(v)
-                yield {
-                    "type": "event",
-                    "phase": "dw",
-                    "loop": {"n": n, "f": f, "i": i, "j": j, "c": c, "k": k, "l": l},
-                    "reads": [xb[xi], dzb[zi]],
-                    "writes": [{"tensor": "dw", "start": dws[wi], "stop": dwe[wi], "step": one, "delta": [d], "value": [v]}],
-                    "text": f"{dwn[wi]} += {xn[xi]}·{dzn[zi]} = {xs[xi]}·{dzs[zi]} → {s}",
-                }
-    finally:
-        _store(ctx, "dw", st)
+    return _one_product_mac(ctx, "dw", ctx.rc.loop_order, "xp", "dw")
 
 
 def _dx_mac(ctx: TraceContext) -> Iterator[dict]:
-    Wc, DZ, DXP = ctx.cells("w"), ctx.cells("dz"), ctx.cells("dxp")
-    wv, dzv, ws, dzs = Wc.values, DZ.values, Wc.factors, DZ.factors
-    wb, dzb, wn, dzn = Wc.boxes, DZ.boxes, Wc.names, DZ.names
-    dxn, dxs, dxe = DXP.names, DXP.starts, DXP.stops
-    one = [1, 1, 1, 1]
-    st = _running(ctx, "dxp")
-    cache, number = fmt._numbers, fmt.number
-    try:
-        for n_, f_, i_, j_, c_, k_, l_, xi_, wi_, zi_, _ in _mac_chunks(ctx.spec, ctx.rc.dx_loop_order):
-            for n, f, i, j, c, k, l, xi, wi, zi in zip(n_, f_, i_, j_, c_, k_, l_, xi_, wi_, zi_):
-                d = wv[wi] * dzv[zi]
-                v = st[xi] + d
-                st[xi] = v
-                s = cache.get(v)
-                if s is None:
-                    s = number(v)
-                yield {
-                    "type": "event",
-                    "phase": "dx",
-                    "loop": {"n": n, "f": f, "i": i, "j": j, "c": c, "k": k, "l": l},
-                    "reads": [wb[wi], dzb[zi]],
-                    "writes": [{"tensor": "dxp", "start": dxs[xi], "stop": dxe[xi], "step": one, "delta": [d], "value": [v]}],
-                    "text": f"{dxn[xi]} += {wn[wi]}·{dzn[zi]} = {ws[wi]}·{dzs[zi]} → {s}",
-                }
-    finally:
-        _store(ctx, "dxp", st)
+    return _one_product_mac(ctx, "dx", ctx.rc.dx_loop_order, "w", "dxp")
 
 
 def _db_mac(ctx: TraceContext) -> Iterator[dict]:
     """One event per output position: db[f] += dz[n,f,i,j]."""
     spec = ctx.spec
     DZ = ctx.cells("dz")
-    dzv, dzb, dzn = DZ.values, DZ.boxes, DZ.names
+    dzb, dzn = DZ.boxes, DZ.names
     _, ff, ho, wo = spec.out_shape
-    st = _running(ctx, "db")
-    number = fmt.number
+    dz_flat = ctx.ref["dz"].reshape(-1)
+    state = ctx.state["db"].reshape(-1)
     order = sub_order(ctx.rc.loop_order, "nfij")
-    try:
-        for n_, f_, i_, j_ in ordered_chunks(order, "nfij", _sizes(spec)):
-            for n, f, i, j in zip(n_.tolist(), f_.tolist(), i_.tolist(), j_.tolist()):
-                zi = ((n * ff + f) * ho + i) * wo + j
-                g = dzv[zi]
-                v = st[f] + g
-                st[f] = v
-                yield {
-                    "type": "event",
-                    "phase": "db",
-                    "loop": {"n": n, "f": f, "i": i, "j": j},
-                    "reads": [dzb[zi]],
-                    "writes": [{"tensor": "db", "start": [f], "stop": [f + 1], "step": [1], "delta": [g], "value": [v]}],
-                    "text": f"db[{f}] += {dzn[zi]} = {number(g)} → {number(v)}",
-                }
-    finally:
-        _store(ctx, "db", st)
+    for n_, f_, i_, j_ in ordered_chunks(order, "nfij", _sizes(spec)):
+        zi_ = ((n_ * ff + f_) * ho + i_) * wo + j_
+        g = dz_flat[zi_]
+        value = running_sums(state, f_, g)
+        said, gs = fmt.number_list(value), fmt.number_list(g)
+        for n, f, i, j, zi, d, v, s, t in zip(*_lists(n_, f_, i_, j_, zi_, g, value), said, gs):
+            yield {
+                "type": "event",
+                "phase": "db",
+                "loop": {"n": n, "f": f, "i": i, "j": j},
+                "reads": [dzb[zi]],
+                "writes": [{"tensor": "db", "start": [f], "stop": [f + 1], "step": [1], "delta": [d], "value": [v]}],
+                "text": f"db[{f}] += {dzn[zi]} = {t} → {s}",
+            }
 
 
 def mac_forward_phase(rc) -> Phase:

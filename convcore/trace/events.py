@@ -45,7 +45,7 @@ class CellTable:
     factors : the value as a product factor, ``(−2)``
     """
 
-    __slots__ = ("boxes", "starts", "stops", "names", "values", "factors")
+    __slots__ = ("boxes", "starts", "stops", "names", "values", "_factors")
 
     def __init__(self, name: str, internal_shape: Sequence[int], perm: Sequence[int] | None, data: np.ndarray | None):
         index = np.indices(internal_shape).reshape(len(internal_shape), -1)
@@ -60,11 +60,15 @@ class CellTable:
             {"tensor": name, "start": a, "stop": b, "step": one} for a, b in zip(starts, stops)
         ]
         self.names = [f"{name}[{','.join(map(str, a))}]" for a in starts]
-        if data is not None:
-            self.values = data.ravel().tolist()
-            self.factors = [fmt.factor(v) for v in self.values]
-        else:
-            self.values = self.factors = None
+        self.values = data.ravel().tolist() if data is not None else None
+        self._factors = None
+
+    @property
+    def factors(self) -> list[str]:
+        """Each cell's value as a product factor (built on first use)."""
+        if self._factors is None:
+            self._factors = [fmt.factor(v) for v in self.values]
+        return self._factors
 
 
 class TraceContext:
@@ -172,3 +176,39 @@ class TraceContext:
             arr = self.ref[name]
             table = self._cells[name] = CellTable(name, arr.shape, self.perm[name], arr)
         return table
+
+
+def running_sums(state: np.ndarray, targets: np.ndarray, deltas: np.ndarray) -> np.ndarray:
+    """Add ``deltas[k]`` to ``state[targets[k]]`` in order k = 0, 1, …; return the value
+    of the target cell after each add, and leave the final sums in ``state``.
+
+    ``state``: a flat float64 array (updated in place); ``targets``: int array (K,);
+    ``deltas``: float64 (K,). Vectorised, yet bit-identical to adding one at a time
+    (``np.cumsum`` adds sequentially along a row): per target cell, a row holds its
+    current value then its deltas in order.
+    """
+    if targets.size == 0:
+        return deltas.copy()
+    if targets.size == 1:
+        value = state[targets] + deltas
+        state[targets] = value
+        return value
+    # a stable sort groups the adds per cell, keeping their order (16-bit keys: radix sort)
+    keys = targets.astype(np.uint16) if state.size <= 1 << 16 else targets
+    order = np.argsort(keys, kind="stable")
+    sorted_targets = targets[order]
+    first = np.flatnonzero(np.concatenate(([True], sorted_targets[1:] != sorted_targets[:-1])))
+    counts = np.diff(np.append(first, targets.size))
+    cells = sorted_targets[first]
+    column = np.repeat(np.arange(cells.size), counts)
+    step = np.arange(targets.size) - first[column] + 1
+    # table[0, cell] = its current value, table[s, cell] = its s-th delta; a cumsum down
+    # the rows adds them one at a time, all cells at once
+    table = np.zeros((int(counts.max()) + 1, cells.size))
+    table[0] = state[cells]
+    table[step, column] = deltas[order]
+    np.cumsum(table, axis=0, out=table)
+    values = np.empty_like(deltas)
+    values[order] = table[step, column]
+    state[cells] = table[counts, np.arange(cells.size)]
+    return values

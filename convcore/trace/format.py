@@ -15,9 +15,11 @@ from __future__ import annotations
 
 from typing import Sequence
 
+import numpy as np
+
 from ..fill import format_number
 
-__all__ = ["number", "factor", "numbers", "cell", "box_text"]
+__all__ = ["number", "number_list", "factor", "factor_list", "numbers", "cell", "box_text"]
 
 _CACHE_LIMIT = 1 << 12
 _numbers: dict[float, str] = {}
@@ -43,6 +45,28 @@ def factor(v: float) -> str:
         t = number(v)
         s = _factors[v] = f"({t})" if t.startswith("−") else t
     return s
+
+
+def number_list(values: Sequence[float] | np.ndarray) -> list[str]:
+    """``number`` of every value, formatted in bulk (one C-level format call): the same
+    strings as ``number``, ~10× faster for values that are not cached."""
+    arr = np.asarray(values, dtype=np.float64).ravel()
+    if arr.size == 0:
+        return []
+    joined = ("%g\x00" * arr.size) % tuple(arr.tolist())
+    out = joined.replace("-", "−").split("\x00")[:-1]
+    # "%g" keeps 6 significant digits; format_number prints integers below 1e15 whole,
+    # and −0 as 0
+    magnitude = np.abs(arr)
+    fix = ((magnitude >= 1e6) & (magnitude < 1e15) & (arr == np.floor(arr))) | ((arr == 0) & np.signbit(arr))
+    for k in np.flatnonzero(fix).tolist():
+        out[k] = number(arr[k].item())
+    return out
+
+
+def factor_list(strings: list[str]) -> list[str]:
+    """Numbers (from ``number_list``) as product factors: negatives in parentheses."""
+    return [f"({s})" if s[0] == "−" else s for s in strings]
 
 
 def numbers(values: Sequence[float]) -> str:

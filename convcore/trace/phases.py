@@ -36,28 +36,32 @@ def _listed(values: list[float]) -> str:
     return f" = {fmt.numbers(values)}" if len(values) <= LIST_LIMIT else ""
 
 
+def _row_write(box: dict, delta: list[float], value: list[float]) -> dict:
+    box["delta"] = delta
+    box["value"] = value
+    return box
+
+
 def _pad_events(ctx: TraceContext) -> Iterator[dict]:
     spec = ctx.spec
     n_, c_, h_, w_ = spec.x_shape
     top, bottom, left, right = spec.padding
-    x = ctx.ref["x"]
-    padded = any(spec.padding)
+    x, state = ctx.ref["x"], ctx.state["xp"]
+    note = f"; padding (top {top}, bottom {bottom}, left {left}, right {right}) stays 0" if any(spec.padding) else ""
     for n in range(n_):
         for c in range(c_):
-            for h in range(h_):
-                row = x[n, c, h]
+            written = 0.0 + x[n, c]  # the state after the write: zero plus the row
+            state[n, c, top : top + h_, left : left + w_] = written
+            for h, (row, value) in enumerate(zip(x[n, c].tolist(), written.tolist())):
                 src = (n, c, h, 0), (n + 1, c + 1, h + 1, w_)
                 dst = (n, c, top + h, left), (n + 1, c + 1, top + h + 1, left + w_)
-                text = f"{ctx.text('xp', *dst)} = {ctx.text('x', *src)}{_listed(row.tolist())}"
-                if padded and h == 0:
-                    text += f"; padding (top {top}, bottom {bottom}, left {left}, right {right}) stays 0"
                 yield {
                     "type": "event",
                     "phase": "pad",
                     "loop": {"n": n, "c": c, "h": h},
                     "reads": [ctx.box("x", *src)],
-                    "writes": [ctx.write("xp", *dst, None, row)],
-                    "text": text,
+                    "writes": [_row_write(ctx.box("xp", *dst), row, value)],
+                    "text": f"{ctx.text('xp', *dst)} = {ctx.text('x', *src)}{_listed(row)}{note if h == 0 else ''}",
                 }
 
 
@@ -71,11 +75,13 @@ def _crop_events(ctx: TraceContext) -> Iterator[dict]:
     spec = ctx.spec
     n_, c_, h_, w_ = spec.x_shape
     top, _, left, _ = spec.padding
-    dxp = ctx.ref["dxp"]
+    dxp, state = ctx.ref["dxp"], ctx.state["dx"]
     for n in range(n_):
         for c in range(c_):
-            for h in range(h_):
-                row = dxp[n, c, top + h, left : left + w_]
+            rows = dxp[n, c, top : top + h_, left : left + w_]
+            written = 0.0 + rows
+            state[n, c] = written
+            for h, (row, value) in enumerate(zip(rows.tolist(), written.tolist())):
                 src = (n, c, top + h, left), (n + 1, c + 1, top + h + 1, left + w_)
                 dst = (n, c, h, 0), (n + 1, c + 1, h + 1, w_)
                 yield {
@@ -83,8 +89,8 @@ def _crop_events(ctx: TraceContext) -> Iterator[dict]:
                     "phase": "crop",
                     "loop": {"n": n, "c": c, "h": h},
                     "reads": [ctx.box("dxp", *src)],
-                    "writes": [ctx.write("dx", *dst, None, row)],
-                    "text": f"{ctx.text('dx', *dst)} = {ctx.text('dxp', *src)}{_listed(row.tolist())}",
+                    "writes": [_row_write(ctx.box("dx", *dst), row, value)],
+                    "text": f"{ctx.text('dx', *dst)} = {ctx.text('dxp', *src)}{_listed(row)}",
                 }
 
 
@@ -94,27 +100,29 @@ def crop_phase(rc) -> Phase:
     return Phase("crop", n * c * h, _crop_events)
 
 
-def _rows(spec):
-    n_, f_, ho, wo = spec.out_shape
+def _output_rows(ctx: TraceContext, phase: str, target: str, reads: tuple[str, ...], say) -> Iterator[dict]:
+    """One event per output row (n, f, i): ``target[n,f,i] = ref[target][n,f,i]``."""
+    n_, f_, ho, wo = ctx.spec.out_shape
+    ref, state = ctx.ref[target], ctx.state[target]
     for n in range(n_):
         for f in range(f_):
-            for i in range(ho):
-                yield n, f, i, ((n, f, i, 0), (n + 1, f + 1, i + 1, wo))
+            written = 0.0 + ref[n, f]
+            state[n, f] = written
+            for i, (row, value) in enumerate(zip(ref[n, f].tolist(), written.tolist())):
+                box = (n, f, i, 0), (n + 1, f + 1, i + 1, wo)
+                yield {
+                    "type": "event",
+                    "phase": phase,
+                    "loop": {"n": n, "f": f, "i": i},
+                    "reads": [ctx.box(name, *box) for name in reads],
+                    "writes": [_row_write(ctx.box(target, *box), row, value)],
+                    "text": f"{ctx.text(target, *box)} = {say(*(ctx.text(name, *box) for name in reads))}{_listed(row)}",
+                }
 
 
 def _activation_events(ctx: TraceContext) -> Iterator[dict]:
     name = ctx.rc.activation.name
-    out = ctx.ref["out"]
-    for n, f, i, box in _rows(ctx.spec):
-        row = out[n, f, i]
-        yield {
-            "type": "event",
-            "phase": "activation",
-            "loop": {"n": n, "f": f, "i": i},
-            "reads": [ctx.box("z", *box)],
-            "writes": [ctx.write("out", *box, None, row)],
-            "text": f"{ctx.text('out', *box)} = {name}({ctx.text('z', *box)}){_listed(row.tolist())}",
-        }
+    return _output_rows(ctx, "activation", "out", ("z",), lambda z: f"{name}({z})")
 
 
 def activation_phase(rc) -> Phase:
@@ -125,20 +133,7 @@ def activation_phase(rc) -> Phase:
 
 def _activation_grad_events(ctx: TraceContext) -> Iterator[dict]:
     name = ctx.rc.activation.name
-    dz = ctx.ref["dz"]
-    for n, f, i, box in _rows(ctx.spec):
-        row = dz[n, f, i]
-        yield {
-            "type": "event",
-            "phase": "activation grad",
-            "loop": {"n": n, "f": f, "i": i},
-            "reads": [ctx.box("dout", *box), ctx.box("z", *box)],
-            "writes": [ctx.write("dz", *box, None, row)],
-            "text": (
-                f"{ctx.text('dz', *box)} = {ctx.text('dout', *box)}·{name}′({ctx.text('z', *box)})"
-                f"{_listed(row.tolist())}"
-            ),
-        }
+    return _output_rows(ctx, "activation grad", "dz", ("dout", "z"), lambda dout, z: f"{dout}·{name}′({z})")
 
 
 def activation_grad_phase(rc) -> Phase:

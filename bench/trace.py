@@ -1,0 +1,190 @@
+"""Trace engine speed, size and memory, measured side by side in one run.
+
+1. build_trace + JSON encoding (orjson and the standard json module) of the direct
+   view, window granularity, fused backward, on x (2,3,16,16), w (4,3,3,3), stride 1,
+   pad 1, with normal (1n) and small-integer (1r, as the default fills) data, against an untraced naive forward + backward written here in seed 004's
+   style (seven nested Python loops) on the same spec. The contenders alternate;
+   medians of the repeats are compared. Target: ratio ≤ 0.5.
+2. Mac-granularity generation rate (iter_trace, no encoding), events per second.
+   Target ≥ 300,000.
+3. Bytes per event in JSON (orjson), both granularities.
+4. tracemalloc peak while iterating a trace of about a million events without
+   keeping them.
+
+    .venv/bin/python bench/trace.py [--repeats 7] [--skip-memory]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+import tracemalloc
+
+import numpy as np
+import orjson
+
+from convcore.trace import build_trace, count_events, iter_trace
+
+SHAPE_X, SHAPE_W, STRIDE, PAD = (2, 3, 16, 16), (4, 3, 3, 3), 1, 1
+
+
+def naive_forward_backward(x, w, b, dout, stride, pad):
+    """Seed-004-style loops, untraced: out, dx, dw, db.
+
+    x: (N, C, H, W), w: (F, C, KH, KW), b: (F,), dout: (N, F, Ho, Wo); symmetric ``pad``.
+    Forward in the order n, f, i, j, c, k, l; dw in n, f, i, j, k, l, c; dx in
+    n, i, j, k, l, f, c; db as one sum.
+    """
+    N, C, H, W = x.shape
+    F, _, KH, KW = w.shape
+    Ho = (H + 2 * pad - KH) // stride + 1
+    Wo = (W + 2 * pad - KW) // stride + 1
+    xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    out = np.zeros((N, F, Ho, Wo))
+    for n in range(N):
+        for f in range(F):
+            for i in range(Ho):
+                for j in range(Wo):
+                    total = b[f]
+                    for c in range(C):
+                        for k in range(KH):
+                            for l in range(KW):
+                                total += xp[n, c, i * stride + k, j * stride + l] * w[f, c, k, l]
+                    out[n, f, i, j] = total
+    db = np.sum(dout, axis=(0, 2, 3))
+    dw = np.zeros_like(w)
+    for n in range(N):
+        for f in range(F):
+            for i in range(Ho):
+                for j in range(Wo):
+                    for k in range(KH):
+                        for l in range(KW):
+                            for c in range(C):
+                                dw[f, c, k, l] += xp[n, c, i * stride + k, j * stride + l] * dout[n, f, i, j]
+    dxp = np.zeros_like(xp)
+    for n in range(N):
+        for i in range(Ho):
+            for j in range(Wo):
+                for k in range(KH):
+                    for l in range(KW):
+                        for f in range(F):
+                            for c in range(C):
+                                dxp[n, c, i * stride + k, j * stride + l] += dout[n, f, i, j] * w[f, c, k, l]
+    dx = dxp[:, :, pad:pad + H, pad:pad + W] if pad else dxp
+    return out, dx, dw, db
+
+
+def bench_config(granularity: str = "window", data: str = "normal") -> tuple[dict, tuple]:
+    """The benchmark spec with random data: "normal" floats, or "randint" small integers
+    as ConvScope's default fills make them (x in [−2, 2], w, b, dout in [−1, 1])."""
+    rng = np.random.default_rng(0)
+    out_shape = (SHAPE_X[0], SHAPE_W[0], SHAPE_X[2], SHAPE_X[3])  # stride 1, pad 1, 3×3
+    if data == "normal":
+        x, w, b, dout = (rng.normal(size=s) for s in (SHAPE_X, SHAPE_W, SHAPE_W[0], out_shape))
+    else:
+        x = rng.integers(-2, 3, SHAPE_X).astype(float)
+        w, b, dout = (rng.integers(-1, 2, s).astype(float) for s in (SHAPE_W, SHAPE_W[0], out_shape))
+    config = {"x": x.tolist(), "w": w.tolist(), "b": b.tolist(), "dout": dout.tolist(),
+              "stride": STRIDE, "padding": PAD, "granularity": granularity, "backward": "fused"}
+    return config, (x, w, b, dout)
+
+
+def timed(fn) -> float:
+    t = time.perf_counter()
+    fn()
+    return time.perf_counter() - t
+
+
+def bench_ratio(repeats: int, data: str) -> None:
+    config, (x, w, b, dout) = bench_config("window", data)
+    # the naive code agrees with the trace (a benchmark of wrong code is no benchmark)
+    doc = build_trace(config)
+    out, dx, dw, db = naive_forward_backward(x, w, b, dout, STRIDE, PAD)
+    for name, ref in (("out", out), ("dx", dx), ("dw", dw), ("db", db)):
+        t = doc["tensors"][name]
+        np.testing.assert_allclose(np.reshape(t["data"], t["shape"]), ref, rtol=1e-10, atol=1e-12)
+    contenders = {
+        "naive loops (untraced)": lambda: naive_forward_backward(x, w, b, dout, STRIDE, PAD),
+        "build_trace": lambda: build_trace(config),
+        "build_trace + orjson": lambda: orjson.dumps(build_trace(config)),
+        "build_trace + json": lambda: json.dumps(build_trace(config), ensure_ascii=False),
+        "iter_trace + orjson lines": lambda: [orjson.dumps(item) for item in iter_trace(config)],
+    }
+    times = {name: [] for name in contenders}
+    for _ in range(repeats):
+        for name, fn in contenders.items():
+            times[name].append(timed(fn))
+    med = {name: statistics.median(ts) for name, ts in times.items()}
+    base = med["naive loops (untraced)"]
+    n = doc["total_events"]
+    print(f"1{data[0]}. direct, window, fused; x {SHAPE_X}, w {SHAPE_W}, stride {STRIDE}, pad {PAD}, "
+          f"{data} data: {n} events; median of {repeats} alternating repeats")
+    for name, m in med.items():
+        print(f"   {name:28s} {m * 1e3:8.1f} ms   ratio to naive {m / base:5.2f}")
+    print(f"   target: build_trace + JSON ≤ 0.5 × naive -> orjson {med['build_trace + orjson'] / base:.2f}, "
+          f"json {med['build_trace + json'] / base:.2f}")
+
+
+def bench_mac_rate(repeats: int, data: str) -> None:
+    config, _ = bench_config("mac", data)
+    n = count_events(config)
+    rates = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        seen = sum(1 for _ in iter_trace(config))
+        rates.append(seen / (time.perf_counter() - t))
+    print(f"2{data[0]}. mac granularity, same spec, fused, {data} data: {n} events; generation (iter_trace, no encoding): "
+          f"median {statistics.median(rates):,.0f} events/s (target ≥ 300,000)")
+
+
+def bench_bytes() -> None:
+    print("3. JSON size per event (orjson; events only, header excluded):")
+    for granularity, data in (("window", "normal"), ("window", "randint"), ("mac", "normal"), ("mac", "randint")):
+        config, _ = bench_config(granularity, data)
+        doc = build_trace(config)
+        events = doc["events"]
+        size = len(orjson.dumps(events))
+        header = len(orjson.dumps({k: v for k, v in doc.items() if k != "events"}))
+        print(f"   {granularity:6s} {data:7s}: {len(events)} events, {size / len(events):6.0f} bytes/event, "
+              f"header {header / 1024:.0f} KiB")
+
+
+def bench_memory() -> None:
+    config = {"x": {"fill": "normal", "shape": [2, 8, 16, 16], "seed": 0},
+              "w": {"fill": "normal", "shape": [8, 8, 3, 3], "seed": 1},
+              "padding": 1, "granularity": "mac", "backward": "separate"}
+    n = count_events(config)
+    tracemalloc.start()
+    stream = iter_trace(config)
+    next(stream)
+    after_header, _ = tracemalloc.get_traced_memory()
+    tracemalloc.reset_peak()
+    marks = []
+    for k, _ in enumerate(stream):
+        if k % 250_000 == 0:
+            marks.append(tracemalloc.get_traced_memory()[0])
+    current, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    print(f"4. memory while iterating {n:,} events (mac, separate; events not kept): "
+          f"after header {after_header / 1e6:.2f} MB, peak during events {peak / 1e6:.2f} MB, "
+          f"current at 0/250k/500k/750k/…: {', '.join(f'{m / 1e6:.2f}' for m in marks)} MB")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--skip-memory", action="store_true")
+    args = parser.parse_args()
+    for data in ("normal", "randint"):
+        bench_ratio(args.repeats, data)
+    for data in ("normal", "randint"):
+        bench_mac_rate(max(3, args.repeats // 2), data)
+    bench_bytes()
+    if not args.skip_memory:
+        bench_memory()
+
+
+if __name__ == "__main__":
+    main()
