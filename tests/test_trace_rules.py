@@ -65,8 +65,32 @@ def _direct_configs() -> list:
     return c
 
 
+def _matrix_and_transposed_configs() -> list:
+    """The im2col and transposed views (window granularity only): geometry, groups,
+    floor truncation, every phases mode; ``backward`` does not apply to them."""
+    c = []
+    base = dict(x_shape=(2, 3, 5, 6), w_shape=(4, 3, 3, 2))
+    grouped = dict(x_shape=(2, 4, 6, 5), w_shape=(4, 2, 2, 3), groups=2)
+    geometry = dict(stride=[2, 1], padding=[1, 0, 2, 1], dilation=[1, 2])
+    for view, order in (("im2col", "jinf"), ("transposed", "jinf")):
+        c += [
+            pytest.param(make_config(**base, padding=1, view=view, seed=10), id=f"{view}-pad1"),
+            pytest.param(make_config(**grouped, **geometry, activation="tanh", view=view, seed=11),
+                         id=f"{view}-groups-geometry"),
+            pytest.param(make_config(**base, padding="same", activation="relu", loop_order=order, view=view,
+                                     backward="separate", seed=12), id=f"{view}-same-relu-order"),
+            pytest.param(make_config((1, 2, 6, 7), (3, 2, 3, 2), bias=False, stride=2, dilation=[2, 1],
+                                     view=view, seed=13), id=f"{view}-nobias-floor-truncation"),
+            pytest.param(make_config(**grouped, padding=1, phases="forward", view=view, seed=14),
+                         id=f"{view}-forward-only"),
+            pytest.param(make_config(**grouped, stride=2, phases="backward", activation="sigmoid", view=view,
+                                     seed=15), id=f"{view}-backward-only"),
+        ]
+    return c
+
+
 # A new view appends pytest.param(config, id="view-...") entries here.
-RULE_CONFIGS = _direct_configs()
+RULE_CONFIGS = _direct_configs() + _matrix_and_transposed_configs()
 
 
 @pytest.mark.parametrize("config", RULE_CONFIGS)

@@ -61,13 +61,55 @@ def core_results(config: dict) -> dict[str, np.ndarray]:
            "dw": dw, "dxp": dxp, "dx": crop_padding(spec, dxp)}
     if rc.b is not None:
         res["b"], res["db"] = rc.b, db
+    res.update(view_tensors(rc, res))
     return res
+
+
+def view_tensors(rc, res: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The tensors a view adds, computed here cell by cell from their definitions
+    (docs/trace-format.md), independently of the view modules.
+
+    im2col: cols[(c·KH + k)·KW + l, (n·Ho + i)·Wo + j] = xp[n, c, i·sh + k·dh, j·sw + l·dw]
+    (C·KH·KW, N·Ho·Wo); dcols[(c,k,l), (n,i,j)] = Σ_{f of c's group} w[f, c − c0, k, l]·dz[n, f, i, j].
+    transposed: dz_dilated[n, f, eh − 1 + i·sh, ew − 1 + j·sw] = dz[n, f, i, j], zero elsewhere,
+    (N, F, Hp + eh − 1, Wp + ew − 1); w_rot[f, c, k, l] = w[f, c, KH − 1 − k, KW − 1 − l].
+    """
+    spec = rc.spec
+    n_, f_, ho, wo = spec.out_shape
+    kh, kw = spec.KH, spec.KW
+    (sh, sw), (dh, dw), (eh, ew) = spec.stride, spec.dilation, spec.kernel_extent
+    cg, fg = spec.channels_per_group, spec.filters_per_group
+    out = {}
+    if rc.view == "im2col":
+        n, c, k, l, i, j = np.indices((n_, spec.C, kh, kw, ho, wo)).reshape(6, -1)
+        rows, cols = (c * kh + k) * kw + l, (n * ho + i) * wo + j
+        out["cols"] = np.zeros((spec.C * kh * kw, n_ * ho * wo))
+        out["cols"][rows, cols] = res["xp"][n, c, i * sh + k * dh, j * sw + l * dw]
+        if "dz" in res:
+            dcols = np.zeros_like(out["cols"])
+            for f in range(fg):
+                filt = (c // cg) * fg + f
+                np.add.at(dcols, (rows, cols), res["w"][filt, c % cg, k, l] * res["dz"][n, filt, i, j])
+            out["dcols"] = dcols
+    if rc.view == "transposed" and "dz" in res:
+        hp, wp = spec.padded_hw
+        dzd = np.zeros((n_, f_, hp + eh - 1, wp + ew - 1))
+        for i in range(ho):
+            for j in range(wo):
+                dzd[:, :, eh - 1 + i * sh, ew - 1 + j * sw] = res["dz"][:, :, i, j]
+        out["dz_dilated"] = dzd
+        w_rot = np.zeros_like(res["w"])
+        for k in range(kh):
+            for l in range(kw):
+                w_rot[:, :, k, l] = res["w"][:, :, kh - 1 - k, kw - 1 - l]
+        out["w_rot"] = w_rot
+    return out
 
 
 def to_internal(name: str, arr: np.ndarray, layout: str) -> np.ndarray:
     if layout != "NHWC" or arr.ndim != 4:
         return arr
-    if name in ("w", "dw"):
+    if name in ("w", "dw", "w_rot"):
         return arr.transpose(3, 2, 0, 1)
     return arr.transpose(0, 3, 1, 2)
 
@@ -145,7 +187,12 @@ def check_rule4_forward_window_reads_receptive_field(config: dict) -> None:
     cg, fg = spec.channels_per_group, spec.filters_per_group
     eh, ew = spec.kernel_extent
     seen = 0
+    column_sources = {}  # im2col: column of cols -> what its im2col event read
     for ev in doc["events"]:
+        if ev["phase"] == "im2col":
+            (wr,) = ev["writes"]
+            assert wr["tensor"] == "cols" and wr["stop"][1] == wr["start"][1] + 1, ev
+            column_sources[wr["start"][1]] = ev["reads"]
         if ev["phase"] != "forward" or set(ev["loop"]) != {"n", "f", "i", "j"}:
             continue
         seen += 1
@@ -160,9 +207,22 @@ def check_rule4_forward_window_reads_receptive_field(config: dict) -> None:
             wstart, wstop = ([v[p] for p in OIHW_TO_HWIO] for v in (wstart, wstop))
         xp_reads = [r for r in ev["reads"] if r["tensor"] == "xp"]
         w_reads = [r for r in ev["reads"] if r["tensor"] == "w"]
-        assert xp_reads == [{"tensor": "xp", "start": start, "stop": stop, "step": step}], ev
+        if rc.view == "im2col":
+            # the window is read from column (n, i, j) of cols, rows of f's group only; that
+            # column must have been written from exactly the receptive field (all channels)
+            rows = cg * spec.KH * spec.KW
+            col = (n * spec.out_hw[0] + i) * spec.out_hw[1] + j
+            cols_box = {"tensor": "cols", "start": [c0 // cg * rows, col],
+                        "stop": [c0 // cg * rows + rows, col + 1], "step": [1, 1]}
+            assert xp_reads == [] and [r for r in ev["reads"] if r["tensor"] == "cols"] == [cols_box], ev
+            source = column_sources[col]
+            full = [start[:], stop[:]]
+            full[0][1 if not nhwc else 3], full[1][1 if not nhwc else 3] = 0, spec.C
+            assert source == [{"tensor": "xp", "start": full[0], "stop": full[1], "step": step}], source
+        else:
+            assert xp_reads == [{"tensor": "xp", "start": start, "stop": stop, "step": step}], ev
         assert w_reads == [{"tensor": "w", "start": wstart, "stop": wstop, "step": [1, 1, 1, 1]}], ev
-    if rc.granularity == "window" and rc.forward_included and rc.view == "direct":
+    if rc.granularity == "window" and rc.forward_included:
         assert seen == math.prod(spec.out_shape)
 
 
@@ -197,7 +257,7 @@ def nhwc_config(config: dict) -> dict:
 
 
 def _perm(name: str):
-    if name in ("w", "dw"):
+    if name in ("w", "dw", "w_rot"):
         return OIHW_TO_HWIO
     if name in ("b", "db", "cols", "dcols"):
         return None

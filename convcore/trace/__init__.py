@@ -9,7 +9,8 @@ state = replay(doc)         # {name: ndarray} rebuilt from the writes
 ```
 
 Modules: ``config`` (the config dict -> ResolvedConfig), ``views`` (the view plug-in
-interface and registry), ``direct`` / ``direct_mac`` (the direct view), ``phases``
+interface and registry), ``direct`` / ``direct_mac`` (the direct view), ``im2col``,
+``transposed``, ``phases``
 (pad, activation, activation grad, crop), ``events`` (Boxes, Writes, running state),
 ``format`` (numbers and indices in text), ``axes`` (tensor axes per layout),
 ``loops`` (loop nests in a chosen order), ``document`` (header, stream, counts),
@@ -17,6 +18,8 @@ interface and registry), ``direct`` / ``direct_mac`` (the direct view), ``phases
 """
 
 from . import direct as _direct  # noqa: F401  (registers the direct view)
+from . import im2col as _im2col  # noqa: F401  (registers the im2col view)
+from . import transposed as _transposed  # noqa: F401  (registers the transposed view)
 from .config import DEFAULTS, ResolvedConfig, TraceConfigError, resolve_config
 from .document import SCHEMA, build_trace, count_events, iter_trace, plan_phases, trace_header
 from .replay import TraceReplayError, replay
