@@ -165,6 +165,7 @@ def _events(rc: ResolvedConfig, plan: list[Phase], ref: dict[str, np.ndarray], r
     ctx = TraceContext(rc, ref, [name for name, role in roles.items() if role != "input"])
     for phase in plan:
         yield from phase.events(ctx)
+        ctx.release_cells()
 
 
 def iter_trace(config: ConfigLike) -> Iterator[dict]:

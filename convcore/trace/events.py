@@ -169,6 +169,11 @@ class TraceContext:
 
     # -- per-cell tables for the hot loops --------------------------------------------
 
+    def release_cells(self) -> None:
+        """Forget the per-cell tables (the engine calls this between phases, so that
+        memory holds at most one phase's tables)."""
+        self._cells.clear()
+
     def cells(self, name: str) -> CellTable:
         """The CellTable of ``name`` (built on first use)."""
         table = self._cells.get(name)
