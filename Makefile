@@ -12,18 +12,23 @@ run: $(VENV)/.installed
 	$(VENV)/bin/convscope serve --host $(HOST) --port $(PORT)
 
 test: $(VENV)/.installed system-deps
+	node --test tests/js/
 	$(PY) -m pytest
 
 bench: $(VENV)/.installed
 	$(PY) bench/core.py
 
 # Debian's Chromium for the browser tests (Playwright's own browser download does not
-# work offline). Installed when missing and we are root; otherwise the tests say why.
+# work offline) and Node.js for the page's unit tests. Installed when missing and we are
+# root; otherwise this says what to install.
+SYSTEM_PACKAGES := chromium:chromium node:nodejs
 system-deps:
-	@command -v chromium >/dev/null 2>&1 || { \
+	@missing=""; for pair in $(SYSTEM_PACKAGES); do \
+	  command -v $${pair%%:*} >/dev/null 2>&1 || missing="$$missing $${pair#*:}"; done; \
+	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
-	  else echo "chromium is missing: install Debian's chromium package for the browser tests"; fi; }
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	  else echo "missing Debian packages:$$missing (install them for the browser and page tests)"; fi; fi
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)

@@ -1,14 +1,14 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { sliceLayout, boxOutlines, paddingMask } from "../js/layout.js";
-import { tensorMeta } from "../js/state.js";
-import { formatValue, colorLevel, absMax } from "../js/format.js";
-import { splitLines, readNdjsonBatches, consumeTrace, detailMessage } from "../js/ndjson.js";
-import { encodeLesson, decodeLesson } from "../js/url.js";
+import { sliceLayout, boxOutlines, paddingMask } from "../../static/js/layout.js";
+import { tensorMeta } from "../../static/js/state.js";
+import { formatValue, colorLevel, absMax } from "../../static/js/format.js";
+import { splitLines, readNdjsonBatches, consumeTrace, detailMessage } from "../../static/js/ndjson.js";
+import { encodeLesson, decodeLesson } from "../../static/js/url.js";
 import {
   dimsOf, withDims, withBias, shapesFor, paddingOf, paddingValue, parseNumbers, pasteInto,
   nestFlat, flattenNested, shapeOf, DEFAULT_CONFIG,
-} from "../js/setup.js";
+} from "../../static/js/setup.js";
 import { loadFixture } from "./fixtures.mjs";
 
 const meta = (name, shape, axes, grid) =>

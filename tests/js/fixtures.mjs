@@ -4,7 +4,7 @@ import { readFileSync, readdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { dirname, join } from "node:path";
 
-export const FIXTURE_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "tests", "fixtures");
+export const FIXTURE_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "fixtures");
 
 export function loadFixture(name) {
   return JSON.parse(readFileSync(join(FIXTURE_DIR, name), "utf8"));
