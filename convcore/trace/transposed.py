@@ -116,17 +116,16 @@ def _dilate_note(spec) -> str:
     sh, sw = spec.stride
     top, bottom, left, right = dilation_margins(spec)
     eh, ew = spec.kernel_extent
+    why = "without them the rotated kernel would meet dz cells a stride apart as if they were neighbours"
     if (sh, sw) == (1, 1):
         parts = ["stride 1: no zeros between cells"]
+    elif sh == sw:
+        parts = [f"{sh - 1} zero{'s' if sh > 2 else ''} between cells (stride {sh}): {why}"]
     else:
-        parts = [f"{sh - 1} zero row{'s' if sh != 2 else ''} and {sw - 1} zero column{'s' if sw != 2 else ''} "
-                 f"between cells (stride {sh}×{sw}): without them the rotated kernel would "
-                 f"meet dz cells that lie a stride apart as if they were neighbours"]
-        if sh == sw:
-            parts = [f"{sh - 1} zero{'s' if sh != 2 else ''} between cells (stride {sh}): without them "
-                     f"the rotated kernel would meet dz cells a stride apart as if they were neighbours"]
+        gaps = [f"{s - 1} zero {what}{'s' if s > 2 else ''}" for s, what in ((sh, "row"), (sw, "column")) if s > 1]
+        parts = [f"{' and '.join(gaps)} between cells (stride {sh}×{sw}): {why}"]
     parts.append(f"zeros around: {top} above, {bottom} below, {left} left, {right} right "
-                 f"(kernel extent {eh}×{ew} − 1 for a full correlation")
+                 f"(kernel extent − 1 = {eh - 1}×{ew - 1}: the kernel slides in from outside, a full correlation")
     rh, rw = spec.reached_hw
     hp, wp = spec.padded_hw
     if (hp - rh, wp - rw) != (0, 0):
