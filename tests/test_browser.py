@@ -343,10 +343,14 @@ def test_editing_a_cell_and_a_generator_reruns_the_trace(open_page, base_url):
                    inp.dispatchEvent(new ClipboardEvent('paste', {clipboardData: dt, bubbles: true, cancelable: true})); }"""
     )
     wait_until(page, "window.convscope.complete && JSON.stringify(window.convscope.config.x[0][0][0]) === '[5,7,8]'", 10)
-    assert page.locator('.cell[data-tensor="x"][data-idx="3"]').inner_text() == "9"
+    # the debounced re-run may still be on its way: wait for the drawn cell, not the config
+    wait_until(page, "window.convscope.complete && document.querySelector("
+               "'.cell[data-tensor=\"x\"][data-idx=\"3\"]').textContent.trim() === '9'", 10)
     # a generator with a seed
     page.select_option('select[name="x_fill"]', "arange")
     wait_until(page, "window.convscope.complete && window.convscope.config.x.fill === 'arange'", 10)
+    wait_until(page, "document.querySelector('.cell[data-tensor=\"x\"][data-idx=\"2\"]')"
+               ".textContent.trim() === '2'", 10)  # arange from 0 by 1, drawn
     doc = server_document(base_url, page.evaluate("window.convscope.config"))
     assert [shown_number(t) for _, t in sorted(cell_texts(page, "x").items())] == doc["tensors"]["x"]["data"]
 
