@@ -149,11 +149,18 @@ def write_trace(args: argparse.Namespace) -> int:
         field = getattr(exc, "field", None)
         print(f"convscope: {field + ': ' if field else ''}{exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # the reader left (e.g. `| head`): stop quietly, as Unix tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     finally:
         if args.output:
             out.close()
         else:
-            out.flush()
+            try:
+                out.flush()
+            except BrokenPipeError:
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
 
 

@@ -48,6 +48,22 @@ def test_trace_of_a_preset_to_stdout(capsysbinary):
     assert doc["schema"] == "convscope.trace/1"
 
 
+def test_trace_stops_quietly_when_the_reader_leaves(tmp_path):
+    # `convscope trace ... --ndjson | head -1`: no BrokenPipeError traceback, exit 0.
+    # Mac granularity makes the output far larger than a pipe's buffer.
+    (tmp_path / "c.json").write_text(json.dumps({**PRESETS["cs231n"].config, "granularity": "mac"}))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "server", "trace", str(tmp_path / "c.json"), "--ndjson"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    first = process.stdout.readline()
+    process.stdout.close()
+    _, err = process.communicate(timeout=60)
+    assert json.loads(first)["type"] == "header"
+    assert b"Traceback" not in err and b"BrokenPipe" not in err, err.decode()
+    assert process.returncode == 0
+
+
 def test_trace_reports_a_bad_config(tmp_path, capsys):
     (tmp_path / "c.json").write_text(json.dumps({"stride": 0}))
     assert main(["trace", str(tmp_path / "c.json")]) == 2
