@@ -99,6 +99,9 @@ def _derived_tensors(spec: ConvSpec, config: dict[str, Any]) -> dict[str, int]:
     }
     if config.get("view") == "im2col":
         sizes["cols"] = spec.N * ho * wo * spec.C * spec.KH * spec.KW
+    if config.get("view") == "transposed":
+        (hp, wp), (eh, ew) = spec.padded_hw, spec.kernel_extent
+        sizes["dz_dilated"] = spec.N * spec.F * (hp + eh - 1) * (wp + ew - 1)
     return sizes
 
 
@@ -106,6 +109,7 @@ _DERIVED_NAMES = {
     "xp": ("padding", "the padded input xp"),
     "out": ("x", "the output"),
     "cols": ("view", "the im2col column matrix"),
+    "dz_dilated": ("view", "the transposed view's dilated dz"),
 }
 
 

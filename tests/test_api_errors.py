@@ -97,6 +97,27 @@ def test_conv_refuses_bad_input_the_same_way(api_client, case, body, status, loc
         assert word in first["msg"]
 
 
+VIEW_MATRIX_CASES = [
+    # inputs, padded input and output within the limit; the view's own matrix is not
+    ("im2col cols", {"x": fill(1, 4, 16, 16), "w": fill(1, 4, 3, 3), "view": "im2col"},
+     ["im2col column matrix", "7056", "4096"]),
+    ("transposed dz_dilated", {"x": fill(1, 1, 40, 40), "w": fill(3, 1, 9, 9), "view": "transposed"},
+     ["dilated dz", "6912", "4096"]),
+]
+
+
+@pytest.mark.parametrize(("case", "body", "words"), VIEW_MATRIX_CASES, ids=[c[0] for c in VIEW_MATRIX_CASES])
+def test_a_views_intermediate_over_the_limit_is_refused_before_computing(api_client, case, body, words):
+    response = _post(api_client, "/api/trace", body)
+    assert response.status_code == 413, response.text
+    detail = response.json()["detail"][0]
+    assert detail["loc"] == ["body", "view"]
+    for word in words:
+        assert word in detail["msg"], detail["msg"]
+    # the same inputs with the direct view are fine
+    assert _post(api_client, "/api/trace", {**body, "view": "direct"}).status_code == 200
+
+
 def test_conv_refuses_trace_only_keys(api_client):
     response = api_client.post("/api/conv", json={"view": "direct"})
     assert response.status_code == 422
