@@ -62,6 +62,14 @@ class _Windows:
             self.dw_text = [ctx.text("dw", a, b) for a, b in fbox]
         self._windows: dict[int, tuple[dict, str]] = {}
 
+    @classmethod
+    def of(cls, ctx: TraceContext) -> "_Windows":
+        """The trace's _Windows, shared by its window phases (and their Box cache)."""
+        geo = ctx.memo.get("direct.windows")
+        if geo is None:
+            geo = ctx.memo["direct.windows"] = cls(ctx)
+        return geo
+
     def chunks(self, order: str):
         """Per chunk of positions in loop order: n, f, i, j, window key, base cell of
         the window on xp (flat), flat index into z (all int arrays)."""
@@ -81,10 +89,9 @@ class _Windows:
             c0 = (f // self.fg) * self.cg
             r0, q0 = i * self.sh, j * self.sw
             start, stop = (n, c0, r0, q0), (n + 1, c0 + self.cg, r0 + self.eh, q0 + self.ew)
-            hit = self._windows[key] = (
-                self.ctx.box("xp", start, stop, self.step),
-                self.ctx.text("xp", start, stop, self.step),
-            )
+            box = self.ctx.box("xp", start, stop, self.step)
+            text = fmt.box_text("xp", box["start"], box["stop"], box["step"], self.ctx.shape["xp"])
+            hit = self._windows[key] = (box, text)
         return hit
 
     def external(self, block: np.ndarray) -> list:
@@ -95,7 +102,7 @@ class _Windows:
 
 
 def forward_window(ctx: TraceContext) -> Iterator[dict]:
-    geo = _Windows(ctx)
+    geo = _Windows.of(ctx)
     xp_flat = ctx.ref["xp"].reshape(-1)
     w_rows = ctx.ref["w"].reshape(geo.F, -1)
     z_flat = ctx.ref["z"].reshape(-1)
@@ -139,7 +146,7 @@ def forward_window(ctx: TraceContext) -> Iterator[dict]:
 
 def backward_window(ctx: TraceContext, phase: str, order: str, db: bool, dw: bool, dx: bool) -> Iterator[dict]:
     """Per output position: dz back through the window into db, dw and/or dxp."""
-    geo = _Windows(ctx)
+    geo = _Windows.of(ctx)
     xp_flat = ctx.ref["xp"].reshape(-1)
     w_rows = ctx.ref["w"].reshape(geo.F, -1)
     dz_flat = ctx.ref["dz"].reshape(-1)

@@ -95,6 +95,7 @@ class TraceContext:
         self.state = {name: np.zeros_like(reference[name]) for name in written}
         self._cells: dict[str, CellTable] = {}
         self._ones = {}
+        self.memo: dict[str, Any] = {}  # per-trace objects a view shares between its phases
 
     # -- boxes ------------------------------------------------------------------------
 
