@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-__all__ = ["ConvSpec", "ConvSpecError", "PaddingArg", "resolve_pair"]
+__all__ = ["ConvSpec", "ConvSpecError", "PaddingArg", "resolve_padding4", "resolve_pair"]
 
 
 class ConvSpecError(ValueError):
@@ -41,6 +41,33 @@ def resolve_pair(value: Any, name: str) -> tuple[int, int]:
     if isinstance(value, (list, tuple)) and len(value) == 2 and all(_is_int(v) for v in value):
         return (int(value[0]), int(value[1]))
     raise ConvSpecError(f"{name} must be an int or an (h, w) pair of ints, got {value!r}", name)
+
+
+def resolve_padding4(padding: Any, name: str = "padding") -> tuple[int, int, int, int]:
+    """A numeric padding as (top, bottom, left, right): an int p gives (p, p, p, p), a pair
+    (ph, pw) gives (ph, ph, pw, pw), four ints are taken as given. Raises ConvSpecError
+    naming ``name`` for anything else or a negative value."""
+    if _is_int(padding):
+        pads = (int(padding),) * 4
+    elif isinstance(padding, (list, tuple)) and all(_is_int(v) for v in padding):
+        vals = [int(v) for v in padding]
+        if len(vals) == 2:
+            pads = (vals[0], vals[0], vals[1], vals[1])
+        elif len(vals) == 4:
+            pads = tuple(vals)
+        else:
+            raise ConvSpecError(
+                f"{name} as a list must have 2 (h, w) or 4 (top, bottom, left, right) "
+                f"ints, got {len(vals)}",
+                name,
+            )
+    else:
+        raise ConvSpecError(
+            f"{name} must be an int, a pair, four ints, 'same' or 'valid', got {padding!r}", name
+        )
+    if min(pads) < 0:
+        raise ConvSpecError(f"{name} must not be negative, got {min(pads)} in {pads}", name)
+    return pads  # type: ignore[return-value]
 
 
 def _shape4(shape: Any, name: str, axes: str) -> tuple[int, int, int, int]:
@@ -161,29 +188,7 @@ class ConvSpec:
                 f"padding must be an int, a pair, four ints, 'same' or 'valid', got {padding!r}",
                 "padding",
             )
-        if _is_int(padding):
-            p = int(padding)
-            pads = (p, p, p, p)
-        elif isinstance(padding, (list, tuple)) and all(_is_int(v) for v in padding):
-            vals = [int(v) for v in padding]
-            if len(vals) == 2:
-                pads = (vals[0], vals[0], vals[1], vals[1])
-            elif len(vals) == 4:
-                pads = (vals[0], vals[1], vals[2], vals[3])
-            else:
-                raise ConvSpecError(
-                    f"padding as a list must have 2 (h, w) or 4 (top, bottom, left, right) "
-                    f"ints, got {len(vals)}",
-                    "padding",
-                )
-        else:
-            raise ConvSpecError(
-                f"padding must be an int, a pair, four ints, 'same' or 'valid', got {padding!r}",
-                "padding",
-            )
-        if min(pads) < 0:
-            raise ConvSpecError(f"padding must not be negative, got {min(pads)} in {pads}", "padding")
-        return pads  # type: ignore[return-value]
+        return resolve_padding4(padding, "padding")
 
     # -- shapes -----------------------------------------------------------------------
 

@@ -21,7 +21,7 @@ import numpy as np
 from ..activations import get_activation
 from ..functional import conv2d_backward, conv2d_forward
 from ..layout import hwio_to_oihw, nchw_to_nhwc, nhwc_to_nchw, oihw_to_hwio
-from ..spec import ConvSpecError, resolve_pair
+from ..spec import ConvSpecError, resolve_padding4, resolve_pair
 from ..tensor_input import to_array
 
 __all__ = ["Conv2D", "pad2d", "resolve_pad"]
@@ -76,19 +76,7 @@ def resolve_pad(
             before = total // 2
             pads += [before, total - before]
         return tuple(pads)  # type: ignore[return-value]
-    if _is_int(pad):
-        pads = [int(pad)] * 4
-    elif isinstance(pad, (tuple, list)) and len(pad) in (2, 4) and all(_is_int(v) for v in pad):
-        values = [int(v) for v in pad]
-        pads = values if len(values) == 4 else [values[0], values[0], values[1], values[1]]
-    else:
-        raise ConvSpecError(
-            f"pad must be an int, (ph, pw), (top, bottom, left, right), 'same' or 'valid'; got {pad!r}",
-            "pad",
-        )
-    if min(pads) < 0:
-        raise ConvSpecError(f"pad must not be negative, got {tuple(pads)}", "pad")
-    return tuple(pads)  # type: ignore[return-value]
+    return resolve_padding4(pad, "pad")
 
 
 def pad2d(
