@@ -29,7 +29,9 @@ An event is ``{"type": "event", "phase", "loop", "reads", "writes", "text"}`` bu
 with the context: ``ctx.box`` for reads, ``ctx.write`` / ``ctx.write_cell`` for writes
 (they keep the running state that fills ``value`` and convert to NHWC at the edge),
 ``ctx.text`` / ``ctx.cell_text`` for the text, ``ctx.cells(name)`` for per-cell tables
-in hot loops. Generators work in internal order (NCHW, OIHW) and read the reference
+in hot loops (released between phases), ``ctx.memo`` for objects a view shares between
+its own phases, ``events.running_sums`` and ``format.number_list`` to compute running
+values and their text for a whole chunk of events at once. Generators work in internal order (NCHW, OIHW) and read the reference
 arrays ``ctx.ref[name]``: x, xp, w, b (when there is a bias), z, out, dout, dz, db
 (when there is a bias), dw, dxp, dx, plus the view's extra tensors.
 
