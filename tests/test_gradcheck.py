@@ -7,7 +7,13 @@ import pytest
 
 import convcore.gradcheck as gradcheck
 from convcore import ConvSpec
-from convcore.gradcheck import check_conv_gradients, compare_gradients, numerical_gradient
+from convcore.functional import backward_padded, crop_padding, pad_input
+from convcore.gradcheck import (
+    check_conv_gradients,
+    compare_gradients,
+    directional_check,
+    numerical_gradient,
+)
 
 
 def test_numerical_gradient_of_a_known_nonlinear_function():
@@ -84,3 +90,43 @@ def test_a_wrong_backward_is_caught(monkeypatch):
     report = check_conv_gradients(x, w, b, rng.normal(size=(1, 1, 3, 3)))
     assert report["dw"]["max_abs_error"] > 0.1
     assert report["dx"]["max_abs_error"] < 1e-7 and report["db"]["max_abs_error"] < 1e-7
+
+
+# -- directional_check: the cheap check a server can run on every trace --------------
+
+
+def _case(seed=5, groups=2, stride=(2, 1), padding=(1, 0, 2, 1), dilation=(1, 2)):
+    rng = np.random.default_rng(seed)
+    spec = ConvSpec.create((2, 4, 7, 8), (4, 4 // groups, 3, 2), stride, padding, dilation, groups)
+    x, w, b = rng.normal(size=spec.x_shape), rng.normal(size=spec.w_shape), rng.normal(size=spec.F)
+    dz = rng.normal(size=spec.out_shape)
+    dxp, dw, db = backward_padded(spec, dz, pad_input(spec, x), w)
+    return spec, x, w, b, dz, {"dx": crop_padding(spec, dxp), "dw": dw, "db": db}
+
+
+def test_directional_check_passes_true_gradients():
+    spec, x, w, b, dz, grads = _case()
+    report = directional_check(spec, x, w, b, dz, grads)
+    assert report["max_rel_error"] < 1e-8
+    assert report["directions"] == 4 and "central differences" in report["method"]
+
+
+@pytest.mark.parametrize(
+    "name, corrupt",
+    [
+        ("dw", lambda g: g[:, :, ::-1, ::-1]),          # a flipped kernel gradient
+        ("dx", lambda g: np.roll(g, 1, axis=3)),        # dX off by one column
+        ("db", lambda g: g * 1.01),                     # a 1 % error in one tensor
+        ("dx", lambda g: np.where(np.arange(g.size).reshape(g.shape) == 17, g + 1e-3, g)),
+    ],
+)
+def test_directional_check_catches_a_wrong_gradient(name, corrupt):
+    spec, x, w, b, dz, grads = _case()
+    grads[name] = corrupt(grads[name])
+    assert directional_check(spec, x, w, b, dz, grads)["max_rel_error"] > 1e-6
+
+
+def test_directional_check_without_bias_skips_db():
+    spec, x, w, _, dz, grads = _case(groups=1)
+    del grads["db"]
+    assert directional_check(spec, x, w, None, dz, grads)["max_rel_error"] < 1e-8
