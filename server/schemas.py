@@ -251,6 +251,15 @@ class Phase(BaseModel):
     stop: int
 
 
+class GradientCheck(BaseModel):
+    """The server's check of the trace's dx, dw and db against central differences of
+    the forward pass along random directions (``convcore.gradcheck.directional_check``)."""
+
+    method: str
+    directions: int
+    max_rel_error: float
+
+
 class TraceDocument(BaseModel):
     """A whole trace (schema convscope.trace/1): header fields plus every event."""
 
@@ -261,6 +270,9 @@ class TraceDocument(BaseModel):
     phases: list[Phase]
     events: list[Event]
     total_events: int
+    check: GradientCheck | None = Field(
+        None, description="The gradients verified by central differences; null without a backward pass."
+    )
 
 
 NDJSON_DESCRIPTION = (

@@ -13,8 +13,11 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Iterator
 
+import numpy as np
+
 from convcore.functional import backward_padded, crop_padding, forward_padded, pad_input
-from convcore.layout import nchw_to_nhwc, oihw_to_hwio
+from convcore.gradcheck import directional_check
+from convcore.layout import hwio_to_oihw, nchw_to_nhwc, nhwc_to_nchw, oihw_to_hwio
 from convcore.spec import ConvSpecError
 from convcore.trace import build_trace, count_events, iter_trace, resolve_config
 
@@ -23,7 +26,7 @@ from .encoding import encode_json
 from .errors import too_large
 from .settings import Settings
 
-__all__ = ["DocumentCache", "Prepared", "conv_result", "document_bytes", "prepare", "stream_lines"]
+__all__ = ["DocumentCache", "Prepared", "conv_result", "document_bytes", "gradient_check", "prepare", "stream_lines"]
 
 # Exceptions convcore raises for input it cannot use. Anything else is a bug and a 500.
 _INPUT_ERRORS = (ConvSpecError, ValueError, TypeError, OverflowError, MemoryError)
@@ -65,19 +68,55 @@ def prepare(config: dict[str, Any], settings: Settings, count: bool = True) -> P
     return Prepared(config, resolved, total)
 
 
+def gradient_check(prepared: Prepared, header: dict[str, Any]) -> dict[str, Any] | None:
+    """Verify the gradients a trace header carries (dx, dw, db: what the page shows)
+    against central differences of the forward pass, along random directions.
+
+    None when the trace has no backward results (phases "forward").
+    """
+    tensors = header["tensors"]
+    if "dx" not in tensors or "dw" not in tensors:
+        return None
+    rc = prepared.resolved
+    spec = rc.spec
+
+    def array(name: str) -> np.ndarray:
+        return np.asarray(tensors[name]["data"], dtype=np.float64).reshape(tensors[name]["shape"])
+
+    nhwc = rc.layout == "NHWC"
+    grads = {
+        "dx": nhwc_to_nchw(array("dx"), "dx") if nhwc else array("dx"),
+        "dw": hwio_to_oihw(array("dw"), "dw") if nhwc else array("dw"),
+    }
+    if rc.b is not None and "db" in tensors:
+        grads["db"] = array("db")
+    z = forward_padded(spec, pad_input(spec, rc.x), rc.w, rc.b)  # (N, F, Ho, Wo)
+    dz = rc.activation.backward(z, rc.dout)  # (N, F, Ho, Wo)
+    return directional_check(spec, rc.x, rc.w, rc.b, dz, grads)
+
+
 def document_bytes(prepared: Prepared) -> bytes:
-    """The whole trace document of a prepared config, encoded as JSON."""
+    """The whole trace document of a prepared config, with its gradient check, as JSON."""
     try:
         doc = build_trace(prepared.resolved)
     except _INPUT_ERRORS as exc:
         raise guard.raise_for(exc) from exc
+    doc["check"] = gradient_check(prepared, doc)
     return encode_json(doc)
 
 
 def stream_lines(prepared: Prepared) -> Iterator[dict[str, Any]]:
-    """The lines (header, events, end) of a prepared config; the header is computed
-    now, the events lazily as the iterator is pulled."""
-    return iter(iter_trace(prepared.resolved))
+    """The lines (header with its gradient check, events, end) of a prepared config;
+    the header is computed now, the events lazily as the iterator is pulled."""
+    lines = iter(iter_trace(prepared.resolved))
+    header = next(lines)
+    header["check"] = gradient_check(prepared, header)
+
+    def with_header() -> Iterator[dict[str, Any]]:
+        yield header
+        yield from lines
+
+    return with_header()
 
 
 def conv_result(prepared: Prepared) -> dict[str, Any]:

@@ -161,6 +161,48 @@ def test_openapi_documents_every_endpoint(api_client):
     assert "/api/debug/stats" not in paths
 
 
+# -- the gradient check in the header ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {},
+        {"layout": "NHWC", "x": {"fill": "randint", "shape": [1, 5, 5, 3], "seed": 3},
+         "w": {"fill": "normal", "shape": [3, 3, 3, 2]}, "b": [1, -2], "activation": "relu",
+         "stride": 2, "padding": "same", "dout": {"fill": "normal", "shape": [1, 3, 3, 2]}},
+        {"view": "transposed", "groups": 2, "x": {"fill": "normal", "shape": [1, 2, 5, 5]},
+         "w": {"fill": "normal", "shape": [2, 1, 3, 3]}, "b": [0.5, 1], "dilation": 2, "padding": 1},
+    ],
+    ids=["default", "nhwc-relu-same-stride2", "transposed-groups-dilation"],
+)
+def test_traces_carry_a_gradient_check(api_client, body):
+    doc = api_client.post("/api/trace", json=body).json()
+    check = doc["check"]
+    assert check["directions"] == 4 and "central differences" in check["method"]
+    assert 0 <= check["max_rel_error"] < 1e-8
+    with api_client.stream("POST", "/api/trace/stream", json=body) as response:
+        header = json.loads(next(response.iter_lines()))
+    assert header["type"] == "header" and header["check"] == check
+
+
+def test_forward_only_traces_have_no_gradient_check(api_client):
+    assert api_client.post("/api/trace", json={"phases": "forward"}).json()["check"] is None
+
+
+def test_the_gradient_check_catches_a_wrong_gradient(api_settings):
+    from server.tracing import gradient_check, prepare
+
+    config = {"x": {"fill": "normal", "shape": [1, 2, 6, 6]}, "w": {"fill": "normal", "shape": [3, 2, 3, 3]},
+              "stride": 2, "dout": {"fill": "normal", "shape": [1, 3, 2, 2]}}
+    prepared = prepare(config, api_settings)
+    doc = build_trace(prepared.resolved)
+    assert gradient_check(prepared, doc)["max_rel_error"] < 1e-8
+    dw = doc["tensors"]["dw"]
+    dw["data"] = dw["data"][::-1]  # a flipped kernel gradient
+    assert gradient_check(prepared, doc)["max_rel_error"] > 1e-3
+
+
 # -- presets ---------------------------------------------------------------------------
 
 
@@ -273,7 +315,9 @@ def test_trace_document_equals_convcore_build_trace(api_client):
     response = api_client.post("/api/trace", json=CONFIG)
     assert response.status_code == 200
     assert response.headers["content-type"] == "application/json"
-    assert response.json() == json.loads(json.dumps(build_trace(CONFIG)))
+    served = response.json()
+    assert served.pop("check")["max_rel_error"] < 1e-8  # the server's addition
+    assert served == json.loads(json.dumps(build_trace(CONFIG)))
 
 
 def test_repeated_trace_requests_give_the_same_bytes(api_client):
