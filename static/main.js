@@ -58,6 +58,8 @@ async function run(config, { step = null } = {}) {
   app.firstStepDrawnAt = 0;
   showProgress("Computing the trace…");
   let model = null;
+  // the trace on screen before this run: put back if the stream fails after its header
+  const previous = app.model ? { model: app.model, config: app.config, step: current() } : null;
   try {
     config = await withDoutShape(config, controller.signal);
     await streamTrace(
@@ -80,20 +82,30 @@ async function run(config, { step = null } = {}) {
         onEnd() {
           if (controller.signal.aborted || !model) return;
           showCheck(model);
+          if (app.projector) stage.fitCells(true); // every value has arrived: the widest number is known
         },
       },
       controller.signal,
     );
   } catch (err) {
     if (err.name === "AbortError" || controller.signal.aborted) return;
-    if (err instanceof ApiError) {
-      const fields = errorFields(err.detail);
-      if (err.status === 413) fields._ = err.message;
-      editors.showErrors(fields);
-      narrate(`Not run: ${err.message}`);
-    } else {
-      editors.showErrors({ _: `The trace could not be loaded: ${err.message}` });
+    const midStream = model !== null && app.model === model;
+    if (midStream) {
+      // a half trace is no lesson: back to the last good one, still with its step
+      if (previous) restore(previous);
+      else clearStage();
     }
+    let fields;
+    if (err instanceof ApiError) {
+      fields = errorFields(err.detail);
+      if (err.status === 413 || midStream) fields._ = err.message;
+    } else {
+      fields = { _: `The trace could not be loaded: ${err.message}` };
+    }
+    editors.showErrors(fields);
+    const what = midStream ? `The trace stopped after ${model.received} of ${model.total} steps: ${err.message}` : `Not run: ${err.message}`;
+    narrate(what);
+    if (midStream || app.projector) toast(what);
   } finally {
     if (app.controller === controller) {
       app.controller = null;
@@ -102,18 +114,42 @@ async function run(config, { step = null } = {}) {
   }
 }
 
-function install(model, config, target) {
+/** Put back a trace that was on screen before a run that failed midway. */
+function restore({ model, config, step }) {
+  pause();
+  install(model, config, step, { complete: true, keepControls: true });
+}
+
+function clearStage() {
+  pause();
+  app.model = null;
+  app.cursor = null;
+  stage.clear();
+  $("eq-phase").textContent = "–";
+  $("eq-loop").textContent = "";
+  $("eq-text").textContent = "No trace: fix the setup and it runs again.";
+  $("eq-writes").replaceChildren();
+  $("eq-reads").textContent = "";
+  setBadge("pending", "no trace", "");
+}
+
+function install(model, config, target, { complete = false, keepControls = false } = {}) {
   app.model = model;
   app.cursor = new Cursor(model);
   app.config = clone(config);
   app.step = target;
   app.lastPanelEvent = undefined;
   stage.build(model);
-  editors.show(config);
-  editors.showHeader(model.header);
-  editors.showErrors({});
+  if (!keepControls) {
+    // (a restored trace leaves the controls as the user set them, with the error)
+    editors.show(config);
+    editors.showHeader(model.header);
+    editors.showErrors({});
+  }
   buildScrubber(model);
-  setBadge("pending", "checking…", "The replay check runs when the whole trace has arrived.");
+  $("legend-gap").hidden = !model.names.includes("dz_dilated");
+  if (complete && model.complete) showCheck(model);
+  else setBadge("pending", "checking…", "The replay check runs when the whole trace has arrived.");
   writeUrl(true);
   requestRedraw();
 }
@@ -163,7 +199,8 @@ function redraw() {
     { flash: slow && !reducedMotion.matches },
   );
   const pi = shown >= 0 ? phaseIndexAt(model.phases, shown) : -1;
-  stage.setFocus(pi >= 0 && model.touched[pi].size ? model.touched[pi] : null);
+  const focusChanged = stage.setFocus(pi >= 0 && model.touched[pi].size ? model.touched[pi] : null);
+  if (focusChanged && app.projector) stage.fitCells(true);
   drawPanel(shown);
   drawTransport(shown);
   if (app.measureLayout) void document.body.offsetHeight; // include style and layout in the frame time
@@ -212,6 +249,8 @@ function drawPanel(shown) {
   }
   if (count > 6) writes.push(document.createTextNode(`… ${count - 6} more cells`));
   $("eq-writes").replaceChildren(...writes);
+  // (projector mode leaves out a long list: the written cells show their values on the stage)
+  $("equation").classList.toggle("many-writes", count > 4);
   $("eq-reads").textContent = ev.reads.length ? `reads ${ev.reads.map((r) => fmtBox(r.box)).join(", ")}` : "";
   if (!app.playing || SPEEDS[app.speedIndex] <= 2) narrate(`Step ${shown + 1} of ${model.total}, ${ev.phase}: ${ev.text}`);
 }
@@ -350,6 +389,9 @@ function setProjector(on) {
   document.body.classList.toggle("projector", on);
   document.documentElement.classList.toggle("projector", on);
   $("projector").setAttribute("aria-pressed", String(on));
+  stage.revealAll(); // projector draws every slice (no content-visibility skipping)
+  stage.fitCells(on);
+  requestRedraw();
 }
 
 // ---- the URL -----------------------------------------------------------------------
@@ -459,7 +501,10 @@ function wire() {
   $("projector").addEventListener("click", () => doAction("projector"));
   $("show-keys").addEventListener("click", () => doAction("keys"));
   $("copy-link").addEventListener("click", copyLink);
-  $("apply").addEventListener("click", () => app.config && run(app.config));
+  $("apply").addEventListener("click", () => {
+    const config = editors.config ?? app.config;
+    if (config) run(config);
+  });
   $("export-json").addEventListener("click", () => {
     if (app.model) exportJson(app.model.toDocument());
   });
@@ -482,6 +527,11 @@ function wire() {
     if (!action) return;
     e.preventDefault();
     doAction(action);
+  });
+  let resizeTimer = 0;
+  window.addEventListener("resize", () => {
+    clearTimeout(resizeTimer);
+    resizeTimer = setTimeout(() => (app.projector ? stage.fitCells(true) : stage.measure()), 120);
   });
   window.addEventListener("hashchange", () => {
     const lesson = readUrl();

@@ -105,7 +105,7 @@ def assert_stage_matches(page, doc: dict, step: int) -> None:
     """Every drawn cell of every tensor shows the trace's value at ``step`` (written
     tensors: the replay of events 0..step; cells no event has written yet are empty)."""
     values, counts = replay(doc, step)
-    pads = set(map(tuple, page.evaluate("Array.from(document.querySelectorAll('.cell.pad'), (c) => [c.dataset.tensor, Number(c.dataset.idx)])")))
+    pads = set(map(tuple, page.evaluate("Array.from(document.querySelectorAll('.cell.fixed-zero'), (c) => [c.dataset.tensor, Number(c.dataset.idx)])")))
     for name, t in doc["tensors"].items():
         texts = cell_texts(page, name)
         assert texts, f"no cells drawn for {name}"

@@ -64,7 +64,7 @@ export async function stagePng(stage, scale = 1) {
     const y = r.top + dy;
     ctx.fillStyle = st.backgroundColor;
     ctx.fillRect(x, y, r.width, r.height);
-    if (cell.classList.contains("pad")) {
+    if (cell.classList.contains("pad") || cell.classList.contains("gap")) {
       ctx.strokeStyle = "rgba(128,128,128,0.45)";
       ctx.lineWidth = 1;
       for (let k = -r.height; k < r.width; k += 6) {

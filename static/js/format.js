@@ -46,3 +46,14 @@ export function absMax(data) {
   }
   return m || 1;
 }
+
+/**
+ * The most characters formatValue gives for any value a tensor will show, from its
+ * stats {maxPositive, maxNegative (a magnitude), fractional} (TraceModel.valueStats):
+ * integers by their largest magnitude of each sign ("−" counts); fractions take up to
+ * "0.123" (5), exponents up to 7.
+ */
+export function maxTextLength({ maxPositive, maxNegative, fractional }) {
+  const width = (a) => (fractional ? Math.max(formatValue(a).length, a >= 1e5 ? 7 : 5) : formatValue(a).length);
+  return Math.max(width(maxPositive), maxNegative > 0 ? width(maxNegative) + 1 : 0);
+}

@@ -5,7 +5,8 @@
 /**
  * Slices of tensor `meta` for drawing.
  * Returns {rowAxis, colAxis, rows, cols, sliceAxes, bands, slices, drawnCells, totalCells}
- * where slices[k] = {key: [index per slice axis], label, band, cells: Int32Array(rows*cols)}
+ * where slices[k] = {key: [index per slice axis], label, shortLabel (axes of length 1
+ * left out), band, cells: Int32Array(rows*cols)}
  * (cells[r*cols+c] = flat index), and bands group slices by the first slice axis (one
  * band per batch item / filter). At most `maxCells` cells are drawn; later slices are
  * left out (counted in totalCells - drawnCells).
@@ -35,7 +36,9 @@ export function sliceLayout(meta, maxCells = Infinity) {
     const cs = strides[colAxis];
     for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) cells[r * cols + c] = base + r * rs + c * cs;
     const label = sliceAxes.map((a, k) => `${axes[a]}=${key[k]}`).join(" · ");
-    slices.push({ key: key.slice(), label, band: sliceAxes.length > 1 ? key[0] : 0, cells });
+    // the label a person needs: axes of length 1 (n=0 of a single image) say nothing
+    const shortLabel = sliceAxes.filter((a) => shape[a] > 1).map((a) => `${axes[a]}=${key[sliceAxes.indexOf(a)]}`).join(" · ");
+    slices.push({ key: key.slice(), label, shortLabel, band: sliceAxes.length > 1 ? key[0] : 0, cells });
     drawn += perSlice;
     for (let k = sliceAxes.length - 1; k >= 0; k--) {
       key[k] += 1;
@@ -105,6 +108,30 @@ export function paddingMask(meta, layout, spec) {
     for (let c = 0; c < cols; c++) {
       mask[r * cols + c] = r < top || r >= rows - bottom || c < left || c >= cols - right ? 1 : 0;
     }
+  }
+  return mask;
+}
+
+/**
+ * The inserted zeros of the transposed view's dilated gradient: true where (row, col)
+ * of a dz_dilated slice holds no dz value (the stride−1 rows/columns between dz cells
+ * and the kernel−1 frame), i.e. the cells that stay 0 whatever dz is. A dz cell
+ * (i, j) sits at (eh − 1 + i·sh, ew − 1 + j·sw), as the header's spec gives eh, ew
+ * (kernel_extent), sh, sw (stride) and Ho, Wo (out_shape, in the spec's layout).
+ * Returns null for every other tensor.
+ */
+export function insertedZeroMask(meta, layout, spec) {
+  if (meta.name !== "dz_dilated" || !spec || !Array.isArray(spec.kernel_extent) || !Array.isArray(spec.out_shape)) return null;
+  const [eh, ew] = spec.kernel_extent;
+  const [sh, sw] = spec.stride ?? [1, 1];
+  const nhwc = spec.layout === "NHWC";
+  const ho = spec.out_shape[nhwc ? 1 : 2];
+  const wo = spec.out_shape[nhwc ? 2 : 3];
+  const holds = (v, top, step, n) => v >= top && (v - top) % step === 0 && (v - top) / step < n;
+  const { rows, cols } = layout;
+  const mask = new Uint8Array(rows * cols);
+  for (let r = 0; r < rows; r++) {
+    for (let c = 0; c < cols; c++) mask[r * cols + c] = holds(r, eh - 1, sh, ho) && holds(c, ew - 1, sw, wo) ? 0 : 1;
   }
   return mask;
 }

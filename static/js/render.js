@@ -6,17 +6,22 @@
 // the last draw: cells whose value or written-state changed, and the highlights of the
 // previous and the current event.
 
-import { sliceLayout, boxOutlines, paddingMask } from "./layout.js";
-import { formatValue, colorLevel, absMax } from "./format.js";
+import { sliceLayout, boxOutlines, paddingMask, insertedZeroMask } from "./layout.js";
+import { formatValue, colorLevel, absMax, maxTextLength } from "./format.js";
 
 export const MAX_CELLS_PER_TENSOR = 2400;
 
 // The order tensors are drawn in; names the header adds beyond these follow, in header order.
-const ORDER = ["x", "xp", "w", "b", "cols", "z", "out", "dout", "dz", "dcols", "db", "dw", "dxp", "dx"];
+// (the backward tensors in the order the phases write them: dz, db, dW, then dX's helpers)
+const ORDER = [
+  "x", "xp", "w", "b", "cols", "z", "out",
+  "dout", "dz", "db", "dw", "dcols", "dz_dilated", "w_rot", "dxp", "dx",
+];
 const GROUPS = {
   x: "inputs", xp: "inputs", w: "inputs", b: "inputs",
   cols: "forward", z: "forward", out: "forward",
   dout: "backward", dz: "backward", dcols: "backward", db: "backward", dw: "backward", dxp: "backward", dx: "backward",
+  dz_dilated: "backward", w_rot: "backward",
 };
 const GROUP_TITLES = { inputs: "Input and parameters", forward: "Forward", backward: "Backward", other: "View" };
 export const DESCRIPTIONS = {
@@ -24,6 +29,15 @@ export const DESCRIPTIONS = {
   z: "pre-activation", out: "output", dout: "upstream gradient", dz: "gradient at z",
   dcols: "gradient of the columns", db: "bias gradient", dw: "filter gradient",
   dxp: "gradient of the padded input", dx: "input gradient",
+  dz_dilated: "dz dilated: stride−1 zeros between cells, padded for a full correlation",
+  w_rot: "w rotated 180°",
+};
+/** Longer help shown as the caption's tooltip (what the rows and columns of a matrix are). */
+const DETAILS = {
+  cols: "one column per output position (n, i, j); one row per input value a window reads (c, kh, kw)",
+  dcols: "Wᵀ·dZ: the gradient of every column entry; col2im adds it back into dxp",
+  dz_dilated: "dz with stride−1 zero rows and columns between its cells, framed by kernel−1 zeros: sliding the rotated kernel over it gives dX (hatched cells are inserted zeros)",
+  w_rot: "each kernel slice turned by 180°: w_rot[f,c,k,l] = w[f,c,KH−1−k,KW−1−l]",
 };
 
 function el(tag, cls, text) {
@@ -44,6 +58,18 @@ export class Stage {
     this.container = container;
     this.model = null;
     this.onReveal = onReveal;
+    this.overflowX = false;
+    this.overflowY = false;
+    this.cellPx = null;
+    this.prevWrites = [];
+    this.outlines = [];
+  }
+
+  /** Remove every tensor (no trace to show). */
+  clear() {
+    this.model = null;
+    this.views = {};
+    this.container.replaceChildren();
   }
 
   /** Build the DOM for every tensor of `model` (a TraceModel). */
@@ -68,19 +94,30 @@ export class Stage {
     }
     for (const g of ["inputs", "forward", "other", "backward"]) if (groups[g]) frag.append(groups[g]);
     this.container.replaceChildren(frag);
+    this.container.scrollTop = 0;
+    this.container.scrollLeft = 0;
+    this.measure();
   }
 
   _buildTensor(model, name) {
     const meta = model.tensors[name];
     const layout = sliceLayout(meta, MAX_CELLS_PER_TENSOR);
-    const mask = paddingMask(meta, layout, model.spec);
+    // hatched: padding (xp, dxp) and the inserted zeros of dz_dilated; "fixed" cells
+    // are zero by definition (xp's padding, the inserted zeros), never written, and shown
+    // as 0 from the start; dxp's padding does receive gradient (cropped away at the end)
+    const padMask = paddingMask(meta, layout, model.spec);
+    const gapMask = insertedZeroMask(meta, layout, model.spec);
+    const mask = padMask ?? gapMask;
+    const fixedMask = name === "dxp" ? null : mask;
     const fig = el("figure", "tensor");
     fig.dataset.tensor = name;
     fig.dataset.role = meta.role;
     const cap = el("figcaption");
     cap.append(el("span", "tname", name));
-    const desc = DESCRIPTIONS[name] ? `${DESCRIPTIONS[name]} · ` : "";
-    cap.append(el("span", "tdesc", `${desc}(${meta.shape.join(", ")}) · ${meta.axes.join(",")}`));
+    const tdesc = el("span", "tdesc", DESCRIPTIONS[name] ?? "");
+    tdesc.append(el("span", "tdesc-shape", `${DESCRIPTIONS[name] ? " · " : ""}(${meta.shape.join(", ")}) · ${meta.axes.join(",")}`));
+    cap.append(tdesc);
+    if (DETAILS[name]) cap.title = DETAILS[name];
     fig.append(cap);
     const cells = new Array(meta.size);
     const grids = [];
@@ -103,7 +140,10 @@ export class Stage {
           view.skipped[sliceIndex] = e.skipped ? 1 : 0;
           if (!e.skipped) this.onReveal();
         });
-        sliceEl.append(el("div", "slice-label", sl.label ? `${name} · ${sl.label}` : name));
+        const label = el("div", sl.shortLabel ? "slice-label" : "slice-label same-as-caption");
+        // (projector mode hides the repeated tensor name: the caption says it)
+        label.append(el("span", "slice-name", sl.shortLabel ? `${name} · ` : name), sl.shortLabel);
+        sliceEl.append(label);
         const grid = el("div", "grid");
         grid.style.gridTemplateColumns = `repeat(${layout.cols}, var(--cell))`;
         for (let k = 0; k < sl.cells.length; k++) {
@@ -111,7 +151,8 @@ export class Stage {
           const cell = el("div", "cell");
           cell.dataset.tensor = name;
           cell.dataset.idx = String(flat);
-          if (mask && mask[k]) cell.classList.add("pad");
+          if (mask && mask[k]) cell.classList.add(gapMask ? "gap" : "pad");
+          if (fixedMask && fixedMask[k]) cell.classList.add("fixed-zero");
           cell.append(document.createTextNode(""));
           cells[flat] = cell;
           grid.append(cell);
@@ -131,9 +172,9 @@ export class Stage {
     layout.slices.forEach((sl, k) => drawn.set(sl.cells, k * sl.cells.length));
     const skipped = new Uint8Array(layout.slices.length);
     let padFlat = null;
-    if (mask) {
+    if (fixedMask) {
       padFlat = new Set();
-      for (const sl of layout.slices) for (let k = 0; k < sl.cells.length; k++) if (mask[k]) padFlat.add(sl.cells[k]);
+      for (const sl of layout.slices) for (let k = 0; k < sl.cells.length; k++) if (fixedMask[k]) padFlat.add(sl.cells[k]);
     }
     this.views[name] = {
       meta, layout, fig, cells, grids, drawn, padFlat, skipped, perSlice: layout.rows * layout.cols,
@@ -162,7 +203,7 @@ export class Stage {
         }
         const flat = drawn[k];
         const val = values[flat];
-        // padding cells are zero by definition, written or not
+        // xp's padding and dz_dilated's inserted zeros are zero by definition, written or not
         const written = counts === undefined || counts[flat] > 0 || (padFlat !== null && padFlat.has(flat)) ? 1 : 0;
         if (shownWritten[flat] === written && (shownValue[flat] === val || (!written && shownWritten[flat] === 0))) continue;
         const cell = cells[flat];
@@ -182,15 +223,115 @@ export class Stage {
     if (frame.event !== this.lastEvent) {
       this._highlight(frame.event, flash);
       this.lastEvent = frame.event;
+      this.follow();
     }
   }
 
-  /** Mark the figures outside `names` (a Set; null = all in) as off-phase. */
+  /** Mark the figures outside `names` (a Set; null = all in) as off-phase. Returns true if that changed. */
   setFocus(names) {
     const key = names ? [...names].sort().join(",") : "";
-    if (key === this.focusKey) return;
+    if (key === this.focusKey) return false;
     this.focusKey = key;
     for (const name in this.views) this.views[name].fig.classList.toggle("off-phase", Boolean(names) && !names.has(name));
+    return true;
+  }
+
+  /** Slices that content-visibility skipped are drawn again at the next draw (their
+   *  shown values are remembered, so only what changed meanwhile is touched). */
+  revealAll() {
+    for (const name in this.views) this.views[name].skipped.fill(0);
+  }
+
+  /**
+   * Projector mode: the largest cell size (px, at most maxCell) at which the figures on
+   * show fit the stage without scrolling; never below the size that keeps the widest
+   * number any shown tensor will hold whole at `fontPx` (the smallest text allowed), in
+   * which case the stage scrolls and follows the current event. on=false: back to the
+   * style sheet's sizes. Returns the cell size used (px) or null.
+   */
+  fitCells(on, { fontPx = 24, maxCell = 160 } = {}) {
+    const st = this.container.style;
+    if (!on || !this.model) {
+      st.removeProperty("--cell");
+      st.removeProperty("--cell-font");
+      this.cellPx = null;
+      this.measure();
+      return null;
+    }
+    const shown = Object.keys(this.views).filter((n) => !this.views[n].fig.classList.contains("off-phase"));
+    const chars = Math.max(1, ...shown.map((n) => maxTextLength(this.model.valueStats[n])));
+    const CHAR_EM = 0.62; // advance of a monospace digit, with a margin
+    const minCell = Math.ceil(chars * CHAR_EM * fontPx + 10);
+    const apply = (cell) => {
+      st.setProperty("--cell", `${cell}px`);
+      const font = Math.max(fontPx, Math.min(cell * 0.5, (cell - 10) / (chars * CHAR_EM)));
+      st.setProperty("--cell-font", `${Math.floor(font)}px`);
+    };
+    const c = this.container;
+    const fits = () => c.scrollHeight <= c.clientHeight + 1 && c.scrollWidth <= c.clientWidth + 1;
+    let lo = minCell;
+    let hi = Math.max(minCell, maxCell);
+    apply(lo);
+    if (fits()) {
+      while (lo < hi) {
+        const mid = Math.ceil((lo + hi) / 2);
+        apply(mid);
+        if (fits()) lo = mid;
+        else hi = mid - 1;
+      }
+      apply(lo);
+    }
+    this.cellPx = lo;
+    this.measure();
+    this.follow();
+    return lo;
+  }
+
+  /** Note whether the stage scrolls inside itself (then follow() keeps the event in view). */
+  measure() {
+    const c = this.container;
+    const st = getComputedStyle(c);
+    this.overflowX = c.scrollWidth > c.clientWidth + 1;
+    this.overflowY = /auto|scroll/.test(st.overflowY) && c.scrollHeight > c.clientHeight + 1;
+  }
+
+  /**
+   * Scroll the stage (never the page) so that the current event's written cells, and its
+   * read window when there is room, are in view. Only when the stage scrolls inside itself.
+   */
+  follow() {
+    if (!this.overflowX && !this.overflowY) return;
+    const written = [];
+    for (const { cells } of this.prevWrites) for (const cell of cells) if (written.length < 64) written.push(cell);
+    const read = this.outlines.slice(0, 8);
+    if (!written.length && !read.length) return;
+    const c = this.container;
+    const box = c.getBoundingClientRect();
+    const union = (els) => {
+      let u = null;
+      for (const e of els) {
+        const r = e.getBoundingClientRect();
+        if (!r.width && !r.height) continue;
+        u = u ? { left: Math.min(u.left, r.left), right: Math.max(u.right, r.right), top: Math.min(u.top, r.top), bottom: Math.max(u.bottom, r.bottom) } : { left: r.left, right: r.right, top: r.top, bottom: r.bottom };
+      }
+      return u;
+    };
+    const w = union(written);
+    const all = union([...written, ...read]);
+    const margin = 12;
+    const shift = (lo, hi, boxLo, boxHi, must) => {
+      // the smallest scroll that shows [lo, hi], keeping `must` [mlo, mhi] in view first
+      const room = boxHi - boxLo - 2 * margin;
+      let [a, b] = hi - lo <= room ? [lo, hi] : must;
+      if (b - a > room) b = a + room;
+      if (a < boxLo + margin) return a - boxLo - margin;
+      if (b > boxHi - margin) return b - boxHi + margin;
+      return 0;
+    };
+    const target = all ?? w;
+    const must = w ?? all;
+    if (this.overflowX) c.scrollLeft += shift(target.left, target.right, box.left, box.right, [must.left, must.right]);
+    if (this.overflowY) c.scrollTop += shift(target.top, target.bottom, box.top, box.bottom, [must.top, must.bottom]);
   }
 
   _highlight(event, flash) {

@@ -105,6 +105,13 @@ export function tensorMeta(name, t) {
   };
 }
 
+/** Widen stats {maxPositive, maxNegative (a magnitude), fractional} to cover value v. */
+function noteValue(stats, v) {
+  if (v > stats.maxPositive) stats.maxPositive = v;
+  else if (-v > stats.maxNegative) stats.maxNegative = -v;
+  if (!stats.fractional && !Number.isInteger(v)) stats.fractional = true;
+}
+
 /** True for tensors that events write (they start at zero in a replay). */
 export function isWritten(meta) {
   return meta.role !== "input";
@@ -138,6 +145,12 @@ export class TraceModel {
     this.checkpoints = []; // checkpoints[k] = {values, counts} before event k * checkpointEvery
     this.complete = this.total === 0;
     this.touched = this.phases.map(() => new Set()); // per phase: tensors its events read or write
+    // per tensor: what its cells will ever show (for sizing cells)
+    this.valueStats = {};
+    for (const n of this.names) {
+      const st = (this.valueStats[n] = { maxPositive: 0, maxNegative: 0, fractional: false });
+      for (const v of this.tensors[n].data) noteValue(st, v);
+    }
   }
 
   get received() {
@@ -161,12 +174,14 @@ export class TraceModel {
         if (!isWritten(meta)) throw new Error(`event ${k} writes ${box.tensor}, an input tensor`);
         const live = this.live[box.tensor];
         const counts = this.liveCounts[box.tensor];
+        const stats = this.valueStats[box.tensor];
         const prev = new Float64Array(idx.length);
         const value = Float64Array.from(box.value);
         for (let i = 0; i < idx.length; i++) {
           prev[i] = live[idx[i]];
           live[idx[i]] = value[i];
           counts[idx[i]] += 1;
+          noteValue(stats, value[i]);
         }
         return { tensor: box.tensor, box, idx, value, delta: Float64Array.from(box.delta ?? []), prev };
       });
