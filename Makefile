@@ -15,8 +15,12 @@ test: $(VENV)/.installed system-deps
 	node --test tests/js/
 	$(PY) -m pytest
 
-bench: $(VENV)/.installed
+# Every benchmark prints ratios measured side by side in one run; figures in docs/benchmarks.md.
+bench: $(VENV)/.installed system-deps
 	$(PY) bench/core.py
+	$(PY) bench/trace.py
+	$(PY) bench/server.py
+	$(PY) bench/page.py
 
 # Debian's Chromium for the browser tests (Playwright's own browser download does not
 # work offline) and Node.js for the page's unit tests. Installed when missing and we are
