@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from convcore.fill import format_number
-from convcore.trace.events import running_sums
-from convcore.trace.format import box_text, factor, number, number_list
+from convcore.trace import build_trace
+from convcore.trace.events import running_rows, running_sums
+from convcore.trace.format import box_text, cell, cell_names, factor, number, number_list
 from convcore.trace.loops import ordered, ordered_chunks
 
 finite = st.floats(allow_nan=False, allow_infinity=False, width=64)
@@ -64,3 +66,59 @@ def test_loop_orders_in_chunks_match_nested_loops():
     assert [len(c[0]) for c in chunks] == [5] * 9 + [3]
     flat = [t for c in chunks for t in zip(*(a.tolist() for a in c))]
     assert flat == nested
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 5).flatmap(lambda rows: st.tuples(
+    hnp.arrays(np.float64, (rows, 3), elements=finite.filter(lambda v: abs(v) < 1e300)),
+    st.lists(st.tuples(st.integers(0, rows - 1), st.lists(finite.filter(lambda v: abs(v) < 1e300), min_size=3, max_size=3)),
+             max_size=40),
+)))
+def test_running_rows_are_bit_identical_to_one_row_add_at_a_time(case):
+    state, adds = case
+    expected_state = state.copy()
+    expected = []
+    for row, delta in adds:
+        expected_state[row] = expected_state[row] + np.array(delta)
+        expected.append(expected_state[row].copy())
+    rows = np.array([r for r, _ in adds], dtype=np.int64)
+    deltas = np.array([d for _, d in adds], dtype=np.float64).reshape(len(adds), 3)
+    values = running_rows(state, rows, deltas)
+    assert values.tobytes() == np.array(expected, dtype=np.float64).reshape(len(adds), 3).tobytes()
+    assert state.tobytes() == expected_state.tobytes()
+
+
+def test_cell_names_match_cell():
+    index = np.indices((2, 3, 4)).reshape(3, -1).T
+    assert cell_names("dz", index) == [cell("dz", row) for row in index.tolist()]
+
+
+@pytest.mark.parametrize("settings_", [
+    {"x": (1, 2, 4, 4), "w": (2, 2, 4, 4)},                        # windows cover h and w whole
+    {"x": (1, 2, 4, 4), "w": (2, 2, 4, 4), "layout": "NHWC"},
+    {"x": (2, 4, 7, 6), "w": (4, 2, 3, 2), "groups": 2, "dilation": [2, 1], "stride": [1, 2], "padding": 1},
+    {"x": (1, 3, 5, 5), "w": (2, 3, 1, 3), "layout": "NHWC"},     # KH = 1: one row per window
+    {"x": (1, 1, 5, 5), "w": (1, 1, 1, 1)},                        # single-cell windows
+    {"x": (1, 3, 5, 5), "w": (3, 1, 5, 2), "groups": 3, "padding": [0, 0, 1, 1]},
+])
+def test_window_texts_are_box_text_of_their_boxes(settings_):
+    """The direct view formats its window texts in bulk; each must be what box_text
+    prints for the window's Box."""
+    settings_ = dict(settings_)
+    x_shape, w_shape = settings_.pop("x"), settings_.pop("w")
+    nhwc = settings_.get("layout") == "NHWC"
+    x = np.arange(np.prod(x_shape), dtype=float).reshape(x_shape)
+    w = np.ones(w_shape)
+    config = dict(settings_, x=(x.transpose(0, 2, 3, 1) if nhwc else x).tolist(),
+                  w=(w.transpose(2, 3, 1, 0) if nhwc else w).tolist(), backward="separate")
+    doc = build_trace(config)
+    xp_shape = doc["tensors"]["xp"]["shape"]
+    checked = 0
+    for e in doc["events"]:
+        if e["phase"] in ("dw", "dx"):
+            box = e["reads"][1] if e["phase"] == "dw" else e["writes"][0]
+            text = box_text("xp", box["start"], box["stop"], box["step"], xp_shape)
+            said = e["text"].split(" += ")[1 if e["phase"] == "dw" else 0].split(": ")[-1]
+            assert said.endswith(text), (said, text)
+            checked += 1
+    assert checked == 2 * len([e for e in doc["events"] if e["phase"] == "dw"]) > 0

@@ -11,8 +11,10 @@
   ``dxp[window] += dz·w[f]``), as CS231n's naive code.
 
 Speed: per chunk of positions, NumPy computes every window's cell indices, the deltas
-and the running values (``events.running_sums``, bit-identical to adding one event at
-a time) and turns them into lists in bulk; window Boxes and texts are cached (bounded).
+and the running values (``events.running_sums`` / ``running_rows``, bit-identical to
+adding one event at a time) and turns them into lists in bulk. Window Boxes and texts
+are made in bulk too: once per trace (up to ``TABLE_LIMIT`` windows; forward and
+backward share them), else per chunk, so memory stays flat.
 """
 
 from __future__ import annotations
@@ -22,17 +24,17 @@ from typing import Iterator
 import numpy as np
 
 from . import format as fmt
-from .events import TraceContext, running_sums
+from .events import TraceContext, running_rows, running_sums
 from .loops import ordered_chunks
 
 __all__ = ["EXPAND_LIMIT", "backward_window", "db_window", "forward_window"]
 
 EXPAND_LIMIT = 9
-_CACHE_LIMIT = 1 << 14
+TABLE_LIMIT = 1 << 14  # windows (N·G·Ho·Wo) up to which one table serves the whole trace
 
 
 class _Windows:
-    """Receptive-field geometry, per-filter pieces and a bounded cache of window Boxes."""
+    """Receptive-field geometry, per-filter pieces and the window Boxes and texts."""
 
     def __init__(self, ctx: TraceContext):
         spec = ctx.spec
@@ -44,7 +46,6 @@ class _Windows:
         self.kh, self.kw = spec.KH, spec.KW
         self.eh, self.ew = spec.kernel_extent
         self.sh, self.sw = spec.stride
-        self.step = (1, 1, *spec.dilation)
         self.sizes = {"n": self.N, "f": self.F, "i": self.Ho, "j": self.Wo}
         c, k, l = np.indices((self.cg, self.kh, self.kw)).reshape(3, -1)
         self.offsets = (c * self.Hp + k * spec.dilation[0]) * self.Wp + l * spec.dilation[1]
@@ -60,39 +61,78 @@ class _Windows:
         if "dw" in ctx.ref:
             self.dw_box = [ctx.box("dw", a, b) for a, b in fbox]
             self.dw_text = [ctx.text("dw", a, b) for a, b in fbox]
-        self._windows: dict[int, tuple[dict, str]] = {}
+        self._template()
+        count = self.N * self.G * self.Ho * self.Wo
+        self._table = None
+        if count <= TABLE_LIMIT:
+            n, g, i, j = np.indices((self.N, self.G, self.Ho, self.Wo)).reshape(4, -1)
+            self._table = self._make(n, g, i, j)  # indexed by the window key
 
     @classmethod
     def of(cls, ctx: TraceContext) -> "_Windows":
-        """The trace's _Windows, shared by its window phases (and their Box cache)."""
+        """The trace's _Windows, shared by its window phases (and their window table)."""
         geo = ctx.memo.get("direct.windows")
         if geo is None:
             geo = ctx.memo["direct.windows"] = cls(ctx)
         return geo
 
     def chunks(self, order: str):
-        """Per chunk of positions in loop order: n, f, i, j, window key, base cell of
-        the window on xp (flat), flat index into z (all int arrays)."""
+        """Per chunk of positions in loop order: n, f, i, j, base cell of the window on
+        xp (flat), flat index into z (int arrays), and the window of each position as
+        a list of (xp Box, its text)."""
         for n, f, i, j in ordered_chunks(order, "nfij", self.sizes):
             g = f // self.fg
-            key = ((n * self.G + g) * self.Ho + i) * self.Wo + j
             base = ((n * self.C + g * self.cg) * self.Hp + i * self.sh) * self.Wp + j * self.sw
             zi = ((n * self.F + f) * self.Ho + i) * self.Wo + j
-            yield n, f, i, j, key, base, zi
+            if self._table is not None:
+                table = self._table
+                windows = [table[k] for k in (((n * self.G + g) * self.Ho + i) * self.Wo + j).tolist()]
+            else:
+                windows = self._make(n, g, i, j)
+            yield n, f, i, j, base, zi, windows
 
-    def window(self, key: int, n: int, f: int, i: int, j: int) -> tuple[dict, str]:
-        """The xp Box of a receptive field and its text (cached)."""
-        hit = self._windows.get(key)
-        if hit is None:
-            if len(self._windows) >= _CACHE_LIMIT:
-                self._windows.clear()
-            c0 = (f // self.fg) * self.cg
-            r0, q0 = i * self.sh, j * self.sw
-            start, stop = (n, c0, r0, q0), (n + 1, c0 + self.cg, r0 + self.eh, q0 + self.ew)
-            box = self.ctx.box("xp", start, stop, self.step)
-            text = fmt.box_text("xp", box["start"], box["stop"], box["step"], self.ctx.shape["xp"])
-            hit = self._windows[key] = (box, text)
-        return hit
+    def _template(self) -> None:
+        """How every window prints: each axis's extent and step are the same for all
+        windows, so which axes print ``a``, ``a:b`` or ``a:b:s`` and which trailing axes
+        are whole (dropped, as ``format.box_slices`` does) is fixed; one %-template
+        formats every window's text in one C-level call."""
+        perm = self.ctx.perm["xp"] or (0, 1, 2, 3)
+        extent = [(1, self.cg, self.eh, self.ew)[a] for a in perm]
+        step = [(1, 1, *self.spec.dilation)[a] for a in perm]
+        shape = self.ctx.shape["xp"]
+        parts, columns = [], []  # columns: (0 = start, 1 = stop, axis in trace order)
+        for a, (e, s) in enumerate(zip(extent, step)):
+            if e <= s:
+                parts.append("%d")
+                columns.append((0, a))
+            else:
+                parts.append("%d:%d" if s == 1 else f"%d:%d:{s}")
+                columns += [(0, a), (1, a)]
+        keep = 4
+        if any(e > s for e, s in zip(extent, step)):
+            floor = 1 if extent[0] <= step[0] else 0
+            # a window covers an axis whole only if its extent is the axis (then it starts at 0)
+            while keep > floor and extent[keep - 1] == shape[keep - 1] and step[keep - 1] == 1:
+                keep -= 1
+        self._perm = list(perm)
+        self._extent = np.array([(1, self.cg, self.eh, self.ew)])
+        self._step = step
+        self._text = "xp[" + ",".join(parts[:keep]) + "]\x00" if keep else None
+        self._text_columns = [c for c in columns if c[1] < keep]
+
+    def _make(self, n: np.ndarray, g: np.ndarray, i: np.ndarray, j: np.ndarray) -> list[tuple[dict, str]]:
+        """(xp Box, text) of the windows (n, g, i, j) (int arrays, internal order)."""
+        start = np.stack([n, g * self.cg, i * self.sh, j * self.sw], axis=1)
+        stop = start + self._extent
+        start, stop = start[:, self._perm], stop[:, self._perm]
+        step = self._step  # one list shared by every window Box
+        boxes = [{"tensor": "xp", "start": a, "stop": b, "step": step} for a, b in zip(start.tolist(), stop.tolist())]
+        if self._text is None:
+            return [(box, "xp") for box in boxes]
+        both = (start, stop)
+        values = np.stack([both[kind][:, a] for kind, a in self._text_columns], axis=1)
+        texts = ((self._text * len(boxes)) % tuple(values.ravel().tolist())).split("\x00")
+        return list(zip(boxes, texts))
 
     def external(self, block: np.ndarray) -> list:
         """(E, cells) in internal (c, k, l) order -> lists in the trace's order."""
@@ -103,7 +143,6 @@ class _Windows:
 
 def forward_window(ctx: TraceContext) -> Iterator[dict]:
     geo = _Windows.of(ctx)
-    xp_flat = ctx.ref["xp"].reshape(-1)
     w_rows = ctx.ref["w"].reshape(geo.F, -1)
     z_flat = ctx.ref["z"].reshape(-1)
     state = ctx.state["z"].reshape(-1)
@@ -111,41 +150,51 @@ def forward_window(ctx: TraceContext) -> Iterator[dict]:
     zn, zs, ze = Z.names, Z.starts, Z.stops
     bias = ctx.ref.get("b")
     has_bias = bias is not None
+    w_box = geo.w_box
+    # the reads of filter f (with its bias Box), and the filter's part of the text
     if has_bias:
         b_box = [ctx.box("b", (f,), (f + 1,)) for f in range(geo.F)]
-        b_sym = [f" + b[{f}]" for f in range(geo.F)]
         b_num = [f" + {fmt.factor(v)}" for v in bias.tolist()]
+        sigma_tail = [f"·{t} + b[{f}] = " for f, t in enumerate(geo.w_text)]
+    else:
+        sigma_tail = [f"·{t} = " for t in geo.w_text]
     expand = geo.cells <= EXPAND_LIMIT
     if expand:
         x_fac = ctx.cells("xp").factors
         w_fac = geo.external(np.vectorize(fmt.factor, otypes=[object])(w_rows)) if w_rows.size else []
     one = [1, 1, 1, 1]
-    for n_, f_, i_, j_, key_, base_, zi_ in geo.chunks(ctx.rc.loop_order):
-        values = z_flat[zi_]
-        state[zi_] = 0.0 + values
+    for n_, f_, i_, j_, base_, zi_, windows in geo.chunks(ctx.rc.loop_order):
+        values = 0.0 + z_flat[zi_]  # the state after the write: zero plus z
+        state[zi_] = values
         xcells = geo.external(base_[:, None] + geo.offsets[None, :]) if expand else None
-        rows = zip(n_.tolist(), f_.tolist(), i_.tolist(), j_.tolist(), key_.tolist(), zi_.tolist(),
-                   (0.0 + values).tolist(), xcells or [None] * len(values), fmt.number_list(values))
-        for n, f, i, j, key, zi, v, cells, said in rows:
-            box, text = geo.window(key, n, f, i, j)
+        rows = zip(n_.tolist(), f_.tolist(), i_.tolist(), j_.tolist(), windows, zi_.tolist(),
+                   values.tolist(), xcells or [None] * len(values), fmt.number_list(values))
+        for n, f, i, j, (box, text), zi, v, cells, said in rows:
             if expand:
                 rhs = " + ".join([f"{x_fac[c]}·{wf}" for c, wf in zip(cells, w_fac[f])])
-                if has_bias:
-                    rhs += b_num[f]
+                text = f"{zn[zi]} = {rhs}{b_num[f]} = {said}" if has_bias else f"{zn[zi]} = {rhs} = {said}"
             else:
-                rhs = f"Σ {text}·{geo.w_text[f]}" + (b_sym[f] if has_bias else "")
+                text = f"{zn[zi]} = Σ {text}{sigma_tail[f]}{said}"
+            written = [v]  # delta = value (z starts at zero): one shared list
             yield {
                 "type": "event",
                 "phase": "forward",
                 "loop": {"n": n, "f": f, "i": i, "j": j},
-                "reads": [box, geo.w_box[f], b_box[f]] if has_bias else [box, geo.w_box[f]],
-                "writes": [{"tensor": "z", "start": zs[zi], "stop": ze[zi], "step": one, "delta": [v], "value": [v]}],
-                "text": f"{zn[zi]} = {rhs} = {said}",
+                "reads": [box, w_box[f], b_box[f]] if has_bias else [box, w_box[f]],
+                "writes": [{"tensor": "z", "start": zs[zi], "stop": ze[zi], "step": one,
+                            "delta": written, "value": written}],
+                "text": text,
             }
 
 
 def backward_window(ctx: TraceContext, phase: str, order: str, db: bool, dw: bool, dx: bool) -> Iterator[dict]:
-    """Per output position: dz back through the window into db, dw and/or dxp."""
+    """Per output position: dz back through the window into db, dw and/or dxp.
+
+    Fused (db, dw, dx), or one of dw and dx (the separate phases); separate db is
+    ``db_window``. Per chunk, NumPy makes every delta and running value and the number
+    text; the loop only assembles dicts and one f-string per event (its per-filter
+    pieces precomputed), one loop per phase kind so that no event tests the kind.
+    """
     geo = _Windows.of(ctx)
     xp_flat = ctx.ref["xp"].reshape(-1)
     w_rows = ctx.ref["w"].reshape(geo.F, -1)
@@ -153,72 +202,92 @@ def backward_window(ctx: TraceContext, phase: str, order: str, db: bool, dw: boo
     DZ = ctx.cells("dz")
     dz_box, dz_name = DZ.boxes, DZ.names
     st_db = ctx.state["db"].reshape(-1) if db else None
-    st_dw = ctx.state["dw"].reshape(-1) if dw else None
+    st_dw = ctx.state["dw"].reshape(geo.F, -1) if dw else None
     st_dx = ctx.state["dxp"].reshape(-1) if dx else None
-    cell_range = np.arange(geo.cells)
-    number, num_get = fmt.number, fmt._numbers.get
-    window, cache_get = geo.window, geo._windows.get
-    w_box, w_text = geo.w_box, geo.w_text
+    w_box, F = geo.w_box, geo.F
+    one1, one4 = [1], [1, 1, 1, 1]
     if dw:
         dw_start = [b["start"] for b in geo.dw_box]
         dw_stop = [b["stop"] for b in geo.dw_box]
-        dw_text = geo.dw_text
-    one1, one4 = [1], [1, 1, 1, 1]
-    db_start = [[f] for f in range(geo.F)]
-    db_stop = [[f + 1] for f in range(geo.F)]
-    for n_, f_, i_, j_, key_, base_, zi_ in geo.chunks(order):
+        dw_said = [f"{t} += " for t in geo.dw_text]  # "dw[f] += "
+    w_said = [f"·{t}" for t in geo.w_text]  # "·w[f]"
+    db_said = [f": db[{f}] += " for f in range(F)]
+    db_start = [[f] for f in range(F)]
+    db_stop = [[f + 1] for f in range(F)]
+    for n_, f_, i_, j_, base_, zi_, windows in geo.chunks(order):
         count = len(zi_)
         g = dz_flat[zi_]
-        none = [None] * count
-        db_values = running_sums(st_db, f_, g).tolist() if db else none
         xcells = base_[:, None] + geo.offsets[None, :]
-        d1 = v1 = d2 = v2 = none
         if dw:
             d1 = g[:, None] * xp_flat[xcells]
-            v1 = running_sums(st_dw, (f_[:, None] * geo.cells + cell_range).ravel(), d1.ravel())
-            d1, v1 = geo.external(d1), geo.external(v1.reshape(count, -1))
+            v1 = running_rows(st_dw, f_, d1)
+            d1, v1 = geo.external(d1), geo.external(v1)
         if dx:
             d2 = g[:, None] * w_rows[f_]
             v2 = running_sums(st_dx, xcells.ravel(), d2.ravel())
             d2, v2 = geo.external(d2), geo.external(v2.reshape(count, -1))
-        g_text = fmt.number_list(g)
-        rows = zip(n_.tolist(), f_.tolist(), i_.tolist(), j_.tolist(), key_.tolist(), zi_.tolist(), g.tolist(),
-                   db_values, d1, v1, d2, v2, g_text, fmt.factor_list(g_text))
-        for n, f, i, j, key, zi, d, vb, dd1, vv1, dd2, vv2, nd, fd in rows:
-            hit = cache_get(key)
-            box, text = hit if hit is not None else window(key, n, f, i, j)
-            if dx and dw:  # fused
-                reads = [dz_box[zi], box, w_box[f]]
-                writes = [
-                    {"tensor": "dw", "start": dw_start[f], "stop": dw_stop[f], "step": one4, "delta": dd1, "value": vv1},
-                    {"tensor": "dxp", "start": box["start"], "stop": box["stop"], "step": box["step"],
-                     "delta": dd2, "value": vv2},
-                ]
-                said = f"{dw_text[f]} += {fd}·{text}; d{text} += {fd}·{w_text[f]}"
-                if db:
-                    writes.insert(0, {"tensor": "db", "start": db_start[f], "stop": db_stop[f], "step": one1,
-                                      "delta": [d], "value": [vb]})
-                    said = f"{dz_name[zi]} = {nd}: db[{f}] += {nd} → {num_get(vb) or number(vb)}; {said}"
-                else:
-                    said = f"{dz_name[zi]} = {nd}: {said}"
-            elif dw:
-                reads = [dz_box[zi], box]
-                writes = [{"tensor": "dw", "start": dw_start[f], "stop": dw_stop[f], "step": one4,
-                           "delta": dd1, "value": vv1}]
-                said = f"{dz_name[zi]} = {nd}: {dw_text[f]} += {fd}·{text}"
+        g_said = fmt.number_list(g)
+        columns = (n_.tolist(), f_.tolist(), i_.tolist(), j_.tolist(), windows, zi_.tolist())
+        if dw and dx:
+            if db:
+                vb = running_sums(st_db, f_, g)
+                rows = zip(*columns, g.tolist(), vb.tolist(), fmt.number_list(vb), d1, v1, d2, v2,
+                           g_said, fmt.factor_list(g_said))
+                for n, f, i, j, (box, text), zi, gg, vb, vb_said, dd1, vv1, dd2, vv2, nd, fd in rows:
+                    yield {
+                        "type": "event",
+                        "phase": phase,
+                        "loop": {"n": n, "f": f, "i": i, "j": j},
+                        "reads": [dz_box[zi], box, w_box[f]],
+                        "writes": [
+                            {"tensor": "db", "start": db_start[f], "stop": db_stop[f], "step": one1,
+                             "delta": [gg], "value": [vb]},
+                            {"tensor": "dw", "start": dw_start[f], "stop": dw_stop[f], "step": one4,
+                             "delta": dd1, "value": vv1},
+                            {"tensor": "dxp", "start": box["start"], "stop": box["stop"], "step": box["step"],
+                             "delta": dd2, "value": vv2},
+                        ],
+                        "text": f"{dz_name[zi]} = {nd}{db_said[f]}{nd} → {vb_said}; "
+                                f"{dw_said[f]}{fd}·{text}; d{text} += {fd}{w_said[f]}",
+                    }
             else:
-                reads = [dz_box[zi], w_box[f]]
-                writes = [{"tensor": "dxp", "start": box["start"], "stop": box["stop"], "step": box["step"],
-                           "delta": dd2, "value": vv2}]
-                said = f"{dz_name[zi]} = {nd}: d{text} += {fd}·{w_text[f]}"
-            yield {
-                "type": "event",
-                "phase": phase,
-                "loop": {"n": n, "f": f, "i": i, "j": j},
-                "reads": reads,
-                "writes": writes,
-                "text": said,
-            }
+                rows = zip(*columns, d1, v1, d2, v2, g_said, fmt.factor_list(g_said))
+                for n, f, i, j, (box, text), zi, dd1, vv1, dd2, vv2, nd, fd in rows:
+                    yield {
+                        "type": "event",
+                        "phase": phase,
+                        "loop": {"n": n, "f": f, "i": i, "j": j},
+                        "reads": [dz_box[zi], box, w_box[f]],
+                        "writes": [
+                            {"tensor": "dw", "start": dw_start[f], "stop": dw_stop[f], "step": one4,
+                             "delta": dd1, "value": vv1},
+                            {"tensor": "dxp", "start": box["start"], "stop": box["stop"], "step": box["step"],
+                             "delta": dd2, "value": vv2},
+                        ],
+                        "text": f"{dz_name[zi]} = {nd}: {dw_said[f]}{fd}·{text}; d{text} += {fd}{w_said[f]}",
+                    }
+        elif dw:
+            for n, f, i, j, (box, text), zi, dd1, vv1, nd, fd in zip(*columns, d1, v1, g_said, fmt.factor_list(g_said)):
+                yield {
+                    "type": "event",
+                    "phase": phase,
+                    "loop": {"n": n, "f": f, "i": i, "j": j},
+                    "reads": [dz_box[zi], box],
+                    "writes": [{"tensor": "dw", "start": dw_start[f], "stop": dw_stop[f], "step": one4,
+                                "delta": dd1, "value": vv1}],
+                    "text": f"{dz_name[zi]} = {nd}: {dw_said[f]}{fd}·{text}",
+                }
+        else:
+            for n, f, i, j, (box, text), zi, dd2, vv2, nd, fd in zip(*columns, d2, v2, g_said, fmt.factor_list(g_said)):
+                yield {
+                    "type": "event",
+                    "phase": phase,
+                    "loop": {"n": n, "f": f, "i": i, "j": j},
+                    "reads": [dz_box[zi], w_box[f]],
+                    "writes": [{"tensor": "dxp", "start": box["start"], "stop": box["stop"], "step": box["step"],
+                                "delta": dd2, "value": vv2}],
+                    "text": f"{dz_name[zi]} = {nd}: d{text} += {fd}{w_said[f]}",
+                }
 
 
 def db_window(ctx: TraceContext) -> Iterator[dict]:

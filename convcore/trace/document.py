@@ -201,9 +201,13 @@ def build_trace(config: ConfigLike) -> dict:
     collecting = gc.isenabled()
     gc.disable()
     try:
-        for ev in _events(rc, plan, ref, roles):
-            del ev["type"]
-            append(ev)
+        # one generator level fewer than _events: each event passes one frame less
+        ctx = TraceContext(rc, ref, [name for name, role in roles.items() if role != "input"])
+        for phase in plan:
+            for ev in phase.events(ctx):
+                del ev["type"]
+                append(ev)
+            ctx.release_cells()
     finally:
         if collecting:
             gc.enable()

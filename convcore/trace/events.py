@@ -30,7 +30,7 @@ import numpy as np
 from . import format as fmt
 from .axes import kind_of
 
-__all__ = ["CellTable", "TraceContext"]
+__all__ = ["CellTable", "TraceContext", "running_rows", "running_sums"]
 
 
 class CellTable:
@@ -38,36 +38,41 @@ class CellTable:
 
     Attributes
     ----------
-    boxes : the one-cell read Box of each cell (shared dicts)
+    boxes : the one-cell read Box of each cell (shared dicts; built on first use)
     starts, stops : the Box's start and stop lists (for writes)
     names : ``xp[0,0,4,4]`` per cell, in the trace's order
     values : the reference value of each cell (Python floats)
-    factors : the value as a product factor, ``(−2)``
+    factors : the value as a product factor, ``(−2)`` (built on first use)
     """
 
-    __slots__ = ("boxes", "starts", "stops", "names", "values", "_factors")
+    __slots__ = ("name", "starts", "stops", "names", "values", "_boxes", "_factors")
 
     def __init__(self, name: str, internal_shape: Sequence[int], perm: Sequence[int] | None, data: np.ndarray | None):
         index = np.indices(internal_shape).reshape(len(internal_shape), -1)
         if perm:
             index = index[list(perm)]
-        starts = index.T.tolist()
-        stops = (index.T + 1).tolist()
-        one = [1] * len(internal_shape)
-        self.starts = starts
-        self.stops = stops
-        self.boxes = [
-            {"tensor": name, "start": a, "stop": b, "step": one} for a, b in zip(starts, stops)
-        ]
-        self.names = [f"{name}[{','.join(map(str, a))}]" for a in starts]
+        index = index.T
+        self.name = name
+        self.starts = index.tolist()
+        self.stops = (index + 1).tolist()
+        self.names = fmt.cell_names(name, index)
         self.values = data.ravel().tolist() if data is not None else None
+        self._boxes = None
         self._factors = None
+
+    @property
+    def boxes(self) -> list[dict]:
+        """Each cell's one-cell read Box (built on first use: not every phase reads them)."""
+        if self._boxes is None:
+            name, one = self.name, [1] * (len(self.starts[0]) if self.starts else 0)
+            self._boxes = [{"tensor": name, "start": a, "stop": b, "step": one} for a, b in zip(self.starts, self.stops)]
+        return self._boxes
 
     @property
     def factors(self) -> list[str]:
         """Each cell's value as a product factor (built on first use)."""
         if self._factors is None:
-            self._factors = [fmt.factor(v) for v in self.values]
+            self._factors = fmt.factor_list(fmt.number_list(self.values)) if self.values else []
         return self._factors
 
 
@@ -119,11 +124,16 @@ class TraceContext:
 
     def text(self, name: str, start: Sequence[int], stop: Sequence[int], step: Sequence[int] | None = None) -> str:
         """``xp[0,0:3,0:3,4:7]``: the Box as text, in the trace's order."""
+        return name + self.slices(name, start, stop, step)
+
+    def slices(self, name: str, start: Sequence[int], stop: Sequence[int], step: Sequence[int] | None = None) -> str:
+        """The bracket part of ``text`` (``[0,0:3,0:3,4:7]``, "" for the whole tensor).
+        Phases that print several same-shaped tensors over one Box compute it once."""
         step = step if step is not None else (1,) * len(start)
         p = self.perm[name]
         if p:
             start, stop, step = ([s[i] for i in p] for s in (start, stop, step))
-        return fmt.box_text(name, start, stop, step, self.shape[name])
+        return fmt.box_slices(start, stop, step, self.shape[name])
 
     def cell_text(self, name: str, index: Sequence[int]) -> str:
         """``z[0,1,0,2]``, in the trace's order."""
@@ -190,12 +200,13 @@ def running_sums(state: np.ndarray, targets: np.ndarray, deltas: np.ndarray) -> 
 
     ``state``: a flat float64 array (updated in place); ``targets``: int array (K,);
     ``deltas``: float64 (K,). Vectorised, yet bit-identical to adding one at a time
-    (``np.cumsum`` adds sequentially along a row): per target cell, a row holds its
-    current value then its deltas in order.
+    (``np.cumsum`` adds sequentially along a column): per target cell, a column holds
+    its current value then its deltas in order.
     """
-    if targets.size == 0:
+    size = targets.size
+    if size == 0:
         return deltas.copy()
-    if targets.size == 1:
+    if size == 1:
         value = state[targets] + deltas
         state[targets] = value
         return value
@@ -203,18 +214,49 @@ def running_sums(state: np.ndarray, targets: np.ndarray, deltas: np.ndarray) -> 
     keys = targets.astype(np.uint16) if state.size <= 1 << 16 else targets
     order = np.argsort(keys, kind="stable")
     sorted_targets = targets[order]
-    first = np.flatnonzero(np.concatenate(([True], sorted_targets[1:] != sorted_targets[:-1])))
-    counts = np.diff(np.append(first, targets.size))
+    new_cell = np.empty(size, dtype=bool)
+    new_cell[0] = True
+    np.not_equal(sorted_targets[1:], sorted_targets[:-1], out=new_cell[1:])
+    first = np.flatnonzero(new_cell)
+    counts = np.diff(first, append=size)
     cells = sorted_targets[first]
-    column = np.repeat(np.arange(cells.size), counts)
-    step = np.arange(targets.size) - first[column] + 1
+    ncells = cells.size
     # table[0, cell] = its current value, table[s, cell] = its s-th delta; a cumsum down
-    # the rows adds them one at a time, all cells at once
-    table = np.zeros((int(counts.max()) + 1, cells.size))
+    # the columns adds them one at a time, all cells at once. One flat index into the
+    # table (row·ncells + column) serves both the scatter and the gather.
+    column = np.cumsum(new_cell) - 1  # (cheaper than np.repeat)
+    flat = (np.arange(1, size + 1) - first[column]) * ncells + column
+    table = np.zeros((int(counts.max()) + 1, ncells))
     table[0] = state[cells]
-    table[step, column] = deltas[order]
+    table.ravel()[flat] = deltas[order]
     np.cumsum(table, axis=0, out=table)
     values = np.empty_like(deltas)
-    values[order] = table[step, column]
-    state[cells] = table[counts, np.arange(cells.size)]
+    values[order] = table.ravel()[flat]
+    state[cells] = table.ravel()[counts * ncells + np.arange(ncells)]
+    return values
+
+
+def running_rows(state: np.ndarray, rows: np.ndarray, deltas: np.ndarray) -> np.ndarray:
+    """``running_sums`` when each add covers a whole row: add ``deltas[k]`` to
+    ``state[rows[k]]`` in order k = 0, 1, …; return the row after each add (K, M).
+
+    ``state``: float64 (R, M), updated in place; ``rows``: int array (K,); ``deltas``:
+    float64 (K, M). Bit-identical to adding one row at a time (per row of ``state``, one
+    sequential cumsum over its adds) and cheaper than ``running_sums`` on the K·M cells:
+    the direct window view's dw (one row per filter).
+    """
+    values = np.empty_like(deltas)
+    if rows.size == 0:
+        return values
+    order = np.argsort(rows, kind="stable")
+    sorted_rows = rows[order]
+    bounds = np.flatnonzero(sorted_rows[1:] != sorted_rows[:-1]) + 1
+    for group in np.split(order, bounds):
+        r = rows[group[0]]
+        block = np.empty((group.size + 1, deltas.shape[1]))
+        block[0] = state[r]
+        block[1:] = deltas[group]
+        np.cumsum(block, axis=0, out=block)
+        values[group] = block[1:]
+        state[r] = block[-1]
     return values

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..fill import format_number
 
-__all__ = ["number", "number_list", "factor", "factor_list", "numbers", "cell", "box_text"]
+__all__ = ["number", "number_list", "factor", "factor_list", "numbers", "cell", "cell_names", "box_text", "box_slices"]
 
 _CACHE_LIMIT = 1 << 12
 _numbers: dict[float, str] = {}
@@ -79,6 +79,15 @@ def cell(name: str, index: Sequence[int]) -> str:
     return f"{name}[{','.join(map(str, index))}]"
 
 
+def cell_names(name: str, index: np.ndarray) -> list[str]:
+    """``z[0,1,0,2]`` for every row of ``index`` (int array (cells, ndim), the tensor's
+    axis order), formatted in bulk (one C-level format call)."""
+    if index.size == 0:
+        return [f"{name}[]"] * len(index)
+    template = name.replace("%", "%%") + "[" + ",".join(["%d"] * index.shape[1]) + "]\x00"
+    return ((template * len(index)) % tuple(index.ravel().tolist())).split("\x00")[:-1]
+
+
 def box_text(
     name: str,
     start: Sequence[int],
@@ -92,19 +101,24 @@ def box_text(
     the Box covers whole are dropped (``w[1]``) unless the Box is a single cell, and a
     Box covering the whole tensor prints as the bare name.
     """
+    return name + box_slices(start, stop, step, shape)
+
+
+def box_slices(start: Sequence[int], stop: Sequence[int], step: Sequence[int], shape: Sequence[int]) -> str:
+    """The bracket part of ``box_text``: ``[0,0:3,0:3,4:7]``, or "" for a whole tensor."""
     parts = []
+    multi = False  # more than one cell
     for a, b, s in zip(start, stop, step):
         if b - a <= s:
             parts.append(str(a))
-        elif s == 1:
-            parts.append(f"{a}:{b}")
         else:
-            parts.append(f"{a}:{b}:{s}")
+            multi = True
+            parts.append(f"{a}:{b}" if s == 1 else f"{a}:{b}:{s}")
     keep = len(parts)
-    if any(b - a > s for a, b, s in zip(start, stop, step)):  # more than one cell
+    if multi:
         floor = 1 if stop[0] - start[0] <= step[0] else 0  # keep a single first index: w[0]
         while keep > floor and start[keep - 1] == 0 and stop[keep - 1] == shape[keep - 1] and step[keep - 1] == 1:
             keep -= 1
     if keep == 0:
-        return name
-    return f"{name}[{','.join(parts[:keep])}]"
+        return ""
+    return f"[{','.join(parts[:keep])}]"

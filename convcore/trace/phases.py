@@ -36,33 +36,52 @@ def _listed(values: list[float]) -> str:
     return f" = {fmt.numbers(values)}" if len(values) <= LIST_LIMIT else ""
 
 
-def _row_write(box: dict, delta: list[float], value: list[float]) -> dict:
-    box["delta"] = delta
-    box["value"] = value
-    return box
+def _rows(ctx: TraceContext, name: str, n: int, c: int, first_row: int, rows: int, first_col: int, cols: int):
+    """Per row r of the slice ``name[n, c]`` (internal order): the one-row Box's start,
+    stop and step lists in the trace's order, and its slice text, for rows
+    first_row … first_row + rows − 1 and columns first_col … first_col + cols − 1.
+
+    Every Box of an event over the same cells shares these lists (read-only)."""
+    p = ctx.perm[name]
+    shape = ctx.shape[name]
+    step = ctx._ones_for(4)
+    for r in range(first_row, first_row + rows):
+        start, stop = [n, c, r, first_col], [n + 1, c + 1, r + 1, first_col + cols]
+        if p:
+            start, stop = [start[i] for i in p], [stop[i] for i in p]
+        yield start, stop, step, fmt.box_slices(start, stop, step, shape)
+
+
+def _copy_rows(ctx: TraceContext, phase: str, src: str, dst: str, src_top: int, src_left: int,
+               dst_top: int, dst_left: int, note: str = "") -> Iterator[dict]:
+    """One event per input row (n, c, h): ``dst[n, c, dst_top + h, dst_left …] =
+    src[n, c, src_top + h, src_left …]``, W cells (pad: x -> xp; crop: dxp -> dx)."""
+    n_, c_, h_, w_ = ctx.spec.x_shape
+    source, state = ctx.ref[src], ctx.state[dst]
+    for n in range(n_):
+        for c in range(c_):
+            rows = source[n, c, src_top : src_top + h_, src_left : src_left + w_]
+            written = 0.0 + rows  # the state after the write: zero plus the row
+            state[n, c, dst_top : dst_top + h_, dst_left : dst_left + w_] = written
+            src_boxes = _rows(ctx, src, n, c, src_top, h_, src_left, w_)
+            dst_boxes = _rows(ctx, dst, n, c, dst_top, h_, dst_left, w_)
+            for h, (row, value, (a0, b0, s0, t0), (a1, b1, s1, t1)) in enumerate(
+                zip(rows.tolist(), written.tolist(), src_boxes, dst_boxes)
+            ):
+                yield {
+                    "type": "event",
+                    "phase": phase,
+                    "loop": {"n": n, "c": c, "h": h},
+                    "reads": [{"tensor": src, "start": a0, "stop": b0, "step": s0}],
+                    "writes": [{"tensor": dst, "start": a1, "stop": b1, "step": s1, "delta": row, "value": value}],
+                    "text": f"{dst}{t1} = {src}{t0}{_listed(row)}{note if h == 0 else ''}",
+                }
 
 
 def _pad_events(ctx: TraceContext) -> Iterator[dict]:
-    spec = ctx.spec
-    n_, c_, h_, w_ = spec.x_shape
-    top, bottom, left, right = spec.padding
-    x, state = ctx.ref["x"], ctx.state["xp"]
-    note = f"; padding (top {top}, bottom {bottom}, left {left}, right {right}) stays 0" if any(spec.padding) else ""
-    for n in range(n_):
-        for c in range(c_):
-            written = 0.0 + x[n, c]  # the state after the write: zero plus the row
-            state[n, c, top : top + h_, left : left + w_] = written
-            for h, (row, value) in enumerate(zip(x[n, c].tolist(), written.tolist())):
-                src = (n, c, h, 0), (n + 1, c + 1, h + 1, w_)
-                dst = (n, c, top + h, left), (n + 1, c + 1, top + h + 1, left + w_)
-                yield {
-                    "type": "event",
-                    "phase": "pad",
-                    "loop": {"n": n, "c": c, "h": h},
-                    "reads": [ctx.box("x", *src)],
-                    "writes": [_row_write(ctx.box("xp", *dst), row, value)],
-                    "text": f"{ctx.text('xp', *dst)} = {ctx.text('x', *src)}{_listed(row)}{note if h == 0 else ''}",
-                }
+    top, bottom, left, right = ctx.spec.padding
+    note = f"; padding (top {top}, bottom {bottom}, left {left}, right {right}) stays 0" if any(ctx.spec.padding) else ""
+    return _copy_rows(ctx, "pad", "x", "xp", 0, 0, top, left, note)
 
 
 def pad_phase(rc) -> Phase:
@@ -72,26 +91,8 @@ def pad_phase(rc) -> Phase:
 
 
 def _crop_events(ctx: TraceContext) -> Iterator[dict]:
-    spec = ctx.spec
-    n_, c_, h_, w_ = spec.x_shape
-    top, _, left, _ = spec.padding
-    dxp, state = ctx.ref["dxp"], ctx.state["dx"]
-    for n in range(n_):
-        for c in range(c_):
-            rows = dxp[n, c, top : top + h_, left : left + w_]
-            written = 0.0 + rows
-            state[n, c] = written
-            for h, (row, value) in enumerate(zip(rows.tolist(), written.tolist())):
-                src = (n, c, top + h, left), (n + 1, c + 1, top + h + 1, left + w_)
-                dst = (n, c, h, 0), (n + 1, c + 1, h + 1, w_)
-                yield {
-                    "type": "event",
-                    "phase": "crop",
-                    "loop": {"n": n, "c": c, "h": h},
-                    "reads": [ctx.box("dxp", *src)],
-                    "writes": [_row_write(ctx.box("dx", *dst), row, value)],
-                    "text": f"{ctx.text('dx', *dst)} = {ctx.text('dxp', *src)}{_listed(row)}",
-                }
+    top, _, left, _ = ctx.spec.padding
+    return _copy_rows(ctx, "crop", "dxp", "dx", top, left, 0, 0)
 
 
 def crop_phase(rc) -> Phase:
@@ -101,22 +102,24 @@ def crop_phase(rc) -> Phase:
 
 
 def _output_rows(ctx: TraceContext, phase: str, target: str, reads: tuple[str, ...], say) -> Iterator[dict]:
-    """One event per output row (n, f, i): ``target[n,f,i] = ref[target][n,f,i]``."""
+    """One event per output row (n, f, i): ``target[n,f,i] = ref[target][n,f,i]``.
+    ``target`` and ``reads`` are output-shaped: their Boxes share one geometry."""
     n_, f_, ho, wo = ctx.spec.out_shape
     ref, state = ctx.ref[target], ctx.state[target]
     for n in range(n_):
         for f in range(f_):
             written = 0.0 + ref[n, f]
             state[n, f] = written
-            for i, (row, value) in enumerate(zip(ref[n, f].tolist(), written.tolist())):
-                box = (n, f, i, 0), (n + 1, f + 1, i + 1, wo)
+            boxes = _rows(ctx, target, n, f, 0, ho, 0, wo)
+            for i, (row, value, (start, stop, step, sl)) in enumerate(zip(ref[n, f].tolist(), written.tolist(), boxes)):
                 yield {
                     "type": "event",
                     "phase": phase,
                     "loop": {"n": n, "f": f, "i": i},
-                    "reads": [ctx.box(name, *box) for name in reads],
-                    "writes": [_row_write(ctx.box(target, *box), row, value)],
-                    "text": f"{ctx.text(target, *box)} = {say(*(ctx.text(name, *box) for name in reads))}{_listed(row)}",
+                    "reads": [{"tensor": name, "start": start, "stop": stop, "step": step} for name in reads],
+                    "writes": [{"tensor": target, "start": start, "stop": stop, "step": step,
+                                "delta": row, "value": value}],
+                    "text": f"{target}{sl} = {say(*(name + sl for name in reads))}{_listed(row)}",
                 }
 
 
