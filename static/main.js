@@ -59,7 +59,7 @@ async function run(config, { step = null } = {}) {
   showProgress("Computing the trace…");
   let model = null;
   // the trace on screen before this run: put back if the stream fails after its header
-  const previous = app.model ? { model: app.model, config: app.config, step: current() } : null;
+  const previous = app.model ? { model: app.model, config: app.shownConfig, preset: app.shownPreset, step: current() } : null;
   try {
     config = await withDoutShape(config, controller.signal);
     await streamTrace(
@@ -105,6 +105,7 @@ async function run(config, { step = null } = {}) {
     editors.showErrors(fields);
     const what = midStream ? `The trace stopped after ${model.received} of ${model.total} steps: ${err.message}` : `Not run: ${err.message}`;
     narrate(what);
+    if (midStream) app.pendingNarration = what; // said again with the restored step
     if (midStream || app.projector) toast(what);
   } finally {
     if (app.controller === controller) {
@@ -115,9 +116,10 @@ async function run(config, { step = null } = {}) {
 }
 
 /** Put back a trace that was on screen before a run that failed midway. */
-function restore({ model, config, step }) {
+function restore({ model, config, preset, step }) {
   pause();
-  install(model, config, step, { complete: true, keepControls: true });
+  setPreset(preset ?? "");
+  install(model, config, step, { complete: true });
 }
 
 function clearStage() {
@@ -133,19 +135,18 @@ function clearStage() {
   setBadge("pending", "no trace", "");
 }
 
-function install(model, config, target, { complete = false, keepControls = false } = {}) {
+function install(model, config, target, { complete = false } = {}) {
   app.model = model;
   app.cursor = new Cursor(model);
   app.config = clone(config);
+  app.shownConfig = clone(config); // the setup of the trace on screen
   app.step = target;
   app.lastPanelEvent = undefined;
+  app.shownPreset = app.presetName;
   stage.build(model);
-  if (!keepControls) {
-    // (a restored trace leaves the controls as the user set them, with the error)
-    editors.show(config);
-    editors.showHeader(model.header);
-    editors.showErrors({});
-  }
+  editors.show(config);
+  editors.showHeader(model.header);
+  editors.showErrors({});
   buildScrubber(model);
   $("legend-gap").hidden = !model.names.includes("dz_dilated");
   if (complete && model.complete) showCheck(model);
@@ -252,7 +253,11 @@ function drawPanel(shown) {
   // (projector mode leaves out a long list: the written cells show their values on the stage)
   $("equation").classList.toggle("many-writes", count > 4);
   $("eq-reads").textContent = ev.reads.length ? `reads ${ev.reads.map((r) => fmtBox(r.box)).join(", ")}` : "";
-  if (!app.playing || SPEEDS[app.speedIndex] <= 2) narrate(`Step ${shown + 1} of ${model.total}, ${ev.phase}: ${ev.text}`);
+  if (!app.playing || SPEEDS[app.speedIndex] <= 2) {
+    const before = app.pendingNarration ? `${app.pendingNarration}. ` : "";
+    app.pendingNarration = "";
+    narrate(`${before}Step ${shown + 1} of ${model.total}, ${ev.phase}: ${ev.text}`);
+  }
 }
 
 function narrate(text) {

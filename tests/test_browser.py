@@ -11,17 +11,22 @@ import json
 import os
 import re
 
-import httpx
 import pytest
 
 from test_browser_helpers import (
     CHROMIUM,
     CHROMIUM_ARGS,
+    assert_equation_matches,
+    assert_stage_matches,
     cell_texts,
+    choose_preset,
+    lesson_path,
     chromium_missing_reason,
     live_server,
-    replay,
+    page_opener,
+    server_document,
     shown_number,
+    step_of,
     wait_complete,
     wait_until,
 )
@@ -51,93 +56,43 @@ def browser():
         b.close()
 
 
-class PageWatch:
-    """A page plus what it did: every request URL and every console error."""
-
-    def __init__(self, page, base_url):
-        self.page = page
-        self.base_url = base_url
-        self.requests: list[str] = []
-        self.errors: list[str] = []
-        page.on("request", lambda r: self.requests.append(r.url))
-        page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
-        page.on("pageerror", lambda e: self.errors.append(str(e)))
-
-    def check(self, allowed_errors: tuple[str, ...] = ()):
-        foreign = [u for u in self.requests if not (u.startswith(self.base_url + "/") or u.startswith(("data:", "blob:")))]
-        assert not foreign, f"requests left for another host: {foreign}"
-        errors = [e for e in self.errors if not any(a in e for a in allowed_errors)]
-        assert not errors, f"console errors: {errors}"
-
-
 @pytest.fixture
 def open_page(browser, base_url):
-    watches = []
-
-    def opener(path: str = "/", viewport=(1600, 1000), **context_args):
-        context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]}, accept_downloads=True, **context_args)
-        page = context.new_page()
-        watch = PageWatch(page, base_url)
-        watches.append((watch, context))
-        page.goto(base_url + path)
-        wait_complete(page)
-        return watch
-
-    yield opener
-    for watch, context in watches:
-        # 422 answers are expected where a test sends bad input; Chromium logs them as
-        # failed resources
-        watch.check(allowed_errors=("status of 422",))
-        context.close()
+    with page_opener(browser, base_url) as opener:
+        yield opener
 
 
-def server_document(base_url: str, config: dict) -> dict:
-    r = httpx.post(base_url + "/api/trace", json=config, timeout=30)
-    r.raise_for_status()
-    return r.json()
-
-
-def step_of(page) -> int:
-    return page.evaluate("window.convscope.step")
-
-
-def assert_stage_matches(page, doc: dict, step: int) -> None:
-    """Every drawn cell of every tensor shows the trace's value at ``step`` (written
-    tensors: the replay of events 0..step; cells no event has written yet are empty)."""
-    values, counts = replay(doc, step)
-    pads = set(map(tuple, page.evaluate("Array.from(document.querySelectorAll('.cell.fixed-zero'), (c) => [c.dataset.tensor, Number(c.dataset.idx)])")))
-    for name, t in doc["tensors"].items():
-        texts = cell_texts(page, name)
-        assert texts, f"no cells drawn for {name}"
-        flat_values = (values[name] if name in values else __import__("numpy").asarray(t["data"]).reshape(t["shape"])).ravel()
-        flat_counts = counts[name].ravel() if name in counts else None
-        for idx, text in texts.items():
-            shown = shown_number(text)
-            if flat_counts is not None and flat_counts[idx] == 0 and (name, idx) not in pads:
-                assert shown is None, f"{name}[{idx}] at step {step}: shows {text!r} before any write"
-                continue
-            want = float(flat_values[idx])
-            assert shown is not None and abs(shown - want) <= 5e-3 * max(1.0, abs(want)), (
-                f"{name}[{idx}] at step {step}: shows {text!r}, trace says {want}"
-            )
-
-
-def assert_equation_matches(page, doc: dict, step: int) -> None:
-    ev = doc["events"][step]
-    assert page.inner_text("#eq-text") == ev["text"]
-    assert page.inner_text("#eq-phase").lower() == ev["phase"].lower()
-    written = page.inner_text("#eq-writes")
-    w = ev["writes"][0]
-    assert f"= {_fmt(w['value'][0])}" in written.replace("−", "-"), written
-
-
-def _fmt(v: float) -> str:
-    return str(int(v)) if float(v).is_integer() else f"{v:.6g}"
-
-
-def choose_preset(page, name: str) -> None:
-    page.select_option("#preset", name)
-    wait_until(page, f"window.convscope.preset === '{name}' && window.convscope.complete && window.convscope.step === 0")
+# Every visible element with text of its own: its font size (< 24 px listed in "small")
+# and its contrast against the first opaque background behind it (< 7:1 in "low").
+TEXT_REPORT_JS = """() => {
+        const lum = (rgb) => {
+          const [r, g, b] = rgb.map((v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; });
+          return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+        };
+        const parse = (c) => { const m = c.match(/[\\d.]+/g); return m ? m.map(Number) : [0, 0, 0, 0]; };
+        const bgOf = (el) => {
+          for (let e = el; e; e = e.parentElement) {
+            const c = parse(getComputedStyle(e).backgroundColor);
+            if (c.length < 4 || c[3] > 0.5) return c.slice(0, 3);
+          }
+          return [0, 0, 0];
+        };
+        const small = [], low = [];
+        for (const el of document.querySelectorAll('body *')) {
+          const own = Array.from(el.childNodes).some((n) => n.nodeType === 3 && n.nodeValue.trim());
+          if (!own) continue;
+          const r = el.getBoundingClientRect();
+          if (!r.width || !r.height || el.closest('[hidden], dialog:not([open]), .visually-hidden')) continue;
+          const st = getComputedStyle(el);
+          if (st.visibility === 'hidden' || st.display === 'none') continue;
+          const size = parseFloat(st.fontSize);
+          if (size < 24) small.push(`${el.tagName}.${el.className}: ${size}px "${el.textContent.trim().slice(0, 20)}"`);
+          const fg = lum(parse(st.color).slice(0, 3)), bg = lum(bgOf(el));
+          const ratio = (Math.max(fg, bg) + 0.05) / (Math.min(fg, bg) + 0.05);
+          if (ratio < 7) low.push(`${el.tagName}.${el.className}: ${ratio.toFixed(2)} "${el.textContent.trim().slice(0, 20)}"`);
+        }
+        return {small, low, width: document.documentElement.scrollWidth};
+      }"""
 
 
 def test_d2l_preset_values_and_equation_at_several_steps(open_page, base_url):
@@ -253,42 +208,76 @@ def test_projector_mode_large_text_and_contrast(open_page):
     page.keyboard.press("p")
     assert page.evaluate("document.body.classList.contains('projector')")
     assert not page.locator("#setup").is_visible()
-    report = page.evaluate(
-        """() => {
-        const lum = (rgb) => {
-          const [r, g, b] = rgb.map((v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; });
-          return 0.2126 * r + 0.7152 * g + 0.0722 * b;
-        };
-        const parse = (c) => { const m = c.match(/[\\d.]+/g); return m ? m.map(Number) : [0, 0, 0, 0]; };
-        const bgOf = (el) => {
-          for (let e = el; e; e = e.parentElement) {
-            const c = parse(getComputedStyle(e).backgroundColor);
-            if (c.length < 4 || c[3] > 0.5) return c.slice(0, 3);
-          }
-          return [0, 0, 0];
-        };
-        const small = [], low = [];
-        for (const el of document.querySelectorAll('body *')) {
-          const own = Array.from(el.childNodes).some((n) => n.nodeType === 3 && n.nodeValue.trim());
-          if (!own) continue;
-          const r = el.getBoundingClientRect();
-          if (!r.width || !r.height || el.closest('[hidden], dialog:not([open]), .visually-hidden')) continue;
-          const st = getComputedStyle(el);
-          if (st.visibility === 'hidden' || st.display === 'none') continue;
-          const size = parseFloat(st.fontSize);
-          if (size < 24) small.push(`${el.tagName}.${el.className}: ${size}px "${el.textContent.trim().slice(0, 20)}"`);
-          const fg = lum(parse(st.color).slice(0, 3)), bg = lum(bgOf(el));
-          const ratio = (Math.max(fg, bg) + 0.05) / (Math.min(fg, bg) + 0.05);
-          if (ratio < 7) low.push(`${el.tagName}.${el.className}: ${ratio.toFixed(2)} "${el.textContent.trim().slice(0, 20)}"`);
-        }
-        return {small, low, width: document.documentElement.scrollWidth};
-      }"""
-    )
+    report = page.evaluate(TEXT_REPORT_JS)
     assert not report["small"], report["small"][:10]
     assert not report["low"], report["low"][:10]
     assert report["width"] <= 1920
     page.keyboard.press("p")
     assert page.locator("#setup").is_visible()
+
+
+FIT_JS = """() => {
+  const vw = window.innerWidth, vh = window.innerHeight;
+  const out = (r) => r.left < -1 || r.top < -1 || r.right > vw + 1 || r.bottom > vh + 1;
+  const figs = Array.from(document.querySelectorAll('figure.tensor.reading, figure.tensor.writing'));
+  const cells = Array.from(document.querySelectorAll('.cell.rd, .cell.wr'));
+  const stage = document.getElementById('stage');
+  return {
+    figures: figs.map((f) => f.dataset.tensor),
+    outside: figs.filter((f) => out(f.getBoundingClientRect())).map((f) => [f.dataset.tensor, f.getBoundingClientRect().toJSON()]),
+    cellsOutside: cells.filter((c) => out(c.getBoundingClientRect())).length,
+    cells: cells.length,
+    stageScrolls: stage.scrollHeight > stage.clientHeight + 1 || stage.scrollWidth > stage.clientWidth + 1,
+    page: [document.documentElement.scrollWidth, document.documentElement.scrollHeight],
+    cellFont: Math.min(...Array.from(document.querySelectorAll('figure.tensor:not(.off-phase) .cell'), (c) => parseFloat(getComputedStyle(c).fontSize))),
+  };
+}"""
+
+
+@pytest.mark.parametrize("preset", ["cs231n", "d2l"])
+def test_projector_fits_the_events_tensors_on_a_1920x1080_screen(open_page, base_url, preset):
+    w = open_page(viewport=(1920, 1080))
+    page = w.page
+    if preset != "d2l":
+        choose_preset(page, preset)
+    doc = server_document(base_url, page.evaluate("window.convscope.config"))
+    page.locator("#stage").click(position={"x": 5, "y": 5})
+    page.keyboard.press("p")
+    assert page.evaluate("document.body.classList.contains('projector')")
+    # the first step of every phase and the middle of the longest one
+    steps = [p["start"] for p in doc["phases"] if p["stop"] > p["start"]]
+    longest = max(doc["phases"], key=lambda p: p["stop"] - p["start"])
+    steps.append((longest["start"] + longest["stop"]) // 2)
+    for step in steps:
+        page.evaluate(f"window.convscope.seek({step})")
+        fit = page.evaluate(FIT_JS)
+        ev = doc["events"][step]
+        touched = {b["tensor"] for b in ev["reads"] + ev["writes"]}
+        assert set(fit["figures"]) == touched, (step, fit["figures"], touched)
+        assert not fit["outside"], f"step {step} ({ev['phase']}): outside the screen: {fit['outside']}"
+        assert fit["cells"] > 0 and fit["cellsOutside"] == 0, (step, fit)
+        assert not fit["stageScrolls"], f"step {step} ({ev['phase']}): the stage scrolls"
+        assert fit["page"][0] <= 1920 and fit["page"][1] <= 1080, fit["page"]
+        assert fit["cellFont"] >= 24, fit["cellFont"]
+        report = page.evaluate(TEXT_REPORT_JS)
+        assert not report["small"], (step, report["small"][:10])
+        assert not report["low"], (step, report["low"][:10])
+        assert_stage_matches(page, doc, step)
+
+
+def _phone_window(page) -> dict:
+    """Scroll the page (vertically) to the read window on xp; where it and the player are."""
+    return page.evaluate(
+        """() => {
+        const o = document.querySelector('[data-tensor="xp"] .box-outline');
+        // scroll the page only, vertically (scrollIntoView would scroll the stage sideways too)
+        window.scrollTo(0, window.scrollY + o.getBoundingClientRect().top - window.innerHeight / 2);
+        const player = document.querySelector('.player').getBoundingClientRect();
+        return {outline: o.getBoundingClientRect().toJSON(), player: player.toJSON(),
+                pageWidth: document.documentElement.scrollWidth, scrollX: window.scrollX,
+                buttons: Array.from(document.querySelectorAll('.transport button'), (b) => b.getBoundingClientRect().toJSON())};
+      }"""
+    )
 
 
 def test_phone_viewport_stacks_without_horizontal_scroll(open_page):
@@ -302,6 +291,41 @@ def test_phone_viewport_stacks_without_horizontal_scroll(open_page):
     assert setup["x"] >= 0 and setup["x"] + setup["width"] <= 390
     page.click("#btn-next")
     assert step_of(page) == 1
+    # a forward step: its window on the padded input is on screen, below the player that
+    # stays at the top, and the player's buttons are big enough to tap, in one row
+    page.evaluate("window.convscope.seek(30)")
+    where = _phone_window(page)
+    o, player = where["outline"], where["player"]
+    assert where["pageWidth"] <= 390 and where["scrollX"] == 0
+    assert o["left"] >= 0 and o["right"] <= 390, o
+    assert o["top"] >= player["bottom"] - 1 and o["bottom"] <= 844, (o, player)
+    assert player["top"] >= -1 and player["bottom"] <= 844 / 3, player
+    rows = {round(b["top"]) for b in where["buttons"]}
+    assert len(rows) == 1, rows
+    assert all(b["width"] >= 36 and b["height"] >= 36 and b["right"] <= 390 for b in where["buttons"]), where["buttons"]
+    page.click("#btn-next")  # the player works from down here
+    assert step_of(page) == 31
+
+
+def test_phone_follows_the_window_across_a_grid_wider_than_the_screen(open_page):
+    wide = {
+        "x": {"fill": "randint", "shape": [1, 1, 4, 14], "low": -2, "high": 2, "seed": 3},
+        "w": {"fill": "randint", "shape": [1, 1, 3, 3], "low": -1, "high": 1, "seed": 4},
+        "padding": 1,
+    }
+    w = open_page(lesson_path(wide), viewport=(390, 844), is_mobile=True, has_touch=True)
+    page = w.page
+    # the last forward step reads the right-most window of the 16-column padded input
+    doc_phases = page.evaluate("window.convscope.document().phases")
+    forward = next(p for p in doc_phases if p["name"] == "forward")
+    for step in (forward["stop"] - 1, forward["start"], forward["start"] + 7):
+        page.evaluate(f"window.convscope.seek({step})")
+        where = _phone_window(page)
+        o = where["outline"]
+        assert where["pageWidth"] <= 390 and where["scrollX"] == 0, where
+        assert o["left"] >= 0 and o["right"] <= 390, (step, o)
+    bands = 'document.querySelector(\'figure[data-tensor="xp"] .bands\')'
+    assert page.evaluate(f"{bands}.scrollWidth > {bands}.clientWidth"), "the padded input scrolls inside its figure"
 
 
 def test_invalid_input_shows_the_servers_message_and_keeps_the_last_trace(open_page):

@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
+import httpx
 import numpy as np
 
 CHROMIUM = os.environ.get("CONVSCOPE_CHROMIUM", "/usr/bin/chromium")
@@ -109,6 +110,26 @@ def shown_number(text: str) -> float | None:
     return float(text) if text else None
 
 
+def reveal(page, tensor: str) -> None:
+    """Scroll ``tensor``'s figure into view and let four frames pass: slices far out of
+    view are not drawn (content-visibility), as for a person who has not scrolled there."""
+    page.evaluate(
+        """(name) => new Promise((done) => {
+             const fig = document.querySelector(`figure.tensor[data-tensor="${name}"]`);
+             if (!fig) return done(false);
+             const r = fig.getBoundingClientRect();
+             if (r.top >= 0 && r.bottom <= window.innerHeight) return done(true); // drawn already
+             fig.scrollIntoView({block: 'nearest'});
+             // a revealed slice reports itself after the next rendering; the page redraws
+             // at the frame after that
+             let frames = 4;
+             const tick = () => (--frames ? requestAnimationFrame(tick) : done(true));
+             requestAnimationFrame(tick);
+           })""",
+        tensor,
+    )
+
+
 def cell_texts(page, tensor: str) -> dict[int, str]:
     """{flat index: text} of every drawn cell of ``tensor``."""
     pairs = page.evaluate(
@@ -117,3 +138,109 @@ def cell_texts(page, tensor: str) -> dict[int, str]:
         tensor,
     )
     return {int(i): t for i, t in pairs}
+
+
+class PageWatch:
+    """A page plus what it did: every request URL and every console error."""
+
+    def __init__(self, page, base_url):
+        self.page = page
+        self.base_url = base_url
+        self.requests: list[str] = []
+        self.errors: list[str] = []
+        page.on("request", lambda r: self.requests.append(r.url))
+        page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: self.errors.append(str(e)))
+
+    def check(self, allowed_errors: tuple[str, ...] = ()):
+        foreign = [u for u in self.requests if not (u.startswith(self.base_url + "/") or u.startswith(("data:", "blob:")))]
+        assert not foreign, f"requests left for another host: {foreign}"
+        errors = [e for e in self.errors if not any(a in e for a in allowed_errors)]
+        assert not errors, f"console errors: {errors}"
+
+
+@contextmanager
+def page_opener(browser, base_url: str):
+    """Yields opener(path, viewport, **context_args) -> PageWatch of a page that has loaded
+    its lesson; at the end, checks every page's requests and console, closes them."""
+    watches = []
+
+    def opener(path: str = "/", viewport=(1600, 1000), **context_args):
+        context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]}, accept_downloads=True, **context_args)
+        page = context.new_page()
+        watch = PageWatch(page, base_url)
+        watches.append((watch, context))
+        page.goto(base_url + path)
+        wait_complete(page)
+        return watch
+
+    yield opener
+    for watch, context in watches:
+        # 422 answers are expected where a test sends bad input; Chromium logs them as
+        # failed resources
+        watch.check(allowed_errors=("status of 422",))
+        context.close()
+
+
+def server_document(base_url: str, config: dict) -> dict:
+    r = httpx.post(base_url + "/api/trace", json=config, timeout=30)
+    r.raise_for_status()
+    return r.json()
+
+
+def step_of(page) -> int:
+    return page.evaluate("window.convscope.step")
+
+
+def assert_stage_matches(page, doc: dict, step: int) -> None:
+    """Every drawn cell of every tensor shows the trace's value at ``step`` (written
+    tensors: the replay of events 0..step; cells no event has written yet are empty)."""
+    values, counts = replay(doc, step)
+    pads = set(map(tuple, page.evaluate("Array.from(document.querySelectorAll('.cell.fixed-zero'), (c) => [c.dataset.tensor, Number(c.dataset.idx)])")))
+    for name, t in doc["tensors"].items():
+        reveal(page, name)
+        texts = cell_texts(page, name)
+        assert texts, f"no cells drawn for {name}"
+        flat_values = (values[name] if name in values else np.asarray(t["data"]).reshape(t["shape"])).ravel()
+        flat_counts = counts[name].ravel() if name in counts else None
+        for idx, text in texts.items():
+            shown = shown_number(text)
+            if flat_counts is not None and flat_counts[idx] == 0 and (name, idx) not in pads:
+                assert shown is None, f"{name}[{idx}] at step {step}: shows {text!r} before any write"
+                continue
+            want = float(flat_values[idx])
+            assert shown is not None and abs(shown - want) <= 5e-3 * max(1.0, abs(want)), (
+                f"{name}[{idx}] at step {step}: shows {text!r}, trace says {want}"
+            )
+
+
+def assert_equation_matches(page, doc: dict, step: int) -> None:
+    ev = doc["events"][step]
+    assert page.inner_text("#eq-text") == ev["text"]
+    assert page.inner_text("#eq-phase").lower() == ev["phase"].lower()
+    written = page.inner_text("#eq-writes")
+    w = ev["writes"][0]
+    assert f"= {_fmt(w['value'][0])}" in written.replace("−", "-"), written
+
+
+def _fmt(v: float) -> str:
+    return str(int(v)) if float(v).is_integer() else f"{v:.6g}"
+
+
+def choose_preset(page, name: str) -> None:
+    page.select_option("#preset", name)
+    wait_until(page, f"window.convscope.preset === '{name}' && window.convscope.complete && window.convscope.step === 0")
+
+
+def lesson_path(config: dict, step: int = 0) -> str:
+    """The page's URL path for a lesson (the fragment static/js/url.js reads)."""
+    import base64
+    import json
+
+    c = base64.urlsafe_b64encode(json.dumps(config).encode()).decode().rstrip("=")
+    return f"/#s={step}&c={c}"
+
+
+def first_event(doc: dict, phase: str, where=lambda ev: True) -> int:
+    """Index of the first event of ``phase`` for which ``where(event)`` holds."""
+    return next(k for k, ev in enumerate(doc["events"]) if ev["phase"] == phase and where(ev))

@@ -61,6 +61,7 @@ export class Stage {
     this.overflowX = false;
     this.overflowY = false;
     this.cellPx = null;
+    this.prevReads = [];
     this.prevWrites = [];
     this.outlines = [];
   }
@@ -177,7 +178,7 @@ export class Stage {
       for (const sl of layout.slices) for (let k = 0; k < sl.cells.length; k++) if (fixedMask[k]) padFlat.add(sl.cells[k]);
     }
     this.views[name] = {
-      meta, layout, fig, cells, grids, drawn, padFlat, skipped, perSlice: layout.rows * layout.cols,
+      meta, layout, fig, bandsEl, cells, grids, drawn, padFlat, skipped, perSlice: layout.rows * layout.cols, scrollsX: false,
       scale: absMax(meta.data),
       shownValue: new Float64Array(meta.size).fill(NaN),
       shownWritten: new Int8Array(meta.size).fill(-1),
@@ -287,51 +288,64 @@ export class Stage {
     return lo;
   }
 
-  /** Note whether the stage scrolls inside itself (then follow() keeps the event in view). */
+  /** Note which figures scroll sideways inside themselves and whether the stage scrolls
+   *  vertically inside itself (projector); follow() keeps the event in view there. */
   measure() {
     const c = this.container;
     const st = getComputedStyle(c);
-    this.overflowX = c.scrollWidth > c.clientWidth + 1;
     this.overflowY = /auto|scroll/.test(st.overflowY) && c.scrollHeight > c.clientHeight + 1;
+    this.overflowX = false;
+    for (const name in this.views) {
+      const v = this.views[name];
+      v.scrollsX = v.bandsEl.scrollWidth > v.bandsEl.clientWidth + 1;
+      if (v.scrollsX) this.overflowX = true;
+    }
   }
 
   /**
-   * Scroll the stage (never the page) so that the current event's written cells, and its
-   * read window when there is room, are in view. Only when the stage scrolls inside itself.
+   * Scroll (never the page) so that the current event's cells are in view: each figure
+   * wider than its room scrolls sideways to its own read window or written cells; in
+   * projector mode the stage scrolls up or down to the written cells (then the reads).
    */
   follow() {
     if (!this.overflowX && !this.overflowY) return;
-    const written = [];
-    for (const { cells } of this.prevWrites) for (const cell of cells) if (written.length < 64) written.push(cell);
-    const read = this.outlines.slice(0, 8);
-    if (!written.length && !read.length) return;
-    const c = this.container;
-    const box = c.getBoundingClientRect();
     const union = (els) => {
       let u = null;
       for (const e of els) {
         const r = e.getBoundingClientRect();
         if (!r.width && !r.height) continue;
-        u = u ? { left: Math.min(u.left, r.left), right: Math.max(u.right, r.right), top: Math.min(u.top, r.top), bottom: Math.max(u.bottom, r.bottom) } : { left: r.left, right: r.right, top: r.top, bottom: r.bottom };
+        u = u ? { lo: Math.min(u.lo, r.left), hi: Math.max(u.hi, r.right), top: Math.min(u.top, r.top), bottom: Math.max(u.bottom, r.bottom) } : { lo: r.left, hi: r.right, top: r.top, bottom: r.bottom };
       }
       return u;
     };
-    const w = union(written);
-    const all = union([...written, ...read]);
-    const margin = 12;
-    const shift = (lo, hi, boxLo, boxHi, must) => {
-      // the smallest scroll that shows [lo, hi], keeping `must` [mlo, mhi] in view first
-      const room = boxHi - boxLo - 2 * margin;
-      let [a, b] = hi - lo <= room ? [lo, hi] : must;
-      if (b - a > room) b = a + room;
-      if (a < boxLo + margin) return a - boxLo - margin;
-      if (b > boxHi - margin) return b - boxHi + margin;
+    // the smallest scroll that shows [lo, hi] within [boxLo, boxHi] (its start if too long)
+    const shift = (lo, hi, boxLo, boxHi) => {
+      const margin = 8;
+      if (hi - lo > boxHi - boxLo - 2 * margin) hi = lo + boxHi - boxLo - 2 * margin;
+      if (lo < boxLo + margin) return lo - boxLo - margin;
+      if (hi > boxHi - margin) return hi - boxHi + margin;
       return 0;
     };
-    const target = all ?? w;
-    const must = w ?? all;
-    if (this.overflowX) c.scrollLeft += shift(target.left, target.right, box.left, box.right, [must.left, must.right]);
-    if (this.overflowY) c.scrollTop += shift(target.top, target.bottom, box.top, box.bottom, [must.top, must.bottom]);
+    if (this.overflowX) {
+      for (const { view, cells } of [...this.prevWrites, ...this.prevReads]) {
+        if (!view.scrollsX) continue;
+        const own = this.outlines.filter((o) => view.fig.contains(o));
+        const u = union(own.length ? own : cells.slice(0, 64));
+        if (!u) continue;
+        const box = view.bandsEl.getBoundingClientRect();
+        view.bandsEl.scrollLeft += shift(u.lo, u.hi, box.left, box.right);
+      }
+    }
+    if (this.overflowY) {
+      const written = [];
+      for (const { cells } of this.prevWrites) written.push(...cells.slice(0, 64));
+      const u = union(written.length ? written : this.outlines.slice(0, 8));
+      if (!u) return;
+      const all = union([...written, ...this.outlines.slice(0, 8)]);
+      const box = this.container.getBoundingClientRect();
+      const want = all && all.bottom - all.top <= box.bottom - box.top - 16 ? all : u;
+      this.container.scrollTop += shift(want.top, want.bottom, box.top, box.bottom);
+    }
   }
 
   _highlight(event, flash) {
@@ -348,7 +362,7 @@ export class Stage {
       if (!v) continue;
       const cells = this._cellsOf(v, r.idx);
       for (const c of cells) c.classList.add("rd");
-      this.prevReads.push({ cells });
+      this.prevReads.push({ view: v, cells });
       v.fig.classList.add("reading");
       if (r.idx.length > 1) this._outline(v, r.box, "outline-read");
     }
@@ -362,7 +376,7 @@ export class Stage {
           c.animate([{ transform: "scale(1.18)", boxShadow: "0 0 0 4px var(--write)" }, { transform: "scale(1)" }], { duration: 380, easing: "ease-out" });
         }
       }
-      this.prevWrites.push({ cells });
+      this.prevWrites.push({ view: v, cells });
       v.fig.classList.add("writing");
     }
   }

@@ -1,0 +1,116 @@
+// The im2col and transposed views as the page reads them (fixtures from convcore).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { TraceModel, Cursor, phaseIndexAt } from "../../static/js/state.js";
+import { sliceLayout, insertedZeroMask, paddingMask } from "../../static/js/layout.js";
+import { formatValue, maxTextLength } from "../../static/js/format.js";
+import { orderedNames, DESCRIPTIONS } from "../../static/js/render.js";
+import { loadFixture, headerOf, naiveReplay } from "./fixtures.mjs";
+
+function modelOf(doc) {
+  const m = new TraceModel(headerOf(doc));
+  m.addEvents(doc.events);
+  return m;
+}
+
+test("im2col: cols and dcols are titled, drawn with the forward/backward tensors, and the phases touch them", () => {
+  const doc = loadFixture("trace_im2col.json");
+  const m = modelOf(doc);
+  const names = orderedNames(m.names);
+  assert.ok(names.indexOf("cols") < names.indexOf("z"), names.join());
+  assert.ok(names.indexOf("dw") < names.indexOf("dcols") && names.indexOf("dcols") < names.indexOf("dxp"), names.join());
+  for (const n of ["cols", "dcols"]) assert.ok(DESCRIPTIONS[n]);
+  const phase = (name) => m.phases.findIndex((p) => p.name === name);
+  assert.deepEqual([...m.touched[phase("im2col")]].sort(), ["cols", "xp"]);
+  assert.ok(m.touched[phase("col2im")].has("dcols") && m.touched[phase("col2im")].has("dxp"));
+  // cols is one slice: rows (c, kh, kw), columns (n, i, j)
+  const L = sliceLayout(m.tensors.cols);
+  assert.equal(L.slices.length, 1);
+  assert.deepEqual([L.rows, L.cols], m.tensors.cols.shape);
+});
+
+test("transposed: dz_dilated and w_rot are titled and drawn between dW and dX", () => {
+  const doc = loadFixture("trace_transposed.json");
+  const m = modelOf(doc);
+  const names = orderedNames(m.names);
+  assert.deepEqual(names.slice(names.indexOf("dw")), ["dw", "dz_dilated", "w_rot", "dxp", "dx"]);
+  assert.match(DESCRIPTIONS.dz_dilated, /stride−1 zeros between cells/);
+  assert.equal(DESCRIPTIONS.w_rot, "w rotated 180°");
+});
+
+test("transposed: the inserted-zero mask is exactly the dz_dilated cells no event writes", () => {
+  for (const name of ["trace_transposed.json"]) {
+    const doc = loadFixture(name);
+    const m = modelOf(doc);
+    const meta = m.tensors.dz_dilated;
+    const L = sliceLayout(meta);
+    const mask = insertedZeroMask(meta, L, doc.spec);
+    assert.ok(mask);
+    const written = new Set();
+    for (const ev of m.compiled) for (const w of ev.writes) if (w.tensor === "dz_dilated") for (const i of w.idx) written.add(i);
+    for (const sl of L.slices) {
+      sl.cells.forEach((flat, k) => assert.equal(mask[k] === 0, written.has(flat), `cell ${flat}`));
+    }
+    // rows 2, 4, 6 and columns 2, 4, 6 hold dz (kernel 3, stride 2): 9 of 81
+    assert.equal(mask.reduce((s, v) => s + (v === 0 ? 1 : 0), 0), 9);
+    assert.equal(insertedZeroMask(m.tensors.dz, sliceLayout(m.tensors.dz), doc.spec), null);
+    assert.equal(paddingMask(meta, L, doc.spec), null, "dz_dilated is not the padded input");
+  }
+});
+
+test("transposed: dx events read the dilated gradient and the rotated kernel, which earlier phases wrote", () => {
+  const doc = loadFixture("trace_transposed.json");
+  const m = modelOf(doc);
+  const c = new Cursor(m);
+  const dx = m.phases.find((p) => p.name === "dx");
+  const rot = m.phases.find((p) => p.name === "rotate w");
+  assert.ok(rot.stop <= dx.start);
+  for (let t = dx.start; t < dx.stop; t += 7) {
+    c.seek(t);
+    const ev = c.event;
+    assert.deepEqual(ev.reads.map((r) => r.tensor).sort(), ["dz_dilated", "w_rot"]);
+    // the written dxp cell = Σ dz_dilated(window) · w_rot, from the values shown at this step
+    const [dzd, wr] = ["dz_dilated", "w_rot"].map((n) => ev.reads.find((r) => r.tensor === n));
+    let sum = 0;
+    dzd.idx.forEach((flat, i) => (sum += c.values.dz_dilated[flat] * c.values.w_rot[wr.idx[i]]));
+    const w = ev.writes.find((x) => x.tensor === "dxp");
+    assert.ok(Math.abs(c.values.dxp[w.idx[0]] - sum) < 1e-9, `step ${t}`);
+    assert.equal(phaseIndexAt(m.phases, t), m.phases.indexOf(dx));
+  }
+  // w_rot is w turned 180° once the rotate phase is done
+  c.seek(rot.stop - 1);
+  const w = m.tensors.w;
+  const [F, C, KH, KW] = w.shape;
+  for (let f = 0; f < F; f++) for (let ch = 0; ch < C; ch++) for (let k = 0; k < KH; k++) for (let l = 0; l < KW; l++) {
+    const at = (a, b) => ((f * C + ch) * KH + a) * KW + b;
+    assert.equal(c.values.w_rot[at(k, l)], w.data[at(KH - 1 - k, KW - 1 - l)]);
+  }
+  assert.deepEqual(naiveReplay(doc, rot.stop - 1).values.w_rot, Array.from(c.values.w_rot));
+});
+
+test("value stats bound the text of every value a tensor shows", () => {
+  for (const name of ["trace_im2col.json", "trace_transposed.json", "trace_direct_geometry.json"]) {
+    const doc = loadFixture(name);
+    const m = modelOf(doc);
+    for (const n of m.names) {
+      let longest = 0;
+      for (const v of doc.tensors[n].data) longest = Math.max(longest, formatValue(v).length);
+      for (const ev of doc.events) for (const w of ev.writes) if (w.tensor === n) for (const v of w.value) longest = Math.max(longest, formatValue(v).length);
+      const bound = maxTextLength(m.valueStats[n]);
+      assert.ok(bound >= longest, `${name} ${n}: bound ${bound} < ${longest}`);
+      assert.ok(bound <= longest + 3, `${name} ${n}: bound ${bound} far above ${longest}`);
+    }
+  }
+  assert.equal(maxTextLength({ maxPositive: 12, maxNegative: 2, fractional: false }), 2, "12 and −2, never −12");
+  assert.equal(maxTextLength({ maxPositive: 3, maxNegative: 12, fractional: false }), 3);
+  assert.equal(maxTextLength({ maxPositive: 0.5, maxNegative: 0, fractional: true }), 5);
+});
+
+test("slice labels leave out axes of length 1", () => {
+  const doc = loadFixture("trace_im2col.json");
+  const m = modelOf(doc);
+  const L = sliceLayout(m.tensors.xp); // (1, 2, 6, 6)
+  assert.deepEqual(L.slices.map((s) => s.shortLabel), ["c=0", "c=1"]);
+  assert.deepEqual(L.slices.map((s) => s.label), ["n=0 · c=0", "n=0 · c=1"]);
+  assert.equal(sliceLayout(m.tensors.cols).slices[0].shortLabel, "");
+});
