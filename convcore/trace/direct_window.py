@@ -67,6 +67,9 @@ class _Windows:
         if count <= TABLE_LIMIT:
             n, g, i, j = np.indices((self.N, self.G, self.Ho, self.Wo)).reshape(4, -1)
             self._table = self._make(n, g, i, j)  # indexed by the window key
+        # one loop dict per position, shared by its forward and backward events
+        positions = self.N * self.F * self.Ho * self.Wo
+        self._loops = [None] * positions if positions <= TABLE_LIMIT else None
 
     @classmethod
     def of(cls, ctx: TraceContext) -> "_Windows":
@@ -77,9 +80,9 @@ class _Windows:
         return geo
 
     def chunks(self, order: str):
-        """Per chunk of positions in loop order: n, f, i, j, base cell of the window on
-        xp (flat), flat index into z (int arrays), and the window of each position as
-        a list of (xp Box, its text)."""
+        """Per chunk of positions in loop order: f, base cell of the window on xp (flat),
+        flat index into z (int arrays); then as lists: f, z index, the loop dict and the
+        window (xp Box, its text) of each position."""
         for n, f, i, j in ordered_chunks(order, "nfij", self.sizes):
             g = f // self.fg
             base = ((n * self.C + g * self.cg) * self.Hp + i * self.sh) * self.Wp + j * self.sw
@@ -89,7 +92,20 @@ class _Windows:
                 windows = [table[k] for k in (((n * self.G + g) * self.Ho + i) * self.Wo + j).tolist()]
             else:
                 windows = self._make(n, g, i, j)
-            yield n, f, i, j, base, zi, windows
+            f_list, z_list = f.tolist(), zi.tolist()
+            yield f, base, zi, f_list, z_list, self._loop_dicts(n.tolist(), f_list, i.tolist(), j.tolist(), z_list), windows
+
+    def _loop_dicts(self, n: list, f: list, i: list, j: list, zi: list) -> list[dict]:
+        loops = self._loops
+        if loops is None:
+            return [{"n": a, "f": b, "i": c, "j": d} for a, b, c, d in zip(n, f, i, j)]
+        out = []
+        for a, b, c, d, z in zip(n, f, i, j, zi):
+            loop = loops[z]
+            if loop is None:
+                loop = loops[z] = {"n": a, "f": b, "i": c, "j": d}
+            out.append(loop)
+        return out
 
     def _template(self) -> None:
         """How every window prints: each axis's extent and step are the same for all
@@ -163,13 +179,12 @@ def forward_window(ctx: TraceContext) -> Iterator[dict]:
         x_fac = ctx.cells("xp").factors
         w_fac = geo.external(np.vectorize(fmt.factor, otypes=[object])(w_rows)) if w_rows.size else []
     one = [1, 1, 1, 1]
-    for n_, f_, i_, j_, base_, zi_, windows in geo.chunks(ctx.rc.loop_order):
+    for f_, base_, zi_, fs, zis, loops, windows in geo.chunks(ctx.rc.loop_order):
         values = 0.0 + z_flat[zi_]  # the state after the write: zero plus z
         state[zi_] = values
         xcells = geo.external(base_[:, None] + geo.offsets[None, :]) if expand else None
-        rows = zip(n_.tolist(), f_.tolist(), i_.tolist(), j_.tolist(), windows, zi_.tolist(),
-                   values.tolist(), xcells or [None] * len(values), fmt.number_list(values))
-        for n, f, i, j, (box, text), zi, v, cells, said in rows:
+        rows = zip(fs, zis, loops, windows, values.tolist(), xcells or [None] * len(values), fmt.number_list(values))
+        for f, zi, loop, (box, text), v, cells, said in rows:
             if expand:
                 rhs = " + ".join([f"{x_fac[c]}·{wf}" for c, wf in zip(cells, w_fac[f])])
                 text = f"{zn[zi]} = {rhs}{b_num[f]} = {said}" if has_bias else f"{zn[zi]} = {rhs} = {said}"
@@ -179,7 +194,7 @@ def forward_window(ctx: TraceContext) -> Iterator[dict]:
             yield {
                 "type": "event",
                 "phase": "forward",
-                "loop": {"n": n, "f": f, "i": i, "j": j},
+                "loop": loop,
                 "reads": [box, w_box[f], b_box[f]] if has_bias else [box, w_box[f]],
                 "writes": [{"tensor": "z", "start": zs[zi], "stop": ze[zi], "step": one,
                             "delta": written, "value": written}],
@@ -214,7 +229,7 @@ def backward_window(ctx: TraceContext, phase: str, order: str, db: bool, dw: boo
     db_said = [f": db[{f}] += " for f in range(F)]
     db_start = [[f] for f in range(F)]
     db_stop = [[f + 1] for f in range(F)]
-    for n_, f_, i_, j_, base_, zi_, windows in geo.chunks(order):
+    for f_, base_, zi_, fs, zis, loops, windows in geo.chunks(order):
         count = len(zi_)
         g = dz_flat[zi_]
         xcells = base_[:, None] + geo.offsets[None, :]
@@ -222,26 +237,36 @@ def backward_window(ctx: TraceContext, phase: str, order: str, db: bool, dw: boo
             d1 = g[:, None] * xp_flat[xcells]
             v1 = running_rows(st_dw, f_, d1)
             d1, v1 = geo.external(d1), geo.external(v1)
+        # dz values that repeat bit for bit (small-integer data: dz in {−1, 0, 1}) give
+        # identical delta rows dz·w[f] and [dz]: one shared list each, not one per event
+        g_bits, g_kind = np.unique(g.view(np.int64), return_inverse=True)
+        repeats = 2 * g_bits.size <= count
         if dx:
             d2 = g[:, None] * w_rows[f_]
             v2 = running_sums(st_dx, xcells.ravel(), d2.ravel())
-            d2, v2 = geo.external(d2), geo.external(v2.reshape(count, -1))
+            d2 = _shared_rows(geo.external, d2, g_kind.ravel() * F + f_) if repeats else geo.external(d2)
+            v2 = geo.external(v2.reshape(count, -1))
         g_said = fmt.number_list(g)
-        columns = (n_.tolist(), f_.tolist(), i_.tolist(), j_.tolist(), windows, zi_.tolist())
+        columns = (fs, zis, loops, windows)
         if dw and dx:
             if db:
                 vb = running_sums(st_db, f_, g)
-                rows = zip(*columns, g.tolist(), vb.tolist(), fmt.number_list(vb), d1, v1, d2, v2,
+                if repeats:
+                    g_lists = [[v] for v in g_bits.view(np.float64).tolist()]
+                    g_lists = [g_lists[k] for k in g_kind.ravel().tolist()]
+                else:
+                    g_lists = [[v] for v in g.tolist()]
+                rows = zip(*columns, g_lists, vb.tolist(), fmt.number_list(vb), d1, v1, d2, v2,
                            g_said, fmt.factor_list(g_said))
-                for n, f, i, j, (box, text), zi, gg, vb, vb_said, dd1, vv1, dd2, vv2, nd, fd in rows:
+                for f, zi, loop, (box, text), g_list, vb, vb_said, dd1, vv1, dd2, vv2, nd, fd in rows:
                     yield {
                         "type": "event",
                         "phase": phase,
-                        "loop": {"n": n, "f": f, "i": i, "j": j},
+                        "loop": loop,
                         "reads": [dz_box[zi], box, w_box[f]],
                         "writes": [
                             {"tensor": "db", "start": db_start[f], "stop": db_stop[f], "step": one1,
-                             "delta": [gg], "value": [vb]},
+                             "delta": g_list, "value": [vb]},
                             {"tensor": "dw", "start": dw_start[f], "stop": dw_stop[f], "step": one4,
                              "delta": dd1, "value": vv1},
                             {"tensor": "dxp", "start": box["start"], "stop": box["stop"], "step": box["step"],
@@ -252,11 +277,11 @@ def backward_window(ctx: TraceContext, phase: str, order: str, db: bool, dw: boo
                     }
             else:
                 rows = zip(*columns, d1, v1, d2, v2, g_said, fmt.factor_list(g_said))
-                for n, f, i, j, (box, text), zi, dd1, vv1, dd2, vv2, nd, fd in rows:
+                for f, zi, loop, (box, text), dd1, vv1, dd2, vv2, nd, fd in rows:
                     yield {
                         "type": "event",
                         "phase": phase,
-                        "loop": {"n": n, "f": f, "i": i, "j": j},
+                        "loop": loop,
                         "reads": [dz_box[zi], box, w_box[f]],
                         "writes": [
                             {"tensor": "dw", "start": dw_start[f], "stop": dw_stop[f], "step": one4,
@@ -267,27 +292,38 @@ def backward_window(ctx: TraceContext, phase: str, order: str, db: bool, dw: boo
                         "text": f"{dz_name[zi]} = {nd}: {dw_said[f]}{fd}·{text}; d{text} += {fd}{w_said[f]}",
                     }
         elif dw:
-            for n, f, i, j, (box, text), zi, dd1, vv1, nd, fd in zip(*columns, d1, v1, g_said, fmt.factor_list(g_said)):
+            for f, zi, loop, (box, text), dd1, vv1, nd, fd in zip(*columns, d1, v1, g_said, fmt.factor_list(g_said)):
                 yield {
                     "type": "event",
                     "phase": phase,
-                    "loop": {"n": n, "f": f, "i": i, "j": j},
+                    "loop": loop,
                     "reads": [dz_box[zi], box],
                     "writes": [{"tensor": "dw", "start": dw_start[f], "stop": dw_stop[f], "step": one4,
                                 "delta": dd1, "value": vv1}],
                     "text": f"{dz_name[zi]} = {nd}: {dw_said[f]}{fd}·{text}",
                 }
         else:
-            for n, f, i, j, (box, text), zi, dd2, vv2, nd, fd in zip(*columns, d2, v2, g_said, fmt.factor_list(g_said)):
+            for f, zi, loop, (box, text), dd2, vv2, nd, fd in zip(*columns, d2, v2, g_said, fmt.factor_list(g_said)):
                 yield {
                     "type": "event",
                     "phase": phase,
-                    "loop": {"n": n, "f": f, "i": i, "j": j},
+                    "loop": loop,
                     "reads": [dz_box[zi], w_box[f]],
                     "writes": [{"tensor": "dxp", "start": box["start"], "stop": box["stop"], "step": box["step"],
                                 "delta": dd2, "value": vv2}],
                     "text": f"{dz_name[zi]} = {nd}: d{text} += {fd}{w_said[f]}",
                 }
+
+
+def _shared_rows(to_lists, rows: np.ndarray, keys: np.ndarray) -> list[list]:
+    """``to_lists(rows)``, one list per row, except that rows with equal ``keys`` (int
+    array (K,); equal keys must mean bit-identical rows) share one list: fewer objects
+    to make and free when values repeat. ``rows``: (K, cells)."""
+    unique, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    if 2 * unique.size > keys.size:
+        return to_lists(rows)
+    lists = to_lists(rows[first])
+    return [lists[k] for k in inverse.ravel().tolist()]
 
 
 def db_window(ctx: TraceContext) -> Iterator[dict]:

@@ -30,7 +30,31 @@ import numpy as np
 from . import format as fmt
 from .axes import kind_of
 
-__all__ = ["CellTable", "TraceContext", "running_rows", "running_sums"]
+__all__ = ["CellIndex", "CellTable", "SHARED_INDEX_LIMIT", "TraceContext", "running_rows", "running_sums"]
+
+SHARED_INDEX_LIMIT = 1 << 16  # cells: index lists up to this size outlive their phase
+
+
+class CellIndex:
+    """The index lists of every cell of one shape in one axis order, shared by the
+    CellTables of same-shaped tensors (z and dz, xp and dxp, w and dw).
+
+    Attributes
+    ----------
+    starts, stops : each cell's one-cell Box start and stop lists, in the trace's order
+    suffixes : ``[0,1,0,2]`` per cell (a name plus its suffix is the cell's text)
+    """
+
+    __slots__ = ("starts", "stops", "suffixes")
+
+    def __init__(self, internal_shape: Sequence[int], perm: Sequence[int] | None):
+        index = np.indices(internal_shape).reshape(len(internal_shape), -1)
+        if perm:
+            index = index[list(perm)]
+        index = index.T
+        self.starts = index.tolist()
+        self.stops = (index + 1).tolist()
+        self.suffixes = fmt.cell_names("", index)
 
 
 class CellTable:
@@ -47,15 +71,11 @@ class CellTable:
 
     __slots__ = ("name", "starts", "stops", "names", "values", "_boxes", "_factors")
 
-    def __init__(self, name: str, internal_shape: Sequence[int], perm: Sequence[int] | None, data: np.ndarray | None):
-        index = np.indices(internal_shape).reshape(len(internal_shape), -1)
-        if perm:
-            index = index[list(perm)]
-        index = index.T
+    def __init__(self, name: str, index: CellIndex, data: np.ndarray | None):
         self.name = name
-        self.starts = index.tolist()
-        self.stops = (index + 1).tolist()
-        self.names = fmt.cell_names(name, index)
+        self.starts = index.starts
+        self.stops = index.stops
+        self.names = [name + suffix for suffix in index.suffixes]
         self.values = data.ravel().tolist() if data is not None else None
         self._boxes = None
         self._factors = None
@@ -99,6 +119,7 @@ class TraceContext:
         }
         self.state = {name: np.zeros_like(reference[name]) for name in written}
         self._cells: dict[str, CellTable] = {}
+        self._index: dict[tuple, CellIndex] = {}
         self._ones = {}
         self.memo: dict[str, Any] = {}  # per-trace objects a view shares between its phases
 
@@ -182,15 +203,22 @@ class TraceContext:
 
     def release_cells(self) -> None:
         """Forget the per-cell tables (the engine calls this between phases, so that
-        memory holds at most one phase's tables)."""
+        memory holds at most one phase's tables; index lists of tensors up to
+        ``SHARED_INDEX_LIMIT`` cells are kept for the next same-shaped table)."""
         self._cells.clear()
+        for key in [k for k, index in self._index.items() if len(index.starts) > SHARED_INDEX_LIMIT]:
+            del self._index[key]
 
     def cells(self, name: str) -> CellTable:
         """The CellTable of ``name`` (built on first use)."""
         table = self._cells.get(name)
         if table is None:
             arr = self.ref[name]
-            table = self._cells[name] = CellTable(name, arr.shape, self.perm[name], arr)
+            key = (arr.shape, self.perm[name])
+            index = self._index.get(key)
+            if index is None:
+                index = self._index[key] = CellIndex(arr.shape, self.perm[name])
+            table = self._cells[name] = CellTable(name, index, arr)
         return table
 
 
