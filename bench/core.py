@@ -18,6 +18,7 @@ import numpy as np
 
 from convcore import ConvSpec
 from convcore.functional import backward_padded, crop_padding, forward_padded, pad_input
+from naive import naive_forward_backward as naive_step
 
 
 def convcore_step(x, w, b, dout, stride, pad):
@@ -27,44 +28,6 @@ def convcore_step(x, w, b, dout, stride, pad):
     out = forward_padded(spec, xp, w, b)
     dxp, dw, db = backward_padded(spec, dout, xp, w)
     return out, crop_padding(spec, dxp), dw, db
-
-
-def naive_step(x, w, b, dout, stride, pad):
-    """Forward and backward in the seed-004 style: one Python iteration per multiply-add.
-
-    x: (N, C, H, W), w: (F, C, KH, KW), b: (F,), dout: (N, F, Ho, Wo); symmetric pad.
-    """
-    n_, c_, h_, w_ = x.shape
-    f_, _, kh, kw = w.shape
-    ho = (h_ + 2 * pad - kh) // stride + 1
-    wo = (w_ + 2 * pad - kw) // stride + 1
-    xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
-    out = np.zeros((n_, f_, ho, wo))
-    for n in range(n_):
-        for f in range(f_):
-            for i in range(ho):
-                for j in range(wo):
-                    acc = b[f]
-                    for c in range(c_):
-                        for k in range(kh):
-                            for l in range(kw):
-                                acc += xp[n, c, stride * i + k, stride * j + l] * w[f, c, k, l]
-                    out[n, f, i, j] = acc
-    db = dout.sum(axis=(0, 2, 3))
-    dw = np.zeros_like(w)
-    dxp = np.zeros_like(xp)
-    for n in range(n_):
-        for f in range(f_):
-            for i in range(ho):
-                for j in range(wo):
-                    for k in range(kh):
-                        for l in range(kw):
-                            for c in range(c_):
-                                g = dout[n, f, i, j]
-                                dw[f, c, k, l] += xp[n, c, stride * i + k, stride * j + l] * g
-                                dxp[n, c, stride * i + k, stride * j + l] += w[f, c, k, l] * g
-    dx = dxp[:, :, pad : pad + h_, pad : pad + w_]
-    return out, dx, dw, db
 
 
 def torch_step_factory():

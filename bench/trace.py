@@ -2,9 +2,10 @@
 
 1. build_trace + JSON encoding (orjson and the standard json module) of the direct
    view, window granularity, fused backward, on x (2,3,16,16), w (4,3,3,3), stride 1,
-   pad 1, with normal (1n) and small-integer (1r, as the default fills) data, against an untraced naive forward + backward written here in seed 004's
-   style (seven nested Python loops) on the same spec. The contenders alternate;
-   medians of the repeats are compared. Target: ratio ≤ 0.5.
+   pad 1, with normal (1n) and small-integer (1r, as the default fills) data,
+   against the untraced naive forward + backward of bench/naive.py (seed 004's
+   seven nested Python loops) on the same spec. The contenders alternate; medians
+   of the repeats are compared. Target: ratio ≤ 0.5.
 2. Mac-granularity generation rate (iter_trace, no encoding), events per second.
    Target ≥ 300,000.
 3. Bytes per event in JSON (orjson), both granularities.
@@ -26,54 +27,9 @@ import numpy as np
 import orjson
 
 from convcore.trace import build_trace, count_events, iter_trace
+from naive import naive_forward_backward
 
 SHAPE_X, SHAPE_W, STRIDE, PAD = (2, 3, 16, 16), (4, 3, 3, 3), 1, 1
-
-
-def naive_forward_backward(x, w, b, dout, stride, pad):
-    """Seed-004-style loops, untraced: out, dx, dw, db.
-
-    x: (N, C, H, W), w: (F, C, KH, KW), b: (F,), dout: (N, F, Ho, Wo); symmetric ``pad``.
-    Forward in the order n, f, i, j, c, k, l; dw in n, f, i, j, k, l, c; dx in
-    n, i, j, k, l, f, c; db as one sum.
-    """
-    N, C, H, W = x.shape
-    F, _, KH, KW = w.shape
-    Ho = (H + 2 * pad - KH) // stride + 1
-    Wo = (W + 2 * pad - KW) // stride + 1
-    xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
-    out = np.zeros((N, F, Ho, Wo))
-    for n in range(N):
-        for f in range(F):
-            for i in range(Ho):
-                for j in range(Wo):
-                    total = b[f]
-                    for c in range(C):
-                        for k in range(KH):
-                            for l in range(KW):
-                                total += xp[n, c, i * stride + k, j * stride + l] * w[f, c, k, l]
-                    out[n, f, i, j] = total
-    db = np.sum(dout, axis=(0, 2, 3))
-    dw = np.zeros_like(w)
-    for n in range(N):
-        for f in range(F):
-            for i in range(Ho):
-                for j in range(Wo):
-                    for k in range(KH):
-                        for l in range(KW):
-                            for c in range(C):
-                                dw[f, c, k, l] += xp[n, c, i * stride + k, j * stride + l] * dout[n, f, i, j]
-    dxp = np.zeros_like(xp)
-    for n in range(N):
-        for i in range(Ho):
-            for j in range(Wo):
-                for k in range(KH):
-                    for l in range(KW):
-                        for f in range(F):
-                            for c in range(C):
-                                dxp[n, c, i * stride + k, j * stride + l] += dout[n, f, i, j] * w[f, c, k, l]
-    dx = dxp[:, :, pad:pad + H, pad:pad + W] if pad else dxp
-    return out, dx, dw, db
 
 
 def bench_config(granularity: str = "window", data: str = "normal") -> tuple[dict, tuple]:
