@@ -62,6 +62,8 @@ ERRORS = [
     ({"b": [1.0, 2.0]}, "b", ["(2,)", "(1,)"]),
     ({"dout": [[[[1.0]]]]}, "dout", ["(1, 1, 1, 1)", "(1, 1, 3, 3)"]),
     ({"layout": "NHWC", "dout": [[[[1.0]]]]}, "dout", ["(N, Ho, Wo, F)"]),
+    ({"dout": {"fill": "ones", "shape": [1, 1, 2, 2]}}, "dout", ["(1, 1, 2, 2)", "(1, 1, 3, 3)"]),
+    ({"dout": {"fill": "normal", "seed": 0, "wobble": 1}}, "dout", ["wobble"]),
     ({"x": [[[[float("nan")]]]]}, "x", ["NaN"]),
 ]
 
@@ -96,3 +98,26 @@ def test_the_config_must_be_a_dict():
     with pytest.raises(TraceConfigError) as info:
         resolve_config([1, 2])
     assert info.value.field == "config"
+
+
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+def test_a_dout_fill_spec_without_shape_takes_the_output_shape(layout):
+    """The page picks a generator for dout without knowing the output size: a dout
+    fill spec may omit its shape (or give null), meaning the output's shape in the
+    config's layout; the tensor is the one the same spec with that shape gives."""
+    x, w = {"fill": "normal", "seed": 3}, {"fill": "normal", "seed": 4}
+    nhwc = layout == "NHWC"
+    settings = {"x": dict(x, shape=[2, 7, 6, 3] if nhwc else [2, 3, 7, 6]),
+                "w": dict(w, shape=[3, 2, 3, 4] if nhwc else [4, 3, 3, 2]),
+                "stride": [2, 1], "padding": 1, "layout": layout}
+    # F 4, Ho = (7 + 2 - 3) // 2 + 1 = 4, Wo = (6 + 2 - 2) // 1 + 1 = 7
+    out_shape = [2, 4, 7, 4] if nhwc else [2, 4, 4, 7]
+    spec = {"fill": "randint", "low": -3, "high": 3, "seed": 11}
+    shapeless = resolve_config(dict(settings, dout=spec))
+    given = resolve_config(dict(settings, dout=dict(spec, shape=out_shape)))
+    assert shapeless.dout_given and shapeless.dout.shape == (2, 4, 4, 7)  # internal NCHW
+    assert np.array_equal(shapeless.dout, given.dout)
+    assert len(np.unique(shapeless.dout)) > 3  # generated, not ones
+    assert np.array_equal(resolve_config(dict(settings, dout=dict(spec, shape=None))).dout, given.dout)
+    header = next(iter_trace(dict(settings, dout=spec)))
+    assert header["spec"]["dout"] == "given" and header["tensors"]["dout"]["shape"] == out_shape

@@ -8,7 +8,7 @@ is the key at fault and whose message names the allowed values and the numbers.
 | x             | nested lists or a fill spec, (N,C,H,W) / NHWC      | 1×1×5×5 randint [−2, 2], seed 0 |
 | w             | nested lists or a fill spec, (F,C/g,KH,KW) / HWIO  | 1×1×3×3 randint [−1, 1], seed 1 |
 | b             | (F,) list, fill spec or null                       | null (no bias)     |
-| dout          | nested lists, fill spec or null (= ones)           | null               |
+| dout          | nested lists, fill spec or null (= ones); a fill spec may omit its shape (= the output's) | null |
 | layout        | "NCHW" or "NHWC" (then x is NHWC, w HWIO, dout NHWC) | "NCHW"           |
 | stride, padding, dilation, groups | as ``ConvSpec.create``         | 1, 0, 1, 1         |
 | activation    | identity, relu, leaky_relu, sigmoid, tanh          | "identity"         |
@@ -161,8 +161,10 @@ def _loop_order(config: Mapping[str, Any], key: str, letters: str, where: str, d
     return value
 
 
-def _tensor(config: Mapping[str, Any], key: str, layout: str, max_elements: int | None, max_abs: float | None, ndim: int) -> np.ndarray:
-    value = config.get(key)
+def _tensor(config: Mapping[str, Any], key: str, layout: str, max_elements: int | None, max_abs: float | None,
+            ndim: int, value: Any = None) -> np.ndarray:
+    """The array of input ``key`` (``value`` instead of ``config[key]`` when given)."""
+    value = config.get(key) if value is None else value
     if value is None:
         value = DEFAULTS[key]
     if layout == "NHWC" and key in _NHWC_SHAPES and config.get(key) is None:
@@ -253,10 +255,13 @@ def resolve_config(
 
     dout_given = config.get("dout") is not None
     if dout_given:
-        dout = _tensor(config, "dout", layout, max_elements, max_abs, 4)
         expected = spec.out_shape
         if layout == "NHWC":
             expected = (expected[0], expected[2], expected[3], expected[1])
+        value = config["dout"]
+        if isinstance(value, Mapping) and "fill" in value and value.get("shape") is None:
+            value = dict(value, shape=list(expected))  # a fill spec without shape: the output's
+        dout = _tensor(config, "dout", layout, max_elements, max_abs, 4, value)
         if dout.shape != expected:
             raise TraceConfigError(
                 f"dout has shape {dout.shape}, expected {expected}: the output's shape "
