@@ -75,6 +75,9 @@ _FILL = {
     },
 }
 _TENSOR = {"anyOf": [_NESTED, _FILL]}
+# dout's fill spec may omit its shape: then it is the output's (the caller need not know it)
+_DOUT_FILL = {**_FILL, "title": "DoutFillSpec", "required": ["fill"],
+              "description": _FILL["description"] + " Without shape: the output's shape."}
 _PAIR = {"type": "array", "items": {"type": "integer", "minimum": 1, "maximum": 64}, "minItems": 2, "maxItems": 2}
 _INT_OR_PAIR = {"anyOf": [{"type": "integer", "minimum": 1, "maximum": 64}, _PAIR]}
 _PADDING = {
@@ -111,7 +114,7 @@ class ConvRequest(BaseModel):
     w: _doc(_TENSOR, "Weights, (F, C/groups, KH, KW) for NCHW (OIHW) or (KH, KW, C/groups, F) for NHWC (HWIO).") = None
     b: _doc({"anyOf": [_TENSOR, {"type": "null"}]}, "Bias (F,); null means no bias.") = None
     dout: _doc(
-        {"anyOf": [_TENSOR, {"type": "null"}]},
+        {"anyOf": [_NESTED, _DOUT_FILL, {"type": "null"}]},
         "Upstream gradient of out, the output's shape; omitted or null means ones (loss = sum of outputs).",
     ) = None
     layout: _choice(["NCHW", "NHWC"], "NCHW (x NCHW, w OIHW) or NHWC (x NHWC, w HWIO).") = None

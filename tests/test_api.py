@@ -412,6 +412,26 @@ def test_conv_matches_torch(api_client, layout):
     assert got["spec"]["padding"] == [1, 0, 0, 0] and got["spec"]["out_shape"] == [2, 4, 2, 5]
 
 
+def test_a_dout_fill_spec_without_shape_takes_the_output_shape(api_client):
+    """The page picks a generator for dout without knowing the output size."""
+    body = {"layout": "NHWC", "x": {"fill": "normal", "shape": [1, 6, 6, 2]},
+            "w": {"fill": "normal", "shape": [3, 3, 2, 3]}, "stride": 2,
+            "dout": {"fill": "randint", "low": -2, "high": 2, "seed": 5}}
+    doc = api_client.post("/api/trace", json=body).json()
+    with_shape = dict(body, dout=dict(body["dout"], shape=[1, 2, 2, 3]))
+    assert doc["tensors"]["dout"] == api_client.post("/api/trace", json=with_shape).json()["tensors"]["dout"]
+    assert doc["spec"]["dout"] == "given" and doc["tensors"]["dout"]["shape"] == [1, 2, 2, 3]
+    assert api_client.post("/api/conv", json=body).json()["dout"] == tensor(doc, "dout").tolist()
+    with api_client.stream("POST", "/api/trace/stream", json=body) as response:
+        assert json.loads(next(response.iter_lines()))["tensors"]["dout"] == doc["tensors"]["dout"]
+    schema = api_client.get("/openapi.json").json()["components"]["schemas"]["TraceConfig"]["properties"]["dout"]
+    assert any(option.get("required") == ["fill"] for option in schema["anyOf"])
+    # a wrong shape is still refused, naming dout and both shapes
+    wrong = api_client.post("/api/trace", json=dict(body, dout=dict(body["dout"], shape=[1, 3, 3, 3])))
+    assert wrong.status_code == 422 and wrong.json()["detail"][0]["loc"] == ["body", "dout"]
+    assert "(1, 3, 3, 3)" in wrong.json()["detail"][0]["msg"] and "(1, 2, 2, 3)" in wrong.json()["detail"][0]["msg"]
+
+
 def test_conv_without_dout_uses_ones_and_gives_db_without_bias(api_client):
     got = api_client.post("/api/conv", json={"x": [[[[0, 1, 2], [3, 4, 5], [6, 7, 8]]]], "w": [[[[0, 1], [2, 3]]]]}).json()
     assert got["out"] == [[[[19, 25], [37, 43]]]]
