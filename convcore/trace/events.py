@@ -18,7 +18,8 @@ layout at the edge:
 Every tensor an event writes starts at zero in the running state (the replay rule),
 so ``value`` is exactly what replaying the deltas so far gives.
 
-Events share immutable pieces (cell Boxes, ``step`` lists): treat events as read-only.
+Events share immutable pieces (cell Boxes, start/stop/step lists, loop dicts, equal
+delta lists): treat events as read-only.
 """
 
 from __future__ import annotations
