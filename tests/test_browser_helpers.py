@@ -118,7 +118,9 @@ def reveal(page, tensor: str) -> None:
              const fig = document.querySelector(`figure.tensor[data-tensor="${name}"]`);
              if (!fig) return done(false);
              const r = fig.getBoundingClientRect();
-             if (r.top >= 0 && r.bottom <= window.innerHeight) return done(true); // drawn already
+             const s = document.getElementById('stage').getBoundingClientRect();
+             const top = Math.max(0, s.top), bottom = Math.min(window.innerHeight, s.bottom);
+             if (r.top >= top && r.bottom <= bottom) return done(true); // in view: drawn already
              fig.scrollIntoView({block: 'nearest'});
              // a revealed slice reports itself after the next rendering; the page redraws
              // at the frame after that

@@ -1,8 +1,12 @@
-"""Take the README's screenshots of the page (1920×1080 normal and projector, phone).
+"""Take the README's screenshots of the page.
 
     .venv/bin/python docs/screenshots/take_screenshots.py
 
-Starts the real app under uvicorn on a free loopback port and drives Debian's Chromium.
+Starts the real app under uvicorn on a free loopback port and drives Debian's Chromium:
+- page-1920x1080.png: CS231n's lesson in the backward pass, dW and dX accumulating;
+- projector-1920x1080.png: the same step in projector mode;
+- phone-390x844.png: CS231n's lesson on a phone, scrolled to the window being read;
+- im2col-1920x1080.png, transposed-1920x1080.png: the two other views mid-backward.
 """
 
 from __future__ import annotations
@@ -15,33 +19,73 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from playwright.sync_api import sync_playwright  # noqa: E402
 
-from test_browser_helpers import CHROMIUM, CHROMIUM_ARGS, live_server, wait_complete, wait_until  # noqa: E402
+from test_browser_helpers import CHROMIUM, CHROMIUM_ARGS, lesson_path, live_server, wait_complete, wait_until  # noqa: E402
 
 OUT = Path(__file__).resolve().parent
 
 
-def shoot(browser, base, name, viewport, preset, step, projector=False, **ctx):
+def randint(shape, low, high, seed):
+    return {"fill": "randint", "shape": shape, "low": low, "high": high, "seed": seed}
+
+
+IM2COL = {"view": "im2col", "x": randint([1, 2, 4, 4], -2, 2, 10), "w": randint([2, 2, 2, 2], -1, 1, 11),
+          "b": [1, -1], "stride": 2, "padding": 1, "dout": randint([1, 2, 3, 3], -2, 2, 12)}
+TRANSPOSED = {"view": "transposed", "x": randint([1, 1, 5, 5], -2, 2, 13), "w": randint([1, 1, 3, 3], -1, 1, 14),
+              "stride": 2, "padding": 1, "dout": randint([1, 1, 3, 3], -2, 2, 15)}
+
+
+def open_lesson(browser, base, viewport, path="/", preset=None, **ctx):
     context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]}, **ctx)
     page = context.new_page()
-    page.goto(base + "/")
+    page.emulate_media(reduced_motion="reduce")  # no flash caught half-way
+    page.goto(base + path)
     wait_complete(page)
-    page.select_option("#preset", preset)
-    wait_until(page, f"window.convscope.preset === '{preset}' && window.convscope.complete && window.convscope.step === 0")
-    page.evaluate(f"window.convscope.seek({step})")
-    if projector:
-        page.keyboard.press("p")
-    page.wait_for_timeout(500)
+    if preset:
+        page.select_option("#preset", preset)
+        wait_until(page, f"window.convscope.preset === '{preset}' && window.convscope.complete && window.convscope.step === 0")
+    return context, page
+
+
+def phase_step(page, phase, offset):
+    """The step `offset` events into `phase`."""
+    return page.evaluate(f"window.convscope.document().phases.find((p) => p.name === '{phase}').start") + offset
+
+
+def settle(page):
+    page.evaluate("new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(() => done(true))))")
+
+
+def save(page, name):
+    settle(page)
     page.screenshot(path=str(OUT / name))
     print("wrote", OUT / name)
-    context.close()
 
 
 def main() -> None:
     with live_server() as base, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        shoot(browser, base, "page-1920x1080.png", (1920, 1080), "cs231n", 24)
-        shoot(browser, base, "projector-1920x1080.png", (1920, 1080), "cs231n", 24, projector=True)
-        shoot(browser, base, "phone-390x844.png", (390, 844), "d2l", 5, is_mobile=True, has_touch=True, device_scale_factor=2)
+
+        # a backward step of CS231n's lesson, past the middle: dW and dX are filling up
+        context, page = open_lesson(browser, base, (1920, 1080), preset="cs231n")
+        step = phase_step(page, "backward", 13)
+        page.evaluate(f"window.convscope.seek({step})")
+        save(page, "page-1920x1080.png")
+        page.keyboard.press("p")
+        save(page, "projector-1920x1080.png")
+        context.close()
+
+        context, page = open_lesson(browser, base, (390, 844), preset="cs231n", is_mobile=True, has_touch=True, device_scale_factor=2)
+        page.evaluate("window.convscope.seek(30)")
+        page.evaluate("""() => { const o = document.querySelector('[data-tensor="xp"] .box-outline');
+                                 window.scrollTo(0, window.scrollY + o.getBoundingClientRect().top - 300); }""")
+        save(page, "phone-390x844.png")
+        context.close()
+
+        for name, config, phase, offset in (("im2col", IM2COL, "col2im", 4), ("transposed", TRANSPOSED, "dx", 24)):
+            context, page = open_lesson(browser, base, (1920, 1080), lesson_path(config))
+            page.evaluate(f"window.convscope.seek({phase_step(page, phase, offset)})")
+            save(page, f"{name}-1920x1080.png")
+            context.close()
         browser.close()
 
 

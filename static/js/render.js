@@ -342,8 +342,12 @@ export class Stage {
       const u = union(written.length ? written : this.outlines.slice(0, 8));
       if (!u) return;
       const all = union([...written, ...this.outlines.slice(0, 8)]);
+      // with the captions of the figures read and written, when that fits too
+      const captions = [...this.prevWrites, ...this.prevReads].map(({ view }) => view.fig.firstChild);
+      const named = union([...written, ...this.outlines.slice(0, 8), ...captions]);
       const box = this.container.getBoundingClientRect();
-      const want = all && all.bottom - all.top <= box.bottom - box.top - 16 ? all : u;
+      const room = box.bottom - box.top - 16;
+      const want = [named, all].find((r) => r && r.bottom - r.top <= room) ?? u;
       this.container.scrollTop += shift(want.top, want.bottom, box.top, box.bottom);
     }
   }
