@@ -199,6 +199,8 @@ function redraw() {
     { step: shown, event: app.cursor.event, values: app.cursor.values, counts: app.cursor.counts },
     { flash: slow && !reducedMotion.matches },
   );
+  // keep the event in view, except while playing too fast to watch it
+  if (!app.playing || SPEEDS[app.speedIndex] <= 12) stage.followEvent();
   const pi = shown >= 0 ? phaseIndexAt(model.phases, shown) : -1;
   const focusChanged = stage.setFocus(pi >= 0 && model.touched[pi].size ? model.touched[pi] : null);
   if (focusChanged && app.projector) stage.fitCells(true);

@@ -52,6 +52,26 @@ export function orderedNames(names) {
   return known.concat(names.filter((n) => !ORDER.includes(n)));
 }
 
+/** The bounding box {lo, hi, top, bottom} of elements on screen, or null. */
+function union(els) {
+  let u = null;
+  for (const e of els) {
+    const r = e.getBoundingClientRect();
+    if (!r.width && !r.height) continue;
+    u = u ? { lo: Math.min(u.lo, r.left), hi: Math.max(u.hi, r.right), top: Math.min(u.top, r.top), bottom: Math.max(u.bottom, r.bottom) } : { lo: r.left, hi: r.right, top: r.top, bottom: r.bottom };
+  }
+  return u;
+}
+
+/** The smallest scroll that shows [lo, hi] within [boxLo, boxHi] (its start if too long). */
+function shift(lo, hi, boxLo, boxHi) {
+  const margin = 8;
+  if (hi - lo > boxHi - boxLo - 2 * margin) hi = lo + boxHi - boxLo - 2 * margin;
+  if (lo < boxLo + margin) return lo - boxLo - margin;
+  if (hi > boxHi - margin) return hi - boxHi + margin;
+  return 0;
+}
+
 export class Stage {
   /** onReveal() is called when a slice scrolled out of view comes back (it needs a redraw). */
   constructor(container, { onReveal = () => {} } = {}) {
@@ -97,7 +117,13 @@ export class Stage {
     this.container.replaceChildren(frag);
     this.container.scrollTop = 0;
     this.container.scrollLeft = 0;
-    this.measure();
+    this.overflowX = this.overflowY = false;
+    // measured after the first frame is drawn (not to delay it), then the event followed
+    requestAnimationFrame(() => {
+      if (this.model !== model) return;
+      this.measure();
+      this.follow();
+    });
   }
 
   _buildTensor(model, name) {
@@ -224,7 +250,6 @@ export class Stage {
     if (frame.event !== this.lastEvent) {
       this._highlight(frame.event, flash);
       this.lastEvent = frame.event;
-      this.follow();
     }
   }
 
@@ -309,47 +334,44 @@ export class Stage {
    */
   follow() {
     if (!this.overflowX && !this.overflowY) return;
-    const union = (els) => {
-      let u = null;
-      for (const e of els) {
-        const r = e.getBoundingClientRect();
-        if (!r.width && !r.height) continue;
-        u = u ? { lo: Math.min(u.lo, r.left), hi: Math.max(u.hi, r.right), top: Math.min(u.top, r.top), bottom: Math.max(u.bottom, r.bottom) } : { lo: r.left, hi: r.right, top: r.top, bottom: r.bottom };
-      }
-      return u;
-    };
-    // the smallest scroll that shows [lo, hi] within [boxLo, boxHi] (its start if too long)
-    const shift = (lo, hi, boxLo, boxHi) => {
-      const margin = 8;
-      if (hi - lo > boxHi - boxLo - 2 * margin) hi = lo + boxHi - boxLo - 2 * margin;
-      if (lo < boxLo + margin) return lo - boxLo - margin;
-      if (hi > boxHi - margin) return hi - boxHi + margin;
-      return 0;
-    };
+    // every read first, then every scroll: one layout, not one per figure
+    const moves = [];
     if (this.overflowX) {
+      const seen = new Set();
       for (const { view, cells } of [...this.prevWrites, ...this.prevReads]) {
-        if (!view.scrollsX) continue;
+        if (!view.scrollsX || seen.has(view)) continue;
+        seen.add(view);
         const own = this.outlines.filter((o) => view.fig.contains(o));
         const u = union(own.length ? own : cells.slice(0, 64));
         if (!u) continue;
         const box = view.bandsEl.getBoundingClientRect();
-        view.bandsEl.scrollLeft += shift(u.lo, u.hi, box.left, box.right);
+        moves.push([view.bandsEl, "scrollLeft", shift(u.lo, u.hi, box.left, box.right)]);
       }
     }
-    if (this.overflowY) {
-      const written = [];
-      for (const { cells } of this.prevWrites) written.push(...cells.slice(0, 64));
-      const u = union(written.length ? written : this.outlines.slice(0, 8));
-      if (!u) return;
-      const all = union([...written, ...this.outlines.slice(0, 8)]);
-      // with the captions of the figures read and written, when that fits too
-      const captions = [...this.prevWrites, ...this.prevReads].map(({ view }) => view.fig.firstChild);
-      const named = union([...written, ...this.outlines.slice(0, 8), ...captions]);
-      const box = this.container.getBoundingClientRect();
-      const room = box.bottom - box.top - 16;
-      const want = [named, all].find((r) => r && r.bottom - r.top <= room) ?? u;
-      this.container.scrollTop += shift(want.top, want.bottom, box.top, box.bottom);
-    }
+    if (this.overflowY) moves.push(...this._verticalMove());
+    for (const [el, prop, by] of moves) if (by) el[prop] += by;
+  }
+
+  _verticalMove() {
+    const written = [];
+    for (const { cells } of this.prevWrites) written.push(...cells.slice(0, 64));
+    const u = union(written.length ? written : this.outlines.slice(0, 8));
+    if (!u) return [];
+    const all = union([...written, ...this.outlines.slice(0, 8)]);
+    // with the captions of the figures read and written, when that fits too
+    const captions = [...this.prevWrites, ...this.prevReads].map(({ view }) => view.fig.firstChild);
+    const named = union([...written, ...this.outlines.slice(0, 8), ...captions]);
+    const box = this.container.getBoundingClientRect();
+    const room = box.bottom - box.top - 16;
+    const want = [named, all].find((r) => r && r.bottom - r.top <= room) ?? u;
+    return [[this.container, "scrollTop", shift(want.top, want.bottom, box.top, box.bottom)]];
+  }
+
+  /** follow() once per event (the page calls this when not playing fast). */
+  followEvent() {
+    if (this.followedEvent === this.lastEvent) return;
+    this.followedEvent = this.lastEvent;
+    this.follow();
   }
 
   _highlight(event, flash) {
