@@ -255,8 +255,8 @@ class Phase(BaseModel):
 
 
 class GradientCheck(BaseModel):
-    """The server's check of the trace's dx, dw and db against central differences of
-    the forward pass along random directions (``convcore.gradcheck.directional_check``)."""
+    """The server's check of the trace's dx, dw and db against directional derivatives
+    of the forward pass along random directions (``convcore.gradcheck.directional_check``)."""
 
     method: str
     directions: int
@@ -274,7 +274,7 @@ class TraceDocument(BaseModel):
     events: list[Event]
     total_events: int
     check: GradientCheck | None = Field(
-        None, description="The gradients verified by central differences; null without a backward pass."
+        None, description="The gradients verified against the forward pass; null without a backward pass."
     )
 
 

@@ -70,7 +70,7 @@ def prepare(config: dict[str, Any], settings: Settings, count: bool = True) -> P
 
 def gradient_check(prepared: Prepared, header: dict[str, Any]) -> dict[str, Any] | None:
     """Verify the gradients a trace header carries (dx, dw, db: what the page shows)
-    against central differences of the forward pass, along random directions.
+    against directional derivatives of the forward pass along random directions.
 
     None when the trace has no backward results (phases "forward").
     """

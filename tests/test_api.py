@@ -179,7 +179,7 @@ def test_openapi_documents_every_endpoint(api_client):
 def test_traces_carry_a_gradient_check(api_client, body):
     doc = api_client.post("/api/trace", json=body).json()
     check = doc["check"]
-    assert check["directions"] == 4 and "central differences" in check["method"]
+    assert check["directions"] == 4 and "directional derivatives" in check["method"]
     assert 0 <= check["max_rel_error"] < 1e-8
     with api_client.stream("POST", "/api/trace/stream", json=body) as response:
         header = json.loads(next(response.iter_lines()))
