@@ -8,6 +8,7 @@ trace generated. convcore's errors become 422s at ``["body", field]``.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -95,14 +96,22 @@ def gradient_check(prepared: Prepared, header: dict[str, Any]) -> dict[str, Any]
     return directional_check(spec, rc.x, rc.w, rc.b, dz, grads)
 
 
+# A whole document is built in memory (about three times its JSON size at the peak, e.g.
+# 127 MB for a 40 MB document): at most this many are built at once per process, so a
+# burst of large requests queues instead of multiplying the memory (builds are CPU-bound,
+# so more at once would not finish sooner). Streams generate lazily and need no slot.
+BUILD_SLOTS = threading.BoundedSemaphore(max(2, os.cpu_count() or 2))
+
+
 def document_bytes(prepared: Prepared) -> bytes:
     """The whole trace document of a prepared config, with its gradient check, as JSON."""
-    try:
-        doc = build_trace(prepared.resolved)
-    except _INPUT_ERRORS as exc:
-        raise guard.raise_for(exc) from exc
-    doc["check"] = gradient_check(prepared, doc)
-    return encode_json(doc)
+    with BUILD_SLOTS:
+        try:
+            doc = build_trace(prepared.resolved)
+        except _INPUT_ERRORS as exc:
+            raise guard.raise_for(exc) from exc
+        doc["check"] = gradient_check(prepared, doc)
+        return encode_json(doc)
 
 
 def stream_lines(prepared: Prepared) -> Iterator[dict[str, Any]]:

@@ -438,3 +438,36 @@ def test_conv_without_dout_uses_ones_and_gives_db_without_bias(api_client):
     assert got["dout"] == [[[[1, 1], [1, 1]]]]
     assert got["dw"] == [[[[8, 12], [20, 24]]]]  # sums of each kernel tap's four inputs
     assert got["db"] == [4]
+
+
+def test_whole_documents_are_built_a_few_at_a_time(api_settings, monkeypatch):
+    # a burst of large requests queues for a build slot instead of multiplying memory
+    import threading
+    import time
+
+    import server.tracing as tracing
+
+    running, peak, lock = 0, 0, threading.Lock()
+    real_build = tracing.build_trace
+
+    def counting_build(config):
+        nonlocal running, peak
+        with lock:
+            running += 1
+            peak = max(peak, running)
+        time.sleep(0.05)
+        try:
+            return real_build(config)
+        finally:
+            with lock:
+                running -= 1
+
+    monkeypatch.setattr(tracing, "build_trace", counting_build)
+    monkeypatch.setattr(tracing, "BUILD_SLOTS", threading.BoundedSemaphore(2))
+    prepared = tracing.prepare({}, api_settings)
+    threads = [threading.Thread(target=tracing.document_bytes, args=(prepared,)) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert peak == 2
