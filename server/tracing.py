@@ -16,8 +16,8 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from convcore.functional import backward_padded, crop_padding, forward_padded, pad_input
 from convcore.gradcheck import directional_check
+from convcore.layer import layer_results
 from convcore.layout import hwio_to_oihw, nchw_to_nhwc, nhwc_to_nchw, oihw_to_hwio
 from convcore.spec import ConvSpecError
 from convcore.trace import build_trace, count_events, iter_trace, resolve_config
@@ -91,8 +91,7 @@ def gradient_check(prepared: Prepared, header: dict[str, Any]) -> dict[str, Any]
     }
     if rc.b is not None and "db" in tensors:
         grads["db"] = array("db")
-    z = forward_padded(spec, pad_input(spec, rc.x), rc.w, rc.b)  # (N, F, Ho, Wo)
-    dz = rc.activation.backward(z, rc.dout)  # (N, F, Ho, Wo)
+    dz = layer_results(spec, rc.x, rc.w, rc.b, rc.activation, rc.dout).dz  # (N, F, Ho, Wo)
     return directional_check(spec, rc.x, rc.w, rc.b, dz, grads)
 
 
@@ -137,17 +136,9 @@ def conv_result(prepared: Prepared) -> dict[str, Any]:
     """
     rc = prepared.resolved
     spec = rc.spec
-    xp = pad_input(spec, rc.x)  # (N, C, Hp, Wp)
-    z = forward_padded(spec, xp, rc.w, rc.b)  # (N, F, Ho, Wo)
-    dz = rc.activation.backward(z, rc.dout)  # (N, F, Ho, Wo)
-    dxp, dw, db = backward_padded(spec, dz, xp, rc.w)
-    images = {
-        "z": z,
-        "out": rc.activation.forward(z),
-        "dout": rc.dout,
-        "dz": dz,
-        "dx": crop_padding(spec, dxp),
-    }
+    res = layer_results(spec, rc.x, rc.w, rc.b, rc.activation, rc.dout)
+    images = {"z": res.z, "out": res.out, "dout": rc.dout, "dz": res.dz, "dx": res.dx}
+    dw, db = res.dw, res.db
     nhwc = rc.layout == "NHWC"
     result: dict[str, Any] = {
         "spec": spec.to_dict(),

@@ -25,7 +25,7 @@ from typing import Any, Iterator, Mapping
 
 import numpy as np
 
-from ..functional import backward_padded, crop_padding, forward_padded, pad_input
+from ..layer import layer_results
 from .axes import kind_of
 from .config import ResolvedConfig, resolve_config
 from .events import TraceContext
@@ -65,25 +65,22 @@ def _reference(rc: ResolvedConfig) -> tuple[dict[str, np.ndarray], dict[str, str
     def put(name: str, arr: np.ndarray, role: str) -> None:
         ref[name], roles[name] = arr, role
 
+    res = layer_results(spec, rc.x, rc.w, rc.b, act, rc.dout if rc.backward_included else None)
     put("x", rc.x, "input")
-    xp = pad_input(spec, rc.x)
-    put("xp", xp, fwd)
+    put("xp", res.xp, fwd)
     put("w", rc.w, "input")
     if rc.b is not None:
         put("b", rc.b, "input")
-    z = forward_padded(spec, xp, rc.w, rc.b)
-    put("z", z, fwd)
-    put("out", act.forward(z), "result" if rc.forward_included else "input")
+    put("z", res.z, fwd)
+    put("out", res.out, "result" if rc.forward_included else "input")
     if rc.backward_included:
         put("dout", rc.dout, "input")
-        dz = act.backward(z, rc.dout)
-        put("dz", dz, "intermediate")
-        dxp, dw, db = backward_padded(spec, dz, xp, rc.w)
+        put("dz", res.dz, "intermediate")
         if rc.b is not None:
-            put("db", db, "result")
-        put("dw", dw, "result")
-        put("dxp", dxp, "intermediate")
-        put("dx", crop_padding(spec, dxp), "result")
+            put("db", res.db, "result")
+        put("dw", res.dw, "result")
+        put("dxp", res.dxp, "intermediate")
+        put("dx", res.dx, "result")
     for name, (arr, role) in rc.view_impl.extra_tensors(rc, dict(ref)).items():
         put(name, arr, role)
     return ref, roles
