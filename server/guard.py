@@ -18,6 +18,7 @@ from typing import Any
 
 from convcore.spec import ConvSpec
 from convcore.trace import DEFAULTS
+from convcore.trace.views import get_view
 
 from .errors import ApiError, too_large, unprocessable
 from .settings import Settings
@@ -91,25 +92,23 @@ def spec_from_shapes(config: dict[str, Any], shapes: dict[str, tuple[int, ...]])
 
 
 def _derived_tensors(spec: ConvSpec, config: dict[str, Any]) -> dict[str, int]:
-    """Element counts of the tensors a trace builds from the inputs."""
-    ho, wo = spec.out_hw
+    """Element counts of the tensors a trace builds from the inputs, the view's own
+    included (``View.extra_shapes``), from the geometry alone."""
     sizes = {
         "xp": elements(spec.padded_shape),
         "out": elements(spec.out_shape),
     }
-    if config.get("view") == "im2col":
-        sizes["cols"] = spec.N * ho * wo * spec.C * spec.KH * spec.KW
-    if config.get("view") == "transposed":
-        (hp, wp), (eh, ew) = spec.padded_hw, spec.kernel_extent
-        sizes["dz_dilated"] = spec.N * spec.F * (hp + eh - 1) * (wp + ew - 1)
+    view_name = config.get("view") or DEFAULTS["view"]
+    view = get_view(view_name) if isinstance(view_name, str) else None
+    if view is not None:  # an unknown view: convcore names the allowed ones
+        for name, shape in view.extra_shapes(spec).items():
+            sizes[name] = elements(shape)
     return sizes
 
 
 _DERIVED_NAMES = {
     "xp": ("padding", "the padded input xp"),
     "out": ("x", "the output"),
-    "cols": ("view", "the im2col column matrix"),
-    "dz_dilated": ("view", "the transposed view's dilated dz"),
 }
 
 
@@ -141,7 +140,7 @@ def check_inputs(config: dict[str, Any], settings: Settings) -> ConvSpec | None:
         return None
     for tensor, count in _derived_tensors(spec, config).items():
         if count > limit:
-            field, what = _DERIVED_NAMES[tensor]
+            field, what = _DERIVED_NAMES.get(tensor, ("view", f"the {config.get('view')} view's {tensor}"))
             raise too_large(
                 field,
                 f"{what} would have {count} elements, the limit is {limit} per tensor",

@@ -100,9 +100,9 @@ def test_conv_refuses_bad_input_the_same_way(api_client, case, body, status, loc
 VIEW_MATRIX_CASES = [
     # inputs, padded input and output within the limit; the view's own matrix is not
     ("im2col cols", {"x": fill(1, 4, 16, 16), "w": fill(1, 4, 3, 3), "view": "im2col"},
-     ["im2col column matrix", "7056", "4096"]),
+     ["im2col view's cols", "7056", "4096"]),
     ("transposed dz_dilated", {"x": fill(1, 1, 40, 40), "w": fill(3, 1, 9, 9), "view": "transposed"},
-     ["dilated dz", "6912", "4096"]),
+     ["transposed view's dz_dilated", "6912", "4096"]),
 ]
 
 

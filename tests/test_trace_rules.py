@@ -123,6 +123,21 @@ def test_rule7_nhwc_is_nchw_transposed(config):
     check_rule7_nhwc_is_nchw_transposed(config)
 
 
+@pytest.mark.parametrize("config", RULE_CONFIGS)
+def test_extra_shapes_are_the_shapes_of_the_views_tensors(config):
+    # a server holds View.extra_shapes to its limits before computing: it must be true
+    from convcore.trace import resolve_config, trace_header
+    from convcore.trace.axes import kind_of
+
+    rc = resolve_config(config)
+    tensors = trace_header(rc)["tensors"]
+    for name, shape in rc.view_impl.extra_shapes(rc.spec).items():
+        if name in tensors:  # a forward-only trace has no backward tensors
+            perm = kind_of(name).perm(rc.layout)
+            internal = tuple(np.array(tensors[name]["shape"])[np.argsort(perm)]) if perm else tuple(tensors[name]["shape"])
+            assert internal == tuple(shape), name
+
+
 LAZY_CONFIG = {
     "x": {"fill": "normal", "shape": [2, 4, 12, 12], "seed": 0},
     "w": {"fill": "normal", "shape": [8, 4, 3, 3], "seed": 1},

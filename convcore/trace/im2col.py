@@ -246,6 +246,11 @@ class Im2colView(View):
     def loop_letters(self, granularity: str) -> str:
         return "fnij"
 
+    def extra_shapes(self, spec) -> dict[str, tuple[int, ...]]:
+        n, _, ho, wo = spec.out_shape
+        rows_cols = (spec.C * spec.KH * spec.KW, n * ho * wo)
+        return {"cols": rows_cols, "dcols": rows_cols}
+
     def extra_tensors(self, rc, ref: dict) -> dict:
         tensors = {"cols": (column_matrix(rc.spec, ref["xp"]), "intermediate")}
         if rc.backward_included:

@@ -56,14 +56,18 @@ def dilation_margins(spec) -> tuple[int, int, int, int]:
     return eh - 1, eh - 1 + hp - rh, ew - 1, ew - 1 + wp - rw
 
 
+def dilated_shape(spec) -> tuple[int, int, int, int]:
+    """The shape of dz_dilated: (N, F, Hp + eh − 1, Wp + ew − 1)."""
+    (hp, wp), (eh, ew) = spec.padded_hw, spec.kernel_extent
+    return (spec.N, spec.F, hp + eh - 1, wp + ew - 1)
+
+
 def dilated_gradient(spec, dz: np.ndarray) -> np.ndarray:
     """``dz_dilated: (N, F, Hp + eh − 1, Wp + ew − 1)`` from ``dz: (N, F, Ho, Wo)``."""
     top, _, left, _ = dilation_margins(spec)
-    eh, ew = spec.kernel_extent
-    hp, wp = spec.padded_hw
     ho, wo = spec.out_hw
     sh, sw = spec.stride
-    out = np.zeros((spec.N, spec.F, hp + eh - 1, wp + ew - 1))
+    out = np.zeros(dilated_shape(spec))
     out[:, :, top : top + (ho - 1) * sh + 1 : sh, left : left + (wo - 1) * sw + 1 : sw] = dz
     return out
 
@@ -236,6 +240,9 @@ class TransposedView(View):
 
     def loop_letters(self, granularity: str) -> str:
         return "nfij"
+
+    def extra_shapes(self, spec) -> dict[str, tuple[int, ...]]:
+        return {"dz_dilated": dilated_shape(spec), "w_rot": spec.w_shape}
 
     def extra_tensors(self, rc, ref: dict) -> dict:
         if not rc.backward_included:

@@ -16,6 +16,8 @@ A view provides:
                                the view names beyond the shared ones (im2col: ``cols``,
                                ``dcols``; register their kind in ``axes.TENSOR_KINDS``).
                                ``ref`` holds the shared reference arrays (below).
+``extra_shapes(spec)``         ``{name: shape}`` of those tensors from the ConvSpec alone
+                               (a server's size limits read it before computing)
 ``forward_phases(rc)``         ``[Phase]`` from z's point of view: events that write ``z``
 ``backward_phases(rc)``        ``[Phase]``: events that read ``dz`` and write ``db`` (when
                                there is a bias), ``dw`` and ``dxp`` (and any view tensor)
@@ -69,6 +71,11 @@ class View:
         raise NotImplementedError
 
     def extra_tensors(self, rc: Any, ref: dict) -> dict[str, tuple[Any, str]]:
+        return {}
+
+    def extra_shapes(self, spec: Any) -> dict[str, tuple[int, ...]]:
+        """The shapes of ``extra_tensors`` from the geometry alone (a ConvSpec), so that a
+        server can hold them to its size limits before anything is computed."""
         return {}
 
     def forward_phases(self, rc: Any) -> list[Phase]:
