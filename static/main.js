@@ -23,6 +23,8 @@ const app = {
   playing: false,
   speedIndex: DEFAULT_SPEED,
   projector: false,
+  allTensors: false, // false: tensors the current phase does not touch fold to their captions
+  stageFits: false,
   controller: null,
   runStartedAt: 0,
   firstStepDrawnAt: 0,
@@ -82,7 +84,8 @@ async function run(config, { step = null } = {}) {
         onEnd() {
           if (controller.signal.aborted || !model) return;
           showCheck(model);
-          if (app.projector) stage.fitCells(true); // every value has arrived: the widest number is known
+          stage.forgetFits(); // every value has arrived: the widest number is known
+          fitStage();
         },
       },
       controller.signal,
@@ -194,16 +197,17 @@ function redraw() {
   const model = app.model;
   if (!model) return;
   const shown = app.cursor.seek(app.step);
+  // the phase's tensors in focus (the others fold to their captions, or hide on a projector)
+  const pi = shown >= 0 ? phaseIndexAt(model.phases, shown) : -1;
+  const focus = pi >= 0 && model.touched[pi].size && (app.projector || !app.allTensors) ? model.touched[pi] : null;
+  if (stage.setFocus(focus)) fitStage();
   const slow = SPEEDS[app.speedIndex] <= 8 || !app.playing;
   stage.draw(
     { step: shown, event: app.cursor.event, values: app.cursor.values, counts: app.cursor.counts },
     { flash: slow && !reducedMotion.matches },
   );
-  // keep the event in view, except while playing too fast to watch it
+  // keep the event in view (at the next frame), except while playing too fast to watch it
   if (!app.playing || SPEEDS[app.speedIndex] <= 12) stage.followEvent();
-  const pi = shown >= 0 ? phaseIndexAt(model.phases, shown) : -1;
-  const focusChanged = stage.setFocus(pi >= 0 && model.touched[pi].size ? model.touched[pi] : null);
-  if (focusChanged && app.projector) stage.fitCells(true);
   drawPanel(shown);
   drawTransport(shown);
   if (app.measureLayout) void document.body.offsetHeight; // include style and layout in the frame time
@@ -397,8 +401,31 @@ function setProjector(on) {
   document.documentElement.classList.toggle("projector", on);
   $("projector").setAttribute("aria-pressed", String(on));
   stage.revealAll(); // projector draws every slice (no content-visibility skipping)
-  stage.fitCells(on);
+  stage.forgetFits();
+  fitStage();
   requestRedraw();
+}
+
+/** Show every tensor in full (on) or fold those the current phase does not touch. */
+function setAllTensors(on) {
+  app.allTensors = on;
+  $("all-tensors").setAttribute("aria-pressed", String(on));
+  requestRedraw();
+}
+
+/**
+ * Cell size: on a projector, and on a desktop whose stage scrolls inside itself (the
+ * style sheet says so with --stage-fit: 1), the largest size at which the figures on
+ * show fit the stage; elsewhere the style sheet's.
+ */
+function fitStage() {
+  if (app.projector) stage.fitCells(true);
+  else if (app.stageFits) stage.fitCells(true, { fontPx: 13, maxCell: 52, fontRatio: 0.4 });
+  else stage.fitCells(false);
+}
+
+function readStageFits() {
+  app.stageFits = getComputedStyle(document.documentElement).getPropertyValue("--stage-fit").trim() === "1";
 }
 
 // ---- the URL -----------------------------------------------------------------------
@@ -506,6 +533,7 @@ function wire() {
   sc.addEventListener("change", () => (app.scrubbing = false));
   $("preset").addEventListener("change", (e) => choosePreset(e.target.value));
   $("projector").addEventListener("click", () => doAction("projector"));
+  $("all-tensors").addEventListener("click", () => setAllTensors(!app.allTensors));
   $("show-keys").addEventListener("click", () => doAction("keys"));
   $("copy-link").addEventListener("click", copyLink);
   $("apply").addEventListener("click", () => {
@@ -538,7 +566,11 @@ function wire() {
   let resizeTimer = 0;
   window.addEventListener("resize", () => {
     clearTimeout(resizeTimer);
-    resizeTimer = setTimeout(() => (app.projector ? stage.fitCells(true) : stage.measure()), 120);
+    resizeTimer = setTimeout(() => {
+      readStageFits();
+      stage.forgetFits();
+      fitStage();
+    }, 120);
   });
   window.addEventListener("hashchange", () => {
     const lesson = readUrl();
@@ -551,6 +583,7 @@ function wire() {
 }
 
 async function start() {
+  readStageFits();
   wire();
   const lesson = readUrl();
   if (lesson.speed != null) setSpeed(lesson.speed);
@@ -604,6 +637,8 @@ window.convscope = {
   document: () => (app.model ? app.model.toDocument() : null),
   frameTimes: () => app.frameTimes.slice(),
   resetFrameTimes: () => (app.frameTimes = []),
+  followTimes: () => stage.followTimes.slice(),
+  resetFollowTimes: () => (stage.followTimes = []),
   timings: () => ({ runStartedAt: app.runStartedAt, firstStepDrawnAt: app.firstStepDrawnAt }),
   seek: (t) => {
     setStep(t);

@@ -52,13 +52,12 @@ export function orderedNames(names) {
   return known.concat(names.filter((n) => !ORDER.includes(n)));
 }
 
-/** The bounding box {lo, hi, top, bottom} of elements on screen, or null. */
-function union(els) {
+/** The union {lo, hi} of ranges [lo, hi] (null ones left out), or null. */
+function span(ranges) {
   let u = null;
-  for (const e of els) {
-    const r = e.getBoundingClientRect();
-    if (!r.width && !r.height) continue;
-    u = u ? { lo: Math.min(u.lo, r.left), hi: Math.max(u.hi, r.right), top: Math.min(u.top, r.top), bottom: Math.max(u.bottom, r.bottom) } : { lo: r.left, hi: r.right, top: r.top, bottom: r.bottom };
+  for (const r of ranges) {
+    if (!r) continue;
+    u = u ? { lo: Math.min(u.lo, r.lo), hi: Math.max(u.hi, r.hi) } : { lo: r.lo, hi: r.hi };
   }
   return u;
 }
@@ -81,6 +80,10 @@ export class Stage {
     this.overflowX = false;
     this.overflowY = false;
     this.cellPx = null;
+    this.geometryDirty = true;
+    this.followQueued = false;
+    this.followTimes = [];
+    this.fitCache = new Map();
     this.prevReads = [];
     this.prevWrites = [];
     this.outlines = [];
@@ -113,17 +116,18 @@ export class Stage {
       }
       groups[group].append(this._buildTensor(model, name));
     }
+    // while a phase is in focus, the folded figures come first in one row after this note
+    frag.append(el("p", "fold-note", "Not used in this phase:"));
     for (const g of ["inputs", "forward", "other", "backward"]) if (groups[g]) frag.append(groups[g]);
+    frag.append(el("div", "fold-break"));
     this.container.replaceChildren(frag);
     this.container.scrollTop = 0;
     this.container.scrollLeft = 0;
     this.overflowX = this.overflowY = false;
+    this.fitCache.clear();
     // measured after the first frame is drawn (not to delay it), then the event followed
-    requestAnimationFrame(() => {
-      if (this.model !== model) return;
-      this.measure();
-      this.follow();
-    });
+    this.invalidateGeometry();
+    this.requestFollow();
   }
 
   _buildTensor(model, name) {
@@ -198,13 +202,17 @@ export class Stage {
     const drawn = new Int32Array(layout.slices.length * layout.rows * layout.cols);
     layout.slices.forEach((sl, k) => drawn.set(sl.cells, k * sl.cells.length));
     const skipped = new Uint8Array(layout.slices.length);
+    // where each drawn cell sits: slice * (rows * cols) + row * cols + col (-1: not drawn)
+    const posOf = new Int32Array(meta.size).fill(-1);
+    for (let k = 0; k < drawn.length; k++) posOf[drawn[k]] = k;
     let padFlat = null;
     if (fixedMask) {
       padFlat = new Set();
       for (const sl of layout.slices) for (let k = 0; k < sl.cells.length; k++) if (fixedMask[k]) padFlat.add(sl.cells[k]);
     }
     this.views[name] = {
-      meta, layout, fig, bandsEl, cells, grids, drawn, padFlat, skipped, perSlice: layout.rows * layout.cols, scrollsX: false,
+      meta, layout, fig, bandsEl, cells, grids, slicesEls, drawn, posOf, padFlat, skipped, perSlice: layout.rows * layout.cols, scrollsX: false,
+      geo: null,
       scale: absMax(meta.data),
       shownValue: new Float64Array(meta.size).fill(NaN),
       shownWritten: new Int8Array(meta.size).fill(-1),
@@ -253,12 +261,23 @@ export class Stage {
     }
   }
 
-  /** Mark the figures outside `names` (a Set; null = all in) as off-phase. Returns true if that changed. */
+  /** Mark the figures outside `names` (a Set; null = all in) as off-phase (the style
+   *  sheet folds them to their caption, or hides them in projector mode). Returns true
+   *  if that changed. */
   setFocus(names) {
     const key = names ? [...names].sort().join(",") : "";
     if (key === this.focusKey) return false;
     this.focusKey = key;
-    for (const name in this.views) this.views[name].fig.classList.toggle("off-phase", Boolean(names) && !names.has(name));
+    let folded = 0;
+    for (const name in this.views) {
+      const off = Boolean(names) && !names.has(name);
+      this.views[name].fig.classList.toggle("off-phase", off);
+      folded += off;
+    }
+    this.container.classList.toggle("focused", folded > 0);
+    // folded slices report nothing reliable about being skipped: draw them all again
+    this.revealAll();
+    this.invalidateGeometry();
     return true;
   }
 
@@ -268,20 +287,33 @@ export class Stage {
     for (const name in this.views) this.views[name].skipped.fill(0);
   }
 
+  /** The figures moved or changed size: measure them again before the next follow. */
+  invalidateGeometry() {
+    this.geometryDirty = true;
+  }
+
+  /** Forget the cell sizes found for each set of shown figures (the screen changed). */
+  forgetFits() {
+    this.fitCache.clear();
+  }
+
   /**
-   * Projector mode: the largest cell size (px, at most maxCell) at which the figures on
-   * show fit the stage without scrolling; never below the size that keeps the widest
-   * number any shown tensor will hold whole at `fontPx` (the smallest text allowed), in
-   * which case the stage scrolls and follows the current event. on=false: back to the
-   * style sheet's sizes. Returns the cell size used (px) or null.
+   * The largest cell size (px, at most maxCell) at which the figures on show fit the
+   * stage without scrolling; never below the size that keeps the widest number any
+   * shown tensor will hold whole at `fontPx` (the smallest text allowed), in which case
+   * the stage scrolls and follows the current event. Projector mode (fontPx 24) and a
+   * desktop stage that scrolls inside itself (fontPx 13) use it. on=false: back to the
+   * style sheet's sizes. The size found is remembered per set of shown figures, so a
+   * phase seen before costs no layout. Returns the cell size used (px) or null.
    */
-  fitCells(on, { fontPx = 24, maxCell = 160 } = {}) {
+  fitCells(on, { fontPx = 24, maxCell = 160, fontRatio = 0.5 } = {}) {
     const st = this.container.style;
+    this.invalidateGeometry();
+    this.requestFollow();
     if (!on || !this.model) {
       st.removeProperty("--cell");
       st.removeProperty("--cell-font");
       this.cellPx = null;
-      this.measure();
       return null;
     }
     const shown = Object.keys(this.views).filter((n) => !this.views[n].fig.classList.contains("off-phase"));
@@ -290,9 +322,16 @@ export class Stage {
     const minCell = Math.ceil(chars * CHAR_EM * fontPx + 10);
     const apply = (cell) => {
       st.setProperty("--cell", `${cell}px`);
-      const font = Math.max(fontPx, Math.min(cell * 0.5, (cell - 10) / (chars * CHAR_EM)));
+      const font = Math.max(fontPx, Math.min(cell * fontRatio, (cell - 10) / (chars * CHAR_EM)));
       st.setProperty("--cell-font", `${Math.floor(font)}px`);
     };
+    const key = `${fontPx}/${maxCell}/${chars}/${shown.join(",")}`;
+    const known = this.fitCache.get(key);
+    if (known !== undefined) {
+      apply(known);
+      this.cellPx = known;
+      return known;
+    }
     const c = this.container;
     const fits = () => c.scrollHeight <= c.clientHeight + 1 && c.scrollWidth <= c.clientWidth + 1;
     let lo = minCell;
@@ -307,71 +346,167 @@ export class Stage {
       }
       apply(lo);
     }
+    this.fitCache.set(key, lo);
     this.cellPx = lo;
-    this.measure();
-    this.follow();
     return lo;
   }
 
-  /** Note which figures scroll sideways inside themselves and whether the stage scrolls
-   *  vertically inside itself (projector); follow() keeps the event in view there. */
+  /**
+   * Measure where things are, once per change of layout (never per event): whether
+   * the stage scrolls inside itself, and per shown figure its caption and each slice's
+   * grid, in the stage's content coordinates (and, for a figure wider than its room, in
+   * its own sideways-scrolling content). Only figures and slice boxes are read (a
+   * slice skipped by content-visibility keeps its reserved size), plus one grid and
+   * one cell per figure for the cell pitch. follow() computes scrolls from these.
+   */
   measure() {
+    this.geometryDirty = false;
     const c = this.container;
     const st = getComputedStyle(c);
     this.overflowY = /auto|scroll/.test(st.overflowY) && c.scrollHeight > c.clientHeight + 1;
     this.overflowX = false;
+    const box = c.getBoundingClientRect();
+    const top0 = box.top + c.clientTop - c.scrollTop;
     for (const name in this.views) {
       const v = this.views[name];
+      v.geo = null;
+      v.scrollsX = false;
+      const fr = v.fig.getBoundingClientRect();
+      const bands = v.bandsEl.getBoundingClientRect();
+      if (!fr.height || !bands.height || !v.grids.length) continue; // folded or hidden
+      const cap = v.fig.firstChild.getBoundingClientRect();
+      const g0 = v.grids[0].getBoundingClientRect();
+      const s0 = v.slicesEls[0].getBoundingClientRect();
+      const cell0 = v.cells[v.drawn[0]].getBoundingClientRect();
+      const gap = parseFloat(getComputedStyle(v.grids[0]).columnGap) || 0;
+      const left0 = bands.left + v.bandsEl.clientLeft - v.bandsEl.scrollLeft;
+      const sliceTop = new Float64Array(v.slicesEls.length);
+      const sliceLeft = new Float64Array(v.slicesEls.length);
+      v.slicesEls.forEach((s, k) => {
+        const r = s.getBoundingClientRect();
+        sliceTop[k] = r.top - top0;
+        sliceLeft[k] = r.left - left0;
+      });
       v.scrollsX = v.bandsEl.scrollWidth > v.bandsEl.clientWidth + 1;
       if (v.scrollsX) this.overflowX = true;
+      v.geo = {
+        capTop: cap.top - top0,
+        capBottom: cap.bottom - top0,
+        gridDy: g0.top - s0.top,
+        gridDx: g0.left - s0.left,
+        cell: cell0.width,
+        pitch: cell0.width + gap,
+        sliceTop,
+        sliceLeft,
+        roomX: v.bandsEl.clientWidth,
+      };
     }
+  }
+
+  /** Call follow() at the start of the next frame: the new highlight is drawn first,
+   *  and what follow() reads (scroll offsets, the stage's size) is already laid out. */
+  requestFollow() {
+    if (this.followQueued) return;
+    this.followQueued = true;
+    requestAnimationFrame(() => {
+      this.followQueued = false;
+      if (!this.model) return;
+      const t0 = performance.now();
+      this.follow();
+      this.followTimes.push(performance.now() - t0);
+      if (this.followTimes.length > 2000) this.followTimes.splice(0, 1000);
+    });
   }
 
   /**
    * Scroll (never the page) so that the current event's cells are in view: each figure
-   * wider than its room scrolls sideways to its own read window or written cells; in
-   * projector mode the stage scrolls up or down to the written cells (then the reads).
+   * wider than its room scrolls sideways to its own read window or written cells; a
+   * stage that scrolls inside itself scrolls up or down to the written cells with the
+   * read window and the captions of both when they fit. Positions come from measure()
+   * (grid geometry), not from the cells' layout: cells scrolled out of view need not be
+   * laid out to be scrolled to.
    */
   follow() {
+    if (this.geometryDirty) this.measure();
     if (!this.overflowX && !this.overflowY) return;
-    // every read first, then every scroll: one layout, not one per figure
-    const moves = [];
+    const rows = (v, idx) => this._cellRanges(v, idx, "y");
     if (this.overflowX) {
       const seen = new Set();
-      for (const { view, cells } of [...this.prevWrites, ...this.prevReads]) {
-        if (!view.scrollsX || seen.has(view)) continue;
+      for (const { view, idx } of [...this.prevWrites, ...this.prevReads]) {
+        if (!view.scrollsX || !view.geo || seen.has(view)) continue;
         seen.add(view);
-        const own = this.outlines.filter((o) => view.fig.contains(o));
-        const u = union(own.length ? own : cells.slice(0, 64));
+        const own = [...this.prevWrites, ...this.prevReads].filter((x) => x.view === view);
+        const u = span(own.map((x) => this._cellRanges(x.view, x.idx, "x")));
         if (!u) continue;
-        const box = view.bandsEl.getBoundingClientRect();
-        moves.push([view.bandsEl, "scrollLeft", shift(u.lo, u.hi, box.left, box.right)]);
+        const el = view.bandsEl;
+        const by = shift(u.lo, u.hi, el.scrollLeft, el.scrollLeft + view.geo.roomX);
+        if (by) el.scrollLeft += by;
       }
     }
-    if (this.overflowY) moves.push(...this._verticalMove());
-    for (const [el, prop, by] of moves) if (by) el[prop] += by;
+    if (!this.overflowY) return;
+    // what is worth seeing: each tensor's written cells (2), read cells (1), and its caption
+    // (0.5, counted only with its cells); the first view on which the most is whole wins,
+    // the one needing the least scrolling among equals
+    const parts = [];
+    for (const [list, worth] of [[this.prevWrites, 2], [this.prevReads, 1]]) {
+      for (const { view, idx } of list) {
+        const r = rows(view, idx);
+        if (!r) continue;
+        parts.push({ ...r, worth });
+        if (view.geo) parts.push({ lo: Math.min(r.lo, view.geo.capTop), hi: Math.max(r.hi, view.geo.capBottom), worth: 0.5 });
+      }
+    }
+    if (!parts.length) return;
+    const c = this.container;
+    const top = c.scrollTop;
+    const height = c.clientHeight;
+    const margin = 8;
+    const maxTop = Math.max(0, c.scrollHeight - height);
+    let best = null;
+    for (const p of parts) {
+      for (const want of [p.lo - margin, p.hi + margin - height]) {
+        const start = Math.max(0, Math.min(maxTop, want));
+        let score = 0;
+        for (const q of parts) if (q.lo >= start + margin - 0.5 && q.hi <= start + height - margin + 0.5) score += q.worth;
+        // already in view: no scroll needed
+        const by = start - top;
+        if (!best || score > best.score || (score === best.score && Math.abs(by) < Math.abs(best.by))) best = { score, by };
+      }
+    }
+    // the scroll now, if the view already shows as much, stays
+    let here = 0;
+    for (const q of parts) if (q.lo >= top + margin - 0.5 && q.hi <= top + height - margin + 0.5) here += q.worth;
+    if (best && best.score > here) c.scrollTop = top + best.by;
   }
 
-  _verticalMove() {
-    const written = [];
-    for (const { cells } of this.prevWrites) written.push(...cells.slice(0, 64));
-    const u = union(written.length ? written : this.outlines.slice(0, 8));
-    if (!u) return [];
-    const all = union([...written, ...this.outlines.slice(0, 8)]);
-    // with the captions of the figures read and written, when that fits too
-    const captions = [...this.prevWrites, ...this.prevReads].map(({ view }) => view.fig.firstChild);
-    const named = union([...written, ...this.outlines.slice(0, 8), ...captions]);
-    const box = this.container.getBoundingClientRect();
-    const room = box.bottom - box.top - 16;
-    const want = [named, all].find((r) => r && r.bottom - r.top <= room) ?? u;
-    return [[this.container, "scrollTop", shift(want.top, want.bottom, box.top, box.bottom)]];
+  /** The span {lo, hi} of the cells `idx` of `view` along "y" (stage content) or "x"
+   *  (the figure's own scrolling content), from the measured grid geometry; null if
+   *  none is drawn. At most 256 cells are looked at. */
+  _cellRanges(view, idx, axis) {
+    const g = view.geo;
+    if (!g) return null;
+    const { rows, cols } = view.layout;
+    const per = rows * cols;
+    let lo = Infinity;
+    let hi = -Infinity;
+    const n = Math.min(idx.length, 256);
+    for (let i = 0; i < n; i++) {
+      const k = view.posOf[idx[i]];
+      if (k < 0) continue;
+      const s = (k / per) | 0;
+      const m = k - s * per;
+      const at = axis === "y" ? g.sliceTop[s] + g.gridDy + ((m / cols) | 0) * g.pitch : g.sliceLeft[s] + g.gridDx + (m % cols) * g.pitch;
+      if (at < lo) lo = at;
+      if (at + g.cell > hi) hi = at + g.cell;
+    }
+    return lo <= hi ? { lo, hi } : null;
   }
 
-  /** follow() once per event (the page calls this when not playing fast). */
+  /** follow() once per event, at the next frame (the page calls this when not playing fast). */
   followEvent() {
     if (this.followedEvent === this.lastEvent) return;
     this.followedEvent = this.lastEvent;
-    this.follow();
+    this.requestFollow();
   }
 
   _highlight(event, flash) {
@@ -388,7 +523,7 @@ export class Stage {
       if (!v) continue;
       const cells = this._cellsOf(v, r.idx);
       for (const c of cells) c.classList.add("rd");
-      this.prevReads.push({ view: v, cells });
+      this.prevReads.push({ view: v, cells, idx: r.idx });
       v.fig.classList.add("reading");
       if (r.idx.length > 1) this._outline(v, r.box, "outline-read");
     }
@@ -402,7 +537,7 @@ export class Stage {
           c.animate([{ transform: "scale(1.18)", boxShadow: "0 0 0 4px var(--write)" }, { transform: "scale(1)" }], { duration: 380, easing: "ease-out" });
         }
       }
-      this.prevWrites.push({ view: v, cells });
+      this.prevWrites.push({ view: v, cells, idx: w.idx });
       v.fig.classList.add("writing");
     }
   }
