@@ -7,15 +7,23 @@ Prints:
   page's redraw (cursor seek + DOM updates) plus the style and layout it forces, per
   animation frame, p50/p95/max (target p95 <= 8 ms), and the rAF intervals seen;
 - time to jump to a random step (seek + redraw + style/layout), p50/p95/max over 300
-  random steps (target <= 16 ms);
+  random steps (target <= 16 ms); the follow-scroll runs at the next frame, so it is
+  timed apart: jumps one frame apart, the follow's own time and the whole next frame;
+- with --against REV (e.g. --against 396f2aa): the same jumps on REV's page (its static/
+  from git) and on this one, alternating in rounds, side by side;
 - time from pressing Apply to the first drawn step for the CS231n preset (median of 7).
 """
 
 from __future__ import annotations
 
+import argparse
 import base64
+import io
 import json
 import statistics
+import subprocess
+import tarfile
+import tempfile
 import sys
 import time
 from pathlib import Path
@@ -49,7 +57,65 @@ def summary(name: str, values: list[float], unit: str = "ms") -> str:
     return f"{name}: n={len(values)} p50={pct(values, 0.5):.2f} {unit} p95={pct(values, 0.95):.2f} {unit} max={max(values):.2f} {unit}"
 
 
+JUMPS_JS = """([total, n, seed]) => { const out = [];
+     for (let k = 0; k < n; k++) { seed = (seed * 1103515245 + 12345) % 2147483648;
+       const t = seed % total; const t0 = performance.now(); window.convscope.seek(t);
+       void document.body.offsetHeight; out.push(performance.now() - t0); }
+     return out; }"""
+
+# one jump per frame: the jump itself, then the next frame (follow-scroll, slices that
+# came into view drawn) up to the frame after, measured with a forced layout at its end
+SPACED_JUMPS_JS = """([total, n, seed]) => new Promise((done) => {
+     const jump = [], next = []; let k = 0;
+     const frame = () => new Promise((r) => requestAnimationFrame(() => r()));
+     (async () => {
+       for (; k < n; k++) {
+         seed = (seed * 1103515245 + 12345) % 2147483648;
+         const t = seed % total; const t0 = performance.now(); window.convscope.seek(t);
+         void document.body.offsetHeight; jump.push(performance.now() - t0);
+         await frame(); const t1 = performance.now(); await new Promise((r) => setTimeout(r, 0));
+         void document.body.offsetHeight; next.push(performance.now() - t1);
+         await frame();
+       }
+       done({jump, next});
+     })();
+   })"""
+
+
+def old_static(rev: str) -> Path:
+    """REV's static/ folder, extracted from git into a temporary folder."""
+    data = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "static"], check=True, capture_output=True).stdout
+    folder = Path(tempfile.mkdtemp(prefix="convscope-static-"))
+    tarfile.open(fileobj=io.BytesIO(data)).extractall(folder, filter="data")
+    return folder / "static"
+
+
+def compare(browser, rev: str, base_new: str) -> None:
+    """Random jumps on REV's page and on this one, alternating rounds of 50."""
+    with live_server(old_static(rev)) as base_old:
+        pages = {}
+        for name, base in ((rev, base_old), ("this page", base_new)):
+            page = browser.new_page(viewport={"width": 1600, "height": 1000})
+            page.goto(base + "/" + lesson_hash(BIG))
+            wait_complete(page, timeout=60)
+            pages[name] = page
+        total = pages[rev].evaluate("window.convscope.total")
+        times = {name: [] for name in pages}
+        for r in range(6):
+            for name, page in pages.items():
+                times[name] += page.evaluate(JUMPS_JS, [total, 50, 100 + r])
+        for name in pages:
+            print(summary(f"  jump, {name}", times[name]))
+        print(f"  p95 ratio this page / {rev}: {pct(times['this page'], 0.95) / pct(times[rev], 0.95):.2f}; "
+              f"p50 ratio {pct(times['this page'], 0.5) / pct(times[rev], 0.5):.2f}")
+        for page in pages.values():
+            page.close()
+
+
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--against", metavar="REV", help="also time random jumps on REV's page (git revision), side by side")
+    args = parser.parse_args()
     with live_server() as base, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1600, "height": 1000})
@@ -81,15 +147,17 @@ def main() -> None:
         print(summary("rAF interval while playing", raf))
 
         # 2. random jumps
-        jumps = page.evaluate(
-            """(total) => { let seed = 7; const out = [];
-                 for (let k = 0; k < 300; k++) { seed = (seed * 1103515245 + 12345) % 2147483648;
-                   const t = seed % total; const t0 = performance.now(); window.convscope.seek(t);
-                   void document.body.offsetHeight; out.push(performance.now() - t0); }
-                 return out; }""",
-            total,
-        )
+        jumps = page.evaluate(JUMPS_JS, [total, 300, 7])
         print(summary("jump to a random step (seek + redraw + style/layout)", jumps))
+        page.evaluate("window.convscope.resetFollowTimes()")
+        spaced = page.evaluate(SPACED_JUMPS_JS, [total, 120, 11])
+        follows = page.evaluate("window.convscope.followTimes()")
+        print(summary("jump, one per frame (seek + redraw + style/layout)", spaced["jump"]))
+        print(summary("follow-scroll at the frame after a jump (its own time)", follows))
+        print(summary("frame after a jump (follow + revealed slices drawn + style/layout)", spaced["next"]))
+        if args.against:
+            print(f"random jumps side by side with {args.against} (alternating rounds of 50):")
+            compare(browser, args.against, base)
 
         # 3. Apply -> first drawn step, CS231n preset
         page.select_option("#preset", "cs231n")

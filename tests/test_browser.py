@@ -110,7 +110,7 @@ def test_d2l_preset_values_and_equation_at_several_steps(open_page, base_url):
     page.evaluate(f"window.convscope.seek({z_event})")
     # design.md's worked example: the cell z[0,0,1,0] shows 37, written this step
     cell = page.locator('.cell[data-tensor="z"][data-idx="2"]')
-    assert cell.inner_text() == "37"
+    assert cell.text_content() == "37"
     assert "wr" in cell.get_attribute("class")
     # its window is read on the padded input, with an outline, and narrated
     assert page.locator('.cell.rd[data-tensor="xp"]').count() == 4
@@ -266,7 +266,9 @@ def test_projector_fits_the_events_tensors_on_a_1920x1080_screen(open_page, base
 
 
 def _phone_window(page) -> dict:
-    """Scroll the page (vertically) to the read window on xp; where it and the player are."""
+    """After the follow-scroll of the step (the frame after it is drawn), scroll the page
+    (vertically) to the read window on xp; where it and the player are."""
+    _after_follow(page)
     return page.evaluate(
         """() => {
         const o = document.querySelector('[data-tensor="xp"] .box-outline');
@@ -390,3 +392,100 @@ def test_exports_trace_json_and_stage_png(open_page, base_url):
         page.click("#export-png")
     data = open(d.value.path(), "rb").read()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 2000
+
+
+# Where the current event's cells and the captions of their figures are, against the
+# stage's visible box (desktop: the stage scrolls inside itself) and the window.
+IN_VIEW_JS = """() => {
+  const s = document.getElementById('stage').getBoundingClientRect();
+  const box = {left: Math.max(0, s.left), top: Math.max(0, s.top),
+               right: Math.min(window.innerWidth, s.right), bottom: Math.min(window.innerHeight, s.bottom)};
+  const inside = (r) => r.left >= box.left - 1 && r.right <= box.right + 1 && r.top >= box.top - 1 && r.bottom <= box.bottom + 1;
+  const cells = Array.from(document.querySelectorAll('.cell.rd, .cell.wr'));
+  const figs = Array.from(document.querySelectorAll('figure.tensor.reading, figure.tensor.writing'));
+  return {
+    cells: cells.length,
+    cellsOut: cells.filter((c) => !inside(c.getBoundingClientRect())).map((c) => c.dataset.tensor + '[' + c.dataset.idx + ']'),
+    figures: figs.map((f) => f.dataset.tensor),
+    captionsOut: figs.filter((f) => !inside(f.querySelector('figcaption').getBoundingClientRect())).map((f) => f.dataset.tensor),
+    folded: Array.from(document.querySelectorAll('figure.tensor.off-phase'), (f) => f.dataset.tensor),
+    cellPx: document.querySelector('figure.tensor.writing .cell').getBoundingClientRect().width,
+    page: [document.documentElement.scrollWidth, document.documentElement.scrollHeight],
+  };
+}"""
+
+
+def _after_follow(page):
+    """Let the follow-scroll (next frame) and the drawing of what came into view happen."""
+    page.evaluate("new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(() => requestAnimationFrame(() => done(true)))))")
+
+
+def test_desktop_backward_step_shows_the_window_filter_and_written_cells_with_captions(open_page, base_url):
+    """A laptop/desktop screen, normal mode, CS231n at backward steps: every cell the step
+    reads (the window on xp, the filter, dz) or writes (db, dw, dxp) is inside the visible
+    stage, and so are the captions of their figures; the other tensors are folded."""
+    w = open_page(viewport=(1920, 1080))
+    page = w.page
+    choose_preset(page, "cs231n")
+    doc = server_document(base_url, page.evaluate("window.convscope.config"))
+    backward = next(p for p in doc["phases"] if p["name"] == "backward")
+    for step in (backward["start"], backward["start"] + 13, backward["stop"] - 1):
+        page.evaluate(f"window.convscope.seek({step})")
+        _after_follow(page)
+        seen = page.evaluate(IN_VIEW_JS)
+        ev = doc["events"][step]
+        assert set(seen["figures"]) == {b["tensor"] for b in ev["reads"] + ev["writes"]} >= {"xp", "w", "dz", "dw", "dxp"}, seen
+        assert seen["cells"] > 0 and not seen["cellsOut"], (step, seen)
+        assert not seen["captionsOut"], (step, seen)
+        assert {"x", "z", "out", "dx"} <= set(seen["folded"]), seen
+        assert seen["cellPx"] >= 26, seen
+        assert seen["page"] == [1920, 1080], seen
+        assert_equation_matches(page, doc, step)
+    # "All tensors" unfolds every figure; the step's written cells are still followed into view
+    page.click("#all-tensors")
+    _after_follow(page)
+    assert page.evaluate("document.querySelectorAll('figure.tensor.off-phase').length") == 0
+    page.evaluate(f"window.convscope.seek({backward['start'] + 14})")
+    _after_follow(page)
+    seen = page.evaluate(IN_VIEW_JS)
+    written = page.evaluate("Array.from(document.querySelectorAll('.cell.wr'), (c) => c.dataset.tensor + '[' + c.dataset.idx + ']')")
+    assert written and not set(written) & set(seen["cellsOut"]), seen
+
+
+def test_laptop_1366x768_follows_the_step_into_view(open_page, base_url):
+    """A smaller laptop: the lesson cannot fit, the stage scrolls to the step: at a
+    backward step most of what it reads and writes is in view, and its written bias."""
+    w = open_page(viewport=(1366, 768))
+    page = w.page
+    choose_preset(page, "cs231n")
+    doc = server_document(base_url, page.evaluate("window.convscope.config"))
+    backward = next(p for p in doc["phases"] if p["name"] == "backward")
+    step = backward["start"] + 13
+    page.evaluate(f"window.convscope.seek({step})")
+    _after_follow(page)
+    seen = page.evaluate(IN_VIEW_JS)
+    assert seen["cells"] > 0 and len(seen["cellsOut"]) < seen["cells"] / 2, seen
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1366
+
+
+def test_phone_shows_the_step_text_with_the_window(open_page, base_url):
+    """On a phone the step's text stays in the sticky block above the stage (two lines
+    at most), on screen together with the window being read, which it does not cover."""
+    w = open_page(viewport=(390, 844), is_mobile=True, has_touch=True)
+    page = w.page
+    choose_preset(page, "cs231n")
+    doc = server_document(base_url, page.evaluate("window.convscope.config"))
+    backward = next(p for p in doc["phases"] if p["name"] == "backward")
+    for step in (30, backward["start"] + 13):
+        page.evaluate(f"window.convscope.seek({step})")
+        where = _phone_window(page)
+        eq = page.evaluate("""() => { const t = document.getElementById('eq-text');
+            const r = t.getBoundingClientRect();
+            return {rect: r.toJSON(), lines: Math.round(r.height / parseFloat(getComputedStyle(t).lineHeight)),
+                    text: t.textContent, dock: document.querySelector('.dock').getBoundingClientRect().toJSON()}; }""")
+        o = where["outline"]
+        assert eq["text"] == doc["events"][step]["text"]
+        assert 0 <= eq["rect"]["top"] and eq["rect"]["bottom"] <= 844 and eq["rect"]["right"] <= 390, eq
+        assert 1 <= eq["lines"] <= 2, eq
+        assert o["top"] >= eq["dock"]["bottom"] - 1 and o["bottom"] <= 844, (o, eq)
+        assert eq["dock"]["bottom"] <= 844 * 0.3, eq

@@ -121,8 +121,8 @@ def test_im2col_lesson_cells_and_equation_in_its_phases(open_page, base_url):
     ]
     check_steps(page, doc, steps)
     # titles of the view's matrices
-    assert "im2col columns" in page.inner_text('figure[data-tensor="cols"] figcaption')
-    assert "gradient of the columns" in page.inner_text('figure[data-tensor="dcols"] figcaption')
+    assert "im2col columns" in page.text_content('figure[data-tensor="cols"] figcaption')
+    assert "gradient of the columns" in page.text_content('figure[data-tensor="dcols"] figcaption')
     # a col2im step reads a column of dcols and adds it into a window of dxp
     k = first_event(doc, "col2im") + 4
     page.evaluate(f"window.convscope.seek({k})")
@@ -148,8 +148,8 @@ def test_transposed_lesson_cells_and_equation_in_its_phases(open_page, base_url)
         doc["total_events"] - 1,
     ]
     check_steps(page, doc, steps)
-    assert "dz dilated: stride−1 zeros between cells" in page.inner_text('figure[data-tensor="dz_dilated"] figcaption')
-    assert "w rotated 180°" in page.inner_text('figure[data-tensor="w_rot"] figcaption')
+    assert "dz dilated: stride−1 zeros between cells" in page.text_content('figure[data-tensor="dz_dilated"] figcaption')
+    assert "w rotated 180°" in page.text_content('figure[data-tensor="w_rot"] figcaption')
     # the inserted zeros show 0 from the start, crossed-hatched, and the legend says so
     page.evaluate("window.convscope.seek(0)")
     gaps = page.locator('.cell.gap[data-tensor="dz_dilated"]')
