@@ -159,12 +159,22 @@ function install(model, config, target, { complete = false } = {}) {
 }
 
 function showCheck(model) {
-  const server = model.header.check ?? model.header.checks ?? null;
+  // Two checks: this page replays every event's deltas and compares with the header;
+  // the server verified the header's dx, dw and db against the forward pass.
+  const server = model.header.check ?? null;
   const r = replayCheck(model);
   const err = r.maxError === 0 ? "0" : r.maxError.toExponential(1);
-  let label = r.ok ? `replay-checked · max error ${err}` : `replay mismatch · max error ${err}`;
-  if (server && server.pytorch) label = `PyTorch-checked · max error ${Number(server.max_error ?? 0).toExponential(1)} · ${label}`;
-  setBadge(r.ok ? "ok" : "bad", label, "Replaying every event's deltas from zero rebuilds every tensor in the header (checked in this page).");
+  const parts = [r.ok ? `replay-checked · max error ${err}` : `replay mismatch · max error ${err}`];
+  let ok = r.ok;
+  let title = "Replaying every event's deltas from zero rebuilds every tensor in the header (checked in this page).";
+  if (server && Number.isFinite(server.max_rel_error)) {
+    const verified = server.max_rel_error < 1e-8;
+    ok = ok && verified;
+    const rel = server.max_rel_error === 0 ? "0" : server.max_rel_error.toExponential(0);
+    parts.push(verified ? `gradients verified to ${rel}` : `gradient mismatch ${rel}`);
+    title += ` The server verified dx, dw and db with ${server.method}: largest relative error ${server.max_rel_error.toExponential(1)}.`;
+  }
+  setBadge(ok ? "ok" : "bad", parts.join(" · "), title);
 }
 
 function setBadge(state, text, title) {

@@ -116,7 +116,12 @@ def test_d2l_preset_values_and_equation_at_several_steps(open_page, base_url):
     assert page.locator('.cell.rd[data-tensor="xp"]').count() == 4
     assert page.locator('[data-tensor="xp"] .box-outline').count() == 1
     assert doc["events"][z_event]["text"] in page.inner_text("#narration")
-    assert "replay-checked" in page.inner_text("#badge")
+    badge = page.inner_text("#badge")
+    assert "replay-checked" in badge
+    # the server's gradient check, shown as it reported it
+    rel = doc["check"]["max_rel_error"]
+    assert f"gradients verified to {'0' if rel == 0 else f'{rel:.0e}'.replace('e-0', 'e-')}" in badge, badge
+    assert page.get_attribute("#badge", "data-state") == "ok"
 
 
 def test_keys_and_buttons_move_the_step(open_page, base_url):
