@@ -13,7 +13,7 @@ from typing import Callable
 
 import numpy as np
 
-from .spec import ConvSpecError
+from .spec import ConvSpecError, shorten
 
 __all__ = ["ACTIVATIONS", "Activation", "LEAKY_RELU_SLOPE", "get_activation"]
 
@@ -113,4 +113,4 @@ def get_activation(name: object) -> Activation:
     if isinstance(name, str) and name in ACTIVATIONS:
         return ACTIVATIONS[name]
     allowed = ", ".join(repr(n) for n in ACTIVATIONS)
-    raise ConvSpecError(f"activation must be one of {allowed}; got {name!r}", "activation")
+    raise ConvSpecError(f"activation must be one of {allowed}; got {shorten(name)}", "activation")

@@ -26,7 +26,7 @@ from typing import Any, Callable, Mapping, NamedTuple
 
 import numpy as np
 
-from .spec import ConvSpecError
+from .spec import ConvSpecError, shorten
 
 __all__ = ["FILLS", "Fill", "FillSpec", "describe", "format_number", "make_tensor", "parse_fill"]
 
@@ -179,28 +179,30 @@ def parse_fill(spec: Any, name: str | None = None) -> FillSpec:
     kind = spec.get("fill")
     if not isinstance(kind, str) or kind not in FILLS:
         allowed = ", ".join(repr(k) for k in FILLS)
-        raise fail("fill", f"must be one of {allowed}; got {kind!r}")
+        raise fail("fill", f"must be one of {allowed}; got {shorten(kind)}")
     fill = FILLS[kind]
 
     if "shape" not in spec:
         raise fail("shape", "is missing: give a list of dimensions such as [1, 1, 5, 5]")
     raw_shape = spec["shape"]
     if not isinstance(raw_shape, (list, tuple)) or not all(_is_int(d) for d in raw_shape):
-        raise fail("shape", f"must be a list of integers, got {raw_shape!r}")
+        raise fail("shape", f"must be a list of integers, got {shorten(raw_shape)}")
     if len(raw_shape) == 0:
         raise fail("shape", "must have at least one dimension, got []")
     shape = tuple(int(d) for d in raw_shape)
     if min(shape) < 1:
-        raise fail("shape", f"dimensions must all be at least 1, got {list(shape)}")
+        raise fail("shape", f"dimensions must all be at least 1, got {shorten(list(shape))}")
 
     seed = spec.get("seed", 0)
     if not _is_int(seed) or seed < 0:
-        raise fail("seed", f"must be a non-negative integer, got {seed!r}")
+        raise fail("seed", f"must be a non-negative integer, got {shorten(seed)}")
 
     unknown = sorted(set(spec) - {"fill", "shape", "seed"} - set(fill.defaults))
     if unknown:
         takes = ", ".join(fill.defaults) if fill.defaults else "no parameters"
-        raise fail(unknown[0], f"is not a parameter of fill {kind!r} (it takes: {takes})")
+        key = unknown[0]
+        shown = key if isinstance(key, str) and len(key) <= 40 else shorten(key)
+        raise fail(shown, f"is not a parameter of fill {kind!r} (it takes: {takes})")
 
     params: dict[str, float] = {}
     for key, default in fill.defaults.items():
@@ -208,12 +210,12 @@ def parse_fill(spec: Any, name: str | None = None) -> FillSpec:
         if key in fill.integer_params:
             if not _is_int(value) or abs(value) > _MAX_EXACT_INT:
                 raise fail(
-                    key, f"must be an integer within ±2^53 for fill {kind!r}, got {value!r}"
+                    key, f"must be an integer within ±2^53 for fill {kind!r}, got {shorten(value)}"
                 )
             params[key] = int(value)
         else:
             if not _is_real(value):
-                raise fail(key, f"must be a finite number, got {value!r}")
+                raise fail(key, f"must be a finite number, got {shorten(value)}")
             params[key] = float(value)
 
     if kind in ("randint", "uniform") and params["low"] > params["high"]:

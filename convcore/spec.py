@@ -12,10 +12,11 @@ to the bottom/right.
 
 from __future__ import annotations
 
+import reprlib
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-__all__ = ["ConvSpec", "ConvSpecError", "PaddingArg", "resolve_padding4", "resolve_pair"]
+__all__ = ["ConvSpec", "ConvSpecError", "PaddingArg", "resolve_padding4", "resolve_pair", "shorten"]
 
 
 class ConvSpecError(ValueError):
@@ -27,6 +28,59 @@ class ConvSpecError(ValueError):
 
 
 PaddingArg = int | str | Sequence[int]
+
+SHORT_LENGTH = 40  # characters of a person's value that a message shows
+
+
+def _int_text(value: int) -> str:
+    """An int's digits, or its first digits and how many there are when it is long."""
+    if value.bit_length() <= 128:  # at most 39 digits
+        return str(value)
+    try:
+        digits = str(value)
+    except ValueError:  # beyond Python's int-to-text limit (4300 digits)
+        sign = "a negative" if value < 0 else "an"
+        return f"{sign} integer of about {int(value.bit_length() * 0.30103) + 1} digits"
+    sign = "-" if value < 0 else ""
+    return f"{digits[: 12 + len(sign)]}… ({len(digits) - len(sign)} digits)"
+
+
+class _ShortRepr(reprlib.Repr):
+    """reprlib's bounded repr (long strings and lists cut, nesting limited), with ints
+    that say how many digits they have."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.maxstring = self.maxother = 2 * SHORT_LENGTH
+        self.maxlist = self.maxtuple = self.maxset = 8
+        self.maxdict = 4
+        self.maxlevel = 3
+
+    def repr_int(self, x: int, level: int) -> str:
+        return _int_text(x)
+
+    def repr_str(self, x: str, level: int) -> str:
+        if len(x) <= self.maxstring:
+            return repr(x)
+        return repr(x[: self.maxstring])[:-1] + "…"
+
+
+_SHORT_REPR = _ShortRepr()
+
+
+def shorten(value: Any, limit: int = SHORT_LENGTH) -> str:
+    """``repr(value)`` for an error message, at most about ``limit`` characters.
+
+    A message that shows a person's value must not echo a 900 000-character string, a
+    list of 150 000 items or an integer of 5000 digits back: long text is cut with "…",
+    long integers keep their first digits and say how many they have
+    (``1000000000000… (401 digits)``). The work is bounded too (reprlib).
+    """
+    try:
+        text = _SHORT_REPR.repr(value)
+    except (ValueError, RecursionError):  # an object whose repr refuses; say what it is
+        text = f"a {type(value).__name__}"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _is_int(value: Any) -> bool:
@@ -40,7 +94,7 @@ def resolve_pair(value: Any, name: str) -> tuple[int, int]:
         return (int(value), int(value))
     if isinstance(value, (list, tuple)) and len(value) == 2 and all(_is_int(v) for v in value):
         return (int(value[0]), int(value[1]))
-    raise ConvSpecError(f"{name} must be an int or an (h, w) pair of ints, got {value!r}", name)
+    raise ConvSpecError(f"{name} must be an int or an (h, w) pair of ints, got {shorten(value)}", name)
 
 
 def resolve_padding4(padding: Any, name: str = "padding") -> tuple[int, int, int, int]:
@@ -63,10 +117,10 @@ def resolve_padding4(padding: Any, name: str = "padding") -> tuple[int, int, int
             )
     else:
         raise ConvSpecError(
-            f"{name} must be an int, a pair, four ints, 'same' or 'valid', got {padding!r}", name
+            f"{name} must be an int, a pair, four ints, 'same' or 'valid', got {shorten(padding)}", name
         )
     if min(pads) < 0:
-        raise ConvSpecError(f"{name} must not be negative, got {min(pads)} in {pads}", name)
+        raise ConvSpecError(f"{name} must not be negative, got {shorten(min(pads))} in {shorten(pads)}", name)
     return pads  # type: ignore[return-value]
 
 
@@ -74,13 +128,13 @@ def _shape4(shape: Any, name: str, axes: str) -> tuple[int, int, int, int]:
     try:
         dims = tuple(int(d) for d in shape)
     except TypeError as exc:
-        raise ConvSpecError(f"{name} shape must be a sequence of ints, got {shape!r}", name) from exc
+        raise ConvSpecError(f"{name} shape must be a sequence of ints, got {shorten(shape)}", name) from exc
     if len(dims) != 4:
         raise ConvSpecError(
-            f"{name} must have 4 dimensions {axes}, got {len(dims)}: shape {dims}", name
+            f"{name} must have 4 dimensions {axes}, got {len(dims)}: shape {shorten(dims)}", name
         )
     if any(d < 1 for d in dims):
-        raise ConvSpecError(f"{name} dimensions must all be at least 1, got shape {dims}", name)
+        raise ConvSpecError(f"{name} dimensions must all be at least 1, got shape {shorten(dims)}", name)
     return dims  # type: ignore[return-value]
 
 
@@ -133,21 +187,21 @@ class ConvSpec:
         s = resolve_pair(stride, "stride")
         d = resolve_pair(dilation, "dilation")
         if min(s) < 1:
-            raise ConvSpecError(f"stride must be at least 1, got {s[0] if s[0] < 1 else s[1]}", "stride")
+            raise ConvSpecError(f"stride must be at least 1, got {shorten(min(s))}", "stride")
         if min(d) < 1:
             raise ConvSpecError(
-                f"dilation must be at least 1 (1 means none), got {d[0] if d[0] < 1 else d[1]}",
+                f"dilation must be at least 1 (1 means none), got {shorten(min(d))}",
                 "dilation",
             )
         if not _is_int(groups) or int(groups) < 1:
-            raise ConvSpecError(f"groups must be an int of at least 1, got {groups!r}", "groups")
+            raise ConvSpecError(f"groups must be an int of at least 1, got {shorten(groups)}", "groups")
         g = int(groups)
         n, c, h, w = xs
         f, cg, kh, kw = ws
         if c % g:
-            raise ConvSpecError(f"groups={g} does not divide the input channels C={c}", "groups")
+            raise ConvSpecError(f"groups={shorten(g)} does not divide the input channels C={c}", "groups")
         if f % g:
-            raise ConvSpecError(f"groups={g} does not divide the filters F={f}", "groups")
+            raise ConvSpecError(f"groups={shorten(g)} does not divide the filters F={f}", "groups")
         if cg != c // g:
             raise ConvSpecError(
                 f"w has {cg} input channels, expected C/groups = {c}/{g} = {c // g}", "w"
@@ -185,7 +239,7 @@ class ConvSpec:
                 left, right = _same_padding(hw[1], stride[1], extent[1])
                 return (top, bottom, left, right)
             raise ConvSpecError(
-                f"padding must be an int, a pair, four ints, 'same' or 'valid', got {padding!r}",
+                f"padding must be an int, a pair, four ints, 'same' or 'valid', got {shorten(padding)}",
                 "padding",
             )
         return resolve_padding4(padding, "padding")

@@ -14,7 +14,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from .fill import format_number, make_tensor
-from .spec import ConvSpecError
+from .spec import ConvSpecError, shorten
 
 __all__ = ["to_array"]
 
@@ -45,7 +45,7 @@ def _leaf_problem(node: Any) -> str | None:
     if not _is_number(node):
         if isinstance(node, (bool, np.bool_)):
             return f"is {bool(node)}, not a number (booleans are not numbers)"
-        return f"is {node!r}, not a number"
+        return f"is {shorten(node)}, not a number"
     try:
         value = float(node)
     except OverflowError:
@@ -75,7 +75,7 @@ def _explain(value: Any, name: str) -> str | None:
         first = _index(name, (0,) * depth)
         if depth < len(reference):
             if not _is_sequence(node):
-                shown = repr(node) if not _is_number(node) else format_number(node)
+                shown = shorten(node) if not _is_number(node) else format_number(node)
                 return f"{here} is {shown}, not a list of {_items(reference[depth])} like {first}"
             if len(node) == 0:
                 return f"{here} is empty; every dimension needs at least one item"

@@ -50,7 +50,10 @@ def too_large(field: str | None, msg: str) -> ApiError:
 
 
 def _clean_loc(loc: Sequence[Any]) -> list[str | int]:
-    return [part if isinstance(part, (str, int)) and not isinstance(part, bool) else str(part) for part in loc]
+    """The location as strings and ints, a long key (an unknown key of 900 000
+    characters) cut to a few dozen characters."""
+    parts = [part if isinstance(part, (str, int)) and not isinstance(part, bool) else str(part) for part in loc]
+    return [part[:39] + "…" if isinstance(part, str) and len(part) > 40 else part for part in parts]
 
 
 def _clean_msg(msg: Any) -> str:

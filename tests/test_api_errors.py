@@ -158,3 +158,41 @@ def test_limits_follow_the_settings(page_dir):
         many = client.post("/api/trace", json={"x": {"fill": "ones", "shape": [1, 1, 4, 4]}})
         assert many.status_code == 413
         assert "limit is 5" in many.json()["detail"][0]["msg"]
+
+
+LONG = 900_000
+LONG_VALUE_CASES = [
+    # (id, body, field, words): a person's value is shown cut, never echoed whole
+    ("long view", {"view": "v" * LONG}, "view", ["view must be one of", "'vvvv", "…"]),
+    ("long loop order", {"loop_order": "n" * LONG}, "loop_order", ["permutation", "'nnnn", "…"]),
+    ("long dx loop order", {"dx_loop_order": "n" * LONG}, "dx_loop_order", ["permutation", "'nnnn", "…"]),
+    ("long string in a tensor", {"x": [[[["s" * LONG]]]]}, "x", ["x[0][0][0][0]", "'ssss", "…", "not a number"]),
+    ("long fill name", {"x": {"fill": "f" * LONG, "shape": [1, 1, 5, 5]}}, "x", ["x.fill", "'ffff", "…"]),
+    ("long fill parameter", {"x": {"fill": "ones", "shape": [1, 1, 5, 5], "p" * LONG: 1}}, "x", ["not a parameter", "ppp…"]),
+    ("long stride list", {"stride": list(range(100_000))}, "stride", ["stride", "[0, 1, 2"]),
+    ("long padding list", {"padding": list(range(100_000))}, "padding", ["padding", "100000"]),
+    ("401-digit groups", {"groups": 10**400}, "groups", ["groups=", "(401 digits)"]),
+    ("401-digit stride", {"stride": -(10**400)}, "stride", ["at least 1", "(401 digits)"]),
+    ("long activation", {"activation": "a" * LONG}, "activation", ["activation must be one of", "…"]),
+    ("long unknown key", {"k" * LONG: 1}, "k" * 39 + "…", ["not permitted"]),
+]
+
+
+TRACE_ONLY_KEYS = {"view", "granularity", "loop_order", "dx_loop_order", "backward", "phases"}
+LONG_VALUE_PARAMS = [
+    pytest.param(path, *case, id=f"{case[0]}-{path}")
+    for case in LONG_VALUE_CASES
+    for path in ("/api/trace", "/api/trace/stream", "/api/conv")
+    if path != "/api/conv" or not set(case[1]) & TRACE_ONLY_KEYS
+]
+
+
+@pytest.mark.parametrize(("path", "case", "body", "field", "words"), LONG_VALUE_PARAMS)
+def test_a_long_value_is_not_echoed_back(api_client, path, case, body, field, words):
+    response = _post(api_client, path, body)
+    assert response.status_code == 422, response.text[:400]
+    assert len(response.content) < 2000, response.text[:400]
+    first = response.json()["detail"][0]
+    assert first["loc"] == ["body", field]
+    for word in words:
+        assert word in first["msg"], f"{word!r} not in {first['msg']!r}"

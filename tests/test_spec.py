@@ -140,3 +140,28 @@ def test_to_dict_is_plain_data():
     assert d["out_shape"] == [2, 4, 4, 4]
     assert d["padding"] == [1, 1, 1, 1]
     assert all(isinstance(v, (list, int)) for v in d.values())
+
+
+def test_shorten_caps_what_a_message_shows_of_a_value():
+    from convcore.spec import shorten
+
+    assert shorten("abc") == "'abc'"
+    assert shorten(3) == "3" and shorten(2**62) == "4611686018427387904"
+    long = shorten("v" * 900_000)
+    assert long.startswith("'vvv") and long.endswith("…") and len(long) <= 40
+    assert shorten(10**400) == "100000000000… (401 digits)"
+    assert "digits" in shorten(-(10**5000))  # beyond Python's int-to-text limit, no error
+    assert len(shorten(list(range(150_000)))) <= 40
+    nested = [1]
+    for _ in range(5000):
+        nested = [nested]
+    assert len(shorten(nested)) <= 40
+
+
+def test_spec_errors_do_not_echo_a_long_value():
+    with pytest.raises(ConvSpecError, match=r"\(401 digits\)") as info:
+        ConvSpec.create((1, 3, 5, 5), (1, 3, 3, 3), groups=10**400)
+    assert len(str(info.value)) < 200
+    with pytest.raises(ConvSpecError) as info:
+        ConvSpec.create((1, 1, 5, 5), (1, 1, 3, 3), stride=list(range(100_000)))
+    assert info.value.field == "stride" and len(str(info.value)) < 200

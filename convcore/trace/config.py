@@ -39,7 +39,7 @@ import numpy as np
 
 from ..activations import ACTIVATIONS, Activation, get_activation
 from ..layout import hwio_to_oihw, nhwc_to_nchw
-from ..spec import ConvSpec, ConvSpecError
+from ..spec import ConvSpec, ConvSpecError, shorten
 from ..tensor_input import to_array
 from .views import View, get_view, view_names
 
@@ -143,7 +143,7 @@ def _choice(config: Mapping[str, Any], key: str, allowed: tuple[str, ...]) -> st
         value = DEFAULTS[key]
     if not isinstance(value, str) or value not in allowed:
         raise TraceConfigError(
-            f"{key} must be one of {', '.join(repr(a) for a in allowed)}; got {value!r}", key
+            f"{key} must be one of {', '.join(repr(a) for a in allowed)}; got {shorten(value)}", key
         )
     return value
 
@@ -155,7 +155,7 @@ def _loop_order(config: Mapping[str, Any], key: str, letters: str, where: str, d
     if not isinstance(value, str) or len(value) != len(letters) or sorted(value) != sorted(letters):
         raise TraceConfigError(
             f"{key} must be a permutation of the letters {letters!r} (each once) for {where}; "
-            f"got {value!r}",
+            f"got {shorten(value)}",
             key,
         )
     return value
@@ -199,8 +199,10 @@ def resolve_config(
         raise TraceConfigError(f"the config must be a dict of settings, got {type(config).__name__}", "config")
     unknown = [k for k in config if k not in DEFAULTS]
     if unknown:
+        key = unknown[0]
         raise TraceConfigError(
-            f"unknown config key {unknown[0]!r}; the keys are {', '.join(DEFAULTS)}", str(unknown[0])
+            f"unknown config key {shorten(key)}; the keys are {', '.join(DEFAULTS)}",
+            key if isinstance(key, str) and len(key) <= 40 else shorten(key),
         )
 
     layout = _choice(config, "layout", _CHOICES["layout"])
@@ -214,7 +216,7 @@ def resolve_config(
         known = ("direct", "im2col", "transposed")
         later = " (not available yet)" if view_name in known else ""
         raise TraceConfigError(
-            f"view must be one of {', '.join(repr(v) for v in view_names())}; got {view_name!r}{later}",
+            f"view must be one of {', '.join(repr(v) for v in view_names())}; got {shorten(view_name)}{later}",
             "view",
         )
     if granularity not in view.granularities:
