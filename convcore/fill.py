@@ -28,10 +28,11 @@ import numpy as np
 
 from .spec import ConvSpecError, shorten
 
-__all__ = ["FILLS", "Fill", "FillSpec", "describe", "format_number", "make_tensor", "parse_fill"]
+__all__ = ["FILLS", "MAX_DIMS", "Fill", "FillSpec", "describe", "format_number", "make_tensor", "parse_fill"]
 
 Params = Mapping[str, float]
 _MAX_EXACT_INT = 2**53  # the largest integers float64 holds exactly
+MAX_DIMS = 32  # dimensions of a tensor: NumPy iterates (``.flat``) over at most 32
 
 
 @dataclass(frozen=True)
@@ -189,6 +190,8 @@ def parse_fill(spec: Any, name: str | None = None) -> FillSpec:
         raise fail("shape", f"must be a list of integers, got {shorten(raw_shape)}")
     if len(raw_shape) == 0:
         raise fail("shape", "must have at least one dimension, got []")
+    if len(raw_shape) > MAX_DIMS:
+        raise fail("shape", f"has {len(raw_shape)} dimensions; at most {MAX_DIMS} are supported")
     shape = tuple(int(d) for d in raw_shape)
     if min(shape) < 1:
         raise fail("shape", f"dimensions must all be at least 1, got {shorten(list(shape))}")

@@ -13,7 +13,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .fill import format_number, make_tensor
+from .fill import MAX_DIMS, format_number, make_tensor
 from .spec import ConvSpecError, shorten
 
 __all__ = ["to_array"]
@@ -57,17 +57,43 @@ def _leaf_problem(node: Any) -> str | None:
     return None
 
 
+def _first_items_shape(value: Any) -> tuple[tuple[int, ...], bool]:
+    """The lengths along the first items (``x``, ``x[0]``, ``x[0][0]``, ...): the shape
+    when ``value`` is rectangular. Also whether an empty list ended the walk (then the
+    depth says nothing). Iterative, so any nesting depth is measured."""
+    lengths: list[int] = []
+    node = value
+    while _is_sequence(node):
+        lengths.append(len(node))
+        if len(node) == 0:
+            return tuple(lengths), True
+        node = node[0]
+    return tuple(lengths), False
+
+
+def _ndim_message(name: str, ndim: int, axes: str | None, shape: tuple[int, ...]) -> str:
+    words = f" {axes}" if axes else ""
+    return f"{name} must have {ndim} dimensions{words}, got {len(shape)}: shape {shorten(shape)}"
+
+
+def _check_depth(value: Any, name: str, ndim: int | None, axes: str | None) -> None:
+    """Refuse nested lists of the wrong depth before NumPy sees them (NumPy cannot
+    iterate over more than 32 dimensions). Rectangular input is not walked."""
+    shape, ended_empty = _first_items_shape(value)
+    if ndim is not None and (len(shape) > ndim or (len(shape) < ndim and not ended_empty)):
+        raise ConvSpecError(_ndim_message(name, ndim, axes, shape), name)
+    if len(shape) > MAX_DIMS:
+        raise ConvSpecError(
+            f"{name} has lists nested {len(shape)} deep; at most {MAX_DIMS} dimensions are supported",
+            name,
+        )
+
+
 def _explain(value: Any, name: str) -> str | None:
     """The first problem (row-major) that keeps ``value`` from being a rectangular array
     of finite numbers, naming its index path; None when there is none."""
     # The reference shape is read along the first items: x, x[0], x[0][0], ...
-    reference: list[int] = []
-    node = value
-    while _is_sequence(node):
-        reference.append(len(node))
-        if len(node) == 0:
-            break
-        node = node[0]
+    reference = list(_first_items_shape(value)[0])
 
     def visit(node: Any, path: tuple[int, ...]) -> str | None:
         depth = len(path)
@@ -146,10 +172,10 @@ def to_array(
         arr = make_tensor(value, name=name, max_elements=max_elements)
     elif isinstance(value, np.ndarray) and value.dtype.kind in "iuf":
         arr = value.astype(np.float64)  # always a copy
-    elif isinstance(value, np.ndarray):
-        arr = _convert_nested(value.tolist(), name)
     else:
-        arr = _convert_nested(value, name)
+        nested = value.tolist() if isinstance(value, np.ndarray) else value
+        _check_depth(nested, name, ndim, axes)
+        arr = _convert_nested(nested, name)
 
     if arr.size == 0:
         problem = _explain(value, name) if not isinstance(value, np.ndarray) else None
@@ -161,10 +187,7 @@ def to_array(
             f"{name} has {arr.size} elements (shape {arr.shape}); the limit is {max_elements}", name
         )
     if ndim is not None and arr.ndim != ndim:
-        words = f" {axes}" if axes else ""
-        raise ConvSpecError(
-            f"{name} must have {ndim} dimensions{words}, got {arr.ndim}: shape {arr.shape}", name
-        )
+        raise ConvSpecError(_ndim_message(name, ndim, axes, arr.shape), name)
     finite = np.isfinite(arr)
     if not finite.all():
         index = _first_index(~finite)

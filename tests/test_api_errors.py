@@ -196,3 +196,35 @@ def test_a_long_value_is_not_echoed_back(api_client, path, case, body, field, wo
     assert first["loc"] == ["body", field]
     for word in words:
         assert word in first["msg"], f"{word!r} not in {first['msg']!r}"
+
+
+def nested(depth, leaf=1):
+    value = leaf
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+DEEP_CASES = [
+    # lists nested deeper than NumPy iterates (32) are refused by their depth, before NumPy
+    ("x 33 deep", {"x": nested(33)}, "x", ["x must have 4 dimensions (N, C, H, W), got 33"]),
+    ("x 40 deep", {"x": nested(40)}, "x", ["x must have 4 dimensions (N, C, H, W), got 40"]),
+    ("x 500 deep", {"x": nested(500)}, "x", ["got 500"]),
+    ("x 40 deep ending empty", {"x": nested(39, [])}, "x", ["got 40"]),
+    ("w 33 deep, NHWC", {"layout": "NHWC", "w": nested(33)}, "w", ["w must have 4 dimensions (KH, KW, C/groups, F), got 33"]),
+    ("b 33 deep", {"b": nested(33)}, "b", ["b must have 1 dimensions", "got 33"]),
+    ("dout 33 deep", {"dout": nested(33)}, "dout", ["dout must have 4 dimensions", "got 33"]),
+    ("fill spec of 70 dimensions", {"x": {"fill": "ones", "shape": [1] * 70}}, "x", ["x.shape has 70 dimensions", "32"]),
+    ("fill spec of 8 dimensions", {"x": {"fill": "ones", "shape": [1] * 8}}, "x", ["4 dimensions", "got 8"]),
+]
+
+
+@pytest.mark.parametrize("path", ["/api/trace", "/api/trace/stream", "/api/conv"])
+@pytest.mark.parametrize(("case", "body", "field", "words"), DEEP_CASES, ids=[c[0] for c in DEEP_CASES])
+def test_deeply_nested_tensors_are_refused_by_their_depth(api_client, path, case, body, field, words):
+    response = _post(api_client, path, body)
+    assert response.status_code == 422, response.text[:400]
+    first = response.json()["detail"][0]
+    assert first["loc"] == ["body", field]
+    for word in words:
+        assert word in first["msg"], f"{word!r} not in {first['msg']!r}"

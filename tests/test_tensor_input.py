@@ -169,3 +169,15 @@ def test_fill_spec_errors_carry_the_tensor_name():
 def test_other_objects():
     assert reject("abc") == "x is 'abc', not a number"
     assert reject([[1, {"a": 1}]]).startswith("x[0][1] is {'a': 1}, not a number")
+
+
+def test_nesting_deeper_than_numpy_iterates_is_refused_by_its_depth():
+    deep = 1.0
+    for _ in range(40):
+        deep = [deep]
+    assert reject(deep, ndim=4, axes="(N, C, H, W)").startswith(
+        "x must have 4 dimensions (N, C, H, W), got 40: shape (1, 1, 1"
+    )
+    assert reject(deep) == "x has lists nested 40 deep; at most 32 dimensions are supported"
+    assert "70 dimensions" in reject({"fill": "zeros", "shape": [1] * 70})
+    assert to_array(deep[0][0][0][0][0][0][0][0], "x").ndim == 32  # 32 is fine
