@@ -69,10 +69,19 @@ def windows(spec: ConvSpec, xp: np.ndarray) -> np.ndarray:
     sh, sw = spec.stride
     dh, dw = spec.dilation
     s_n, s_c, s_h, s_w = xp.strides
+
+    def step(length: int, stride_bytes: int) -> int:
+        # an axis of length 1 is never stepped along: 0 bytes, so that a stride or
+        # dilation of 2^62 (legal when it yields one window or one tap) cannot overflow
+        return stride_bytes if length > 1 else 0
+
     return as_strided(
         xp,
         shape=(n, g, c // g, ho, wo, spec.KH, spec.KW),
-        strides=(s_n, s_c * (c // g), s_c, s_h * sh, s_w * sw, s_h * dh, s_w * dw),
+        strides=(
+            s_n, s_c * (c // g), s_c,
+            step(ho, s_h * sh), step(wo, s_w * sw), step(spec.KH, s_h * dh), step(spec.KW, s_w * dw),
+        ),
         writeable=False,
     )
 
@@ -128,10 +137,13 @@ def backward_padded(
     dcols = dcols.reshape(g, n, ho, wo, cg, kh, kw).transpose(5, 6, 1, 0, 4, 2, 3)
     dcols = dcols.reshape(kh, kw, n, spec.C, ho, wo)
     dxp = np.zeros(spec.padded_shape, dtype=np.float64)
+    # one output row (column) is one slice item: step 1, so that a huge stride never
+    # reaches NumPy's index arithmetic
+    row_step, col_step = (sh if ho > 1 else 1), (sw if wo > 1 else 1)
     for k in range(kh):
-        rows = slice(k * dh, k * dh + (ho - 1) * sh + 1, sh)
+        rows = slice(k * dh, k * dh + (ho - 1) * sh + 1, row_step)
         for l in range(kw):
-            dxp[:, :, rows, l * dwl : l * dwl + (wo - 1) * sw + 1 : sw] += dcols[k, l]
+            dxp[:, :, rows, l * dwl : l * dwl + (wo - 1) * sw + 1 : col_step] += dcols[k, l]
     return dxp, dw, db
 
 

@@ -29,6 +29,8 @@ class ConvSpecError(ValueError):
 
 PaddingArg = int | str | Sequence[int]
 
+MAX_INDEX = 2**63 - 1  # the largest index, size or byte count NumPy holds (int64)
+
 SHORT_LENGTH = 40  # characters of a person's value that a message shows
 
 
@@ -195,6 +197,13 @@ class ConvSpec:
             )
         if not _is_int(groups) or int(groups) < 1:
             raise ConvSpecError(f"groups must be an int of at least 1, got {shorten(groups)}", "groups")
+        for name, values in (("stride", s), ("dilation", d)):
+            if max(values) > MAX_INDEX:
+                raise ConvSpecError(
+                    f"{name} must be at most 2^63 − 1 = {MAX_INDEX} (NumPy's largest index), "
+                    f"got {shorten(max(values))}",
+                    name,
+                )
         g = int(groups)
         n, c, h, w = xs
         f, cg, kh, kw = ws
@@ -210,6 +219,12 @@ class ConvSpec:
         pad = cls._resolve_padding(padding, (h, w), s, (eh, ew))
         spec = cls(xs, ws, s, pad, d, g)
         hp, wp = spec.padded_hw
+        if n * c * hp * wp * 8 > MAX_INDEX:
+            raise ConvSpecError(
+                f"padding {shorten(pad)} makes the padded input {n}×{c}×{shorten(hp)}×{shorten(wp)}: "
+                f"more than 2^63 − 1 bytes, larger than any array can be",
+                "padding",
+            )
         for axis, size, extent, k, dil, name in (
             ("rows", hp, eh, kh, d[0], "H"),
             ("columns", wp, ew, kw, d[1], "W"),

@@ -27,10 +27,10 @@ from .encoding import encode_json
 from .errors import too_large
 from .settings import Settings
 
-__all__ = ["DocumentCache", "Prepared", "conv_result", "document_bytes", "gradient_check", "prepare", "stream_lines"]
+__all__ = ["INPUT_ERRORS", "DocumentCache", "Prepared", "conv_result", "document_bytes", "gradient_check", "prepare", "stream_lines"]
 
 # Exceptions convcore raises for input it cannot use. Anything else is a bug and a 500.
-_INPUT_ERRORS = (ConvSpecError, ValueError, TypeError, OverflowError, MemoryError)
+INPUT_ERRORS = (ConvSpecError, ValueError, TypeError, OverflowError, MemoryError)
 
 
 @dataclass(frozen=True)
@@ -52,13 +52,13 @@ def prepare(config: dict[str, Any], settings: Settings, count: bool = True) -> P
         resolved = resolve_config(
             config, max_elements=settings.max_tensor_elements, max_abs=settings.max_abs_value
         )
-    except _INPUT_ERRORS as exc:
+    except INPUT_ERRORS as exc:
         raise guard.raise_for(exc) from exc
     total = None
     if count:
         try:
             total = int(count_events(resolved))
-        except _INPUT_ERRORS as exc:
+        except INPUT_ERRORS as exc:
             raise guard.raise_for(exc) from exc
         if total > settings.max_events:
             raise too_large(
@@ -107,18 +107,21 @@ def document_bytes(prepared: Prepared) -> bytes:
     with BUILD_SLOTS:
         try:
             doc = build_trace(prepared.resolved)
-        except _INPUT_ERRORS as exc:
+            doc["check"] = gradient_check(prepared, doc)
+        except INPUT_ERRORS as exc:
             raise guard.raise_for(exc) from exc
-        doc["check"] = gradient_check(prepared, doc)
         return encode_json(doc)
 
 
 def stream_lines(prepared: Prepared) -> Iterator[dict[str, Any]]:
     """The lines (header with its gradient check, events, end) of a prepared config;
     the header is computed now, the events lazily as the iterator is pulled."""
-    lines = iter(iter_trace(prepared.resolved))
-    header = next(lines)
-    header["check"] = gradient_check(prepared, header)
+    try:
+        lines = iter(iter_trace(prepared.resolved))
+        header = next(lines)
+        header["check"] = gradient_check(prepared, header)
+    except INPUT_ERRORS as exc:  # before the header: a 422 like the other routes
+        raise guard.raise_for(exc) from exc
 
     def with_header() -> Iterator[dict[str, Any]]:
         yield header

@@ -228,3 +228,85 @@ def test_deeply_nested_tensors_are_refused_by_their_depth(api_client, path, case
     assert first["loc"] == ["body", field]
     for word in words:
         assert word in first["msg"], f"{word!r} not in {first['msg']!r}"
+
+
+HUGE = 2**62
+ONE_BY_ONE = {"fill": "ones", "shape": [1, 1, 1, 1]}
+# a stride or dilation of 2^62 is legal when it gives one window (one tap) on that axis
+HUGE_GEOMETRY_CASES = [
+    ("stride 2^62", {"stride": HUGE}, {"stride": 3}),
+    ("stride [1, 2^62]", {"stride": [1, HUGE]}, {"stride": [1, 3]}),
+    ("same, stride 2^62", {"padding": "same", "stride": HUGE}, {"padding": "same", "stride": 5}),
+    ("1x1 kernel, dilation 2^62", {"w": ONE_BY_ONE, "dilation": HUGE}, {"w": ONE_BY_ONE}),
+    ("1x3 kernel, dilation [2^62, 1]", {"w": fill(1, 1, 1, 3), "dilation": [HUGE, 1]}, {"w": fill(1, 1, 1, 3)}),
+    ("stride 2^63 - 1", {"stride": 2**63 - 1}, {"stride": 3}),
+]
+GRADIENTS = ("z", "out", "dz", "dx", "dw", "db")
+
+
+@pytest.mark.parametrize(("case", "body", "same_as"), HUGE_GEOMETRY_CASES, ids=[c[0] for c in HUGE_GEOMETRY_CASES])
+def test_a_huge_stride_or_dilation_on_a_one_window_axis_works(api_client, case, body, same_as):
+    config = {"x": {"fill": "randint", "shape": [1, 1, 5, 5], "seed": 3},
+              "dout": {"fill": "normal", "seed": 4}}
+    got = _post(api_client, "/api/conv", {**config, **body})
+    assert got.status_code == 200, got.text[:400]
+    expected = _post(api_client, "/api/conv", {**config, **same_as}).json()
+    assert {k: got.json()[k] for k in GRADIENTS} == {k: expected[k] for k in GRADIENTS}
+    for view in ("direct", "im2col", "transposed"):
+        doc = _post(api_client, "/api/trace", {**config, **body, "view": view})
+        assert doc.status_code == 200, (view, doc.text[:400])
+        assert doc.json()["check"]["max_rel_error"] < 1e-8
+        stream = _post(api_client, "/api/trace/stream", {**config, **body, "view": view})
+        assert stream.status_code == 200, (view, stream.text[:400])
+        assert stream.text.rstrip("\n").rsplit("\n", 1)[-1].startswith('{"type":"end"')
+
+
+UNREPRESENTABLE_CASES = [
+    ("stride 2^63", {"stride": 2**63}, "stride", ["stride must be at most 2^63 − 1", "9223372036854775808"]),
+    ("stride 10^400", {"stride": [1, 10**400]}, "stride", ["at most 2^63 − 1", "(401 digits)"]),
+    ("dilation 10^30", {"w": ONE_BY_ONE, "dilation": 10**30}, "dilation", ["at most 2^63 − 1", str(10**30)]),
+    ("padding 2^62", {"padding": HUGE}, "padding", ["padded input", str(2 * HUGE + 5), "2^63 − 1 bytes"]),
+    ("padding 2^63", {"padding": [0, 2**63, 0, 0]}, "padding", ["padded input", str(2**63 + 5)]),
+]
+
+
+@pytest.mark.parametrize("path", ["/api/trace", "/api/trace/stream", "/api/conv"])
+@pytest.mark.parametrize(("case", "body", "field", "words"), UNREPRESENTABLE_CASES, ids=[c[0] for c in UNREPRESENTABLE_CASES])
+def test_a_geometry_numpy_cannot_index_is_refused_naming_the_field(api_client, path, case, body, field, words):
+    response = _post(api_client, path, body)
+    assert response.status_code == 422, response.text[:400]
+    first = response.json()["detail"][0]
+    assert first["loc"] == ["body", field]
+    for word in words:
+        assert word in first["msg"], f"{word!r} not in {first['msg']!r}"
+
+
+def test_every_route_maps_an_input_error_the_same_way(api_client, monkeypatch):
+    """A ConvSpecError raised while computing (here from the forward pass that the
+    result and the gradient check share) is a 422 at its field on all three routes."""
+    from convcore.spec import ConvSpecError
+    from server import tracing
+
+    def refuse(*args, **kwargs):
+        raise ConvSpecError("stride 7 cannot be used here", "stride")
+
+    monkeypatch.setattr(tracing, "layer_results", refuse)
+    for path in ("/api/trace", "/api/trace/stream", "/api/conv"):
+        response = _post(api_client, path, {"stride": 1})
+        assert response.status_code == 422, (path, response.text[:400])
+        assert response.json()["detail"][0] == {
+            "loc": ["body", "stride"], "msg": "stride 7 cannot be used here", "type": "value_error"}
+
+
+def test_an_error_before_the_stream_header_is_a_422(api_client, monkeypatch):
+    from convcore.spec import ConvSpecError
+    from server import tracing
+
+    def refusing_trace(resolved):
+        raise ConvSpecError("dilation 9 cannot be used here", "dilation")
+        yield  # a generator, as iter_trace
+
+    monkeypatch.setattr(tracing, "iter_trace", refusing_trace)
+    response = _post(api_client, "/api/trace/stream", {})
+    assert response.status_code == 422, response.text[:400]
+    assert response.json()["detail"][0]["loc"] == ["body", "dilation"]

@@ -165,3 +165,34 @@ def test_spec_errors_do_not_echo_a_long_value():
     with pytest.raises(ConvSpecError) as info:
         ConvSpec.create((1, 1, 5, 5), (1, 1, 3, 3), stride=list(range(100_000)))
     assert info.value.field == "stride" and len(str(info.value)) < 200
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "same_as", "w_shape"),
+    [
+        ({"stride": 2**62}, {"stride": 3}, (2, 3, 3, 3)),
+        ({"stride": (1, 2**63 - 1)}, {"stride": (1, 3)}, (2, 3, 3, 3)),
+        ({"dilation": 2**62}, {}, (2, 3, 1, 1)),
+        ({"dilation": (2**62, 1), "stride": (2**62, 1)}, {"stride": (9, 1)}, (2, 3, 1, 2)),
+    ],
+)
+def test_huge_stride_or_dilation_on_a_one_window_axis(kwargs, same_as, w_shape):
+    rng = np.random.default_rng(0)
+    x, w = rng.normal(size=(2, 3, 5, 5)), rng.normal(size=w_shape)
+    out = conv2d_forward(x, w, **kwargs)
+    np.testing.assert_array_equal(out, conv2d_forward(x, w, **same_as))
+    dout = rng.normal(size=out.shape)
+    for got, expected in zip(conv2d_backward(dout, x, w, **kwargs), conv2d_backward(dout, x, w, **same_as)):
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_a_geometry_numpy_cannot_index_is_refused():
+    with pytest.raises(ConvSpecError, match=r"stride must be at most 2\^63 − 1") as info:
+        ConvSpec.create((1, 1, 5, 5), (1, 1, 3, 3), stride=2**63)
+    assert info.value.field == "stride"
+    with pytest.raises(ConvSpecError, match="dilation") as info:
+        ConvSpec.create((1, 1, 5, 5), (1, 1, 1, 1), dilation=(1, 10**30))
+    assert info.value.field == "dilation"
+    with pytest.raises(ConvSpecError, match="padded input") as info:
+        ConvSpec.create((1, 1, 5, 5), (1, 1, 3, 3), padding=2**40)
+    assert info.value.field == "padding"

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response, StreamingResponse
 
+from .. import guard
 from ..encoding import JSONBytesResponse, encode_json
 from ..schemas import (
     NDJSON_DESCRIPTION,
@@ -21,7 +22,7 @@ from ..schemas import (
 )
 from ..settings import Settings
 from ..streaming import NDJSON_MEDIA_TYPE, ndjson_lines
-from ..tracing import conv_result, document_bytes, prepare, stream_lines
+from ..tracing import INPUT_ERRORS, conv_result, document_bytes, prepare, stream_lines
 
 router = APIRouter(prefix="/api", tags=["trace"])
 
@@ -79,7 +80,12 @@ async def trace_stream(body: TraceConfig, request: Request) -> StreamingResponse
 
 
 def _conv(config: dict[str, Any], settings: Settings) -> bytes:
-    return encode_json(conv_result(prepare(config, settings, count=False)))
+    prepared = prepare(config, settings, count=False)
+    try:
+        result = conv_result(prepared)
+    except INPUT_ERRORS as exc:  # mapped as on the trace routes
+        raise guard.raise_for(exc) from exc
+    return encode_json(result)
 
 
 @router.post(
