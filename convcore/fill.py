@@ -156,7 +156,13 @@ def _is_int(v: Any) -> bool:
 
 
 def _is_real(v: Any) -> bool:
-    return (_is_int(v) or isinstance(v, (float, np.floating))) and math.isfinite(v)
+    """A finite number that float64 holds (an int of 400 digits is not)."""
+    if not (_is_int(v) or isinstance(v, (float, np.floating))):
+        return False
+    try:
+        return math.isfinite(float(v))
+    except OverflowError:
+        return False
 
 
 def parse_fill(spec: Any, name: str | None = None) -> FillSpec:
@@ -226,6 +232,12 @@ def parse_fill(spec: Any, name: str | None = None) -> FillSpec:
             "low",
             f"must not exceed high: low = {format_number(params['low'])}, "
             f"high = {format_number(params['high'])}",
+        )
+    if kind == "uniform" and not math.isfinite(params["high"] - params["low"]):
+        raise fail(
+            "high",
+            f"minus low overflows float64: low = {format_number(params['low'])}, "
+            f"high = {format_number(params['high'])} (high − low must stay below 1.8e+308)",
         )
     if kind == "normal" and params["std"] < 0:
         raise fail("std", f"must not be negative, got {format_number(params['std'])}")

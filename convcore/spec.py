@@ -219,6 +219,12 @@ class ConvSpec:
         pad = cls._resolve_padding(padding, (h, w), s, (eh, ew))
         spec = cls(xs, ws, s, pad, d, g)
         hp, wp = spec.padded_hw
+        if max(pad) > MAX_INDEX:
+            raise ConvSpecError(
+                f"padding must be at most 2^63 − 1 = {MAX_INDEX} (NumPy's largest index), "
+                f"got {shorten(max(pad))}",
+                "padding",
+            )
         if n * c * hp * wp * 8 > MAX_INDEX:
             raise ConvSpecError(
                 f"padding {shorten(pad)} makes the padded input {n}×{c}×{shorten(hp)}×{shorten(wp)}: "

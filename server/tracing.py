@@ -29,8 +29,9 @@ from .settings import Settings
 
 __all__ = ["INPUT_ERRORS", "DocumentCache", "Prepared", "conv_result", "document_bytes", "gradient_check", "prepare", "stream_lines"]
 
-# Exceptions convcore raises for input it cannot use. Anything else is a bug and a 500.
-INPUT_ERRORS = (ConvSpecError, ValueError, TypeError, OverflowError, MemoryError)
+# What convcore raises for input it cannot use: ConvSpecError (a 422 at its field) and
+# MemoryError (a 413, see guard.raise_for). Anything else is a bug and a 500.
+INPUT_ERRORS = (ConvSpecError, MemoryError)
 
 
 @dataclass(frozen=True)

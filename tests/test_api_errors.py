@@ -266,7 +266,8 @@ UNREPRESENTABLE_CASES = [
     ("stride 10^400", {"stride": [1, 10**400]}, "stride", ["at most 2^63 − 1", "(401 digits)"]),
     ("dilation 10^30", {"w": ONE_BY_ONE, "dilation": 10**30}, "dilation", ["at most 2^63 − 1", str(10**30)]),
     ("padding 2^62", {"padding": HUGE}, "padding", ["padded input", str(2 * HUGE + 5), "2^63 − 1 bytes"]),
-    ("padding 2^63", {"padding": [0, 2**63, 0, 0]}, "padding", ["padded input", str(2**63 + 5)]),
+    ("padding 2^63", {"padding": [0, 2**63, 0, 0]}, "padding", ["at most 2^63 − 1", str(2**63)]),
+    ("padding 10^400", {"padding": 10**400}, "padding", ["at most 2^63 − 1", "(401 digits)"]),
 ]
 
 
@@ -310,3 +311,42 @@ def test_an_error_before_the_stream_header_is_a_422(api_client, monkeypatch):
     response = _post(api_client, "/api/trace/stream", {})
     assert response.status_code == 422, response.text[:400]
     assert response.json()["detail"][0]["loc"] == ["body", "dilation"]
+
+
+FILL_NUMBER_CASES = [
+    ("normal mean 10^400", {"x": {"fill": "normal", "shape": [1, 1, 5, 5], "mean": 10**400}}, "x",
+     ["x.mean", "finite number", "(401 digits)"]),
+    ("uniform range overflows", {"x": {"fill": "uniform", "shape": [1, 1, 5, 5], "low": -1.7e308, "high": 1.7e308}}, "x",
+     ["x.high", "overflows float64", "−1.7e+308", "1.7e+308"]),
+    ("w constant -10^400", {"w": {"fill": "constant", "shape": [1, 1, 3, 3], "value": -(10**400)}}, "w",
+     ["w.value", "finite number", "(401 digits)"]),
+]
+
+
+@pytest.mark.parametrize("path", ["/api/trace", "/api/trace/stream", "/api/conv"])
+@pytest.mark.parametrize(("case", "body", "field", "words"), FILL_NUMBER_CASES, ids=[c[0] for c in FILL_NUMBER_CASES])
+def test_fill_numbers_float64_cannot_hold_name_the_parameter(api_client, path, case, body, field, words):
+    response = _post(api_client, path, body)
+    assert response.status_code == 422, response.text[:400]
+    first = response.json()["detail"][0]
+    assert first["loc"] == ["body", field]
+    for word in words:
+        assert word in first["msg"], f"{word!r} not in {first['msg']!r}"
+
+
+def test_an_unexpected_error_is_a_500_not_a_422(page_dir, monkeypatch):
+    """Only ConvSpecError is bad input; any other exception is a bug and must show as one."""
+    from fastapi.testclient import TestClient
+
+    from server import tracing
+    from server.app import create_app
+    from server.settings import Settings
+
+    def broken(*args, **kwargs):
+        raise ValueError("a bug, not the caller's input")
+
+    monkeypatch.setattr(tracing, "resolve_config", broken)
+    app = create_app(Settings(), static_dir=page_dir)
+    with TestClient(app, raise_server_exceptions=False) as client:
+        for path in ("/api/trace", "/api/trace/stream", "/api/conv"):
+            assert _post(client, path, {}).status_code == 500, path

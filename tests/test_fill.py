@@ -176,3 +176,17 @@ def test_max_elements_is_checked_before_generating():
 def test_overflowing_values_are_rejected():
     err = reject({"fill": "arange", "shape": [3], "step": 1e308}, name="x")
     assert err.field == "x" and "overflows" in str(err)
+
+
+def test_parameters_float64_cannot_hold_are_refused_naming_them():
+    from convcore.fill import parse_fill
+    from convcore.spec import ConvSpecError
+
+    with pytest.raises(ConvSpecError) as info:
+        parse_fill({"fill": "normal", "shape": [1, 1, 5, 5], "mean": 10**400}, "x")
+    assert info.value.field == "x"
+    assert str(info.value) == "x.mean must be a finite number, got 100000000000… (401 digits)"
+    with pytest.raises(ConvSpecError) as info:
+        parse_fill({"fill": "uniform", "shape": [1, 1, 5, 5], "low": -1.7e308, "high": 1.7e308}, "x")
+    assert info.value.field == "x"
+    assert str(info.value).startswith("x.high minus low overflows float64: low = −1.7e+308, high = 1.7e+308")
