@@ -8,6 +8,8 @@ drops pydantic's ``input`` echo: it may hold NaN (which is not JSON) or a whole 
 from __future__ import annotations
 
 import math
+import re
+import sys
 from typing import Any, Sequence
 
 from fastapi import FastAPI, Request
@@ -78,13 +80,36 @@ async def _validation_handler(request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse({"detail": detail}, status_code=422)
 
 
+def _unreadable_body(cause: BaseException | None) -> str:
+    """Why FastAPI could not parse a body, from the exception behind its bare 400.
+
+    Valid JSON can still be unreadable: nested deeper than the parser recurses (a
+    RecursionError) or holding an integer longer than Python converts from text (a
+    ValueError naming the digits). Anything else is not UTF-8 JSON text.
+    """
+    if isinstance(cause, RecursionError):
+        return (
+            "the body nests too deep (more than about "
+            f"{sys.getrecursionlimit() - 50} levels of lists and objects); no config needs that"
+        )
+    if isinstance(cause, ValueError) and not isinstance(cause, UnicodeError) and "digits" in str(cause):
+        found = re.search(r"value has (\d+) digits", str(cause))
+        digits = f"{found.group(1)} digits" if found else "too many digits"
+        return (
+            f"a number in the body has {digits}; numbers of more than "
+            f"{sys.get_int_max_str_digits()} digits are not read"
+        )
+    return "the body is not JSON text (it must be UTF-8 encoded JSON)"
+
+
 async def _http_error_handler(request: Request, exc: Exception) -> Response:
-    """FastAPI answers a body it cannot decode (not UTF-8) with a bare 400; make it a
-    422 in the same shape as every other unreadable body."""
+    """FastAPI answers a body it cannot parse (not UTF-8, nested too deep, a number of
+    thousands of digits) with a bare 400; make it a 422 that says which, in the same
+    shape as every other unreadable body."""
     assert isinstance(exc, StarletteHTTPException)
     if exc.status_code == 400 and exc.detail == "There was an error parsing the body":
         return JSONResponse(
-            error_body(["body"], "the body is not JSON text (it must be UTF-8 encoded JSON)", "json_invalid"),
+            error_body(["body"], _unreadable_body(exc.__cause__), "json_invalid"),
             status_code=422,
         )
     return await http_exception_handler(request, exc)

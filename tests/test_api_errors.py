@@ -350,3 +350,21 @@ def test_an_unexpected_error_is_a_500_not_a_422(page_dir, monkeypatch):
     with TestClient(app, raise_server_exceptions=False) as client:
         for path in ("/api/trace", "/api/trace/stream", "/api/conv"):
             assert _post(client, path, {}).status_code == 500, path
+
+
+UNREADABLE_BODY_CASES = [
+    ("nested 10000 levels", '{"x": ' + "[" * 10_000 + "1" + "]" * 10_000 + "}", ["nests too deep", "levels"]),
+    ("a 5000-digit integer", '{"groups": ' + "7" * 5000 + "}", ["5000 digits", "4300"]),
+    ("not UTF-8", b'{"x": "\xff\xfe"}', ["not JSON text", "UTF-8"]),
+]
+
+
+@pytest.mark.parametrize("path", ["/api/trace", "/api/trace/stream", "/api/conv"])
+@pytest.mark.parametrize(("case", "body", "words"), UNREADABLE_BODY_CASES, ids=[c[0] for c in UNREADABLE_BODY_CASES])
+def test_valid_json_the_parser_cannot_read_says_why(api_client, path, case, body, words):
+    response = _post(api_client, path, body)
+    assert response.status_code == 422, response.text[:400]
+    first = response.json()["detail"][0]
+    assert first["loc"] == ["body"]
+    for word in words:
+        assert word in first["msg"], f"{word!r} not in {first['msg']!r}"
