@@ -136,8 +136,12 @@ def write_trace(args: argparse.Namespace) -> int:
     try:
         config = _read_config(args.config)
         out = open(args.output, "wb") if args.output else sys.stdout.buffer
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError) as exc:  # includes a number of more than 4300 digits
         print(f"convscope: {exc}", file=sys.stderr)
+        return 2
+    except (RecursionError, OverflowError) as exc:  # JSON the parser cannot hold
+        what = "nests too deep" if isinstance(exc, RecursionError) else "holds a number too large"
+        print(f"convscope: {args.config}: the JSON {what} to read ({type(exc).__name__})", file=sys.stderr)
         return 2
     try:
         if args.ndjson:
@@ -145,8 +149,8 @@ def write_trace(args: argparse.Namespace) -> int:
                 out.write(encode_json(line) + b"\n")
         else:
             out.write(encode_json(build_trace(config)) + b"\n")
-    except (ConvSpecError, ValueError, TypeError) as exc:
-        field = getattr(exc, "field", None)
+    except ConvSpecError as exc:  # bad input; anything else is a bug and shows its traceback
+        field = exc.field
         print(f"convscope: {field + ': ' if field else ''}{exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:

@@ -112,3 +112,33 @@ def test_serve_prints_the_url_and_applies_its_options():
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+def _nested(depth):
+    return "[" * depth + "1" + "]" * depth
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ('{"x": ' + _nested(40) + "}", ["x: x must have 4 dimensions (N, C, H, W), got 40"]),
+        ('{"stride": 9223372036854775808}', ["stride: stride must be at most 2^63 − 1"]),
+        ('{"x": ' + _nested(100_000) + "}", ["nests too deep"]),
+        ('{"groups": ' + "7" * 5000 + "}", ["5000 digits"]),
+    ],
+    ids=["40 levels", "stride 2^63", "100000 levels", "5000 digits"],
+)
+def test_trace_reports_bad_input_in_one_line(tmp_path, capsys, text, words):
+    (tmp_path / "c.json").write_text(text)
+    assert main(["trace", str(tmp_path / "c.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("convscope: "), err
+    for word in words:
+        assert word in err, err
+
+
+def test_trace_of_a_huge_stride_on_a_one_window_axis(tmp_path, capsysbinary):
+    (tmp_path / "c.json").write_text(json.dumps({"stride": 2**62}))
+    assert main(["trace", str(tmp_path / "c.json")]) == 0
+    doc = json.loads(capsysbinary.readouterr().out)
+    assert doc["spec"]["stride"] == [2**62, 2**62] and doc["spec"]["out_shape"] == [1, 1, 1, 1]
