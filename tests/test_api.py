@@ -471,3 +471,22 @@ def test_whole_documents_are_built_a_few_at_a_time(api_settings, monkeypatch):
     for t in threads:
         t.join()
     assert peak == 2
+
+
+@pytest.mark.parametrize("path", ["/api/trace", "/api/trace/stream", "/api/conv"])
+@pytest.mark.parametrize("method", ["GET", "HEAD", "PUT", "DELETE"])
+def test_other_methods_on_post_routes_are_405_with_allow_post(api_client, path, method):
+    response = api_client.request(method, path)
+    assert response.status_code == 405, response.text[:200]
+    assert response.headers["allow"] == "POST"
+    if method != "HEAD":
+        assert response.json()["detail"][0]["type"] == "method_not_allowed"
+    # the page and its assets are still served by GET
+    assert api_client.get("/").status_code == 200
+    assert api_client.get("/js/main.js").status_code == 200
+
+
+def test_the_405_routes_are_not_in_the_schema(api_client):
+    paths = api_client.get("/openapi.json").json()["paths"]
+    for path in ("/api/trace", "/api/trace/stream", "/api/conv"):
+        assert set(paths[path]) == {"post"}

@@ -7,10 +7,11 @@ from typing import Any, Iterator
 
 from fastapi import APIRouter, Request
 from starlette.concurrency import run_in_threadpool
-from starlette.responses import Response, StreamingResponse
+from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from .. import guard
 from ..encoding import JSONBytesResponse, encode_json
+from ..errors import error_body
 from ..schemas import (
     NDJSON_DESCRIPTION,
     NDJSON_LINE_SCHEMA,
@@ -97,3 +98,17 @@ def _conv(config: dict[str, Any], settings: Settings) -> bytes:
 async def conv(body: ConvRequest, request: Request) -> Response:
     content = await run_in_threadpool(_conv, body.config(), request.app.state.settings)
     return JSONBytesResponse(content)
+
+
+_OTHER_METHODS = ["GET", "HEAD", "PUT", "PATCH", "DELETE"]
+
+
+async def _post_only(request: Request) -> Response:
+    """405 for another method on a POST route. Without it the page's static mount at
+    ``/`` would answer ``GET /api/trace`` with a 404."""
+    msg = f"{request.method} is not allowed on {request.url.path}: send POST with a JSON body"
+    return JSONResponse(error_body(["method"], msg, "method_not_allowed"), status_code=405, headers={"Allow": "POST"})
+
+
+for _path in ("/trace", "/trace/stream", "/conv"):
+    router.add_api_route(_path, _post_only, methods=_OTHER_METHODS, include_in_schema=False)
