@@ -368,3 +368,30 @@ def test_valid_json_the_parser_cannot_read_says_why(api_client, path, case, body
     assert first["loc"] == ["body"]
     for word in words:
         assert word in first["msg"], f"{word!r} not in {first['msg']!r}"
+
+
+DX_LOOP_ORDER_CASES = [
+    ("im2col", {"view": "im2col", "dx_loop_order": "jifn"}, ["view 'im2col'"]),
+    ("transposed", {"view": "transposed", "dx_loop_order": "jifn"}, ["view 'transposed'"]),
+    ("direct, fused", {"dx_loop_order": "jifn"}, ["backward 'fused'"]),
+    ("direct mac, fused", {"granularity": "mac", "backward": "fused", "dx_loop_order": "nijklfc"}, ["backward 'fused'"]),
+]
+
+
+@pytest.mark.parametrize("path", ["/api/trace", "/api/trace/stream"])
+@pytest.mark.parametrize(("case", "body", "words"), DX_LOOP_ORDER_CASES, ids=[c[0] for c in DX_LOOP_ORDER_CASES])
+def test_dx_loop_order_where_it_does_not_apply_is_refused(api_client, path, case, body, words):
+    response = _post(api_client, path, body)
+    assert response.status_code == 422, response.text[:400]
+    first = response.json()["detail"][0]
+    assert first["loc"] == ["body", "dx_loop_order"]
+    for word in ["view 'direct'", "backward 'separate'", *words]:
+        assert word in first["msg"], f"{word!r} not in {first['msg']!r}"
+
+
+def test_dx_loop_order_applies_to_the_separate_dx_phase(api_client):
+    body = {"backward": "separate", "loop_order": "nfij", "dx_loop_order": "jifn"}
+    doc = _post(api_client, "/api/trace", body).json()
+    assert doc["spec"]["dx_loop_order"] == "jifn"
+    dx_loops = [e["loop"] for e in doc["events"] if e["phase"] == "dx"]
+    assert dx_loops[:2] == [{"n": 0, "f": 0, "i": 0, "j": 0}, {"n": 0, "f": 0, "i": 1, "j": 0}]

@@ -15,7 +15,7 @@ is the key at fault and whose message names the allowed values and the numbers.
 | view          | a registered view: direct (im2col, transposed)     | "direct"           |
 | granularity   | "window" or "mac"                                  | "window"           |
 | loop_order    | a permutation of the view's loop letters           | the letters        |
-| dx_loop_order | the same letters; order of the separate dx phase   | = loop_order       |
+| dx_loop_order | the same letters; order of the separate dx phase (direct view, backward "separate" only) | = loop_order |
 | backward      | "fused" or "separate"                              | "fused"            |
 | phases        | "forward", "backward" or "both"                    | "both"             |
 
@@ -229,6 +229,15 @@ def resolve_config(
     where = f"the {view.name} view at {granularity} granularity"
     loop_order = _loop_order(config, "loop_order", letters, where, letters)
     dx_loop_order = _loop_order(config, "dx_loop_order", letters, where, loop_order)
+    if config.get("dx_loop_order") is not None and (view.name != "direct" or backward != "separate"):
+        # only the direct view's separate dx phase has an order of its own; elsewhere the
+        # setting would be silently ignored
+        got = f"view {view.name!r}" if view.name != "direct" else f"backward {backward!r}"
+        raise TraceConfigError(
+            "dx_loop_order orders the separate dx phase, so it applies only with view 'direct' "
+            f"and backward 'separate'; got {got} (leave dx_loop_order out)",
+            "dx_loop_order",
+        )
     try:
         activation = get_activation(
             DEFAULTS["activation"] if config.get("activation") is None else config["activation"]
