@@ -127,10 +127,12 @@ def resolve_padding4(padding: Any, name: str = "padding") -> tuple[int, int, int
 
 
 def _shape4(shape: Any, name: str, axes: str) -> tuple[int, int, int, int]:
-    try:
-        dims = tuple(int(d) for d in shape)
-    except TypeError as exc:
-        raise ConvSpecError(f"{name} shape must be a sequence of ints, got {shorten(shape)}", name) from exc
+    if isinstance(shape, (str, bytes)) or not hasattr(shape, "__iter__"):
+        raise ConvSpecError(f"{name} shape must be a sequence of ints, got {shorten(shape)}", name)
+    items = tuple(shape)
+    if not all(_is_int(d) for d in items):  # "3" or 3.7 would be silently turned into 3
+        raise ConvSpecError(f"{name} shape must be a sequence of ints, got {shorten(items)}", name)
+    dims = tuple(int(d) for d in items)
     if len(dims) != 4:
         raise ConvSpecError(
             f"{name} must have 4 dimensions {axes}, got {len(dims)}: shape {shorten(dims)}", name

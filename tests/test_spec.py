@@ -196,3 +196,15 @@ def test_a_geometry_numpy_cannot_index_is_refused():
     with pytest.raises(ConvSpecError, match="padded input") as info:
         ConvSpec.create((1, 1, 5, 5), (1, 1, 3, 3), padding=2**40)
     assert info.value.field == "padding"
+
+
+@pytest.mark.parametrize("bad", [(1, 1, "5", 5), (1, 1, 5.7, 5), (1, True, 5, 5), "1155", 7])
+def test_shapes_must_be_integers(bad):
+    with pytest.raises(ConvSpecError, match="x shape must be a sequence of ints") as info:
+        ConvSpec.create(bad, (1, 1, 3, 3))
+    assert info.value.field == "x"
+
+
+def test_numpy_integer_shapes_are_fine():
+    spec = ConvSpec.create(np.array([1, 1, 5, 5]), tuple(np.int64(d) for d in (1, 1, 3, 3)))
+    assert spec.out_shape == (1, 1, 3, 3) and all(type(d) is int for d in spec.x_shape)

@@ -213,10 +213,8 @@ def resolve_config(
     view_name = DEFAULTS["view"] if view_name is None else view_name
     view = get_view(view_name) if isinstance(view_name, str) else None
     if view is None:
-        known = ("direct", "im2col", "transposed")
-        later = " (not available yet)" if view_name in known else ""
         raise TraceConfigError(
-            f"view must be one of {', '.join(repr(v) for v in view_names())}; got {shorten(view_name)}{later}",
+            f"view must be one of {', '.join(repr(v) for v in view_names())}; got {shorten(view_name)}",
             "view",
         )
     if granularity not in view.granularities:
