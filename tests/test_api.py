@@ -320,10 +320,42 @@ def test_trace_document_equals_convcore_build_trace(api_client):
     assert served == json.loads(json.dumps(build_trace(CONFIG)))
 
 
-def test_repeated_trace_requests_give_the_same_bytes(api_client):
+def _counting_builds(monkeypatch) -> list[int]:
+    """Count the documents the trace route builds (cache misses)."""
+    from server.routes import trace as trace_routes
+
+    builds: list[int] = []
+    real = trace_routes.document_bytes
+
+    def counted(prepared):
+        builds.append(1)
+        return real(prepared)
+
+    monkeypatch.setattr(trace_routes, "document_bytes", counted)
+    return builds
+
+
+def test_repeated_trace_requests_give_the_same_bytes(page_dir, monkeypatch):
+    # without the cache: two documents built from scratch are byte-identical
+    from fastapi.testclient import TestClient
+
+    from server.app import create_app
+    from server.settings import Settings
+
+    builds = _counting_builds(monkeypatch)
+    with TestClient(create_app(Settings(cache_entries=0), static_dir=page_dir)) as client:
+        first = client.post("/api/trace", json=CONFIG)
+        second = client.post("/api/trace", json=CONFIG)
+    assert len(builds) == 2
+    assert first.status_code == 200 and first.content == second.content
+
+
+def test_the_document_cache_returns_the_same_bytes_without_building(api_client, monkeypatch):
+    builds = _counting_builds(monkeypatch)
     first = api_client.post("/api/trace", json=CONFIG)
     second = api_client.post("/api/trace", json=CONFIG)
-    assert first.content == second.content
+    assert len(builds) == 1  # the second answer came from the cache
+    assert first.status_code == 200 and first.content == second.content
 
 
 def test_stream_is_header_events_end_and_matches_the_document(api_client):
