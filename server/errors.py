@@ -68,15 +68,22 @@ async def _api_error_handler(request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse(exc.body(), status_code=exc.status_code)
 
 
+MAX_DETAILS = 10  # problems listed in one answer: 70 000 unknown keys must not give 6 MB
+
+
 async def _validation_handler(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
+    errors = exc.errors()
     detail = []
-    for error in exc.errors():
+    for error in errors[:MAX_DETAILS]:
         msg = _clean_msg(error.get("msg", ""))
         given = error.get("input")
         if isinstance(given, float) and not math.isfinite(given):
             msg = f"{msg}, got {given}"
         detail.append({"loc": _clean_loc(error.get("loc", ["body"])), "msg": msg, "type": str(error.get("type", "value_error"))})
+    if len(errors) > MAX_DETAILS:
+        more = len(errors) - MAX_DETAILS
+        detail.append({"loc": ["body"], "msg": f"and {more} more problems of the same kind", "type": "more_errors"})
     return JSONResponse({"detail": detail}, status_code=422)
 
 

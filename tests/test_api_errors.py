@@ -401,3 +401,13 @@ def test_dx_loop_order_applies_to_the_separate_dx_phase(api_client):
     assert doc["spec"]["dx_loop_order"] == "jifn"
     dx_loops = [e["loop"] for e in doc["events"] if e["phase"] == "dx"]
     assert dx_loops[:2] == [{"n": 0, "f": 0, "i": 0, "j": 0}, {"n": 0, "f": 0, "i": 1, "j": 0}]
+
+
+def test_many_problems_are_listed_up_to_a_few(api_client):
+    body = {f"k{i}": 1 for i in range(50_000)}  # 50 000 unknown keys in a 0.5 MB body
+    response = _post(api_client, "/api/trace", body)
+    assert response.status_code == 422
+    assert len(response.content) < 4000
+    detail = response.json()["detail"]
+    assert detail[0]["loc"] == ["body", "k0"] and detail[0]["type"] == "extra_forbidden"
+    assert detail[-1]["msg"] == "and 49990 more problems of the same kind"
