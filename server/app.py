@@ -76,7 +76,7 @@ def create_app(settings: Settings | None = None, static_dir: Path | None = None)
             allow_methods=["GET", "POST"],
             allow_headers=["content-type"],
         )
-    app.add_middleware(BodySizeLimit, limit=settings.max_body_bytes)
+    app.add_middleware(BodySizeLimit, limit=settings.max_body_bytes, timeout=settings.body_timeout)
     app.add_middleware(SecurityHeaders)
     return app
 

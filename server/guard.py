@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from convcore.spec import ConvSpec
+from convcore.spec import ConvSpec, shorten
 from convcore.trace import DEFAULTS
 from convcore.trace.views import get_view
 
@@ -129,7 +129,7 @@ def check_inputs(config: dict[str, Any], settings: Settings) -> ConvSpec | None:
         if count > limit:
             raise too_large(
                 name,
-                f"{name} has {count} elements (shape {list(shape)}), the limit is {limit} per tensor",
+                f"{name} has {shorten(count)} elements (shape {shorten(list(shape))}), the limit is {limit} per tensor",
             )
         shapes[name] = shape
     try:
@@ -143,7 +143,7 @@ def check_inputs(config: dict[str, Any], settings: Settings) -> ConvSpec | None:
             field, what = _DERIVED_NAMES.get(tensor, ("view", f"the {config.get('view')} view's {tensor}"))
             raise too_large(
                 field,
-                f"{what} would have {count} elements, the limit is {limit} per tensor",
+                f"{what} would have {shorten(count)} elements, the limit is {limit} per tensor",
             )
     return spec
 

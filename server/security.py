@@ -6,6 +6,8 @@ through untouched and a client's disconnect still reaches the stream.
 
 from __future__ import annotations
 
+import asyncio
+
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -70,16 +72,32 @@ class _BodyTooLarge(HTTPException):
         )
 
 
+class _BodyTimeout(HTTPException):
+    def __init__(self, received: int, timeout: float):
+        super().__init__(
+            status_code=408,
+            detail=error_body(
+                ["body"],
+                f"the request body stopped arriving: nothing came for {timeout:g} s after {received} bytes",
+                "timeout",
+            )["detail"],
+        )
+
+
 class BodySizeLimit:
-    """Refuses request bodies over ``limit`` bytes with a 413 naming both numbers.
+    """Refuses request bodies over ``limit`` bytes with a 413 naming both numbers, and
+    bodies that stall for ``timeout`` seconds with a 408.
 
     A declared Content-Length over the limit is refused before the body is read; a
-    chunked body is counted as it arrives and refused once it passes the limit.
+    chunked body is counted as it arrives and refused once it passes the limit. The
+    timeout applies only while the body is arriving (afterwards the app waits on
+    ``receive`` for the client's disconnect during a stream, which may take long).
     """
 
-    def __init__(self, app: ASGIApp, limit: int) -> None:
+    def __init__(self, app: ASGIApp, limit: int, timeout: float = 15.0) -> None:
         self.app = app
         self.limit = limit
+        self.timeout = timeout
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -104,15 +122,24 @@ class BodySizeLimit:
             await send({"type": "http.response.body", "body": body})
             return
         received = 0
-        limit = self.limit
+        body_done = False
+        limit, timeout = self.limit, self.timeout
 
         async def counting_receive() -> Message:
-            nonlocal received
-            message = await receive()
+            nonlocal received, body_done
+            if body_done:
+                return await receive()
+            try:
+                message = await asyncio.wait_for(receive(), timeout)
+            except asyncio.TimeoutError:
+                raise _BodyTimeout(received, timeout) from None
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
                 if received > limit:
                     raise _BodyTooLarge(limit, limit, exact=False)
+                body_done = not message.get("more_body", False)
+            else:
+                body_done = True
             return message
 
         await self.app(scope, counting_receive, send)

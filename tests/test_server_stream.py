@@ -58,6 +58,9 @@ def live_server():
         "CONVSCOPE_MAX_EVENTS": "400000",
         "CONVSCOPE_MAX_TENSOR_ELEMENTS": "4096",
         "CONVSCOPE_STREAM_CHUNK_EVENTS": "64",
+        # short, so the stalled-body test is quick; the streams below outlast it, which
+        # also shows the timeout stops counting once the body has arrived
+        "CONVSCOPE_BODY_TIMEOUT": "2",
     }
     process = subprocess.Popen(
         [sys.executable, "-m", "uvicorn", "server.app:create_app_from_env", "--factory",
@@ -138,3 +141,36 @@ def test_first_line_leaves_before_generation_ends_and_disconnect_stops_it(live_s
     print(f"header at {generated_at_header}, stalled at {stalled}, stopped at {after} of {total} events")
     assert after < total, f"{after} of {total} events generated after the client left"
     assert stats(live_server)["streams_completed"] == base["streams_completed"]
+
+
+def _raw_post(url: str, parts: list[bytes], declared: int, pause: float) -> bytes:
+    """POST /api/conv by hand: headers declaring ``declared`` bytes, then ``parts`` with
+    ``pause`` seconds between them; returns everything the server answered."""
+    host, port = url.split("//")[1].rstrip("/").split(":")
+    with socket.create_connection((host, int(port)), timeout=20) as sock:
+        sock.sendall(
+            b"POST /api/conv HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            + f"Content-Length: {declared}\r\nConnection: close\r\n\r\n".encode()
+        )
+        for part in parts:
+            sock.sendall(part)
+            time.sleep(pause)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    return answer
+
+
+def test_a_stalled_request_body_gets_a_408_not_an_open_connection(live_server):
+    started = time.monotonic()
+    answer = _raw_post(live_server, [b'{"stride": '], declared=100, pause=0)
+    assert answer.startswith(b"HTTP/1.1 408"), answer[:200]
+    assert b"nothing came for 2 s after 11 bytes" in answer
+    assert time.monotonic() - started < 10
+
+
+def test_a_slow_body_that_keeps_coming_is_read(live_server):
+    body = json.dumps({"stride": 1, "padding": 1}).encode()
+    parts = [body[k : k + 8] for k in range(0, len(body), 8)]  # > 2 s in all, 0.6 s pauses
+    answer = _raw_post(live_server, parts, declared=len(body), pause=0.6)
+    assert answer.startswith(b"HTTP/1.1 200"), answer[:200]
