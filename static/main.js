@@ -164,7 +164,8 @@ function showCheck(model) {
   const server = model.header.check ?? null;
   const r = replayCheck(model);
   const err = r.maxError === 0 ? "0" : r.maxError.toExponential(1);
-  const parts = [r.ok ? `replay-checked · max error ${err}` : `replay mismatch · max error ${err}`];
+  const parts = [r.ok ? (r.maxError === 0 ? "replay-checked" : `replay-checked · max error ${err}`)
+                      : `replay mismatch · max error ${err}`];
   let ok = r.ok;
   let title = "Replaying every event's deltas from zero rebuilds every tensor in the header (checked in this page).";
   if (server && Number.isFinite(server.max_rel_error)) {
@@ -174,7 +175,7 @@ function showCheck(model) {
     parts.push(verified ? `gradients verified to ${rel}` : `gradient mismatch ${rel}`);
     title += ` The server verified dx, dw and db with ${server.method}: largest relative error ${server.max_rel_error.toExponential(1)}.`;
   }
-  setBadge(ok ? "ok" : "bad", parts.join(" · "), title);
+  setBadge(ok ? "ok" : "bad", parts.join(" · "), `${parts.join(" · ")}. ${title}`);
 }
 
 function setBadge(state, text, title) {
