@@ -216,6 +216,8 @@ export class Stage {
       scale: absMax(meta.data),
       shownValue: new Float64Array(meta.size).fill(NaN),
       shownWritten: new Int8Array(meta.size).fill(-1),
+      shownLevel: new Int8Array(meta.size).fill(-128), // the colour level each cell shows (-128: none yet)
+      folded: false,
     };
     return fig;
   }
@@ -228,9 +230,11 @@ export class Stage {
     if (!this.model) return;
     for (const name in this.views) {
       const v = this.views[name];
+      // a folded figure shows only its caption: its cells catch up when it unfolds
+      if (v.folded) continue;
       const values = frame.values[name];
       const counts = frame.counts ? frame.counts[name] : undefined;
-      const { drawn, cells, shownValue, shownWritten, scale, padFlat, skipped, perSlice } = v;
+      const { drawn, cells, shownValue, shownWritten, shownLevel, scale, padFlat, skipped, perSlice } = v;
       for (let k = 0; k < drawn.length; k++) {
         if (skipped[(k / perSlice) | 0]) {
           k += perSlice - 1 - (k % perSlice); // the whole slice is out of view
@@ -242,17 +246,20 @@ export class Stage {
         const written = counts === undefined || counts[flat] > 0 || (padFlat !== null && padFlat.has(flat)) ? 1 : 0;
         if (shownWritten[flat] === written && (shownValue[flat] === val || (!written && shownWritten[flat] === 0))) continue;
         const cell = cells[flat];
+        // only what differs from what the cell shows is written (each write restyles it)
+        const wasWritten = shownWritten[flat];
+        const level = written ? colorLevel(val, scale) : 0;
+        if (written) {
+          if (shownValue[flat] !== val || wasWritten !== 1) cell.firstChild.nodeValue = formatValue(val);
+        } else if (wasWritten !== 0) cell.firstChild.nodeValue = "";
+        if (shownLevel[flat] !== level) {
+          cell.dataset.c = String(level);
+          shownLevel[flat] = level;
+        }
+        if (written && wasWritten === 0) cell.classList.remove("empty");
+        else if (!written && wasWritten !== 0) cell.classList.add("empty");
         shownValue[flat] = val;
         shownWritten[flat] = written;
-        if (written) {
-          cell.firstChild.nodeValue = formatValue(val);
-          cell.dataset.c = String(colorLevel(val, scale));
-          cell.classList.remove("empty");
-        } else {
-          cell.firstChild.nodeValue = "";
-          cell.dataset.c = "0";
-          cell.classList.add("empty");
-        }
       }
     }
     if (frame.event !== this.lastEvent) {
@@ -271,7 +278,9 @@ export class Stage {
     let folded = 0;
     for (const name in this.views) {
       const off = Boolean(names) && !names.has(name);
-      this.views[name].fig.classList.toggle("off-phase", off);
+      const v = this.views[name];
+      if (v.folded !== off) v.fig.classList.toggle("off-phase", off);
+      v.folded = off;
       folded += off;
     }
     this.container.classList.toggle("focused", folded > 0);
@@ -321,9 +330,10 @@ export class Stage {
     const CHAR_EM = 0.62; // advance of a monospace digit, with a margin
     const minCell = Math.ceil(chars * CHAR_EM * fontPx + 10);
     const apply = (cell) => {
-      st.setProperty("--cell", `${cell}px`);
+      // (an unchanged value is not set again: a new --cell restyles every cell)
       const font = Math.max(fontPx, Math.min(cell * fontRatio, (cell - 10) / (chars * CHAR_EM)));
-      st.setProperty("--cell-font", `${Math.floor(font)}px`);
+      if (st.getPropertyValue("--cell") !== `${cell}px`) st.setProperty("--cell", `${cell}px`);
+      if (st.getPropertyValue("--cell-font") !== `${Math.floor(font)}px`) st.setProperty("--cell-font", `${Math.floor(font)}px`);
     };
     const key = `${fontPx}/${maxCell}/${chars}/${shown.join(",")}`;
     const known = this.fitCache.get(key);
