@@ -279,13 +279,16 @@ export class Stage {
     for (const name in this.views) {
       const off = Boolean(names) && !names.has(name);
       const v = this.views[name];
-      if (v.folded !== off) v.fig.classList.toggle("off-phase", off);
+      if (v.folded !== off) {
+        v.fig.classList.toggle("off-phase", off);
+        // folded slices report nothing reliable about being skipped: an unfolded figure
+        // is drawn whole once (the figures that stay keep what their slices reported)
+        if (!off) v.skipped.fill(0);
+      }
       v.folded = off;
       folded += off;
     }
     this.container.classList.toggle("focused", folded > 0);
-    // folded slices report nothing reliable about being skipped: draw them all again
-    this.revealAll();
     this.invalidateGeometry();
     return true;
   }
