@@ -366,7 +366,10 @@ def test_editing_a_cell_and_a_generator_reruns_the_trace(open_page, base_url):
     first.fill("5")
     first.press("Tab")
     wait_until(page, "window.convscope.complete && window.convscope.config.x[0][0][0][0] === 5", 10)
-    assert page.locator('.cell[data-tensor="x"][data-idx="0"]').inner_text() == "5"
+    # the debounced re-run may still be on its way (a second run of the same setup draws
+    # its cells at the frame after it arrives): wait for the drawn cell, not the config
+    wait_until(page, "window.convscope.complete && document.querySelector("
+               "'.cell[data-tensor=\"x\"][data-idx=\"0\"]').innerText.trim() === '5'", 10)
     # paste a block into the second cell
     page.evaluate(
         """() => { const inp = document.querySelector('[data-editor="x"] input[data-idx="1"]');
