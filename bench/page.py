@@ -10,7 +10,9 @@ Prints:
   random steps (target <= 16 ms); the follow-scroll runs at the next frame, so it is
   timed apart: jumps one frame apart, the follow's own time and the whole next frame;
 - with --against REV (e.g. --against 396f2aa): the same jumps on REV's page (its static/
-  from git) and on this one, alternating in rounds, side by side;
+  from git) and on this one, alternating in rounds, side by side, then three whole plays
+  at top speed on each, alternating (each page reloaded, Play pressed a second after the
+  trace arrived, as in the first measure);
 - time from pressing Apply to the first drawn step for the CS231n preset (median of 7).
 """
 
@@ -82,6 +84,31 @@ SPACED_JUMPS_JS = """([total, n, seed]) => new Promise((done) => {
    })"""
 
 
+SETTLE_S = 1.0  # from the trace's arrival to pressing Play
+
+
+def play_through(page) -> tuple[list[float], list[float]]:
+    """Play the whole trace from step 0 at top speed: (frame times, rAF intervals), ms."""
+    page.evaluate("window.convscope.measureLayout(true)")
+    page.evaluate("window.convscope.seek(0)")
+    page.evaluate("window.convscope.setSpeedIndex(99)")
+    page.evaluate("window.convscope.resetFrameTimes()")
+    page.evaluate(
+        """() => { window.__raf = []; let last = 0;
+             const tick = (t) => { if (last) window.__raf.push(t - last); last = t;
+                                   if (window.__raf.length < 100000 && window.convscope.playing) requestAnimationFrame(tick); };
+             window.convscope.play(); requestAnimationFrame(tick); }"""
+    )
+    started = time.monotonic()
+    while page.evaluate("window.convscope.playing") and time.monotonic() - started < 8:
+        time.sleep(0.1)
+    page.evaluate("window.convscope.pause()")
+    frames = page.evaluate("window.convscope.frameTimes()")
+    raf = page.evaluate("window.__raf")
+    page.evaluate("window.convscope.measureLayout(false)")
+    return frames, raf
+
+
 def old_static(rev: str) -> Path:
     """REV's static/ folder, extracted from git into a temporary folder."""
     data = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "static"], check=True, capture_output=True).stdout
@@ -108,6 +135,18 @@ def compare(browser, rev: str, base_new: str) -> None:
             print(summary(f"  jump, {name}", times[name]))
         print(f"  p95 ratio this page / {rev}: {pct(times['this page'], 0.95) / pct(times[rev], 0.95):.2f}; "
               f"p50 ratio {pct(times['this page'], 0.5) / pct(times[rev], 0.5):.2f}")
+        # playing at top speed, alternating whole plays (each page freshly loaded and settled)
+        played = {name: [] for name in pages}
+        for r in range(3):
+            for name, page in pages.items():
+                page.reload()
+                wait_complete(page, timeout=60)
+                time.sleep(SETTLE_S)
+                played[name] += play_through(page)[0]
+        for name in pages:
+            print(summary(f"  frame time while playing, {name} (3 plays)", played[name]))
+        print(f"  p95 ratio this page / {rev}: {pct(played['this page'], 0.95) / pct(played[rev], 0.95):.2f}; "
+              f"p50 ratio {pct(played['this page'], 0.5) / pct(played[rev], 0.5):.2f}")
         for page in pages.values():
             page.close()
 
@@ -125,23 +164,10 @@ def main() -> None:
         cells = page.evaluate("document.querySelectorAll('.cell').length")
         print(f"trace x (2,3,16,16), w (4,3,3,3), padding 1: {total} events, {cells} cells drawn")
 
-        # 1. playing at top speed
-        page.evaluate("window.convscope.measureLayout(true)")
-        page.evaluate("window.convscope.seek(0)")
-        page.evaluate("window.convscope.setSpeedIndex(99)")
-        page.evaluate("window.convscope.resetFrameTimes()")
-        page.evaluate(
-            """() => { window.__raf = []; let last = 0;
-                 const tick = (t) => { if (last) window.__raf.push(t - last); last = t;
-                                       if (window.__raf.length < 100000 && window.convscope.playing) requestAnimationFrame(tick); };
-                 window.convscope.play(); requestAnimationFrame(tick); }"""
-        )
+        # 1. playing at top speed (a second after the trace arrived: no one presses Play sooner)
+        time.sleep(SETTLE_S)
         started = time.monotonic()
-        while page.evaluate("window.convscope.playing") and time.monotonic() - started < 8:
-            time.sleep(0.1)
-        page.evaluate("window.convscope.pause()")
-        frames = page.evaluate("window.convscope.frameTimes()")
-        raf = page.evaluate("window.__raf")
+        frames, raf = play_through(page)
         print(f"played {page.evaluate('window.convscope.step') + 1} steps at {page.evaluate('window.convscope.speed')} steps/s in {time.monotonic() - started:.1f} s")
         print(summary("frame time while playing (redraw + style/layout)", frames))
         print(summary("rAF interval while playing", raf))
