@@ -86,7 +86,6 @@ async function run(config, { step = null } = {}) {
           showCheck(model);
           stage.forgetFits(); // every value has arrived: the widest number is known
           fitStage();
-          prefitPhases();
         },
       },
       controller.signal,
@@ -211,7 +210,7 @@ function redraw() {
   const shown = app.cursor.seek(app.step);
   // the phase's tensors in focus (the others fold to their captions, or hide on a projector)
   const pi = shown >= 0 ? phaseIndexAt(model.phases, shown) : -1;
-  const focus = focusOf(model, pi);
+  const focus = pi >= 0 && model.touched[pi].size && (app.projector || !app.allTensors) ? model.touched[pi] : null;
   if (stage.setFocus(focus)) fitStage();
   const slow = SPEEDS[app.speedIndex] <= 8 || !app.playing;
   stage.draw(
@@ -415,7 +414,6 @@ function setProjector(on) {
   stage.revealAll(); // projector draws every slice (no content-visibility skipping)
   stage.forgetFits();
   fitStage();
-  prefitPhases();
   requestRedraw();
 }
 
@@ -423,37 +421,7 @@ function setProjector(on) {
 function setAllTensors(on) {
   app.allTensors = on;
   $("all-tensors").setAttribute("aria-pressed", String(on));
-  prefitPhases();
   requestRedraw();
-}
-
-/** The figures in focus at a step of phase `pi` (-1: none): the phase's tensors (the
- *  others fold to their captions, or hide on a projector), or null for all. */
-function focusOf(model, pi) {
-  return pi >= 0 && model.touched[pi].size && (app.projector || !app.allTensors) ? model.touched[pi] : null;
-}
-
-let prefitRound = 0;
-const whenIdle = window.requestIdleCallback ? (f) => requestIdleCallback(f) : (f) => setTimeout(f, 50);
-
-/**
- * Once every step has arrived (and again when the sizes are forgotten), find the cell
- * size of every phase's figures in idle time, one phase per idle callback, so that a
- * phase change while playing finds its size known. The sizes are the ones a phase
- * change would find: where it is first seen does not matter.
- */
-function prefitPhases() {
-  const model = app.model;
-  if (!model || !model.complete || !(app.projector || app.stageFits)) return;
-  const round = ++prefitRound;
-  let pi = 0;
-  const next = () => {
-    if (round !== prefitRound || app.model !== model) return;
-    while (pi < model.phases.length && !stage.prefit(focusOf(model, pi), fitStage)) pi++;
-    pi++;
-    if (pi < model.phases.length) whenIdle(next);
-  };
-  whenIdle(next);
 }
 
 /**
@@ -613,7 +581,6 @@ function wire() {
       readStageFits();
       stage.forgetFits();
       fitStage();
-      prefitPhases();
     }, 120);
   });
   window.addEventListener("hashchange", () => {
