@@ -182,6 +182,7 @@ def test_scrubber_and_phase_markers(open_page, base_url):
     target = doc["total_events"] * 2 // 3
     page.locator("#scrubber").fill(str(target))
     wait_until(page, f"window.convscope.step === {target}", 3)
+    _after_follow(page)  # the redraw (and the follow-scroll) happen on the next frames
     assert_stage_matches(page, doc, target)
     assert_equation_matches(page, doc, target)
 
