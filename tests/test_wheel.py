@@ -46,7 +46,8 @@ def installed(tmp_path_factory):
         capture_output=True, text=True, timeout=600,
     )
     if pip.returncode != 0:
-        if "No matching distribution" in pip.stderr or "Could not find a version" in pip.stderr:
+        offline = "No matching distribution" in pip.stderr or "Could not find a version" in pip.stderr
+        if offline and os.environ.get("CI") != "true":  # CI reaches the registry: there it fails
             pytest.skip(f"the wheel's dependencies cannot be installed here: {pip.stderr[-300:]}")
         raise AssertionError(pip.stderr)
     return env_dir, wheel
