@@ -349,15 +349,23 @@ export class Stage {
     const fits = () => c.scrollHeight <= c.clientHeight + 1 && c.scrollWidth <= c.clientWidth + 1;
     let lo = minCell;
     let hi = Math.max(minCell, maxCell);
-    apply(lo);
-    if (fits()) {
-      while (lo < hi) {
-        const mid = Math.ceil((lo + hi) / 2);
-        apply(mid);
-        if (fits()) lo = mid;
-        else hi = mid - 1;
-      }
+    // While measuring, every slice is laid out for real: a slice that content-visibility
+    // skips keeps the size it last had ("auto"), which is wrong once --cell changes, and
+    // made the fit too large now and then (cells of a written tensor off screen).
+    c.classList.add("fitting");
+    try {
       apply(lo);
+      if (fits()) {
+        while (lo < hi) {
+          const mid = Math.ceil((lo + hi) / 2);
+          apply(mid);
+          if (fits()) lo = mid;
+          else hi = mid - 1;
+        }
+        apply(lo);
+      }
+    } finally {
+      c.classList.remove("fitting");
     }
     this.fitCache.set(key, lo);
     this.cellPx = lo;
