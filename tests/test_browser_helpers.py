@@ -16,6 +16,7 @@ from typing import Any, Iterator
 
 import httpx
 import numpy as np
+import pytest
 
 CHROMIUM = os.environ.get("CONVSCOPE_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -260,3 +261,30 @@ def lesson_path(config: dict, step: int = 0) -> str:
 def first_event(doc: dict, phase: str, where=lambda ev: True) -> int:
     """Index of the first event of ``phase`` for which ``where(event)`` holds."""
     return next(k for k, ev in enumerate(doc["events"]) if ev["phase"] == phase and where(ev))
+
+
+# -- pytest fixtures shared by the browser test modules (imported there) ----------------
+
+
+@pytest.fixture(scope="module")
+def base_url():
+    """A live server of the real app on a free loopback port, for one test module."""
+    with live_server() as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's Chromium driven by Playwright, for one test module."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def open_page(browser, base_url):
+    with page_opener(browser, base_url) as opener:
+        yield opener

@@ -39,7 +39,8 @@ if _missing:
         raise RuntimeError(f"browser tests cannot run in CI: {_missing}")
     pytest.skip(_missing, allow_module_level=True)
 
-from playwright.sync_api import sync_playwright  # noqa: E402
+# the fixtures every browser test uses: a live server, Chromium, a page opener
+from test_browser_helpers import base_url, browser, open_page  # noqa: E402,F401
 
 # tall enough that no slice is left undrawn by content-visibility
 TALL = (1600, 2600)
@@ -74,26 +75,6 @@ BIG = {
     "padding": 1,
     "granularity": "mac",
 }
-
-
-@pytest.fixture(scope="module")
-def base_url():
-    with live_server() as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
-
-
-@pytest.fixture
-def open_page(browser, base_url):
-    with page_opener(browser, base_url) as opener:
-        yield opener
 
 
 def check_steps(page, doc, steps):
