@@ -156,6 +156,13 @@ class _Windows:
             block = block[:, self.cell_order]
         return block.tolist()
 
+    def external_rows(self, block: np.ndarray) -> list:
+        """float64 (E, cells) deltas or values in internal order -> the rows of the
+        events' writes, in the trace's order (``TraceContext.rows``)."""
+        if self.cell_order is not None:
+            block = block[:, self.cell_order]
+        return self.ctx.rows(block)
+
 
 def forward_window(ctx: TraceContext) -> Iterator[dict]:
     geo = _Windows.of(ctx)
@@ -236,7 +243,7 @@ def backward_window(ctx: TraceContext, phase: str, order: str, db: bool, dw: boo
         if dw:
             d1 = g[:, None] * xp_flat[xcells]
             v1 = running_rows(st_dw, f_, d1)
-            d1, v1 = geo.external(d1), geo.external(v1)
+            d1, v1 = geo.external_rows(d1), geo.external_rows(v1)
         # dz values that repeat bit for bit (small-integer data: dz in {−1, 0, 1}) give
         # identical delta rows dz·w[f] and [dz]: one shared list each, not one per event
         g_bits, g_kind = np.unique(g.view(np.int64), return_inverse=True)
@@ -244,8 +251,8 @@ def backward_window(ctx: TraceContext, phase: str, order: str, db: bool, dw: boo
         if dx:
             d2 = g[:, None] * w_rows[f_]
             v2 = running_sums(st_dx, xcells.ravel(), d2.ravel())
-            d2 = _shared_rows(geo.external, d2, g_kind.ravel() * F + f_) if repeats else geo.external(d2)
-            v2 = geo.external(v2.reshape(count, -1))
+            d2 = _shared_rows(geo.external_rows, d2, g_kind.ravel() * F + f_) if repeats else geo.external_rows(d2)
+            v2 = geo.external_rows(v2.reshape(count, -1))
         g_said = fmt.number_list(g)
         columns = (fs, zis, loops, windows)
         if dw and dx:

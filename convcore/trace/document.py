@@ -16,6 +16,14 @@ Roles: "input" — no event writes it (x, w, b, dout, and xp, z, out in a backwa
 trace); "intermediate" — xp, z, dz, dxp and a view's extra tensors; "result" — out,
 db, dw, dx. Events carry ``"type": "event"`` in the stream; ``build_trace`` leaves
 it out.
+
+Plain data or arrays: by default every ``delta`` and ``value`` is a list of floats.
+With ``arrays=True`` the rows a view makes in bulk (the direct view's windows, the
+rows of the shared phases) are 1-D float64 NumPy arrays instead, the same numbers:
+for an encoder that writes arrays itself (orjson with OPT_SERIALIZE_NUMPY, as the
+service does), whose JSON is then byte for byte that of the plain trace, made
+without one Python float object per number. Other writes stay lists; ``replay``
+takes either.
 """
 
 from __future__ import annotations
@@ -158,19 +166,25 @@ def trace_header(config: ConfigLike) -> dict:
     return _header(rc, plan, ref, roles)
 
 
-def _events(rc: ResolvedConfig, plan: list[Phase], ref: dict[str, np.ndarray], roles: dict[str, str]) -> Iterator[dict]:
-    ctx = TraceContext(rc, ref, [name for name, role in roles.items() if role != "input"])
+def _context(rc: ResolvedConfig, ref: dict[str, np.ndarray], roles: dict[str, str], arrays: bool) -> TraceContext:
+    return TraceContext(rc, ref, [name for name, role in roles.items() if role != "input"], arrays)
+
+
+def _events(rc: ResolvedConfig, plan: list[Phase], ref: dict[str, np.ndarray], roles: dict[str, str],
+            arrays: bool) -> Iterator[dict]:
+    ctx = _context(rc, ref, roles, arrays)
     for phase in plan:
         yield from phase.events(ctx)
         ctx.release_cells()
 
 
-def iter_trace(config: ConfigLike) -> Iterator[dict]:
+def iter_trace(config: ConfigLike, *, arrays: bool = False) -> Iterator[dict]:
     """The trace as stream items: ``{"type": "header", ...}``, then one
     ``{"type": "event", ...}`` per event, then ``{"type": "end", "total_events": n}``.
 
     The config is validated and the header computed when this is called (errors raise
     TraceConfigError here, not mid-stream); events are generated lazily.
+    ``arrays``: as for ``build_trace``.
     """
     rc = resolve_config(config)
     plan = plan_phases(rc)
@@ -179,14 +193,17 @@ def iter_trace(config: ConfigLike) -> Iterator[dict]:
 
     def stream() -> Iterator[dict]:
         yield {"type": "header", **header}
-        yield from _events(rc, plan, ref, roles)
+        yield from _events(rc, plan, ref, roles, arrays)
         yield {"type": "end", "total_events": header["total_events"]}
 
     return stream()
 
 
-def build_trace(config: ConfigLike) -> dict:
+def build_trace(config: ConfigLike, *, arrays: bool = False) -> dict:
     """The whole trace document: {schema, spec, tensors, phases, events, total_events}.
+
+    ``arrays=True``: the delta and value rows a view makes in bulk are 1-D float64
+    arrays instead of lists, with the same numbers (module notes); for encoders.
 
     While it builds, the cyclic garbage collector is paused for the whole process (the
     document holds ~100 containers per event and no cycles; rescanning them cost a third
@@ -205,7 +222,7 @@ def build_trace(config: ConfigLike) -> dict:
     gc.disable()
     try:
         # one generator level fewer than _events: each event passes one frame less
-        ctx = TraceContext(rc, ref, [name for name, role in roles.items() if role != "input"])
+        ctx = _context(rc, ref, roles, arrays)
         for phase in plan:
             for ev in phase.events(ctx):
                 del ev["type"]

@@ -13,7 +13,9 @@ layout at the edge:
 - ``text(name, start, stop, step)`` / ``cell_text(name, index)``: the Box as the step
   text prints it (``xp[0,0:3,0:3,4:7]``), in the trace's order;
 - ``cells(name)``: per-cell tables (boxes, text, values) for the
-  multiply-accumulate hot loops, built once per tensor.
+  multiply-accumulate hot loops, built once per tensor;
+- ``rows(block)``: a block of delta or value rows made in bulk, as lists (plain data)
+  or, for a trace made ``arrays=True``, as float64 arrays (see ``TraceContext``).
 
 Every tensor an event writes starts at zero in the running state (the replay rule),
 so ``value`` is exactly what replaying the deltas so far gives.
@@ -106,10 +108,16 @@ class TraceContext:
     reference : {name: internal-order array}: every tensor of the trace, as the
         vectorised core computes it
     written : the names events write (their running state starts at zero)
+    arrays : False: every ``delta`` and ``value`` is a list of floats (plain data).
+        True: the rows a phase makes in bulk (``rows``) are 1-D float64 arrays instead,
+        the same numbers: for an encoder that writes arrays itself (orjson with
+        OPT_SERIALIZE_NUMPY gives byte-identical JSON), which then never makes one
+        Python float per number.
     """
 
-    def __init__(self, rc: Any, reference: dict[str, np.ndarray], written: Iterable[str]):
+    def __init__(self, rc: Any, reference: dict[str, np.ndarray], written: Iterable[str], arrays: bool = False):
         self.rc = rc
+        self.arrays = arrays
         self.spec = rc.spec
         self.layout = rc.layout
         self.ref = reference
@@ -199,6 +207,13 @@ class TraceContext:
         out["delta"] = [delta]
         out["value"] = [value]
         return out
+
+    def rows(self, block: np.ndarray) -> list:
+        """float64 (K, M) -> its K rows, each a delta or value: lists of floats, or
+        with ``arrays`` 1-D float64 arrays (contiguous views of one block)."""
+        if self.arrays:
+            return list(np.ascontiguousarray(block))
+        return block.tolist()
 
     # -- per-cell tables for the hot loops --------------------------------------------
 

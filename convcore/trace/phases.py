@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from typing import Iterator
 
+import numpy as np
+
 from . import format as fmt
 from .events import TraceContext
 from .views import Phase
@@ -52,6 +54,17 @@ def _rows(ctx: TraceContext, name: str, n: int, c: int, first_row: int, rows: in
         yield start, stop, step, fmt.box_slices(start, stop, step, shape)
 
 
+def _delta_value_rows(ctx: TraceContext, rows: np.ndarray) -> tuple[list, list]:
+    """The delta and value rows of writing ``rows`` (float64 (R, M)) into cells that
+    are still zero: the deltas are the rows, the values zero plus the rows. Those are
+    bit-identical unless a row holds −0 (0 + −0 is +0): then two sets of rows, else
+    one set shared by both (fewer objects to make, encode the same)."""
+    deltas = ctx.rows(rows)
+    if np.any((rows == 0) & np.signbit(rows)):
+        return deltas, ctx.rows(0.0 + rows)
+    return deltas, deltas
+
+
 def _copy_rows(ctx: TraceContext, phase: str, src: str, dst: str, src_top: int, src_left: int,
                dst_top: int, dst_left: int, note: str = "") -> Iterator[dict]:
     """One event per input row (n, c, h): ``dst[n, c, dst_top + h, dst_left …] =
@@ -61,12 +74,12 @@ def _copy_rows(ctx: TraceContext, phase: str, src: str, dst: str, src_top: int, 
     for n in range(n_):
         for c in range(c_):
             rows = source[n, c, src_top : src_top + h_, src_left : src_left + w_]
-            written = 0.0 + rows  # the state after the write: zero plus the row
-            state[n, c, dst_top : dst_top + h_, dst_left : dst_left + w_] = written
+            deltas, values = _delta_value_rows(ctx, rows)
+            state[n, c, dst_top : dst_top + h_, dst_left : dst_left + w_] = 0.0 + rows  # as replay makes it
             src_boxes = _rows(ctx, src, n, c, src_top, h_, src_left, w_)
             dst_boxes = _rows(ctx, dst, n, c, dst_top, h_, dst_left, w_)
             for h, (row, value, (a0, b0, s0, t0), (a1, b1, s1, t1)) in enumerate(
-                zip(rows.tolist(), written.tolist(), src_boxes, dst_boxes)
+                zip(deltas, values, src_boxes, dst_boxes)
             ):
                 yield {
                     "type": "event",
@@ -108,10 +121,10 @@ def _output_rows(ctx: TraceContext, phase: str, target: str, reads: tuple[str, .
     ref, state = ctx.ref[target], ctx.state[target]
     for n in range(n_):
         for f in range(f_):
-            written = 0.0 + ref[n, f]
-            state[n, f] = written
+            deltas, values = _delta_value_rows(ctx, ref[n, f])
+            state[n, f] = 0.0 + ref[n, f]  # as replay makes it
             boxes = _rows(ctx, target, n, f, 0, ho, 0, wo)
-            for i, (row, value, (start, stop, step, sl)) in enumerate(zip(ref[n, f].tolist(), written.tolist(), boxes)):
+            for i, (row, value, (start, stop, step, sl)) in enumerate(zip(deltas, values, boxes)):
                 yield {
                     "type": "event",
                     "phase": phase,
