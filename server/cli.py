@@ -145,10 +145,10 @@ def write_trace(args: argparse.Namespace) -> int:
         return 2
     try:
         if args.ndjson:
-            for line in iter_trace(config):
+            for line in iter_trace(config, arrays=True):  # encode_json writes the arrays
                 out.write(encode_json(line) + b"\n")
         else:
-            out.write(encode_json(build_trace(config)) + b"\n")
+            out.write(encode_json(build_trace(config, arrays=True)) + b"\n")
     except ConvSpecError as exc:  # bad input; anything else is a bug and shows its traceback
         field = exc.field
         print(f"convscope: {field + ': ' if field else ''}{exc}", file=sys.stderr)

@@ -107,7 +107,7 @@ def document_bytes(prepared: Prepared) -> bytes:
     """The whole trace document of a prepared config, with its gradient check, as JSON."""
     with BUILD_SLOTS:
         try:
-            doc = build_trace(prepared.resolved)
+            doc = build_trace(prepared.resolved, arrays=True)  # encode_json writes the arrays
             doc["check"] = gradient_check(prepared, doc)
         except INPUT_ERRORS as exc:
             raise guard.raise_for(exc) from exc
@@ -118,7 +118,7 @@ def stream_lines(prepared: Prepared) -> Iterator[dict[str, Any]]:
     """The lines (header with its gradient check, events, end) of a prepared config;
     the header is computed now, the events lazily as the iterator is pulled."""
     try:
-        lines = iter(iter_trace(prepared.resolved))
+        lines = iter(iter_trace(prepared.resolved, arrays=True))  # encode_json writes the arrays
         header = next(lines)
         header["check"] = gradient_check(prepared, header)
     except INPUT_ERRORS as exc:  # before the header: a 422 like the other routes

@@ -482,14 +482,14 @@ def test_whole_documents_are_built_a_few_at_a_time(api_settings, monkeypatch):
     running, peak, lock = 0, 0, threading.Lock()
     real_build = tracing.build_trace
 
-    def counting_build(config):
+    def counting_build(config, **options):
         nonlocal running, peak
         with lock:
             running += 1
             peak = max(peak, running)
         time.sleep(0.05)
         try:
-            return real_build(config)
+            return real_build(config, **options)
         finally:
             with lock:
                 running -= 1

@@ -287,7 +287,7 @@ def test_an_error_before_the_stream_header_is_a_422(api_client, monkeypatch):
     from convcore.spec import ConvSpecError
     from server import tracing
 
-    def refusing_trace(resolved):
+    def refusing_trace(resolved, **options):
         raise ConvSpecError("dilation 9 cannot be used here", "dilation")
         yield  # a generator, as iter_trace
 
