@@ -13,7 +13,11 @@ Prints:
   from git) and on this one, alternating in rounds, side by side, then three whole plays
   at top speed on each, alternating (each page reloaded, Play pressed a second after the
   trace arrived, as in the first measure);
-- time from pressing Apply to the first drawn step for the CS231n preset (median of 7).
+- time from pressing Apply to the first drawn step for the CS231n preset (median of 7);
+- with --breakdown: two more plays at top speed with the page's per-frame breakdown on
+  (style and layout forced after each part of a frame: seek, fold change, cell-size fit,
+  cells, highlight, step panel, transport), per kind of frame and the slowest frames,
+  with the cells each wrote per tensor and the slices content-visibility revealed.
 """
 
 from __future__ import annotations
@@ -87,12 +91,15 @@ SPACED_JUMPS_JS = """([total, n, seed]) => new Promise((done) => {
 SETTLE_S = 1.0  # from the trace's arrival to pressing Play
 
 
-def play_through(page) -> tuple[list[float], list[float]]:
-    """Play the whole trace from step 0 at top speed: (frame times, rAF intervals), ms."""
+def play_through(page, breakdown: bool = False) -> tuple[list[float], list[float]]:
+    """Play the whole trace from step 0 at top speed: (frame times, rAF intervals), ms.
+    breakdown: with the page's per-frame breakdown on (read it with breakdownRows())."""
     page.evaluate("window.convscope.measureLayout(true)")
     page.evaluate("window.convscope.seek(0)")
     page.evaluate("window.convscope.setSpeedIndex(99)")
     page.evaluate("window.convscope.resetFrameTimes()")
+    if breakdown:
+        page.evaluate("window.convscope.breakdown(true)")
     page.evaluate(
         """() => { window.__raf = []; let last = 0;
              const tick = (t) => { if (last) window.__raf.push(t - last); last = t;
@@ -107,6 +114,39 @@ def play_through(page) -> tuple[list[float], list[float]]:
     raf = page.evaluate("window.__raf")
     page.evaluate("window.convscope.measureLayout(false)")
     return frames, raf
+
+
+PARTS = ["seek", "fold", "fit", "cells", "highlight", "panel", "transport"]
+
+
+def print_breakdown(page, plays: int = 2) -> None:
+    """Play the trace `plays` times with the page's per-frame breakdown on; print it."""
+    rows = []
+    for _ in range(plays):
+        page.reload()
+        wait_complete(page, timeout=60)
+        time.sleep(SETTLE_S)
+        play_through(page, breakdown=True)
+        rows += page.evaluate("window.convscope.breakdownRows()")
+        page.evaluate("window.convscope.breakdown(false)")
+    print(f"per-frame breakdown while playing ({plays} plays, {len(rows)} frames; style and layout forced after each part,")
+    print("so frames take longer than in the measure above), median ms per part:")
+    kinds: dict[str, list[dict]] = {}
+    for r in rows:
+        kinds.setdefault("fold change" if "fold" in r else f"focus {r['focus']}", []).append(r)
+    print(f"  {'frames':34s} {'n':>4s} " + " ".join(f"{p:>9s}" for p in PARTS) + "  total p50/p95  written p50")
+    for kind, rs in sorted(kinds.items(), key=lambda kv: -len(kv[1])):
+        med = [statistics.median(r.get(p, 0) for r in rs) for p in PARTS]
+        totals = [r["total"] for r in rs]
+        written = statistics.median(sum(r["writes"].values()) for r in rs)
+        print(f"  {kind[:34]:34s} {len(rs):4d} " + " ".join(f"{m:9.2f}" for m in med)
+              + f"  {pct(totals, 0.5):5.1f} /{pct(totals, 0.95):5.1f}  {written:6.0f}")
+    print("  slowest frames (steps, the parts over 0.5 ms, cells written, slices revealed before it):")
+    for r in sorted(rows, key=lambda r: -r["total"])[:15]:
+        parts = " ".join(f"{p} {r[p]:.1f}" for p in PARTS if r.get(p, 0) >= 0.5)
+        written = " ".join(f"{n} {k}" for n, k in r["writes"].items())
+        print(f"    {r['total']:5.1f} ms  {r['cause']:7s} {r['from'] + 1:5d}->{r['to'] + 1:5d}  {parts};"
+              f" wrote {written or 'nothing'}; revealed {r['revealed']}; focus {r['focus']}")
 
 
 def old_static(rev: str) -> Path:
@@ -154,6 +194,7 @@ def compare(browser, rev: str, base_new: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--against", metavar="REV", help="also time random jumps on REV's page (git revision), side by side")
+    parser.add_argument("--breakdown", action="store_true", help="also play twice with the per-frame breakdown on and print it")
     args = parser.parse_args()
     with live_server() as base, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
@@ -196,6 +237,10 @@ def main() -> None:
             applies.append(t["firstStepDrawnAt"] - t["runStartedAt"])
         print(f"Apply -> first drawn step, CS231n preset ({page.evaluate('window.convscope.total')} events): "
               f"median {statistics.median(applies):.1f} ms, min {min(applies):.1f} ms, max {max(applies):.1f} ms (n=7)")
+        if args.breakdown:
+            page.goto(base + "/" + lesson_hash(BIG))
+            wait_complete(page, timeout=60)
+            print_breakdown(page)
         browser.close()
 
 

@@ -203,15 +203,41 @@ function requestRedraw() {
   });
 }
 
-function redraw() {
+// Per-frame breakdown (bench/page.py --breakdown), off unless asked for: each redraw
+// forces style and layout after each part of the frame and records the part's time with
+// its layout (so frames take longer than without), the steps the frame covers, the
+// cells it wrote per tensor and the slices content-visibility revealed since the last.
+const breakdown = { on: false, rows: [], row: null, at: 0 };
+
+function part(name) {
+  const row = breakdown.row;
+  if (!row) return;
+  void document.body.offsetHeight;
+  const t = performance.now();
+  row[name] = (row[name] ?? 0) + t - breakdown.at;
+  breakdown.at = t;
+}
+
+function redraw(cause = "request") {
   const t0 = performance.now();
   const model = app.model;
   if (!model) return;
+  if (breakdown.on) {
+    breakdown.row = { cause, from: app.cursor.step };
+    breakdown.at = t0;
+    stage.onPart = part;
+    stage.writes = {};
+  }
   const shown = app.cursor.seek(app.step);
+  part("seek");
   // the phase's tensors in focus (the others fold to their captions, or hide on a projector)
   const pi = shown >= 0 ? phaseIndexAt(model.phases, shown) : -1;
   const focus = pi >= 0 && model.touched[pi].size && (app.projector || !app.allTensors) ? model.touched[pi] : null;
-  if (stage.setFocus(focus)) fitStage();
+  if (stage.setFocus(focus)) {
+    part("fold");
+    fitStage();
+    part("fit");
+  }
   const slow = SPEEDS[app.speedIndex] <= 8 || !app.playing;
   stage.draw(
     { step: shown, event: app.cursor.event, values: app.cursor.values, counts: app.cursor.counts },
@@ -220,10 +246,19 @@ function redraw() {
   // keep the event in view (at the next frame), except while playing too fast to watch it
   if (!app.playing || SPEEDS[app.speedIndex] <= 12) stage.followEvent();
   drawPanel(shown);
+  part("panel");
   drawTransport(shown);
+  part("transport");
   if (app.measureLayout) void document.body.offsetHeight; // include style and layout in the frame time
   if (shown >= 0 && !app.firstStepDrawnAt) app.firstStepDrawnAt = performance.now();
   const dt = performance.now() - t0;
+  if (breakdown.row) {
+    Object.assign(breakdown.row, { to: shown, total: dt, focus: stage.focusKey, writes: stage.writes, revealed: stage.revealed });
+    breakdown.rows.push(breakdown.row);
+    breakdown.row = null;
+    stage.onPart = null;
+    stage.revealed = 0;
+  }
   app.frameTimes.push(dt);
   if (app.frameTimes.length > 2000) app.frameTimes.splice(0, 1000);
 }
@@ -343,7 +378,7 @@ function onTick(steps) {
     app.step = lastReachable();
     if (app.model.complete) pause();
   } else app.step = next;
-  redraw();
+  redraw("tick");
   writeUrl(false);
 }
 
@@ -658,6 +693,12 @@ window.convscope = {
   },
   setSpeedIndex: setSpeed,
   measureLayout: (on) => (app.measureLayout = Boolean(on)),
+  breakdown: (on) => {
+    breakdown.on = Boolean(on);
+    breakdown.rows = [];
+    stage.revealed = 0;
+  },
+  breakdownRows: () => breakdown.rows.slice(),
   play,
   pause,
 };

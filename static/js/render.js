@@ -87,6 +87,9 @@ export class Stage {
     this.prevReads = [];
     this.prevWrites = [];
     this.outlines = [];
+    this.onPart = null; // (main.js's per-frame breakdown: called after the cells and the highlight)
+    this.writes = {}; // cells written per tensor by the last draw (counted while onPart is set)
+    this.revealed = 0; // slices content-visibility has revealed
   }
 
   /** Remove every tensor (no trace to show). */
@@ -169,7 +172,10 @@ export class Stage {
           const view = this.views[name];
           if (!view) return;
           view.skipped[sliceIndex] = e.skipped ? 1 : 0;
-          if (!e.skipped) this.onReveal();
+          if (!e.skipped) {
+            this.revealed += 1;
+            this.onReveal();
+          }
         });
         const label = el("div", sl.shortLabel ? "slice-label" : "slice-label same-as-caption");
         // (projector mode hides the repeated tensor name: the caption says it)
@@ -235,6 +241,7 @@ export class Stage {
       const values = frame.values[name];
       const counts = frame.counts ? frame.counts[name] : undefined;
       const { drawn, cells, shownValue, shownWritten, shownLevel, scale, padFlat, skipped, perSlice } = v;
+      let n = 0;
       for (let k = 0; k < drawn.length; k++) {
         if (skipped[(k / perSlice) | 0]) {
           k += perSlice - 1 - (k % perSlice); // the whole slice is out of view
@@ -246,6 +253,7 @@ export class Stage {
         const written = counts === undefined || counts[flat] > 0 || (padFlat !== null && padFlat.has(flat)) ? 1 : 0;
         if (shownWritten[flat] === written && (shownValue[flat] === val || (!written && shownWritten[flat] === 0))) continue;
         const cell = cells[flat];
+        n += 1;
         // only what differs from what the cell shows is written (each write restyles it)
         const wasWritten = shownWritten[flat];
         const level = written ? colorLevel(val, scale) : 0;
@@ -261,11 +269,14 @@ export class Stage {
         shownValue[flat] = val;
         shownWritten[flat] = written;
       }
+      if (n && this.onPart) this.writes[name] = n;
     }
+    if (this.onPart) this.onPart("cells");
     if (frame.event !== this.lastEvent) {
       this._highlight(frame.event, flash);
       this.lastEvent = frame.event;
     }
+    if (this.onPart) this.onPart("highlight");
   }
 
   /** Mark the figures outside `names` (a Set; null = all in) as off-phase (the style
