@@ -86,6 +86,7 @@ async function run(config, { step = null } = {}) {
           showCheck(model);
           stage.forgetFits(); // every value has arrived: the widest number is known
           fitStage();
+          prefitPhases();
         },
       },
       controller.signal,
@@ -232,7 +233,7 @@ function redraw(cause = "request") {
   part("seek");
   // the phase's tensors in focus (the others fold to their captions, or hide on a projector)
   const pi = shown >= 0 ? phaseIndexAt(model.phases, shown) : -1;
-  const focus = pi >= 0 && model.touched[pi].size && (app.projector || !app.allTensors) ? model.touched[pi] : null;
+  const focus = focusOf(model, pi);
   if (stage.setFocus(focus)) {
     part("fold");
     fitStage();
@@ -449,6 +450,7 @@ function setProjector(on) {
   stage.revealAll(); // projector draws every slice (no content-visibility skipping)
   stage.forgetFits();
   fitStage();
+  prefitPhases();
   requestRedraw();
 }
 
@@ -456,7 +458,44 @@ function setProjector(on) {
 function setAllTensors(on) {
   app.allTensors = on;
   $("all-tensors").setAttribute("aria-pressed", String(on));
+  prefitPhases();
   requestRedraw();
+}
+
+/** The figures in focus at a step of phase `pi` (-1: none): the phase's tensors (the
+ *  others fold to their captions, or hide on a projector), or null for all. */
+function focusOf(model, pi) {
+  return pi >= 0 && model.touched[pi].size && (app.projector || !app.allTensors) ? model.touched[pi] : null;
+}
+
+let prefitRound = 0;
+// a long idle period (no frame due for 40 ms): fitting one phase lays the stage out a
+// few times (30-60 ms here), which would delay a frame while playing
+const whenIdle = window.requestIdleCallback
+  ? (f) => requestIdleCallback((d) => (d.timeRemaining() >= 40 ? f() : whenIdle(f)))
+  : (f) => setTimeout(f, 50);
+
+/**
+ * Once every step has arrived (and again when the sizes are forgotten), find the cell
+ * size of every phase's figures in idle time, one phase per idle callback, so that a
+ * phase change while playing finds its size known. Only on a desktop whose stage
+ * scrolls inside itself: there the stage's room is the same at every step, so a size
+ * does not depend on where it is found. (On a projector the step's text panel grows
+ * and shrinks with the text, and the stage with it: a size found at another step's
+ * text could be too large at this one, so a phase's size is found when it is shown.)
+ */
+function prefitPhases() {
+  const round = ++prefitRound; // (a round still running stops)
+  const model = app.model;
+  if (!model || !model.complete || !app.stageFits || app.projector) return;
+  let pi = 0;
+  const next = () => {
+    if (round !== prefitRound || app.model !== model) return;
+    while (pi < model.phases.length && !stage.prefit(focusOf(model, pi), fitStage)) pi++;
+    pi++;
+    if (pi < model.phases.length) whenIdle(next);
+  };
+  whenIdle(next);
 }
 
 /**
@@ -616,6 +655,7 @@ function wire() {
       readStageFits();
       stage.forgetFits();
       fitStage();
+      prefitPhases();
     }, 120);
   });
   window.addEventListener("hashchange", () => {

@@ -71,6 +71,11 @@ function shift(lo, hi, boxLo, boxHi) {
   return 0;
 }
 
+/** The key of a focus: the sorted names of a Set, "" for null (every figure on show). */
+function focusKeyOf(names) {
+  return names ? [...names].sort().join(",") : "";
+}
+
 export class Stage {
   /** onReveal() is called when a slice scrolled out of view comes back (it needs a redraw). */
   constructor(container, { onReveal = () => {} } = {}) {
@@ -84,6 +89,7 @@ export class Stage {
     this.followQueued = false;
     this.followTimes = [];
     this.fitCache = new Map();
+    this.prefitted = new Set(); // focus keys prefit() has fitted
     this.prevReads = [];
     this.prevWrites = [];
     this.outlines = [];
@@ -108,6 +114,7 @@ export class Stage {
     this.outlines = [];
     this.lastEvent = undefined;
     this.focusKey = undefined;
+    this.focusNames = null;
     const frag = document.createDocumentFragment();
     const groups = {};
     for (const name of orderedNames(model.names)) {
@@ -127,7 +134,7 @@ export class Stage {
     this.container.scrollTop = 0;
     this.container.scrollLeft = 0;
     this.overflowX = this.overflowY = false;
-    this.fitCache.clear();
+    this.forgetFits();
     // measured after the first frame is drawn (not to delay it), then the event followed
     this.invalidateGeometry();
     this.requestFollow();
@@ -283,9 +290,10 @@ export class Stage {
    *  sheet folds them to their caption, or hides them in projector mode). Returns true
    *  if that changed. */
   setFocus(names) {
-    const key = names ? [...names].sort().join(",") : "";
+    const key = focusKeyOf(names);
     if (key === this.focusKey) return false;
     this.focusKey = key;
+    this.focusNames = names;
     let folded = 0;
     for (const name in this.views) {
       const off = Boolean(names) && !names.has(name);
@@ -318,6 +326,38 @@ export class Stage {
   /** Forget the cell sizes found for each set of shown figures (the screen changed). */
   forgetFits() {
     this.fitCache.clear();
+    this.prefitted.clear();
+  }
+
+  /**
+   * Find the cell size for the figures that focus `names` (a Set, or null = all) shows,
+   * with `fit()` (a call of fitCells, which remembers it), then put the focus, the cell
+   * size and the scroll offsets back as they were, in the same task: nothing is painted
+   * in between, and a later change to that focus (a phase change while playing) finds
+   * its size without laying the stage out again and again. Returns false if there was
+   * nothing to do (that focus is on show or was fitted already).
+   */
+  prefit(names, fit) {
+    const key = focusKeyOf(names);
+    if (!this.model || key === this.focusKey || this.prefitted.has(key)) return false;
+    this.prefitted.add(key);
+    const c = this.container;
+    const scroll = [c.scrollTop, c.scrollLeft];
+    const bands = Object.values(this.views).map((v) => [v.bandsEl, v.bandsEl.scrollLeft]);
+    const back = this.focusNames ?? null;
+    const follow = this.followQueued;
+    this.followQueued = true; // (fitCells asks for a follow: not for these sizes)
+    try {
+      this.setFocus(names);
+      fit();
+      this.setFocus(back);
+      fit();
+    } finally {
+      this.followQueued = follow;
+    }
+    [c.scrollTop, c.scrollLeft] = scroll;
+    for (const [el, left] of bands) if (el.scrollLeft !== left) el.scrollLeft = left;
+    return true;
   }
 
   /**
