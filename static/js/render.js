@@ -150,6 +150,14 @@ export class Stage {
     const gapMask = insertedZeroMask(meta, layout, model.spec);
     const mask = padMask ?? gapMask;
     const fixedMask = name === "dxp" ? null : mask;
+    // every cell is made showing what it shows before the first event (step -1): an input
+    // its value, a written tensor's fixed zeros 0, its other cells empty; so a figure
+    // that unfolds for the first time has only the cells written since to draw
+    const input = !model.writtenNames.includes(name);
+    const scale = absMax(meta.data);
+    const shownValue = new Float64Array(meta.size).fill(NaN);
+    const shownWritten = new Int8Array(meta.size).fill(-1);
+    const shownLevel = new Int8Array(meta.size).fill(-128); // the colour level each cell shows (-128: none yet)
     const fig = el("figure", "tensor");
     fig.dataset.tensor = name;
     fig.dataset.role = meta.role;
@@ -196,8 +204,16 @@ export class Stage {
           cell.dataset.tensor = name;
           cell.dataset.idx = String(flat);
           if (mask && mask[k]) cell.classList.add(gapMask ? "gap" : "pad");
-          if (fixedMask && fixedMask[k]) cell.classList.add("fixed-zero");
-          cell.append(document.createTextNode(""));
+          const fixed = Boolean(fixedMask && fixedMask[k]);
+          if (fixed) cell.classList.add("fixed-zero");
+          const val = input ? meta.data[flat] : 0;
+          const level = input ? colorLevel(val, scale) : 0;
+          cell.dataset.c = String(level);
+          if (!input && !fixed) cell.classList.add("empty");
+          cell.append(document.createTextNode(input || fixed ? formatValue(val) : ""));
+          shownValue[flat] = val;
+          shownWritten[flat] = input || fixed ? 1 : 0;
+          shownLevel[flat] = level;
           cells[flat] = cell;
           grid.append(cell);
         }
@@ -226,10 +242,10 @@ export class Stage {
     this.views[name] = {
       meta, layout, fig, bandsEl, cells, grids, slicesEls, drawn, posOf, padFlat, skipped, perSlice: layout.rows * layout.cols, scrollsX: false,
       geo: null,
-      scale: absMax(meta.data),
-      shownValue: new Float64Array(meta.size).fill(NaN),
-      shownWritten: new Int8Array(meta.size).fill(-1),
-      shownLevel: new Int8Array(meta.size).fill(-128), // the colour level each cell shows (-128: none yet)
+      scale,
+      shownValue,
+      shownWritten,
+      shownLevel,
       folded: false,
     };
     return fig;
