@@ -246,6 +246,7 @@ export class Stage {
       shownValue,
       shownWritten,
       shownLevel,
+      outlineSlots: [], // per slice: the outline elements made in its grid
       folded: false,
     };
     return fig;
@@ -598,36 +599,58 @@ export class Stage {
   }
 
   _highlight(event, flash) {
-    for (const { cells } of this.prevReads) for (const c of cells) c.classList.remove("rd");
-    for (const { cells } of this.prevWrites) for (const c of cells) c.classList.remove("wr");
-    for (const o of this.outlines) o.remove();
-    for (const name in this.views) this.views[name].fig.classList.remove("reading", "writing");
-    this.prevReads = [];
-    this.prevWrites = [];
-    this.outlines = [];
-    if (!event) return;
-    for (const r of event.reads) {
-      const v = this.views[r.tensor];
-      if (!v) continue;
-      const cells = this._cellsOf(v, r.idx);
-      for (const c of cells) c.classList.add("rd");
-      this.prevReads.push({ view: v, cells, idx: r.idx });
-      v.fig.classList.add("reading");
-      if (r.idx.length > 1) this._outline(v, r.box, "outline-read");
+    // only what differs from the previous event's highlight is touched (a cell or figure
+    // that stays read or written keeps its class; each change restyles it)
+    const reads = [];
+    const writes = [];
+    const figs = new Map(); // figure -> [reading, writing]
+    const slots = [];
+    if (event) {
+      for (const r of event.reads) {
+        const v = this.views[r.tensor];
+        if (!v) continue;
+        reads.push({ view: v, cells: this._cellsOf(v, r.idx), idx: r.idx });
+        figs.set(v.fig, [true, figs.get(v.fig)?.[1] ?? false]);
+        if (r.idx.length > 1) this._outline(v, r.box, slots);
+      }
+      for (const w of event.writes) {
+        const v = this.views[w.tensor];
+        if (!v) continue;
+        writes.push({ view: v, cells: this._cellsOf(v, w.idx), idx: w.idx });
+        figs.set(v.fig, [figs.get(v.fig)?.[0] ?? false, true]);
+      }
     }
-    for (const w of event.writes) {
-      const v = this.views[w.tensor];
-      if (!v) continue;
-      const cells = this._cellsOf(v, w.idx);
-      for (const c of cells) {
-        c.classList.add("wr");
-        if (flash && c.animate) {
-          c.animate([{ transform: "scale(1.18)", boxShadow: "0 0 0 4px var(--write)" }, { transform: "scale(1)" }], { duration: 380, easing: "ease-out" });
+    this._swapClass(this.prevReads, reads, "rd");
+    this._swapClass(this.prevWrites, writes, "wr");
+    if (flash) {
+      for (const { cells } of writes) {
+        for (const c of cells) {
+          if (c.animate) c.animate([{ transform: "scale(1.18)", boxShadow: "0 0 0 4px var(--write)" }, { transform: "scale(1)" }], { duration: 380, easing: "ease-out" });
         }
       }
-      this.prevWrites.push({ view: v, cells, idx: w.idx });
-      v.fig.classList.add("writing");
     }
+    for (const name in this.views) {
+      const fig = this.views[name].fig;
+      const [reading, writing] = figs.get(fig) ?? [false, false];
+      if (fig.classList.contains("reading") !== reading) fig.classList.toggle("reading", reading);
+      if (fig.classList.contains("writing") !== writing) fig.classList.toggle("writing", writing);
+    }
+    // outlines: one element per use kept in its grid, shown, moved (a transform) or
+    // hidden, so that no grid is laid out again for them
+    const shown = new Set(slots);
+    for (const d of this.outlines) if (!shown.has(d)) d.classList.remove("box-outline", "outline-read");
+    for (const d of slots) if (!d.classList.contains("box-outline")) d.classList.add("box-outline", "outline-read");
+    this.prevReads = reads;
+    this.prevWrites = writes;
+    this.outlines = slots;
+  }
+
+  /** Move class `cls` from the cells of `before` to the cells of `after` ({cells} lists). */
+  _swapClass(before, after, cls) {
+    const now = new Set();
+    for (const { cells } of after) for (const c of cells) now.add(c);
+    for (const { cells } of before) for (const c of cells) if (!now.has(c)) c.classList.remove(cls);
+    for (const c of now) if (!c.classList.contains(cls)) c.classList.add(cls);
   }
 
   _cellsOf(view, idx) {
@@ -639,18 +662,29 @@ export class Stage {
     return out;
   }
 
-  _outline(view, box, cls) {
+  /** Outline `box` of `view` on each slice it covers, with the next free outline
+   *  element of that slice's grid (made once); the elements used are added to `used`. */
+  _outline(view, box, used) {
     for (const o of boxOutlines(view.layout, box)) {
       const grid = view.grids[o.slice];
       if (!grid) continue;
-      const d = el("div", `box-outline ${cls}`);
-      d.style.setProperty("--r0", o.r0);
-      d.style.setProperty("--c0", o.c0);
-      d.style.setProperty("--nr", o.r1 - o.r0 + 1);
-      d.style.setProperty("--nc", o.c1 - o.c0 + 1);
-      d.setAttribute("aria-hidden", "true");
-      grid.append(d);
-      this.outlines.push(d);
+      const pool = (view.outlineSlots[o.slice] ??= []);
+      let d = pool.find((x) => !used.includes(x));
+      if (!d) {
+        d = el("div", "outline-slot");
+        d.setAttribute("aria-hidden", "true");
+        grid.append(d);
+        pool.push(d);
+        d.at = {};
+      }
+      const want = { r0: o.r0, c0: o.c0, nr: o.r1 - o.r0 + 1, nc: o.c1 - o.c0 + 1 };
+      for (const k in want) {
+        if (d.at[k] !== want[k]) {
+          d.style.setProperty(`--${k}`, want[k]);
+          d.at[k] = want[k];
+        }
+      }
+      used.push(d);
     }
   }
 }
