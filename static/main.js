@@ -630,6 +630,10 @@ function wire() {
   });
   $("export-png").addEventListener("click", async () => {
     if (!app.model) return;
+    // the picture includes slices scrolled out of view, which content-visibility lets
+    // the page skip drawing: draw them first
+    stage.revealAll();
+    redraw();
     const blob = await stagePng($("stage"), window.devicePixelRatio || 1);
     download(blob, `convscope-step-${app.cursor.step + 1}.png`);
   });
