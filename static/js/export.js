@@ -49,9 +49,7 @@ export async function stagePng(stage, scale = 1) {
     const x = align === "center" ? r.left + r.width / 2 : r.left;
     ctx.fillText(node.textContent, x + dx, r.top + r.height / 2 + dy);
   };
-  // a folded figure shows its caption only (its cells keep their boxes, unpainted)
-  const shown = (sel) => Array.from(stage.querySelectorAll(sel)).filter((n) => !n.closest(".tensor.off-phase") || n.matches(".tname"));
-  for (const node of shown(".group-title, .tname, .tdesc, .slice-label, .note")) text(node);
+  for (const node of stage.querySelectorAll(".group-title, .tname, .tdesc, .slice-label, .note")) text(node);
   for (const fig of stage.querySelectorAll(".tensor.reading, .tensor.writing")) {
     const r = fig.getBoundingClientRect();
     const st = getComputedStyle(fig);
@@ -59,7 +57,7 @@ export async function stagePng(stage, scale = 1) {
     ctx.lineWidth = 2;
     ctx.strokeRect(r.left + dx + 1, r.top + dy + 1, r.width - 2, r.height - 2);
   }
-  for (const cell of shown(".cell")) {
+  for (const cell of stage.querySelectorAll(".cell")) {
     const r = cell.getBoundingClientRect();
     const st = getComputedStyle(cell);
     const x = r.left + dx;
@@ -91,7 +89,7 @@ export async function stagePng(stage, scale = 1) {
       ctx.fillText(cell.textContent, x + r.width / 2, y + r.height / 2);
     }
   }
-  for (const box of shown(".box-outline")) {
+  for (const box of stage.querySelectorAll(".box-outline")) {
     const r = box.getBoundingClientRect();
     const st = getComputedStyle(box);
     ctx.strokeStyle = st.borderTopColor;
