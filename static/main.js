@@ -240,12 +240,18 @@ function redraw(cause = "request") {
     part("fit");
   }
   const slow = SPEEDS[app.speedIndex] <= 8 || !app.playing;
+  // Playing too fast to watch, the stage does not follow each event, and the slices
+  // content-visibility skips are drawn as well: writing into a skipped slice lays
+  // nothing out (the browser lays it out if it comes into view), whereas a slice left
+  // undrawn would have every cell written since it was skipped to draw, at once, in
+  // the frame after it comes into view (after each phase change: 700-1300 cells).
+  const fast = app.playing && SPEEDS[app.speedIndex] > 12;
   stage.draw(
     { step: shown, event: app.cursor.event, values: app.cursor.values, counts: app.cursor.counts },
-    { flash: slow && !reducedMotion.matches },
+    { flash: slow && !reducedMotion.matches, skippedToo: fast },
   );
   // keep the event in view (at the next frame), except while playing too fast to watch it
-  if (!app.playing || SPEEDS[app.speedIndex] <= 12) stage.followEvent();
+  if (!fast) stage.followEvent();
   drawPanel(shown);
   part("panel");
   drawTransport(shown);

@@ -254,9 +254,11 @@ export class Stage {
 
   /**
    * Draw `frame` = {step, event, values: {name: (size,)}, counts: {name: (size,)}}.
-   * Cells of written tensors that no event has written yet are drawn empty.
+   * Cells of written tensors that no event has written yet are drawn empty. Slices
+   * content-visibility skips are left as they are (drawn when they come back into
+   * view), unless skippedToo.
    */
-  draw(frame, { flash = false } = {}) {
+  draw(frame, { flash = false, skippedToo = false } = {}) {
     if (!this.model) return;
     for (const name in this.views) {
       const v = this.views[name];
@@ -267,7 +269,7 @@ export class Stage {
       const { drawn, cells, shownValue, shownWritten, shownLevel, scale, padFlat, skipped, perSlice } = v;
       let n = 0;
       for (let k = 0; k < drawn.length; k++) {
-        if (skipped[(k / perSlice) | 0]) {
+        if (!skippedToo && skipped[(k / perSlice) | 0]) {
           k += perSlice - 1 - (k % perSlice); // the whole slice is out of view
           continue;
         }
