@@ -640,8 +640,8 @@ export class Stage {
     // outlines: one element per use kept in its grid, shown, moved (a transform) or
     // hidden, so that no grid is laid out again for them
     const shown = new Set(slots);
-    for (const d of this.outlines) if (!shown.has(d)) d.classList.remove("box-outline", "outline-read");
-    for (const d of slots) if (!d.classList.contains("box-outline")) d.classList.add("box-outline", "outline-read");
+    for (const d of this.outlines) if (!shown.has(d)) d.classList.remove("box-outline");
+    for (const d of slots) if (!d.classList.contains("box-outline")) d.classList.add("box-outline");
     this.prevReads = reads;
     this.prevWrites = writes;
     this.outlines = slots;
