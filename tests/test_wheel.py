@@ -90,7 +90,7 @@ def test_installed_convscope_serves_the_page_and_traces(installed, tmp_path):
         assert trace.json()["tensors"]["out"]["data"] == [19, 25, 37, 43]
         where = subprocess.run(
             [str(env_dir / "bin" / "python"), "-c", "import server, sys; print(server.__file__)"],
-            cwd=tmp_path, capture_output=True, text=True, check=True,
+            cwd=tmp_path, env=env, capture_output=True, text=True, check=True,
         ).stdout
         assert str(env_dir) in where  # the installed package, not the checkout
     finally:
