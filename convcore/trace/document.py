@@ -23,7 +23,8 @@ rows of the shared phases) are 1-D float64 NumPy arrays instead, the same number
 for an encoder that writes arrays itself (orjson with OPT_SERIALIZE_NUMPY, as the
 service does), whose JSON is then byte for byte that of the plain trace, made
 without one Python float object per number. Other writes stay lists; ``replay``
-takes either.
+takes either. The header's tensor ``data`` are then 1-D arrays too (the service's
+gradient check reads them without parsing lists back).
 """
 
 from __future__ import annotations
@@ -133,14 +134,15 @@ def _spec_dict(rc: ResolvedConfig) -> dict[str, Any]:
     }
 
 
-def _header(rc: ResolvedConfig, plan: list[Phase], ref: dict[str, np.ndarray], roles: dict[str, str]) -> dict:
+def _header(rc: ResolvedConfig, plan: list[Phase], ref: dict[str, np.ndarray], roles: dict[str, str],
+            arrays: bool = False) -> dict:
     tensors = {}
     for name, arr in ref.items():
         kind = kind_of(name)
         ext = _external(name, arr, rc.layout)
         tensors[name] = {
             "shape": list(ext.shape),
-            "data": ext.ravel().tolist(),
+            "data": ext.ravel() if arrays else ext.ravel().tolist(),  # arrays: 1-D float64
             "axes": kind.axes_in(rc.layout),
             "grid": list(kind.grid),
             "role": roles[name],
@@ -189,7 +191,7 @@ def iter_trace(config: ConfigLike, *, arrays: bool = False) -> Iterator[dict]:
     rc = resolve_config(config)
     plan = plan_phases(rc)
     ref, roles = _reference(rc)
-    header = _header(rc, plan, ref, roles)
+    header = _header(rc, plan, ref, roles, arrays)
 
     def stream() -> Iterator[dict]:
         yield {"type": "header", **header}
@@ -213,7 +215,7 @@ def build_trace(config: ConfigLike, *, arrays: bool = False) -> dict:
     rc = resolve_config(config)
     plan = plan_phases(rc)
     ref, roles = _reference(rc)
-    doc = _header(rc, plan, ref, roles)
+    doc = _header(rc, plan, ref, roles, arrays)
     events = []
     append = events.append
     # The document holds ~100 containers per event, none in a reference cycle: the
