@@ -17,9 +17,13 @@ from fastapi.staticfiles import StaticFiles
 
 from convcore import __version__
 
+from .docs import install_docs
 from .errors import install_error_handlers
+from .gate import BuildGate
+from .hosts import allowed_hosts
+from .http_rules import MethodRules
 from .routes import debug, health, pages, presets, trace
-from .security import BodySizeLimit, SecurityHeaders
+from .security import HostCheck, RequestBody, SecurityHeaders
 from .settings import Settings
 from .static_files import find_static_dir
 from .streaming import StreamStats
@@ -33,7 +37,8 @@ backward pass accumulates dW, dX and db. The trace endpoints return the steps as
 document (schema `convscope.trace/1`) or as NDJSON lines; `/api/conv` returns the
 numbers only. Tensors are nested lists of numbers or fill specs; parameters have
 PyTorch's names. Bad input gets a 422 naming the field and the numbers; requests over
-the limits (see `/api/health`) get a 413 naming the count and the limit.
+the limits (see `/api/health`) get a 413 naming the measure, its value and the limit;
+when every build slot of a worker stays taken, a 503 with `Retry-After`.
 """
 
 
@@ -48,13 +53,14 @@ def create_app(settings: Settings | None = None, static_dir: Path | None = None)
         title="ConvScope",
         version=__version__,
         description=DESCRIPTION,
-        docs_url=None,  # Swagger UI and ReDoc load scripts from a CDN: not here.
+        docs_url=None,  # FastAPI's pages load scripts from a CDN: server.docs serves local ones
         redoc_url=None,
     )
     app.state.settings = settings
     app.state.static_dir = static_dir if static_dir is not None else find_static_dir()
     app.state.stream_stats = StreamStats()
     app.state.cache = DocumentCache(settings.cache_entries)
+    app.state.gate = BuildGate(settings.max_builds, settings.queue_timeout)
 
     install_error_handlers(app)
     app.include_router(pages.router)
@@ -63,6 +69,7 @@ def create_app(settings: Settings | None = None, static_dir: Path | None = None)
     app.include_router(trace.router)
     if settings.debug:
         app.include_router(debug.router, include_in_schema=False)
+    install_docs(app)
 
     folder = app.state.static_dir
     if folder is not None:
@@ -76,8 +83,10 @@ def create_app(settings: Settings | None = None, static_dir: Path | None = None)
             allow_methods=["GET", "POST"],
             allow_headers=["content-type"],
         )
-    app.add_middleware(BodySizeLimit, limit=settings.max_body_bytes, timeout=settings.body_timeout)
-    app.add_middleware(SecurityHeaders)
+    app.add_middleware(RequestBody, limit=settings.max_body_bytes)
+    app.add_middleware(MethodRules, router_app=app, cors=bool(settings.cors_origins))
+    app.add_middleware(HostCheck, hosts=allowed_hosts(settings))
+    app.add_middleware(SecurityHeaders)  # outermost: every reply, refusals included
     return app
 
 

@@ -33,7 +33,7 @@ With NHWC the default x and w shapes are given in NHWC / HWIO ([1,5,5,1], [3,3,1
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
@@ -185,11 +185,14 @@ def resolve_config(
     *,
     max_elements: int | None = None,
     max_abs: float | None = None,
+    check_spec: Callable[[ConvSpec, View], None] | None = None,
 ) -> ResolvedConfig:
     """Validate ``config`` and build its arrays (no reference results, no events).
 
     ``max_elements`` / ``max_abs`` bound every input tensor (checked before a fill is
-    generated). A ResolvedConfig passes through unchanged. Raises TraceConfigError.
+    generated). ``check_spec(spec, view)``, when given, runs as soon as the geometry is
+    known, before any output-sized array is made (a server's size limits raise there).
+    A ResolvedConfig passes through unchanged. Raises TraceConfigError.
     """
     if isinstance(config, ResolvedConfig):
         return config
@@ -255,6 +258,8 @@ def resolve_config(
         )
     except ConvSpecError as exc:
         raise TraceConfigError(str(exc), exc.field) from exc
+    if check_spec is not None:
+        check_spec(spec, view)  # a caller's limits, before dout (output-sized) is made
 
     b = None
     if config.get("b") is not None:
