@@ -124,8 +124,14 @@ def test_health_reports_version_and_limits(api_client, api_settings):
     assert body["limits"] == {
         "max_tensor_elements": api_settings.max_tensor_elements,
         "max_events": api_settings.max_events,
+        "max_trace_bytes": api_settings.max_trace_bytes,
+        "max_work": api_settings.max_work,
         "max_body_bytes": api_settings.max_body_bytes,
         "max_abs_value": api_settings.max_abs_value,
+        "max_builds": api_settings.max_builds,
+        "queue_timeout": api_settings.queue_timeout,
+        "request_timeout": api_settings.request_timeout,
+        "idle_timeout": api_settings.idle_timeout,
     }
 
 

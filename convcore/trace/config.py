@@ -43,7 +43,7 @@ from ..spec import ConvSpec, ConvSpecError, shorten
 from ..tensor_input import to_array
 from .views import View, get_view, view_names
 
-__all__ = ["DEFAULTS", "ResolvedConfig", "TraceConfigError", "resolve_config"]
+__all__ = ["CHOICES", "DEFAULTS", "ResolvedConfig", "TraceConfigError", "resolve_config"]
 
 
 class TraceConfigError(ConvSpecError):
@@ -73,7 +73,7 @@ DEFAULTS: dict[str, Any] = {
     "phases": "both",
 }
 
-_CHOICES = {
+CHOICES = _CHOICES = {
     "layout": ("NCHW", "NHWC"),
     "granularity": ("window", "mac"),
     "backward": ("fused", "separate"),
