@@ -9,6 +9,7 @@ writes a file named by a request; no user code runs.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from fastapi import FastAPI
@@ -42,6 +43,13 @@ when every build slot of a worker stays taken, a 503 with `Retry-After`.
 """
 
 
+# Builds run in threads and hold the GIL; the event loop (health, the page's files, every
+# socket) needs it back after each wait. CPython hands it over every 5 ms by default, so
+# with a few builds running a cheap request waited 100 ms and more; at 0.5 ms it waits a
+# few ms (tests/test_server_hostile.py holds /api/health under 100 ms under load).
+SWITCH_INTERVAL = 0.0005
+
+
 def create_app(settings: Settings | None = None, static_dir: Path | None = None) -> FastAPI:
     """A ConvScope application.
 
@@ -49,6 +57,7 @@ def create_app(settings: Settings | None = None, static_dir: Path | None = None)
     static_dir : the page's folder (default: the installed or checked-out static/)
     """
     settings = settings if settings is not None else Settings.from_env()
+    sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL))
     app = FastAPI(
         title="ConvScope",
         version=__version__,

@@ -70,7 +70,8 @@ class Settings(BaseSettings):
     debug: bool = Field(False, description="expose GET /api/debug/stats (stream counters; for tests)")
     stream_chunk_events: int = Field(256, ge=1, description="events pulled from the trace generator per thread hop")
     cache_entries: int = Field(64, ge=0, description="encoded trace documents kept in memory (0 = no cache)")
-    max_builds: int = Field(4, ge=1, description="builds and streams running at once in one worker")
+    max_builds: int = Field(2, ge=1, description="builds and streams running at once in one worker "
+                            "(builds are CPU-bound Python: one worker runs one at a time; more workers for more)")
     queue_timeout: float = Field(5.0, gt=0, description="seconds a request waits for a build slot before a 503")
     request_timeout: float = Field(15.0, gt=0, description="seconds a client has to send its request headers and body")
     idle_timeout: float = Field(20.0, gt=0, description="seconds a reply may wait for a client that does not read")

@@ -18,6 +18,7 @@ from __future__ import annotations
 import gc
 import threading
 from collections import OrderedDict
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Iterator
 
@@ -112,13 +113,39 @@ def _header_with_check(prepared: Prepared, lines: Iterator[dict[str, Any]]) -> d
     return header
 
 
+_gc_lock = threading.Lock()
+_gc_builds = 0  # builds running now; the collector is paused while any is
+_gc_was_enabled = False
+
+
+@contextmanager
+def _collector_paused():
+    """Pause the cyclic garbage collector while any document builds (a document holds
+    many containers and no cycles; a full collection over a half-built document would
+    hold the GIL, and so the event loop, for up to seconds). Restored when the last
+    build ends, whatever order builds end in."""
+    global _gc_builds, _gc_was_enabled
+    with _gc_lock:
+        if _gc_builds == 0:
+            _gc_was_enabled = gc.isenabled()
+            gc.disable()
+        _gc_builds += 1
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_builds -= 1
+            if _gc_builds == 0 and _gc_was_enabled:
+                gc.enable()
+
+
 def document_bytes(prepared: Prepared, cancel: threading.Event | None = None) -> bytes:
     """The whole trace document of a prepared config, with its gradient check, as JSON
     (the bytes ``build_trace`` + the check would give). Raises BuildCancelled within
     ``CANCEL_CHECK_EVENTS`` events once ``cancel`` is set.
 
     The cyclic garbage collector is paused while the events are collected, as
-    ``build_trace`` does (the document holds many containers and no cycles).
+    ``build_trace`` does, for as long as any build runs (``_collector_paused``).
     """
     try:
         lines = iter_trace(prepared.resolved, arrays=True)  # encode_json writes the arrays
@@ -128,9 +155,7 @@ def document_bytes(prepared: Prepared, cancel: threading.Event | None = None) ->
     doc = {key: value for key, value in header.items() if key not in ("type", "total_events", "check")}
     events: list[dict[str, Any]] = []
     append = events.append
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with _collector_paused():
         for k, line in enumerate(lines):
             if line["type"] != "event":
                 break
@@ -138,13 +163,10 @@ def document_bytes(prepared: Prepared, cancel: threading.Event | None = None) ->
             append(line)
             if cancel is not None and k % CANCEL_CHECK_EVENTS == 0 and cancel.is_set():
                 raise BuildCancelled()
-    finally:
-        if collecting:
-            gc.enable()
-    doc["events"] = events
-    doc["total_events"] = header["total_events"]
-    doc["check"] = header["check"]
-    return encode_json(doc)
+        doc["events"] = events
+        doc["total_events"] = header["total_events"]
+        doc["check"] = header["check"]
+        return encode_json(doc)
 
 
 def stream_lines(prepared: Prepared) -> Iterator[dict[str, Any]]:
