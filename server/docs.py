@@ -1,10 +1,11 @@
-"""The API's own documentation pages, offline: ``/docs`` (Swagger UI) and ``/redoc``.
+"""The API's own documentation page, offline: ``/docs`` (Swagger UI).
 
 FastAPI's built-in pages load Swagger UI and ReDoc from a CDN and start them with an
 inline script, which the page's Content-Security-Policy (``script-src 'self'``)
 forbids. Here the scripts and styles come from the fastapi-offline package's copies
-(Swagger UI and ReDoc, served under ``/docs/assets/``) and the pages start them with a
-script of ours (``/docs/start.js``), so nothing leaves the machine and the CSP stays.
+(served under ``/docs/assets/``) and the page starts it with a script of ours
+(``/docs/start.js``), so nothing leaves the machine and the CSP stays. ReDoc is left
+out: it styles itself with inline styles, which the CSP (``style-src 'self'``) blocks.
 """
 
 from __future__ import annotations
@@ -33,28 +34,15 @@ _SWAGGER = """<!doctype html>
 <script src="/docs/start.js"></script></body></html>
 """
 
-_REDOC = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>{title} – API (ReDoc)</title>
-<link rel="icon" href="/docs/assets/favicon.png"></head>
-<body><div id="redoc"></div>
-<script src="/docs/assets/redoc.standalone.js"></script>
-<script src="/docs/start.js"></script></body></html>
-"""
-
 # validatorUrl null: Swagger UI would otherwise ask an outside validator about the schema
 _START = """\
-if (document.getElementById("swagger-ui")) {
-  window.ui = SwaggerUIBundle({url: "/openapi.json", dom_id: "#swagger-ui", validatorUrl: null,
-    deepLinking: true, presets: [SwaggerUIBundle.presets.apis, SwaggerUIBundle.SwaggerUIStandalonePreset],
-    layout: "BaseLayout"});
-} else {
-  Redoc.init("/openapi.json", {}, document.getElementById("redoc"));
-}
+window.ui = SwaggerUIBundle({url: "/openapi.json", dom_id: "#swagger-ui", validatorUrl: null,
+  deepLinking: true, presets: [SwaggerUIBundle.presets.apis], layout: "BaseLayout"});
 """
 
 
 def install_docs(app: FastAPI) -> None:
-    """Mount /docs, /redoc, /docs/start.js and /docs/assets/ (when the assets are installed)."""
+    """Mount /docs, /docs/start.js and /docs/assets/ (when the assets are installed)."""
     if ASSETS is None or not ASSETS.is_dir():
         return
     title = app.title
@@ -62,10 +50,6 @@ def install_docs(app: FastAPI) -> None:
     @app.get("/docs", include_in_schema=False)
     async def swagger() -> HTMLResponse:
         return HTMLResponse(_SWAGGER.format(title=title))
-
-    @app.get("/redoc", include_in_schema=False)
-    async def redoc() -> HTMLResponse:
-        return HTMLResponse(_REDOC.format(title=title))
 
     @app.get("/docs/start.js", include_in_schema=False)
     async def start() -> Response:
