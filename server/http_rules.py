@@ -49,11 +49,21 @@ class MethodRules:
                     methods.add(method)
         return methods or None
 
+    def _routed(self, scope: Scope) -> bool:
+        """Whether a route (not a mount) takes this very method at this path."""
+        for route in self.router_app.router.routes:
+            if not isinstance(route, Mount) and route.matches(scope)[0] == Match.FULL:
+                return True
+        return False
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         method = scope["method"]
+        if method not in ("OPTIONS", "HEAD") and self._routed(scope):
+            await self.app(scope, receive, send)  # the common case: one pass over the routes
+            return
         allowed = self._allowed(scope)
         if method == "OPTIONS":
             if self.cors and "access-control-request-method" in Headers(scope=scope):

@@ -1,6 +1,6 @@
 """Responses that hold a build slot while they send, and send in bounded pieces.
 
-A document goes out in ``PIECE_BYTES`` pieces, each handed to the server only when the
+A document goes out in ``PIECE_BYTES`` (256 KB) pieces, each handed to the server only when the
 previous one has left (uvicorn waits for the socket to drain), so a slow reader never
 makes the server copy a whole document into its socket buffer. Both responses give
 their slot (``server.gate.Slot``) back when they end, however they end: sent, client
@@ -16,7 +16,7 @@ from .gate import Slot
 
 __all__ = ["PIECE_BYTES", "DocumentResponse", "SlotStreamingResponse"]
 
-PIECE_BYTES = 64 * 1024
+PIECE_BYTES = 256 * 1024
 
 
 class DocumentResponse(Response):

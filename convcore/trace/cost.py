@@ -10,9 +10,11 @@ work, so that a service can refuse what it cannot afford. It returns
 - ``header_cells``: the numbers in the header's tensors (every tensor's data);
 - ``bytes``: an upper bound of the encoded document (JSON or NDJSON), from those counts
   and the largest sizes their pieces take (below);
-- ``work``: a CPU measure in event-equivalents, ``events + cells_written / 32``: on a
-  2-core laptop an event costs 4–12 µs to generate and encode, a written cell about
-  0.2 µs (bench/server.py measures the worst allowed request).
+- ``work``: a CPU measure in event-equivalents, ``events + cells_written / 32`` plus
+  the extra of phases whose events each gather many taps (the transposed view's dx:
+  one event-equivalent per three taps it sums): on a 2-core laptop an event costs
+  4–12 µs to generate and encode, a written cell about 0.2 µs, a transposed dx event
+  about 100 µs for 36 taps (bench/server.py measures the worst allowed requests).
 
 How ``bytes`` bounds the document: a number is at most ``NUMBER_BYTES`` as orjson
 writes it (``-1.2345678901234567e-100,``), and fewer when every input is an integer
@@ -119,6 +121,12 @@ _TRANSPOSED: dict[str, PerEvent] = {
 }
 
 
+# extra event-equivalents of work per event, beyond the event itself and its cells
+_EXTRA_WORK: dict[tuple[str, str], Callable[[ResolvedConfig], float]] = {
+    ("transposed", "dx"): lambda rc: rc.spec.filters_per_group * rc.spec.KH * rc.spec.KW / 3,
+}
+
+
 def _view_table(rc: ResolvedConfig) -> dict[str, PerEvent]:
     if rc.view == "direct":
         return _DIRECT_MAC if rc.granularity == "mac" else _DIRECT_WINDOW
@@ -165,8 +173,10 @@ def trace_cost(rc: ResolvedConfig) -> TraceCost:
     shapes = _tensor_shapes(rc)
     largest = max(math.prod(s) for s in shapes.values())
     table = _view_table(rc)
-    events = cells = boxes = 0
+    events = cells = boxes = extra = 0
     for phase in plan_phases(rc):
+        weight = _EXTRA_WORK.get((rc.view, phase.name))
+        extra += round(phase.count * weight(rc)) if weight else 0
         per_event = _shared(phase.name) or table.get(phase.name)
         n_boxes, n_cells = per_event(rc) if per_event else (6, largest)
         events += phase.count
@@ -182,5 +192,5 @@ def trace_cost(rc: ResolvedConfig) -> TraceCost:
         + BOX_BYTES * boxes
         + 2 * number * cells
     )
-    work = events + cells // CELLS_PER_EVENT_OF_WORK
+    work = events + cells // CELLS_PER_EVENT_OF_WORK + extra
     return TraceCost(events=events, cells_written=cells, header_cells=header_cells, bytes=size, work=work)
