@@ -20,9 +20,8 @@ import time
 from pathlib import Path
 
 import httpx
+import psutil  # a test dependency (pyproject.toml)
 import pytest
-
-psutil = pytest.importorskip("psutil") if os.environ.get("CI") != "true" else __import__("psutil")
 
 ROOT = Path(__file__).resolve().parent.parent
 LIMIT_BYTES = 16_000_000
