@@ -211,7 +211,7 @@ def test_50_concurrent_streams_of_the_worst_request_stay_within_the_bound(server
     with Monitor(process.pid) as monitor:
         statuses = asyncio.run(_streams(url, 50, 1000))
     assert set(statuses) <= {200, 503}, statuses
-    assert statuses.count(200) >= 4  # the slots served some; the rest were told when to retry
+    assert statuses.count(200) >= 2  # each of the 2 slots served one at least; the rest were told when to retry
     assert monitor.peak < RSS_BOUND, monitor.peak / 2**20
     idle_within(process.pid, 5)
 
@@ -232,8 +232,12 @@ def test_20_clients_that_never_read_leave_the_worker_idle_and_within_the_bound(s
         try:
             took = idle_within(process.pid, 2.0, window=0.3, most=0.03)
             assert monitor.peak < RSS_BOUND
-            # the server answers others meanwhile (slots of stalled readers are dropped at idle_timeout)
-            assert httpx.get(url + "api/health", timeout=2).status_code == 200
+            assert httpx.get(url + "api/health", timeout=2).status_code == 200  # answered meanwhile
+            # the readers still hold their sockets, but not the build slots: past the idle
+            # deadline (3 s) the server dropped them, and a new trace is served
+            time.sleep(3.5)
+            again = httpx.post(url + "api/trace", json=_variant(BIGGEST, 2999), timeout=30)
+            assert again.status_code == 200, again.text[:200]
         finally:
             for s in socks:
                 s.close()
