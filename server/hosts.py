@@ -28,7 +28,7 @@ def machine_names() -> set[str]:
     except OSError:
         pass
     try:
-        import psutil  # optional: every interface's address
+        import psutil  # a dependency; guarded so that a broken install still serves localhost
 
         for addresses in psutil.net_if_addrs().values():
             for address in addresses:

@@ -93,3 +93,44 @@ def test_the_api_docs_are_served_from_this_server(api_client):
     for url in ("/docs/assets/swagger-ui-bundle.js", "/docs/assets/swagger-ui.css", "/docs/start.js"):
         assert api_client.get(url).status_code == 200, url
     assert "http" not in page.text.replace("http-equiv", "")  # nothing from elsewhere
+
+
+def test_the_hosts_a_server_answers_to():
+    from server.hosts import allowed_hosts, machine_names
+    from server.settings import Settings
+
+    local = allowed_hosts(Settings())
+    assert {"127.0.0.1", "localhost", "::1"} <= local and "evil.example" not in local
+    shared = allowed_hosts(Settings(bind_host="0.0.0.0", allowed_hosts=("Class.Example",)))
+    assert machine_names() <= shared and "class.example" in shared
+    assert allowed_hosts(Settings(bind_host="10.1.2.3")) == local | {"10.1.2.3"}
+
+
+def test_the_host_check_refuses_a_name_it_does_not_know():
+    import asyncio
+
+    from server.security import HostCheck
+
+    async def app(scope, receive, send):
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    def call(host):
+        sent = []
+
+        async def send(message):
+            sent.append(message)
+
+        async def receive():
+            return {"type": "http.request", "body": b""}
+
+        scope = {"type": "http", "method": "GET", "path": "/", "headers": [(b"host", host)],
+                 "client": ("192.0.2.7", 40000)}
+        asyncio.run(HostCheck(app, frozenset({"127.0.0.1", "localhost", "::1"}))(scope, receive, send))
+        return sent[0]["status"], sent[-1]["body"]
+
+    assert call(b"127.0.0.1:8000")[0] == 200
+    assert call(b"[::1]:8000")[0] == 200
+    assert call(b"LOCALHOST")[0] == 200
+    status, body = call(b"rebind.example:8000")
+    assert status == 400 and b"rebind.example" in body and b'"host"' in body

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 import httpx
-import psutil  # a test dependency (pyproject.toml)
+import psutil
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
