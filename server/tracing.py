@@ -9,16 +9,14 @@ generated) are held to the limits. Only then is a trace generated. convcore's er
 become 422s at ``["body", field]``, a limit a 413 naming the measure, its value and
 the limit.
 
-Builds are cancellable: ``document_bytes`` pulls the events in chunks and stops at
-the next chunk once its ``cancel`` event is set (the client went away).
+Builds are cancellable: ``document_bytes`` pulls and encodes the events in chunks and
+stops at the next chunk once its ``cancel`` event is set (the client went away).
 """
 
 from __future__ import annotations
 
-import gc
 import threading
 from collections import OrderedDict
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Iterator
 
@@ -42,7 +40,7 @@ __all__ = ["INPUT_ERRORS", "BuildCancelled", "DocumentCache", "Prepared", "conv_
 # MemoryError (a 413, see guard.raise_for). Anything else is a bug and a 500.
 INPUT_ERRORS = (ConvSpecError, MemoryError)
 
-CANCEL_CHECK_EVENTS = 256  # events between two looks at the cancel flag of a build
+ENCODE_CHUNK_EVENTS = 256  # events encoded at once by a document build (and between looks at its cancel flag)
 
 
 class BuildCancelled(Exception):
@@ -113,60 +111,43 @@ def _header_with_check(prepared: Prepared, lines: Iterator[dict[str, Any]]) -> d
     return header
 
 
-_gc_lock = threading.Lock()
-_gc_builds = 0  # builds running now; the collector is paused while any is
-_gc_was_enabled = False
-
-
-@contextmanager
-def _collector_paused():
-    """Pause the cyclic garbage collector while any document builds (a document holds
-    many containers and no cycles; a full collection over a half-built document would
-    hold the GIL, and so the event loop, for up to seconds). Restored when the last
-    build ends, whatever order builds end in."""
-    global _gc_builds, _gc_was_enabled
-    with _gc_lock:
-        if _gc_builds == 0:
-            _gc_was_enabled = gc.isenabled()
-            gc.disable()
-        _gc_builds += 1
-    try:
-        yield
-    finally:
-        with _gc_lock:
-            _gc_builds -= 1
-            if _gc_builds == 0 and _gc_was_enabled:
-                gc.enable()
-
-
 def document_bytes(prepared: Prepared, cancel: threading.Event | None = None) -> bytes:
-    """The whole trace document of a prepared config, with its gradient check, as JSON
-    (the bytes ``build_trace`` + the check would give). Raises BuildCancelled within
-    ``CANCEL_CHECK_EVENTS`` events once ``cancel`` is set.
+    """The whole trace document of a prepared config, with its gradient check, as JSON:
+    the bytes ``encode_json`` gives for ``build_trace`` plus the check. Raises
+    BuildCancelled within ``ENCODE_CHUNK_EVENTS`` events once ``cancel`` is set.
 
-    The cyclic garbage collector is paused while the events are collected, as
-    ``build_trace`` does, for as long as any build runs (``_collector_paused``).
+    The events are encoded a chunk at a time as they are generated, so only one chunk
+    of event objects lives at once (the bytes are the document's size; whole, the
+    objects were about three times it), and no single encoder call holds the GIL for
+    long (the event loop gets it back between chunks).
     """
     try:
         lines = iter_trace(prepared.resolved, arrays=True)  # encode_json writes the arrays
         header = _header_with_check(prepared, lines)
     except INPUT_ERRORS as exc:
         raise guard.raise_for(exc) from exc
-    doc = {key: value for key, value in header.items() if key not in ("type", "total_events", "check")}
-    events: list[dict[str, Any]] = []
-    append = events.append
-    with _collector_paused():
-        for k, line in enumerate(lines):
-            if line["type"] != "event":
-                break
-            del line["type"]
-            append(line)
-            if cancel is not None and k % CANCEL_CHECK_EVENTS == 0 and cancel.is_set():
+    head = {key: value for key, value in header.items() if key not in ("type", "total_events", "check")}
+    parts = [encode_json(head)[:-1], b',"events":[']  # {"schema":…,"phases":[…] then the events
+    chunk: list[dict[str, Any]] = []
+
+    def flush() -> None:
+        if chunk:
+            parts.append((b"," if len(parts) > 2 else b"") + encode_json(chunk)[1:-1])
+            chunk.clear()
+
+    for line in lines:
+        if line["type"] != "event":
+            break
+        del line["type"]
+        chunk.append(line)
+        if len(chunk) == ENCODE_CHUNK_EVENTS:
+            flush()
+            if cancel is not None and cancel.is_set():
                 raise BuildCancelled()
-        doc["events"] = events
-        doc["total_events"] = header["total_events"]
-        doc["check"] = header["check"]
-        return encode_json(doc)
+    flush()
+    tail = encode_json({"total_events": header["total_events"], "check": header["check"]})
+    parts.append(b"]," + tail[1:])
+    return b"".join(parts)
 
 
 def stream_lines(prepared: Prepared) -> Iterator[dict[str, Any]]:

@@ -535,3 +535,20 @@ def test_the_405_routes_are_not_in_the_schema(api_client):
     paths = api_client.get("/openapi.json").json()["paths"]
     for path in ("/api/trace", "/api/trace/stream", "/api/conv"):
         assert set(paths[path]) == {"post"}
+
+
+@pytest.mark.parametrize("config", [CONFIG, {**CONFIG, "layout": "NHWC", "x": {"fill": "normal", "shape": [1, 5, 5, 2]},
+                                             "w": {"fill": "normal", "shape": [3, 3, 2, 2]}, "view": "im2col",
+                                             "dout": {"fill": "normal", "seed": 4}},
+                                    {**CONFIG, "phases": "forward", "granularity": "mac"}])
+def test_the_document_is_encoded_in_chunks_to_the_same_bytes(api_settings, config):
+    # document_bytes encodes the events a chunk at a time: the bytes are those of the
+    # whole document encoded at once
+    from convcore.trace import build_trace
+    from server import tracing
+    from server.encoding import encode_json
+
+    prepared = tracing.prepare(config, api_settings)
+    doc = build_trace(prepared.resolved, arrays=True)
+    doc["check"] = tracing.gradient_check(prepared, doc)
+    assert tracing.document_bytes(prepared) == encode_json(doc)

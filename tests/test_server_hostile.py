@@ -334,10 +334,10 @@ def test_health_answers_in_under_100_ms_while_100_clients_send_uncached_builds(s
     finally:
         load.wait(timeout=60)
     times.sort()
-    print(f"health under load: median {times[10] * 1000:.1f} ms, max {times[-1] * 1000:.1f} ms")
+    print(f"health under load: median {times[10] * 1000:.1f} ms, 19th {times[-2] * 1000:.1f} ms, max {times[-1] * 1000:.1f} ms")
     # 18 of 20 under 100 ms and the median far under it, on a 2-core machine shared with
-    # the load itself: the tail comes from C calls that hold the GIL in the build threads
-    # (orjson encoding a document, NumPy); docs/service.md says so
+    # the load itself: the slowest can meet a C call holding the GIL in a build thread
+    # (docs/service.md gives the measured spread)
     assert times[-3] < 0.1 and times[10] < 0.05
 
 
