@@ -42,9 +42,10 @@ from typing import Iterator
 import numpy as np
 
 from . import format as fmt
-from .direct_window import EXPAND_LIMIT, db_window
 from .events import TraceContext
 from .loops import ordered, sub_order
+from .model import Event, make_event
+from .phases import db_phase
 from .views import Phase, View, register_view
 
 __all__ = ["Im2colView", "column_gradient", "column_matrix"]
@@ -110,65 +111,57 @@ class _Matrices:
         return f"image {n}, output row {i}, column {j}"
 
 
-def _products(a: list[float], b: list[float]) -> str:
-    return " + ".join(f"{fmt.factor(u)}·{fmt.factor(v)}" for u, v in zip(a, b))
-
-
-def _im2col_events(ctx: TraceContext) -> Iterator[dict]:
+def _im2col_events(ctx: TraceContext) -> Iterator[Event]:
     m = _Matrices(ctx)
     cols = ctx.ref["cols"]
     for n, i, j in m.columns():
         p = m.column(n, i, j)
         start, stop = m.window(n, i, j)
         values = cols[:, p]
-        listed = f" = {fmt.numbers(values.tolist())}" if m.R <= EXPAND_LIMIT else ""
+        listed = f" = {fmt.numbers(values.tolist())}" if m.R <= fmt.EXPAND_LIMIT else ""
         write = ctx.write("cols", (0, p), (m.R, p + 1), None, values[:, None])
-        yield {
-            "type": "event",
-            "phase": "im2col",
-            "loop": {"n": n, "i": i, "j": j},
-            "reads": [ctx.box("xp", start, stop, m.step)],
-            "writes": [write],
-            "text": f"{ctx.text('cols', (0, p), (m.R, p + 1))} = {ctx.text('xp', start, stop, m.step)}"
-                    f"{listed} (column {p}: {m.where(p)})",
-        }
+        yield make_event(
+            "im2col", {"n": n, "i": i, "j": j},
+            [ctx.box("xp", start, stop, m.step)],
+            [write],
+            f"{ctx.text('cols', (0, p), (m.R, p + 1))} = {ctx.text('xp', start, stop, m.step)}"
+            f"{listed} (column {p}: {m.where(p)})",
+        )
 
 
-def _forward_events(ctx: TraceContext) -> Iterator[dict]:
+def _forward_events(ctx: TraceContext) -> Iterator[Event]:
     m = _Matrices(ctx)
     cols, w, z = ctx.ref["cols"], ctx.ref["w"].reshape(m.F, -1), ctx.ref["z"]
     bias = ctx.ref.get("b")
     w_box = [ctx.box("w", (f, 0, 0, 0), (f + 1, m.cg, m.spec.KH, m.spec.KW)) for f in range(m.F)]
     w_text = [ctx.text("w", (f, 0, 0, 0), (f + 1, m.cg, m.spec.KH, m.spec.KW)) for f in range(m.F)]
-    expand = m.block <= EXPAND_LIMIT
+    expand = m.block <= fmt.EXPAND_LIMIT
     for f, n, i, j in ordered(ctx.rc.loop_order, "fnij", m.sizes):
         p = m.column(n, i, j)
         r0 = (f // m.fg) * m.block
         col = (r0, p), (r0 + m.block, p + 1)
         reads = [ctx.box("cols", *col), w_box[f]]
         rhs = f"{w_text[f]}·{ctx.text('cols', *col)}"
-        terms = _products(w[f].tolist(), cols[r0:r0 + m.block, p].tolist()) if expand else ""
+        terms = fmt.products(w[f].tolist(), cols[r0:r0 + m.block, p].tolist()) if expand else ""
         if bias is not None:
             reads.append(ctx.box("b", (f,), (f + 1,)))
             rhs += f" + b[{f}]"
             terms += f" + {fmt.factor(float(bias[f]))}" if expand else ""
         value = float(z[n, f, i, j])
-        yield {
-            "type": "event",
-            "phase": "forward",
-            "loop": {"n": n, "f": f, "i": i, "j": j},
-            "reads": reads,
-            "writes": [ctx.write_cell("z", (n, f, i, j), value)],
-            "text": f"{ctx.cell_text('z', (n, f, i, j))} = {rhs}"
-                    f"{' = ' + terms if expand else ''} = {fmt.number(value)}",
-        }
+        yield make_event(
+            "forward", {"n": n, "f": f, "i": i, "j": j},
+            reads,
+            [ctx.write_cell("z", (n, f, i, j), value)],
+            f"{ctx.cell_text('z', (n, f, i, j))} = {rhs}"
+            f"{' = ' + terms if expand else ''} = {fmt.number(value)}",
+        )
 
 
-def _dw_events(ctx: TraceContext) -> Iterator[dict]:
+def _dw_events(ctx: TraceContext) -> Iterator[Event]:
     m = _Matrices(ctx)
     spec = m.spec
     cols, dz, dw = ctx.ref["cols"], ctx.ref["dz"], ctx.ref["dw"]
-    expand = m.P <= EXPAND_LIMIT
+    expand = m.P <= fmt.EXPAND_LIMIT
     for f in range(m.F):
         row_box = (0, f, 0, 0), (m.N, f + 1, m.Ho, m.Wo)
         dz_row = dz[:, f].ravel().tolist()
@@ -178,23 +171,21 @@ def _dw_events(ctx: TraceContext) -> Iterator[dict]:
                 for l in range(spec.KW):
                     r = r0 + (c * spec.KH + k) * spec.KW + l
                     value = float(dw[f, c, k, l])
-                    terms = f" = {_products(dz_row, cols[r].tolist())}" if expand else ""
-                    yield {
-                        "type": "event",
-                        "phase": "dw",
-                        "loop": {"f": f, "c": c, "k": k, "l": l},
-                        "reads": [ctx.box("dz", *row_box), ctx.box("cols", (r, 0), (r + 1, m.P))],
-                        "writes": [ctx.write_cell("dw", (f, c, k, l), value)],
-                        "text": f"{ctx.cell_text('dw', (f, c, k, l))} = {ctx.text('dz', *row_box)}"
-                                f"·{ctx.text('cols', (r, 0), (r + 1, m.P))}{terms} = {fmt.number(value)}",
-                    }
+                    terms = f" = {fmt.products(dz_row, cols[r].tolist())}" if expand else ""
+                    yield make_event(
+                        "dw", {"f": f, "c": c, "k": k, "l": l},
+                        [ctx.box("dz", *row_box), ctx.box("cols", (r, 0), (r + 1, m.P))],
+                        [ctx.write_cell("dw", (f, c, k, l), value)],
+                        f"{ctx.cell_text('dw', (f, c, k, l))} = {ctx.text('dz', *row_box)}"
+                        f"·{ctx.text('cols', (r, 0), (r + 1, m.P))}{terms} = {fmt.number(value)}",
+                    )
 
 
-def _dcols_events(ctx: TraceContext) -> Iterator[dict]:
+def _dcols_events(ctx: TraceContext) -> Iterator[Event]:
     m = _Matrices(ctx)
     spec = m.spec
     w, dz, dcols = ctx.ref["w"], ctx.ref["dz"], ctx.ref["dcols"]
-    expand = m.fg <= EXPAND_LIMIT
+    expand = m.fg <= fmt.EXPAND_LIMIT
     columns = list(m.columns())
     for r in range(m.R):
         c, rest = divmod(r, m.taps)
@@ -208,18 +199,16 @@ def _dcols_events(ctx: TraceContext) -> Iterator[dict]:
             p = m.column(n, i, j)
             dz_col = (n, f0, i, j), (n + 1, f0 + m.fg, i + 1, j + 1)
             value = float(dcols[r, p])
-            terms = f" = {_products(w_values, dz[n, f0:f0 + m.fg, i, j].tolist())}" if expand else ""
-            yield {
-                "type": "event",
-                "phase": "dcols",
-                "loop": {"c": c, "k": k, "l": l, "n": n, "i": i, "j": j},
-                "reads": [w_read, ctx.box("dz", *dz_col)],
-                "writes": [ctx.write_cell("dcols", (r, p), value)],
-                "text": f"dcols[{r},{p}] = {w_said}·{ctx.text('dz', *dz_col)}{terms} = {fmt.number(value)}",
-            }
+            terms = f" = {fmt.products(w_values, dz[n, f0:f0 + m.fg, i, j].tolist())}" if expand else ""
+            yield make_event(
+                "dcols", {"c": c, "k": k, "l": l, "n": n, "i": i, "j": j},
+                [w_read, ctx.box("dz", *dz_col)],
+                [ctx.write_cell("dcols", (r, p), value)],
+                f"dcols[{r},{p}] = {w_said}·{ctx.text('dz', *dz_col)}{terms} = {fmt.number(value)}",
+            )
 
 
-def _col2im_events(ctx: TraceContext) -> Iterator[dict]:
+def _col2im_events(ctx: TraceContext) -> Iterator[Event]:
     m = _Matrices(ctx)
     spec = m.spec
     dcols = ctx.ref["dcols"]
@@ -228,15 +217,13 @@ def _col2im_events(ctx: TraceContext) -> Iterator[dict]:
         start, stop = m.window(n, i, j)
         delta = dcols[:, p].reshape(1, m.C, spec.KH, spec.KW)
         write = ctx.write("dxp", start, stop, m.step, delta)
-        yield {
-            "type": "event",
-            "phase": "col2im",
-            "loop": {"n": n, "i": i, "j": j},
-            "reads": [ctx.box("dcols", (0, p), (m.R, p + 1))],
-            "writes": [write],
-            "text": f"{ctx.text('dxp', start, stop, m.step)} += {ctx.text('dcols', (0, p), (m.R, p + 1))}"
-                    f" (column {p}: {m.where(p)}; overlapping windows add up)",
-        }
+        yield make_event(
+            "col2im", {"n": n, "i": i, "j": j},
+            [ctx.box("dcols", (0, p), (m.R, p + 1))],
+            [write],
+            f"{ctx.text('dxp', start, stop, m.step)} += {ctx.text('dcols', (0, p), (m.R, p + 1))}"
+            f" (column {p}: {m.where(p)}; overlapping windows add up)",
+        )
 
 
 class Im2colView(View):
@@ -271,7 +258,7 @@ class Im2colView(View):
         rows = spec.C * spec.KH * spec.KW
         phases = [] if rc.forward_included else [self._im2col_phase(rc)]
         if rc.has_bias:
-            phases.append(Phase("db", spec.F, db_window))
+            phases.append(db_phase(rc))
         phases += [
             Phase("dw", math.prod(spec.w_shape), _dw_events),
             Phase("dcols", rows * n * ho * wo, _dcols_events),

@@ -27,7 +27,7 @@ resolved config alone (no arithmetic on tensors) — the header's phase boundari
 ``count_events`` come from it, before anything is generated; ``events(ctx)`` returns a
 lazy iterator of event dicts, ``ctx`` being an ``events.TraceContext``.
 
-An event is ``{"type": "event", "phase", "loop", "reads", "writes", "text"}`` built
+An event is a ``model.Event`` (``{"phase", "loop", "reads", "writes", "text"}``) built
 with the context: ``ctx.box`` for reads, ``ctx.write`` / ``ctx.write_cell`` for writes
 (they keep the running state that fills ``value`` and convert to NHWC at the edge),
 ``ctx.text`` / ``ctx.cell_text`` for the text, ``ctx.cells(name)`` for per-cell tables
