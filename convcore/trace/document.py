@@ -40,7 +40,7 @@ from .model import Event, event_lines, stream_line
 from .phases import activation_grad_phase, activation_phase, crop_phase, pad_phase
 from .views import Phase
 
-__all__ = ["SCHEMA", "build_trace", "count_events", "iter_trace", "plan_phases", "trace_header"]
+__all__ = ["SCHEMA", "build_document", "build_trace", "count_events", "iter_trace", "plan_phases", "trace_header"]
 
 SCHEMA = "convscope.trace/1"
 
@@ -214,7 +214,12 @@ def build_trace(config: ConfigLike, *, arrays: bool = False) -> dict:
     service does, ``server/gc_pause.py``): convcore itself changes nothing process-wide.
     """
     rc = resolve_config(config)
-    plan = plan_phases(rc)
+    return build_document(rc, plan_phases(rc), arrays=arrays)
+
+
+def build_document(rc: ResolvedConfig, plan: list[Phase], *, arrays: bool = False) -> dict:
+    """``build_trace`` of a resolved config with the phases ``plan`` (``plan_phases(rc)``
+    or the same phases with other generators of the same events: ``reference``)."""
     ref, roles = _reference(rc)
     doc = _header(rc, plan, ref, roles)
     events = []

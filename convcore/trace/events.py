@@ -165,6 +165,12 @@ class TraceContext:
             return None
         return np.arange(int(np.prod(shape))).reshape(shape).transpose(p).ravel()
 
+    def cell_list(self, name: str, block: np.ndarray) -> list[float]:
+        """A block of ``name``'s cells (internal order, a Box's shape) as the row-major
+        list of its values in the trace's order."""
+        p = self.perm[name]
+        return (block.transpose(p) if p else block).ravel().tolist()
+
     def box(self, name: str, start: Sequence[int], stop: Sequence[int], step: Sequence[int] | None = None) -> Box:
         """The Box of ``name`` from internal-order start/stop/step (step None: all 1)."""
         step = self.order(name, step) if step is not None else self.ones(len(start))
@@ -201,11 +207,8 @@ class TraceContext:
         block = self.state[name][index]
         delta = np.broadcast_to(np.asarray(delta, dtype=np.float64), block.shape)
         block += delta
-        p = self.perm[name]
-        if p:
-            delta, block = delta.transpose(p), block.transpose(p)
         box = self.box(name, start, stop, step)
-        return make_write(name, box["start"], box["stop"], box["step"], delta.ravel().tolist(), block.ravel().tolist())
+        return make_write(name, box["start"], box["stop"], box["step"], self.cell_list(name, delta), self.cell_list(name, block))
 
     def write_cell(self, name: str, index: Sequence[int], delta: float) -> Write:
         """Add the float ``delta`` to one cell (internal index) and return the Write."""
