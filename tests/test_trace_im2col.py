@@ -9,9 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from convcore.trace import TraceConfigError, build_trace, count_events, replay
-from oracle import torch_conv
+from oracle import TORCH_ACTIVATIONS, geometry, torch_layer
 from strategies import conv_cases
-from test_trace_oracle import TORCH_ACTIVATIONS, torch_layer
 from test_trace_rules import make_config
 from trace_checks import assert_close, box_slices, check_rule2_replay_matches_header_and_core, nhwc_config, tensor
 
@@ -51,7 +50,8 @@ def test_seed000_case_matches_torch():
     state = replay(doc)
     x, w = tensor(doc, "x"), tensor(doc, "w")
     b, dout = np.array(SEED000["b"]), tensor(doc, "dout")
-    z, dx, dw, db = torch_conv(x, w, b, dout, stride=2)
+    expected = torch_layer(x, w, b, dout, stride=2)
+    z, dx, dw, db = expected.z, expected.dx, expected.dw, expected.db
     assert_close(state["z"], z, "z", rtol=1e-10)
     assert state["dx"].shape == (2, 3, 7, 7)  # not the empty crop of pad:-pad with pad 0
     assert_close(state["dx"], dx, "dx", rtol=1e-10)
@@ -174,4 +174,5 @@ def test_replayed_im2col_trace_matches_core_and_torch(case, activation, order, n
         config["b"] = b.tolist()
     if nhwc:
         config = nhwc_config(config)
-    check_rule2_replay_matches_header_and_core(config, torch_results=torch_layer(case, activation, x, w, b, dout))
+    check_rule2_replay_matches_header_and_core(config, torch_results=torch_layer(
+        x, w, b, dout, **geometry(case.spec), activation=activation).results(bias=b is not None))

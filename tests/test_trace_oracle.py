@@ -15,36 +15,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from convcore.trace import build_trace
-from oracle import require_torch, torch_conv
+from oracle import TORCH_ACTIVATIONS, geometry, torch_layer
 from strategies import conv_cases
 from trace_checks import check_rule2_replay_matches_header_and_core, check_rule3_value_is_running_state, nhwc_config
 
 pytestmark = pytest.mark.oracle
-
-TORCH_ACTIVATIONS = {
-    "identity": lambda t, z: z,
-    "relu": lambda t, z: t.relu(z),
-    "leaky_relu": lambda t, z: t.nn.functional.leaky_relu(z, 0.01),
-    "sigmoid": lambda t, z: t.sigmoid(z),
-    "tanh": lambda t, z: t.tanh(z),
-}
-
-
-def torch_layer(case, activation, x, w, b, dout):
-    """out, dz, dx, dw, db of conv + activation from torch (internal NCHW order)."""
-    torch = require_torch()
-    spec = case.spec
-    z, _, _, _ = torch_conv(x, w, b, None, spec.stride, spec.padding, spec.dilation, spec.groups)
-    zt = torch.tensor(z, requires_grad=True)
-    out = TORCH_ACTIVATIONS[activation](torch, zt)
-    out.backward(torch.tensor(dout))
-    dz = zt.grad.numpy().copy()
-    _, dx, dw, db = torch_conv(x, w, b, dz, spec.stride, spec.padding, spec.dilation, spec.groups)
-    res = {"z": z, "out": out.detach().numpy(), "dz": dz, "dx": dx, "dw": dw}
-    if b is not None:
-        res["db"] = db
-    return res
-
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
 @given(
@@ -62,8 +37,8 @@ def test_replayed_trace_matches_core_and_torch(case, activation, granularity, ba
         config["b"] = b.tolist()
     if nhwc:
         config = nhwc_config(config)
-    expected = torch_layer(case, activation, x, w, b, dout)
-    check_rule2_replay_matches_header_and_core(config, torch_results=expected)
+    expected = torch_layer(x, w, b, dout, **geometry(case.spec), activation=activation)
+    check_rule2_replay_matches_header_and_core(config, torch_results=expected.results(bias=b is not None))
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
