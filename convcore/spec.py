@@ -214,33 +214,14 @@ class ConvSpec:
 
     # -- shapes -----------------------------------------------------------------------
 
-    @property
-    def N(self) -> int:  # noqa: N802 - the conventional names
-        return self.x_shape[0]
-
-    @property
-    def C(self) -> int:  # noqa: N802
-        return self.x_shape[1]
-
-    @property
-    def H(self) -> int:  # noqa: N802
-        return self.x_shape[2]
-
-    @property
-    def W(self) -> int:  # noqa: N802
-        return self.x_shape[3]
-
-    @property
-    def F(self) -> int:  # noqa: N802
-        return self.w_shape[0]
-
-    @property
-    def KH(self) -> int:  # noqa: N802
-        return self.w_shape[2]
-
-    @property
-    def KW(self) -> int:  # noqa: N802
-        return self.w_shape[3]
+    # the conventional one-letter names: x is (N, C, H, W), w is (F, C/groups, KH, KW)
+    N = property(lambda self: self.x_shape[0], doc="images in the batch")
+    C = property(lambda self: self.x_shape[1], doc="input channels")
+    H = property(lambda self: self.x_shape[2], doc="input rows")
+    W = property(lambda self: self.x_shape[3], doc="input columns")
+    F = property(lambda self: self.w_shape[0], doc="filters (output channels)")
+    KH = property(lambda self: self.w_shape[2], doc="kernel rows")
+    KW = property(lambda self: self.w_shape[3], doc="kernel columns")
 
     @property
     def channels_per_group(self) -> int:

@@ -9,15 +9,19 @@ float64; the replayed out, dz, dx, dw and db must match it.
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from convcore.trace import build_trace
-from oracle import TORCH_ACTIVATIONS, geometry, torch_layer
+from oracle import TORCH_ACTIVATIONS
 from strategies import conv_cases
-from trace_checks import check_rule2_replay_matches_header_and_core, check_rule3_value_is_running_state, nhwc_config
+from trace_checks import (
+    case_config,
+    check_replay_matches_torch,
+    check_rule2_replay_matches_header_and_core,
+    check_rule3_value_is_running_state,
+)
 
 pytestmark = pytest.mark.oracle
 
@@ -30,15 +34,7 @@ pytestmark = pytest.mark.oracle
     st.booleans(),
 )
 def test_replayed_trace_matches_core_and_torch(case, activation, granularity, backward, nhwc):
-    x, w, b, dout = case.arrays()
-    config = {"x": x.tolist(), "w": w.tolist(), "dout": dout.tolist(), "activation": activation,
-              "granularity": granularity, "backward": backward, **case.kwargs()}
-    if b is not None:
-        config["b"] = b.tolist()
-    if nhwc:
-        config = nhwc_config(config)
-    expected = torch_layer(x, w, b, dout, **geometry(case.spec), activation=activation)
-    check_rule2_replay_matches_header_and_core(config, torch_results=expected.results(bias=b is not None))
+    check_replay_matches_torch(case, activation, nhwc, granularity=granularity, backward=backward)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
@@ -46,14 +42,10 @@ def test_replayed_trace_matches_core_and_torch(case, activation, granularity, ba
        st.sampled_from(["window", "mac"]), st.sampled_from(["fused", "separate"]),
        st.permutations("nfijckl"))
 def test_every_loop_order_replays_to_the_same_gradients(case, granularity, backward, order):
-    x, w, b, dout = case.arrays()
     letters = "".join(order) if granularity == "mac" else "".join(c for c in order if c in "nfij")
-    config = {"x": x.tolist(), "w": w.tolist(), "dout": dout.tolist(), "granularity": granularity,
-              "backward": backward, "loop_order": letters, **case.kwargs()}
+    config = case_config(case, granularity=granularity, backward=backward, loop_order=letters)
     if backward == "separate":  # dx_loop_order applies to the separate dx phase only
         config["dx_loop_order"] = letters[::-1]
-    if b is not None:
-        config["b"] = b.tolist()
     check_rule3_value_is_running_state(config)
     doc = build_trace(config)
     assert doc["spec"]["loop_order"] == letters

@@ -19,34 +19,25 @@ from hypothesis import strategies as st
 
 from convcore.trace import build_trace
 from convcore.trace.reference import reference_trace
-from strategies import conv_cases
-from trace_checks import nhwc_config
+from strategies import TRACE_MODES, conv_cases
+from trace_checks import case_config, nhwc_config
 
-VIEW_MODES = [
-    ("direct", "window", "fused"),
-    ("direct", "window", "separate"),
-    ("direct", "mac", "fused"),
-    ("direct", "mac", "separate"),
-    ("transposed", "window", "fused"),
-]
+VIEW_MODES = [mode for mode in TRACE_MODES if mode[0] != "im2col"]  # im2col: no fast path
 NUMPY = orjson.OPT_SERIALIZE_NUMPY
 
 
 def _config(case, mode, data, phases, order, nhwc) -> dict:
     view, granularity, backward = mode
-    x, w, b, dout = case.arrays()
+    config = case_config(case, view=view, granularity=granularity, backward=backward, phases=phases)
     if data == "integers":  # ties, zeros and −0 products: the shared-row paths
-        x, w, dout = (np.round(2 * a) for a in (x, w, dout))
-        b = None if b is None else np.round(b)
+        for key in ("x", "w", "dout", "b"):
+            if key in config:
+                config[key] = np.round(2 * np.asarray(config[key])).tolist()
     letters = "".join(order) if granularity == "mac" else "".join(c for c in order if c in "nfij")
-    config = {"x": x.tolist(), "w": w.tolist(), "dout": dout.tolist(), "view": view, "granularity": granularity,
-              "backward": backward, "phases": phases, **case.kwargs()}
     if view == "direct":
         config["loop_order"] = letters
         if backward == "separate":
             config["dx_loop_order"] = letters[::-1]
-    if b is not None:
-        config["b"] = b.tolist()
     return nhwc_config(config) if nhwc else config
 
 

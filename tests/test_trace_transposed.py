@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 
 from convcore.layout import NCHW_TO_NHWC, OIHW_TO_HWIO
 from convcore.trace import TraceConfigError, build_trace, count_events, replay
-from oracle import TORCH_ACTIVATIONS, geometry, torch_layer
+from oracle import TORCH_ACTIVATIONS, torch_layer
 from strategies import conv_cases
 from test_trace_rules import make_config
-from trace_checks import assert_close, box_slices, check_rule2_replay_matches_header_and_core, nhwc_config, tensor
+from trace_checks import assert_close, box_slices, check_replay_matches_torch, nhwc_config, tensor
 
 
 def events(doc, phase):
@@ -153,12 +153,4 @@ def test_nhwc_axes_of_the_new_tensors():
     st.booleans(),
 )
 def test_replayed_transposed_trace_matches_core_and_torch(case, activation, nhwc):
-    x, w, b, dout = case.arrays()
-    config = {"view": "transposed", "x": x.tolist(), "w": w.tolist(), "dout": dout.tolist(),
-              "activation": activation, **case.kwargs()}
-    if b is not None:
-        config["b"] = b.tolist()
-    if nhwc:
-        config = nhwc_config(config)
-    check_rule2_replay_matches_header_and_core(config, torch_results=torch_layer(
-        x, w, b, dout, **geometry(case.spec), activation=activation).results(bias=b is not None))
+    check_replay_matches_torch(case, activation, nhwc, view="transposed")

@@ -21,10 +21,7 @@ __all__ = ["DirectView"]
 
 class DirectView(View):
     name = "direct"
-    granularities = ("window", "mac")
-
-    def loop_letters(self, granularity: str) -> str:
-        return "nfij" if granularity == "window" else "nfijckl"
+    letters = {"window": "nfij", "mac": "nfijckl"}
 
     def forward_phases(self, rc) -> list[Phase]:
         return [mac_forward_phase(rc) if rc.granularity == "mac" else forward_window_phase(rc)]

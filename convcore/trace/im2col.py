@@ -111,7 +111,20 @@ class _Matrices:
         return f"image {n}, output row {i}, column {j}"
 
 
+def _product_cell(ctx: TraceContext, phase: str, loop: dict, reads: list, target: str, cell: tuple,
+                  product: str, terms: str) -> Event:
+    """One cell of a matrix product as an event: ``target[cell] = product = terms =
+    value`` (``terms``: the products written out, "" when there are too many), the
+    value from the vectorised core."""
+    value = float(ctx.ref[target][cell])
+    said = f" = {terms}" if terms else ""
+    return make_event(phase, loop, reads, [ctx.write_cell(target, cell, value)],
+                      f"{ctx.cell_text(target, cell)} = {product}{said} = {fmt.number(value)}")
+
+
 def _im2col_events(ctx: TraceContext) -> Iterator[Event]:
+    """Phase "im2col", columns (n, i, j) in the loop order's n, i, j order: each event
+    reads the receptive field of xp over all channels and writes column p of cols."""
     m = _Matrices(ctx)
     cols = ctx.ref["cols"]
     for n, i, j in m.columns():
@@ -130,8 +143,10 @@ def _im2col_events(ctx: TraceContext) -> Iterator[Event]:
 
 
 def _forward_events(ctx: TraceContext) -> Iterator[Event]:
+    """Phase "forward", (f, n, i, j) in ``loop_order``: each event reads row f of W,
+    column p of the group's block of cols (and b[f]) and writes z[n,f,i,j]."""
     m = _Matrices(ctx)
-    cols, w, z = ctx.ref["cols"], ctx.ref["w"].reshape(m.F, -1), ctx.ref["z"]
+    cols, w = ctx.ref["cols"], ctx.ref["w"].reshape(m.F, -1)
     bias = ctx.ref.get("b")
     w_box = [ctx.box("w", (f, 0, 0, 0), (f + 1, m.cg, m.spec.KH, m.spec.KW)) for f in range(m.F)]
     w_text = [ctx.text("w", (f, 0, 0, 0), (f + 1, m.cg, m.spec.KH, m.spec.KW)) for f in range(m.F)]
@@ -147,20 +162,15 @@ def _forward_events(ctx: TraceContext) -> Iterator[Event]:
             reads.append(ctx.box("b", (f,), (f + 1,)))
             rhs += f" + b[{f}]"
             terms += f" + {fmt.factor(float(bias[f]))}" if expand else ""
-        value = float(z[n, f, i, j])
-        yield make_event(
-            "forward", {"n": n, "f": f, "i": i, "j": j},
-            reads,
-            [ctx.write_cell("z", (n, f, i, j), value)],
-            f"{ctx.cell_text('z', (n, f, i, j))} = {rhs}"
-            f"{' = ' + terms if expand else ''} = {fmt.number(value)}",
-        )
+        yield _product_cell(ctx, "forward", {"n": n, "f": f, "i": i, "j": j}, reads, "z", (n, f, i, j), rhs, terms)
 
 
 def _dw_events(ctx: TraceContext) -> Iterator[Event]:
+    """Phase "dw", dW row-major (f, c, k, l): each event reads row f of dZ (dz[:, f])
+    and row r of cols and writes dw[f,c,k,l]."""
     m = _Matrices(ctx)
     spec = m.spec
-    cols, dz, dw = ctx.ref["cols"], ctx.ref["dz"], ctx.ref["dw"]
+    cols, dz = ctx.ref["cols"], ctx.ref["dz"]
     expand = m.P <= fmt.EXPAND_LIMIT
     for f in range(m.F):
         row_box = (0, f, 0, 0), (m.N, f + 1, m.Ho, m.Wo)
@@ -170,21 +180,20 @@ def _dw_events(ctx: TraceContext) -> Iterator[Event]:
             for k in range(spec.KH):
                 for l in range(spec.KW):
                     r = r0 + (c * spec.KH + k) * spec.KW + l
-                    value = float(dw[f, c, k, l])
-                    terms = f" = {fmt.products(dz_row, cols[r].tolist())}" if expand else ""
-                    yield make_event(
-                        "dw", {"f": f, "c": c, "k": k, "l": l},
-                        [ctx.box("dz", *row_box), ctx.box("cols", (r, 0), (r + 1, m.P))],
-                        [ctx.write_cell("dw", (f, c, k, l), value)],
-                        f"{ctx.cell_text('dw', (f, c, k, l))} = {ctx.text('dz', *row_box)}"
-                        f"·{ctx.text('cols', (r, 0), (r + 1, m.P))}{terms} = {fmt.number(value)}",
-                    )
+                    reads = [ctx.box("dz", *row_box), ctx.box("cols", (r, 0), (r + 1, m.P))]
+                    product = f"{ctx.text('dz', *row_box)}·{ctx.text('cols', (r, 0), (r + 1, m.P))}"
+                    terms = fmt.products(dz_row, cols[r].tolist()) if expand else ""
+                    yield _product_cell(ctx, "dw", {"f": f, "c": c, "k": k, "l": l}, reads, "dw", (f, c, k, l),
+                                        product, terms)
 
 
 def _dcols_events(ctx: TraceContext) -> Iterator[Event]:
+    """Phase "dcols", rows r = (c, k, l) of dcols, each row's columns in the loop
+    order's n, i, j order: each event reads column (c, k, l) of the group's W and
+    column p of the group's dZ and writes dcols[r, p]."""
     m = _Matrices(ctx)
     spec = m.spec
-    w, dz, dcols = ctx.ref["w"], ctx.ref["dz"], ctx.ref["dcols"]
+    w, dz = ctx.ref["w"], ctx.ref["dz"]
     expand = m.fg <= fmt.EXPAND_LIMIT
     columns = list(m.columns())
     for r in range(m.R):
@@ -198,17 +207,15 @@ def _dcols_events(ctx: TraceContext) -> Iterator[Event]:
         for n, i, j in columns:
             p = m.column(n, i, j)
             dz_col = (n, f0, i, j), (n + 1, f0 + m.fg, i + 1, j + 1)
-            value = float(dcols[r, p])
-            terms = f" = {fmt.products(w_values, dz[n, f0:f0 + m.fg, i, j].tolist())}" if expand else ""
-            yield make_event(
-                "dcols", {"c": c, "k": k, "l": l, "n": n, "i": i, "j": j},
-                [w_read, ctx.box("dz", *dz_col)],
-                [ctx.write_cell("dcols", (r, p), value)],
-                f"dcols[{r},{p}] = {w_said}·{ctx.text('dz', *dz_col)}{terms} = {fmt.number(value)}",
-            )
+            terms = fmt.products(w_values, dz[n, f0:f0 + m.fg, i, j].tolist()) if expand else ""
+            yield _product_cell(ctx, "dcols", {"c": c, "k": k, "l": l, "n": n, "i": i, "j": j},
+                                [w_read, ctx.box("dz", *dz_col)], "dcols", (r, p),
+                                f"{w_said}·{ctx.text('dz', *dz_col)}", terms)
 
 
 def _col2im_events(ctx: TraceContext) -> Iterator[Event]:
+    """Phase "col2im", columns (n, i, j) in the loop order's n, i, j order: each event
+    reads column p of dcols and adds it to the dilated window of dxp."""
     m = _Matrices(ctx)
     spec = m.spec
     dcols = ctx.ref["dcols"]
@@ -228,10 +235,7 @@ def _col2im_events(ctx: TraceContext) -> Iterator[Event]:
 
 class Im2colView(View):
     name = "im2col"
-    granularities = ("window",)
-
-    def loop_letters(self, granularity: str) -> str:
-        return "fnij"
+    letters = {"window": "fnij"}
 
     def extra_shapes(self, spec) -> dict[str, tuple[int, ...]]:
         n, _, ho, wo = spec.out_shape

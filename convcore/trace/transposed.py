@@ -226,10 +226,7 @@ def _dx_events(ctx: TraceContext) -> Iterator[Event]:
 
 class TransposedView(View):
     name = "transposed"
-    granularities = ("window",)
-
-    def loop_letters(self, granularity: str) -> str:
-        return "nfij"
+    letters = {"window": "nfij"}
 
     def extra_shapes(self, spec) -> dict[str, tuple[int, ...]]:
         return {"dz_dilated": dilated_shape(spec), "w_rot": spec.w_shape}

@@ -8,10 +8,11 @@ the header, phase boundaries, streaming, replay, NHWC — is the engine's.
 A view provides:
 
 ``name``                       the config's ``view`` value, e.g. ``"im2col"``
-``granularities``              the ``granularity`` values it supports, e.g. ``("window", "mac")``
-``loop_letters(granularity)``  its loop letters, also the default ``loop_order``
-                               (direct: "nfij" / "nfijckl"); ``loop_order`` and
-                               ``dx_loop_order`` must be permutations of them
+``letters``                    ``{granularity: loop letters}`` for each ``granularity`` it
+                               supports (direct: {"window": "nfij", "mac": "nfijckl"}):
+                               ``granularities`` and ``loop_letters(granularity)`` read it;
+                               the letters are also the default ``loop_order``, and
+                               ``loop_order`` and ``dx_loop_order`` must be permutations of them
 ``extra_tensors(rc, ref)``     ``{name: (array in internal order, role)}``: the intermediates
                                the view names beyond the shared ones (im2col: ``cols``,
                                ``dcols``; register their kind in ``axes.TENSOR_KINDS``).
@@ -49,6 +50,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
+from .model import Event
+
 __all__ = ["Phase", "View", "get_view", "register_view", "view_names"]
 
 
@@ -58,17 +61,22 @@ class Phase:
 
     name: str
     count: int
-    events: Callable[[Any], Iterator[dict]]
+    events: Callable[[Any], Iterator[Event]]
 
 
 class View:
-    """Base class of views; subclasses override every method."""
+    """Base class of views; subclasses set ``name`` and ``letters`` and override the
+    phase methods (and the extra tensors, if they name any)."""
 
     name: str = ""
-    granularities: tuple[str, ...] = ("window",)
+    letters: dict[str, str] = {}
+
+    @property
+    def granularities(self) -> tuple[str, ...]:
+        return tuple(self.letters)
 
     def loop_letters(self, granularity: str) -> str:
-        raise NotImplementedError
+        return self.letters[granularity]
 
     def extra_tensors(self, rc: Any, ref: dict) -> dict[str, tuple[Any, str]]:
         return {}
