@@ -77,7 +77,7 @@ def _forward_mac(ctx: TraceContext) -> Iterator[Event]:
     if bias is not None:
         bias_box = [ctx.box("b", (f,), (f + 1,)) for f in range(len(bias))]
         bias_name = [f" + b[{f}]" for f in range(len(bias))]
-        bias_said = [f" + {fmt.factor(v)}" for v in bias.tolist()]
+        bias_said = [f" + {fmt.factor(value)}" for value in bias.tolist()]
     for chunk in _mac_chunks(ctx.spec, ctx.rc.loop_order):
         n_, f_, i_, j_, c_, k_, l_, xi_, wi_, zi_, first_ = chunk
         delta = xp_flat[xi_] * w_flat[wi_]
@@ -87,16 +87,18 @@ def _forward_mac(ctx: TraceContext) -> Iterator[Event]:
             first_ = np.zeros_like(first_)
         value = running_sums(z_state, zi_, delta)
         columns = _lists(n_, f_, i_, j_, c_, k_, l_, xi_, wi_, zi_, delta, value, first_)
-        for n, f, i, j, c, k, l, x, wc, zc, d, v, first, said in zip(*columns, fmt.number_list(value)):
+        rows = zip(*columns, fmt.number_list(value))
+        for n, f, i, j, c, k, l, xp_cell, w_cell, z_cell, add, now, first, said in rows:
             if first:
-                reads = [xp_boxes[x], w_boxes[wc], bias_box[f]]
-                text = (f"{z_names[zc]} += {xp_names[x]}·{w_names[wc]}{bias_name[f]} = "
-                        f"{xp_factors[x]}·{w_factors[wc]}{bias_said[f]} → {said}")
+                reads = [xp_boxes[xp_cell], w_boxes[w_cell], bias_box[f]]
+                text = (f"{z_names[z_cell]} += {xp_names[xp_cell]}·{w_names[w_cell]}{bias_name[f]} = "
+                        f"{xp_factors[xp_cell]}·{w_factors[w_cell]}{bias_said[f]} → {said}")
             else:
-                reads = [xp_boxes[x], w_boxes[wc]]
-                text = f"{z_names[zc]} += {xp_names[x]}·{w_names[wc]} = {xp_factors[x]}·{w_factors[wc]} → {said}"
+                reads = [xp_boxes[xp_cell], w_boxes[w_cell]]
+                text = (f"{z_names[z_cell]} += {xp_names[xp_cell]}·{w_names[w_cell]} = "
+                        f"{xp_factors[xp_cell]}·{w_factors[w_cell]} → {said}")
             yield make_event("forward", {"n": n, "f": f, "i": i, "j": j, "c": c, "k": k, "l": l}, reads,
-                             [make_write("z", z_starts[zc], z_stops[zc], one, [d], [v])], text)
+                             [make_write("z", z_starts[z_cell], z_stops[z_cell], one, [add], [now])], text)
 
 
 def _fused_mac(ctx: TraceContext) -> Iterator[Event]:
@@ -130,20 +132,23 @@ def _fused_mac(ctx: TraceContext) -> Iterator[Event]:
         columns = _lists(n_, f_, i_, j_, c_, k_, l_, xi_, wi_, zi_, dw_delta, dw_value, dxp_delta, dxp_value,
                          g, db_value, first_)
         said = zip(fmt.number_list(dw_value), fmt.number_list(dxp_value))
-        for n, f, i, j, c, k, l, x, wc, zc, d1, v1, d2, v2, dzv, vb, first, (s1, s2) in zip(*columns, said):
+        rows = zip(*columns, said)
+        for n, f, i, j, c, k, l, xp_cell, w_cell, z_cell, dw_add, dw_now, dxp_add, dxp_now, g_cell, db_now, first, \
+                (dw_said, dxp_said) in rows:
             writes = [
-                make_write("dw", dw_starts[wc], dw_stops[wc], one, [d1], [v1]),
-                make_write("dxp", dxp_starts[x], dxp_stops[x], one, [d2], [v2]),
+                make_write("dw", dw_starts[w_cell], dw_stops[w_cell], one, [dw_add], [dw_now]),
+                make_write("dxp", dxp_starts[xp_cell], dxp_stops[xp_cell], one, [dxp_add], [dxp_now]),
             ]
+            g_factor = dz_factors[z_cell]
             text = (
-                f"{dw_names[wc]} += {xp_names[x]}·{dz_names[zc]} = {xp_factors[x]}·{dz_factors[zc]} → {s1}; "
-                f"{dxp_names[x]} += {w_names[wc]}·{dz_names[zc]} = {w_factors[wc]}·{dz_factors[zc]} → {s2}"
+                f"{dw_names[w_cell]} += {xp_names[xp_cell]}·{dz_names[z_cell]} = {xp_factors[xp_cell]}·{g_factor} → {dw_said}; "
+                f"{dxp_names[xp_cell]} += {w_names[w_cell]}·{dz_names[z_cell]} = {w_factors[w_cell]}·{g_factor} → {dxp_said}"
             )
             if first:
-                writes.insert(0, make_write("db", [f], [f + 1], one1, [dzv], [vb]))
-                text = f"db[{f}] += {dz_names[zc]} = {number(dzv)} → {number(vb)}; " + text
+                writes.insert(0, make_write("db", [f], [f + 1], one1, [g_cell], [db_now]))
+                text = f"db[{f}] += {dz_names[z_cell]} = {number(g_cell)} → {number(db_now)}; " + text
             yield make_event("backward", {"n": n, "f": f, "i": i, "j": j, "c": c, "k": k, "l": l},
-                             [xp_boxes[x], w_boxes[wc], dz_boxes[zc]], writes, text)
+                             [xp_boxes[xp_cell], w_boxes[w_cell], dz_boxes[z_cell]], writes, text)
 
 
 def _one_product_mac(ctx: TraceContext, phase: str, order: str, source: str, target: str) -> Iterator[Event]:
@@ -163,11 +168,13 @@ def _one_product_mac(ctx: TraceContext, phase: str, order: str, source: str, tar
         delta = src_flat[src_cells] * dz_flat[zi_]
         value = running_sums(state, tgt_cells, delta)
         columns = _lists(n_, f_, i_, j_, c_, k_, l_, src_cells, tgt_cells, zi_, delta, value)
-        for n, f, i, j, c, k, l, s, t, zc, d, v, said in zip(*columns, fmt.number_list(value)):
+        for n, f, i, j, c, k, l, src_cell, tgt_cell, z_cell, add, now, said in zip(*columns, fmt.number_list(value)):
             yield make_event(
-                phase, {"n": n, "f": f, "i": i, "j": j, "c": c, "k": k, "l": l}, [src_boxes[s], dz_boxes[zc]],
-                [make_write(target, tgt_starts[t], tgt_stops[t], one, [d], [v])],
-                f"{tgt_names[t]} += {src_names[s]}·{dz_names[zc]} = {src_factors[s]}·{dz_factors[zc]} → {said}",
+                phase, {"n": n, "f": f, "i": i, "j": j, "c": c, "k": k, "l": l},
+                [src_boxes[src_cell], dz_boxes[z_cell]],
+                [make_write(target, tgt_starts[tgt_cell], tgt_stops[tgt_cell], one, [add], [now])],
+                f"{tgt_names[tgt_cell]} += {src_names[src_cell]}·{dz_names[z_cell]} = "
+                f"{src_factors[src_cell]}·{dz_factors[z_cell]} → {said}",
             )
 
 
@@ -195,11 +202,11 @@ def _db_mac(ctx: TraceContext) -> Iterator[Event]:
         g = dz_flat[zi_]
         value = running_sums(state, f_, g)
         said = zip(fmt.number_list(value), fmt.number_list(g))
-        for n, f, i, j, zc, d, v, (s, t) in zip(*_lists(n_, f_, i_, j_, zi_, g, value), said):
+        for n, f, i, j, z_cell, add, now, (db_said, dz_said) in zip(*_lists(n_, f_, i_, j_, zi_, g, value), said):
             yield make_event(
-                "db", {"n": n, "f": f, "i": i, "j": j}, [dz_boxes[zc]],
-                [make_write("db", [f], [f + 1], one1, [d], [v])],
-                f"db[{f}] += {dz_names[zc]} = {t} → {s}",
+                "db", {"n": n, "f": f, "i": i, "j": j}, [dz_boxes[z_cell]],
+                [make_write("db", [f], [f + 1], one1, [add], [now])],
+                f"db[{f}] += {dz_names[z_cell]} = {dz_said} → {db_said}",
             )
 
 
