@@ -86,6 +86,8 @@ def _copy_rows(ctx: TraceContext, phase: str, src: str, dst: str, src_top: int, 
 
 
 def _pad_events(ctx: TraceContext) -> Iterator[Event]:
+    """Phase "pad", rows (n, c, h) row-major: each event reads x[n,c,h] and writes it
+    into xp at row top + h."""
     top, bottom, left, right = ctx.spec.padding
     note = f"; padding (top {top}, bottom {bottom}, left {left}, right {right}) stays 0" if any(ctx.spec.padding) else ""
     return _copy_rows(ctx, "pad", "x", "xp", 0, 0, top, left, note)
@@ -98,6 +100,8 @@ def pad_phase(rc) -> Phase:
 
 
 def _crop_events(ctx: TraceContext) -> Iterator[Event]:
+    """Phase "crop", rows (n, c, h) row-major: each event reads the interior row of dxp
+    and writes dx[n,c,h]."""
     top, _, left, _ = ctx.spec.padding
     return _copy_rows(ctx, "crop", "dxp", "dx", top, left, 0, 0)
 
@@ -127,6 +131,7 @@ def _output_rows(ctx: TraceContext, phase: str, target: str, reads: tuple[str, .
 
 
 def _activation_events(ctx: TraceContext) -> Iterator[Event]:
+    """Phase "activation", rows (n, f, i) row-major: reads z[n,f,i], writes out[n,f,i]."""
     name = ctx.rc.activation.name
     return _output_rows(ctx, "activation", "out", ("z",), lambda z: f"{name}({z})")
 
@@ -138,6 +143,8 @@ def activation_phase(rc) -> Phase:
 
 
 def _activation_grad_events(ctx: TraceContext) -> Iterator[Event]:
+    """Phase "activation grad", rows (n, f, i) row-major: reads dout[n,f,i] and
+    z[n,f,i], writes dz[n,f,i] = dout·f′(z)."""
     name = ctx.rc.activation.name
     return _output_rows(ctx, "activation grad", "dz", ("dout", "z"), lambda dout, z: f"{dout}·{name}′({z})")
 

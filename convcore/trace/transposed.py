@@ -80,6 +80,9 @@ def rotated_kernel(w: np.ndarray) -> np.ndarray:
 
 
 def _dw_events(ctx: TraceContext) -> Iterator[Event]:
+    """Phase "dw", dW row-major (f, c, k, l): each event reads the box of xp that tap
+    (k, l) sees in every window (rows ``stride`` apart) and the whole dz[:, f], and
+    writes dw[f,c,k,l]."""
     spec = ctx.spec
     n_, f_, ho, wo = spec.out_shape
     sh, sw = spec.stride
@@ -135,6 +138,8 @@ def _dilate_note(spec) -> str:
 
 
 def _dilate_events(ctx: TraceContext) -> Iterator[Event]:
+    """Phase "dilate dz", rows (n, f, i) row-major: each event reads the row dz[n,f,i]
+    and writes it into dz_dilated, its cells ``stride`` apart."""
     spec = ctx.spec
     n_, f_, ho, wo = spec.out_shape
     sh, sw = spec.stride
@@ -160,6 +165,8 @@ def _dilate_events(ctx: TraceContext) -> Iterator[Event]:
 
 
 def _rotate_events(ctx: TraceContext) -> Iterator[Event]:
+    """Phase "rotate w", filters f in order: each event reads w[f] and writes w_rot[f],
+    its kernel turned by 180°."""
     spec = ctx.spec
     w = ctx.ref["w"]
     shape = (spec.channels_per_group, spec.KH, spec.KW)
@@ -175,6 +182,9 @@ def _rotate_events(ctx: TraceContext) -> Iterator[Event]:
 
 
 def _dx_events(ctx: TraceContext) -> Iterator[Event]:
+    """Phase "dx", cells (n, c, y, x) of dxp row-major: each event reads the window of
+    dz_dilated the rotated kernel covers (the filters of c's group) and w_rot of them,
+    and writes dxp[n,c,y,x] (0 where every tap meets an inserted zero)."""
     spec = ctx.spec
     _, c_, hp, wp = spec.padded_shape
     n_ = spec.N

@@ -28,13 +28,16 @@ resolved config alone (no arithmetic on tensors) — the header's phase boundari
 ``count_events`` come from it, before anything is generated; ``events(ctx)`` returns a
 lazy iterator of event dicts, ``ctx`` being an ``events.TraceContext``.
 
-An event is a ``model.Event`` (``{"phase", "loop", "reads", "writes", "text"}``) built
-with the context: ``ctx.box`` for reads, ``ctx.write`` / ``ctx.write_cell`` for writes
-(they keep the running state that fills ``value`` and convert to NHWC at the edge),
+An event is a ``model.Event`` (``{"phase", "loop", "reads", "writes", "text"}``) made by
+``model.make_event``, with the context: ``ctx.box`` for reads, ``ctx.write`` /
+``ctx.write_cell`` for writes (they keep the running state that fills ``value`` and
+convert to NHWC at the edge; a generator that makes Writes in bulk uses
+``model.make_write`` with ``ctx.order`` / ``ctx.block_order``),
 ``ctx.text`` / ``ctx.cell_text`` for the text, ``ctx.cells(name)`` for per-cell tables
 in hot loops (released between phases), ``ctx.memo`` for objects a view shares between
 its own phases, ``events.running_sums`` and ``format.number_list`` to compute running
-values and their text for a whole chunk of events at once. Generators work in internal order (NCHW, OIHW) and read the reference
+values and their text for a whole chunk of events at once. Generators work in internal
+order (NCHW, OIHW) and read the reference
 arrays ``ctx.ref[name]``: x, xp, w, b (when there is a bias), z, out, dout, dz, db
 (when there is a bias), dw, dxp, dx, plus the view's extra tensors.
 
