@@ -95,26 +95,26 @@ def backward_window(ctx: TraceContext, phase: str, order: str, *, writes: tuple[
                         fields.rows("dxp", values.reshape(count, -1))]
         rows = zip(*columns)
         if into_dw and into_dx:
-            for f, z, loop, (window, text), g, factor, db_delta, db_value, db_said, dw_delta, dw_value, dx_delta, dx_value in rows:
+            for f, z_cell, loop, (window, text), g, factor, db_delta, db_value, db_said, dw_delta, dw_value, dx_delta, dx_value in rows:
                 dw_write = make_write("dw", dw_start[f], dw_stop[f], one4, dw_delta, dw_value)
                 dx_write = make_write("dxp", window["start"], window["stop"], window["step"], dx_delta, dx_value)
                 said = f"{dw_said[f]}{factor}·{text}; d{text} += {factor}{filter_said[f]}"
                 if into_db:
                     sent = [make_write("db", db_start[f], db_stop[f], one1, db_delta, [db_value]), dw_write, dx_write]
-                    said = f"{dz_names[z]} = {g}: db[{f}] += {g} → {db_said}; {said}"
+                    said = f"{dz_names[z_cell]} = {g}: db[{f}] += {g} → {db_said}; {said}"
                 else:
-                    sent, said = [dw_write, dx_write], f"{dz_names[z]} = {g}: {said}"
-                yield make_event(phase, loop, [dz_boxes[z], window, filter_box[f]], sent, said)
+                    sent, said = [dw_write, dx_write], f"{dz_names[z_cell]} = {g}: {said}"
+                yield make_event(phase, loop, [dz_boxes[z_cell], window, filter_box[f]], sent, said)
         elif into_dw:
-            for f, z, loop, (window, text), g, factor, dw_delta, dw_value in rows:
-                yield make_event(phase, loop, [dz_boxes[z], window],
+            for f, z_cell, loop, (window, text), g, factor, dw_delta, dw_value in rows:
+                yield make_event(phase, loop, [dz_boxes[z_cell], window],
                                  [make_write("dw", dw_start[f], dw_stop[f], one4, dw_delta, dw_value)],
-                                 f"{dz_names[z]} = {g}: {dw_said[f]}{factor}·{text}")
+                                 f"{dz_names[z_cell]} = {g}: {dw_said[f]}{factor}·{text}")
         else:
-            for f, z, loop, (window, text), g, factor, dx_delta, dx_value in rows:
-                yield make_event(phase, loop, [dz_boxes[z], filter_box[f]],
+            for f, z_cell, loop, (window, text), g, factor, dx_delta, dx_value in rows:
+                yield make_event(phase, loop, [dz_boxes[z_cell], filter_box[f]],
                                  [make_write("dxp", window["start"], window["stop"], window["step"], dx_delta, dx_value)],
-                                 f"{dz_names[z]} = {g}: d{text} += {factor}{filter_said[f]}")
+                                 f"{dz_names[z_cell]} = {g}: d{text} += {factor}{filter_said[f]}")
 
 
 def _shared_rows(fields: ReceptiveFields, rows: np.ndarray, keys: np.ndarray) -> list:

@@ -56,12 +56,12 @@ def forward_window(ctx: TraceContext) -> Iterator[Event]:
             sums = [f"Σ {text}{sum_tail[f]}" for f, (_, text) in zip(chunk.filter_list, chunk.windows)]
         rows = zip(chunk.filter_list, chunk.z_list, chunk.loops, chunk.windows, values.tolist(), sums,
                    fmt.number_list(values))
-        for f, z, loop, (window, _), value, said_sum, said_value in rows:
+        for f, z_cell, loop, (window, _), value, said_sum, said_value in rows:
             written = [value]  # delta = value (z starts at zero): one shared list
             yield make_event(
                 "forward", loop, [window, filter_box[f], bias_box[f]] if bias is not None else [window, filter_box[f]],
-                [make_write("z", z_starts[z], z_stops[z], one, written, written)],
-                f"{z_names[z]} = {said_sum}{said_value}",
+                [make_write("z", z_starts[z_cell], z_stops[z_cell], one, written, written)],
+                f"{z_names[z_cell]} = {said_sum}{said_value}",
             )
 
 
