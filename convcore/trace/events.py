@@ -34,7 +34,7 @@ import numpy as np
 
 from . import format as fmt
 from .axes import kind_of
-from .model import Box, Write, make_box, make_write
+from .model import Box, Write, make_box, make_boxes, make_write
 
 __all__ = ["CellIndex", "CellTable", "SHARED_INDEX_LIMIT", "TraceContext", "running_rows", "running_sums"]
 
@@ -91,7 +91,7 @@ class CellTable:
         """Each cell's one-cell read Box (built on first use: not every phase reads them)."""
         if self._boxes is None:
             name, one = self.name, [1] * (len(self.starts[0]) if self.starts else 0)
-            self._boxes = [make_box(name, a, b, one) for a, b in zip(self.starts, self.stops)]
+            self._boxes = make_boxes(name, self.starts, self.stops, one)
         return self._boxes
 
     @property

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..fill import format_number
 
-__all__ = ["EXPAND_LIMIT", "LIST_LIMIT", "number", "number_list", "factor", "factor_list", "numbers", "products",
+__all__ = ["EXPAND_LIMIT", "LIST_LIMIT", "number", "number_list", "factor", "factor_list", "numbers", "products", "row_slices",
            "cell", "cell_names", "box_text", "box_slices"]
 
 LIST_LIMIT = 8  # values a text lists
@@ -115,6 +115,20 @@ def box_text(
     Box covering the whole tensor prints as the bare name.
     """
     return name + box_slices(start, stop, step, shape)
+
+
+def row_slices(starts: Sequence[Sequence[int]], stops: Sequence[Sequence[int]], step: Sequence[int],
+               shape: Sequence[int], axis: int) -> list[str]:
+    """``box_slices`` of Boxes that differ only in their one index on ``axis`` (the rows
+    of a slice), formatted from one template: that axis is one cell wide and, unless the
+    tensor has a single cell on it, never a whole axis, so it always prints, as its
+    index, and the other axes print alike for every Box."""
+    if not starts or shape[axis] == 1:
+        return [box_slices(a, b, step, shape) for a, b in zip(starts, stops)]
+    parts = box_slices(starts[0], stops[0], step, shape)[1:-1].split(",")
+    parts[axis] = "%d"
+    template = "[" + ",".join(parts) + "]"  # the other parts are digits and colons
+    return [template % a[axis] for a in starts]
 
 
 def box_slices(start: Sequence[int], stop: Sequence[int], step: Sequence[int], shape: Sequence[int]) -> str:

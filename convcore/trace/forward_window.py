@@ -6,6 +6,7 @@ the plain loops; tests hold the two to the same bytes.
 from __future__ import annotations
 
 import math
+from itertools import repeat
 from typing import Iterator
 
 import numpy as np
@@ -48,20 +49,19 @@ def forward_window(ctx: TraceContext) -> Iterator[Event]:
     for chunk in fields.chunks(ctx.rc.loop_order):
         values = 0.0 + z_flat[chunk.z_cells]  # the state after the write: zero plus z
         z_state[chunk.z_cells] = values
-        if expand:
-            window_cells = fields.lists("xp", fields.window_cells(chunk))
-            sums = [" + ".join([f"{xp_factors[c]}·{w}" for c, w in zip(cells, w_factors[f])]) + bias_said[f] + " = "
-                    for f, cells in zip(chunk.filter_list, window_cells)]
-        else:
-            sums = [f"Σ {text}{sum_tail[f]}" for f, (_, text) in zip(chunk.filter_list, chunk.windows)]
-        rows = zip(chunk.filter_list, chunk.z_list, chunk.loops, chunk.windows, values.tolist(), sums,
+        window_cells = fields.lists("xp", fields.window_cells(chunk)) if expand else repeat(None)
+        rows = zip(chunk.filter_list, chunk.z_list, chunk.loops, chunk.windows, values.tolist(), window_cells,
                    fmt.number_list(values))
-        for f, z_cell, loop, (window, _), value, said_sum, said_value in rows:
+        for f, z_cell, loop, (window, text), value, cells, said in rows:
+            if expand:
+                products = " + ".join([f"{xp_factors[c]}·{w}" for c, w in zip(cells, w_factors[f])])
+                text = f"{z_names[z_cell]} = {products}{bias_said[f]} = {said}"
+            else:
+                text = f"{z_names[z_cell]} = Σ {text}{sum_tail[f]}{said}"
             written = [value]  # delta = value (z starts at zero): one shared list
             yield make_event(
                 "forward", loop, [window, filter_box[f], bias_box[f]] if bias is not None else [window, filter_box[f]],
-                [make_write("z", z_starts[z_cell], z_stops[z_cell], one, written, written)],
-                f"{z_names[z_cell]} = {said_sum}{said_value}",
+                [make_write("z", z_starts[z_cell], z_stops[z_cell], one, written, written)], text,
             )
 
 

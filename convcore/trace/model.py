@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Iterator, Sequence, TypedDict, Union
 
-__all__ = ["Box", "Event", "Write", "make_box", "make_event", "make_write", "event_lines", "stream_line"]
+__all__ = ["Box", "Event", "Write", "make_box", "make_boxes", "make_event", "make_write", "event_lines", "stream_line"]
 
 Numbers = Union[list, Any]  # list of floats, or a 1-D float64 array (arrays=True)
 
@@ -58,6 +58,12 @@ class Event(TypedDict):
 def make_box(tensor: str, start: Sequence[int], stop: Sequence[int], step: Sequence[int]) -> Box:
     """The Box of ``tensor`` (start, stop, step: the trace's axis order, one per axis)."""
     return {"tensor": tensor, "start": start, "stop": stop, "step": step}
+
+
+def make_boxes(tensor: str, starts: Sequence, stops: Sequence, step: Sequence[int]) -> list[Box]:
+    """``make_box`` for many Boxes of one tensor at once, one shared ``step`` (the cell
+    and window tables that hot loops index)."""
+    return [{"tensor": tensor, "start": a, "stop": b, "step": step} for a, b in zip(starts, stops)]
 
 
 def make_write(tensor: str, start: Sequence[int], stop: Sequence[int], step: Sequence[int],

@@ -45,10 +45,11 @@ def _rows(ctx: TraceContext, name: str, n: int, c: int, first_row: int, rows: in
     Every Box of an event over the same cells shares these lists (read-only)."""
     shape = ctx.shape[name]
     step = ctx.ones(4)
-    for r in range(first_row, first_row + rows):
-        start = ctx.order(name, (n, c, r, first_col))
-        stop = ctx.order(name, (n + 1, c + 1, r + 1, first_col + cols))
-        yield start, stop, step, fmt.box_slices(start, stop, step, shape)
+    row_axis = ctx.order(name, (0, 1, 2, 3)).index(2)
+    starts = [ctx.order(name, (n, c, r, first_col)) for r in range(first_row, first_row + rows)]
+    stops = [ctx.order(name, (n + 1, c + 1, r + 1, first_col + cols)) for r in range(first_row, first_row + rows)]
+    texts = fmt.row_slices(starts, stops, step, shape, row_axis)
+    return zip(starts, stops, [step] * rows, texts)
 
 
 def _delta_value_rows(ctx: TraceContext, rows: np.ndarray) -> tuple[list, list]:

@@ -17,7 +17,7 @@ import numpy as np
 
 from .events import TraceContext
 from .loops import ordered_chunks
-from .model import Box, make_box
+from .model import Box, make_boxes
 
 __all__ = ["ReceptiveFields", "TABLE_LIMIT", "WindowChunk"]
 
@@ -74,7 +74,10 @@ class ReceptiveFields:
             n, g, i, j = np.indices((self.N, self.G, self.Ho, self.Wo)).reshape(4, -1)
             self._table = self._make(n, g, i, j)  # indexed by the window key (n, g, i, j)
         positions = self.N * self.F * self.Ho * self.Wo
-        self._loops = [None] * positions if positions <= TABLE_LIMIT else None
+        self._loops = None  # every position's loop dict, by its flat index into z
+        if positions <= TABLE_LIMIT:
+            n, f, i, j = np.indices((self.N, self.F, self.Ho, self.Wo)).reshape(4, -1).tolist()
+            self._loops = [{"n": a, "f": b, "i": c, "j": d} for a, b, c, d in zip(n, f, i, j)]
 
     @classmethod
     def of(cls, ctx: TraceContext) -> "ReceptiveFields":
@@ -96,24 +99,17 @@ class ReceptiveFields:
             else:
                 windows = self._make(n, g, i, j)
             chunk = WindowChunk(f, first_cells, z_cells, None, windows)
-            chunk.loops = self._loop_dicts(n.tolist(), chunk.filter_list, i.tolist(), j.tolist(), chunk.z_list)
+            if self._loops is not None:
+                loops = self._loops
+                chunk.loops = [loops[z] for z in chunk.z_list]
+            else:
+                chunk.loops = [{"n": a, "f": b, "i": c, "j": d}
+                               for a, b, c, d in zip(n.tolist(), chunk.filter_list, i.tolist(), j.tolist())]
             yield chunk
 
     def window_cells(self, chunk: WindowChunk) -> np.ndarray:
         """int (K, cells): the flat xp index of every cell of every window of the chunk."""
         return chunk.first_cells[:, None] + self.cell_offsets[None, :]
-
-    def _loop_dicts(self, n: list, f: list, i: list, j: list, z_cells: list) -> list[dict]:
-        loops = self._loops
-        if loops is None:
-            return [{"n": a, "f": b, "i": c, "j": d} for a, b, c, d in zip(n, f, i, j)]
-        out = []
-        for a, b, c, d, z in zip(n, f, i, j, z_cells):
-            loop = loops[z]
-            if loop is None:
-                loop = loops[z] = {"n": a, "f": b, "i": c, "j": d}
-            out.append(loop)
-        return out
 
     def _template(self) -> None:
         """How every window prints: each axis's extent and step are the same for all
@@ -149,7 +145,7 @@ class ReceptiveFields:
         stop = start + self._extent
         start, stop = self.ctx.order_rows("xp", start), self.ctx.order_rows("xp", stop)
         step = self._step  # one list shared by every window Box
-        boxes = [make_box("xp", a, b, step) for a, b in zip(start.tolist(), stop.tolist())]
+        boxes = make_boxes("xp", start.tolist(), stop.tolist(), step)
         if self._text is None:
             return [(box, "xp") for box in boxes]
         both = (start, stop)
