@@ -18,8 +18,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from convcore.spec import shorten
+from convcore.messages import shorten
 from convcore.trace.cost import TraceCost
+from convcore.values import is_int
 
 from .errors import ApiError, too_large, unprocessable
 from .settings import Settings
@@ -27,10 +28,6 @@ from .settings import Settings
 __all__ = ["TENSOR_KEYS", "check_cost", "check_derived", "check_inputs", "derived_check", "declared_shape", "elements", "raise_for"]
 
 TENSOR_KEYS = ("x", "w", "b", "dout")
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def declared_shape(value: Any) -> tuple[int, ...] | None:
@@ -42,7 +39,7 @@ def declared_shape(value: Any) -> tuple[int, ...] | None:
     """
     if isinstance(value, dict):
         shape = value.get("shape")
-        if isinstance(shape, list) and all(_is_int(d) and d >= 0 for d in shape):
+        if isinstance(shape, list) and all(is_int(d) and d >= 0 for d in shape):
             return tuple(shape)
         return None
     if isinstance(value, list):
