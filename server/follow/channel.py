@@ -9,19 +9,33 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from functools import cached_property
 from typing import AsyncIterator, Awaitable, Callable
 
-__all__ = ["Channel", "Message", "follow"]
+from fastapi.sse import format_sse_event
+
+__all__ = ["Channel", "KEEPALIVE", "Message", "follow"]
 
 
 @dataclass(frozen=True)
 class Message:
     """A session's state number ``seq`` (1, 2, ...) and its JSON text ``data``
-    (``{"seq": .., "state": {..}}``); ``end`` marks a session that ended."""
+    (``{"seq": .., "driver": .., "state": {..}}``); ``end`` marks a session that ended
+    (``data`` then says why)."""
 
     seq: int
     data: str
     end: bool = False
+
+    @cached_property
+    def wire(self) -> bytes:
+        """The message as one Server-Sent Event, encoded once for all subscribers."""
+        if self.end:
+            return format_sse_event(event="end", data_str=self.data)
+        return format_sse_event(event="state", id=str(self.seq), data_str=self.data)
+
+
+KEEPALIVE = Message(seq=-1, data="")  # yielded by follow() when nothing happened for a while
 
 
 class Channel:
@@ -60,7 +74,7 @@ async def follow(
     """The messages a subscriber that has seen ``last_seq`` must get: the latest state
     at once if it is newer (a reconnect resyncs), then each newer state, then an end
     message when the session ends or ``alive()`` says it expired (asked every
-    ``check_every`` seconds without news)."""
+    ``check_every`` seconds without news; KEEPALIVE when it is still alive)."""
     channel.subscribers += 1
     try:
         while True:
@@ -74,8 +88,10 @@ async def follow(
                 return
             before = channel.latest
             await channel.wait(check_every)
-            if channel.latest is before and not channel.ended and not await alive():
-                yield Message(seq=last_seq, data='{"reason":"expired"}', end=True)
-                return
+            if channel.latest is before and not channel.ended:
+                if not await alive():
+                    yield Message(seq=last_seq, data='{"reason":"expired"}', end=True)
+                    return
+                yield KEEPALIVE
     finally:
         channel.subscribers -= 1

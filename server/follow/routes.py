@@ -16,14 +16,16 @@ over from gets 409.
 
 from __future__ import annotations
 
+import os
 from typing import Annotated, Any, AsyncIterator
 
-from fastapi import APIRouter, Depends, Header, Path, Request
-from fastapi.sse import EventSourceResponse, ServerSentEvent
+from fastapi import APIRouter, Depends, Header, Path, Request, Response
+from fastapi.sse import KEEPALIVE_COMMENT, EventSourceResponse, format_sse_event
 from pydantic import BaseModel, Field
 
 from ..errors import ApiError
 from ..schemas import ErrorBody
+from .channel import KEEPALIVE
 from .broker import Broker, CodeTaken, NoSession, StaleDriver, TooManySessions, make_broker
 from .session import CODE_LENGTH, SESSION_ID_HEX, StateError, encode_state, new_credentials, normal_code, secret_matches
 
@@ -33,7 +35,7 @@ router = APIRouter(prefix="/api/follow", tags=["follow"])
 
 SessionId = Annotated[str, Path(pattern=f"^[0-9a-f]{{{SESSION_ID_HEX}}}$", description="the session id (hash of its secret)")]
 Secret = Annotated[str, Field(min_length=1, max_length=256, description="the secret the session was opened with")]
-RETRY_MS = 1000  # how soon a dropped EventSource reconnects
+RETRY = format_sse_event(retry=1000)  # a dropped EventSource reconnects after 1 s
 
 
 class NewSession(BaseModel):
@@ -80,6 +82,7 @@ class FollowInfo(BaseModel):
     max_sessions: int
     idle_seconds: float
     max_state_bytes: int
+    worker: int | None = Field(None, description="this worker's process id (debug mode only, for tests)")
 
 
 def broker_of(request: Request) -> Broker:
@@ -124,6 +127,7 @@ async def info(request: Request, broker: BrokerDep) -> FollowInfo:
         max_sessions=s.follow_max_sessions,
         idle_seconds=s.follow_idle_seconds,
         max_state_bytes=s.follow_max_state_bytes,
+        worker=os.getpid() if s.debug else None,
     )
 
 
@@ -214,17 +218,31 @@ def _last_seq(header: str | None) -> int:
         return 0
 
 
-@router.get("/sessions/{session}/events", response_class=EventSourceResponse, summary="Follow: the session's states as Server-Sent Events", responses=_refusals(404))
+SSE_RESPONSE: dict[int | str, dict[str, Any]] = {
+    200: {"description": "Server-Sent Events: `state` events, then one `end`.", "content": {"text/event-stream": {"schema": {"type": "string"}}}},
+    **_refusals(404),
+}
+
+
+# Not response_class=EventSourceResponse: FastAPI would then treat the function as an
+# item generator and encode every item for every subscriber; here each state's bytes
+# are made once (Message.wire) and the route returns the response itself.
+@router.get("/sessions/{session}/events", response_class=Response, summary="Follow: the session's states as Server-Sent Events", responses=SSE_RESPONSE)
 async def events(
     broker: BrokerDep,
     session: Annotated[str, Depends(_open_session)],
     last_event_id: Annotated[str | None, Header(max_length=20)] = None,
-) -> AsyncIterator[ServerSentEvent]:
-    first = True
-    async for message in broker.subscribe(session, _last_seq(last_event_id)):
-        retry = RETRY_MS if first else None
-        first = False
-        if message.end:
-            yield ServerSentEvent(event="end", raw_data=message.data, retry=retry)
-            return
-        yield ServerSentEvent(event="state", id=str(message.seq), raw_data=message.data, retry=retry)
+) -> EventSourceResponse:
+    """Events ``state`` (id = the state's number, data = ``{seq, driver, state}``) and a
+    last ``end`` (data = ``{reason}``: ended or expired). Each state is encoded once and
+    the same bytes go to every subscriber."""
+    messages = broker.subscribe(session, _last_seq(last_event_id))
+
+    async def stream() -> AsyncIterator[bytes]:
+        yield RETRY
+        async for message in messages:
+            yield KEEPALIVE_COMMENT if message is KEEPALIVE else message.wire
+            if message.end:
+                return
+
+    return EventSourceResponse(stream(), headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
