@@ -110,18 +110,21 @@ def uvicorn_process(workers: int = 1, **settings: str) -> Iterator[str]:
 
 
 async def read_events(response: httpx.Response):
-    """The SSE events of a streamed response as dicts {event, id, data, retry}."""
-    event: dict[str, str] = {}
-    async for line in response.aiter_lines():
-        if not line:
+    """The SSE events of a streamed response as dicts {event, id, data, retry} (raw
+    bytes split on blank lines: cheaper than line iteration, for 300 readers)."""
+    buffer = b""
+    async for chunk in response.aiter_raw():
+        buffer += chunk
+        while b"\n\n" in buffer:
+            block, buffer = buffer.split(b"\n\n", 1)
+            event: dict[str, str] = {}
+            for line in block.decode("utf-8").split("\n"):
+                if not line or line.startswith(":"):
+                    continue
+                name, _, value = line.partition(":")
+                event[name] = value[1:] if value.startswith(" ") else value
             if "data" in event or "event" in event:
                 yield event
-            event = {}
-        elif line.startswith(":"):
-            continue
-        else:
-            name, _, value = line.partition(":")
-            event[name] = value[1:] if value.startswith(" ") else value
 
 
 @dataclass
@@ -144,60 +147,98 @@ class FollowRun:
         return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
 
 
-async def follow_load(base: str, subscribers: int, steps: int, interval: float, timeout: float = 60.0) -> FollowRun:
-    """Open a session, connect ``subscribers`` SSE clients, wait until each has the first
-    state, publish ``steps`` more states ``interval`` seconds apart, and collect what
-    arrived (bounded by ``timeout`` seconds in all)."""
-    limits = httpx.Limits(max_connections=subscribers + 8, max_keepalive_connections=subscribers + 8)
+async def _subscribe_all(base: str, path: str, count: int, last: int, ready, timeout: float) -> tuple[list, list, list]:
+    """``count`` SSE clients of ``path``; ``ready.put(count)`` once each has state 1; the
+    states each received, every (seq, perf_counter) arrival after state 1, and errors."""
+    limits = httpx.Limits(max_connections=count + 4, max_keepalive_connections=count + 4)
+    received: list[list[int]] = []
+    arrivals: list[tuple[int, float]] = []
+    errors: list[str] = []
+    connected = 0
+
+    async def subscriber(client: httpx.AsyncClient, index: int) -> None:
+        nonlocal connected
+        got: list[int] = []
+        received.append(got)
+        try:
+            async with client.stream("GET", path) as response:
+                async for event in read_events(response):
+                    if event.get("event") != "state":
+                        continue
+                    seq = int(event["id"])
+                    got.append(seq)
+                    if seq == 1:
+                        connected += 1
+                        if connected == count:
+                            ready.put(count)
+                    else:
+                        arrivals.append((seq, time.perf_counter()))
+                    if seq >= last:
+                        return
+        except httpx.HTTPError as exc:
+            errors.append(f"subscriber {index}: {exc!r}")
+
     async with httpx.AsyncClient(base_url=base, limits=limits, timeout=httpx.Timeout(timeout)) as client:
-        created = (await client.post("/api/follow/sessions", json={"state": {"step": 0}})).json()
-        session, secret = created["session"], created["secret"]
-        last = steps + 1  # state 1 is the first one, then 2 .. steps + 1
-        run = FollowRun(subscribers=subscribers, steps=list(range(2, last + 1)))
-        sent_at: dict[int, float] = {}
-        arrivals: list[tuple[int, float]] = []
-        connected = 0
-        all_connected = asyncio.Event()
-
-        async def subscriber(index: int) -> None:
-            nonlocal connected
-            got: list[int] = []
-            run.received.append(got)
-            try:
-                async with client.stream("GET", created["events_path"]) as response:
-                    async for event in read_events(response):
-                        if event.get("event") != "state":
-                            continue
-                        seq = int(event["id"])
-                        got.append(seq)
-                        if seq == 1:
-                            connected += 1
-                            if connected == subscribers:
-                                all_connected.set()
-                        else:
-                            arrivals.append((seq, time.perf_counter()))
-                        if seq >= last:
-                            return
-            except httpx.HTTPError as exc:
-                run.errors.append(f"subscriber {index}: {exc!r}")
-
-        async def teacher() -> None:
-            await all_connected.wait()
-            for seq in range(2, last + 1):
-                sent_at[seq] = time.perf_counter()
-                r = await client.put(f"/api/follow/sessions/{session}/state", json={"secret": secret, "driver": 1, "state": {"step": seq}})
-                if r.status_code != 200 or r.json()["seq"] != seq:
-                    run.errors.append(f"publish {seq}: {r.status_code} {r.text}")
-                await asyncio.sleep(interval)
-
-        tasks = [asyncio.create_task(subscriber(i)) for i in range(subscribers)]
-        tasks.append(asyncio.create_task(teacher()))
-        done, pending = await asyncio.wait(tasks, timeout=timeout)
+        tasks = [asyncio.create_task(subscriber(client, i)) for i in range(count)]
+        _, pending = await asyncio.wait(tasks, timeout=timeout)
         for task in pending:
             task.cancel()
         if pending:
-            run.errors.append(f"{len(pending)} tasks still running after {timeout} s ({connected} of {subscribers} subscribers connected)")
+            errors.append(f"{len(pending)} subscribers still waiting after {timeout} s ({connected} of {count} had connected)")
             await asyncio.gather(*pending, return_exceptions=True)
-        run.delays = [at - sent_at[seq] for seq, at in arrivals if seq in sent_at]
-        await client.post(f"/api/follow/sessions/{session}/end", json={"secret": secret})
+    return received, arrivals, errors
+
+
+def _subscriber_process(base: str, path: str, count: int, last: int, ready, results, timeout: float) -> None:
+    results.put(asyncio.run(_subscribe_all(base, path, count, last, ready, timeout)))
+
+
+def follow_load(base: str, subscribers: int, steps: int, interval: float, timeout: float = 60.0, processes: int = 2) -> FollowRun:
+    """Open a session, connect ``subscribers`` SSE clients spread over ``processes``
+    processes (as students are spread over machines: one Python loop reading 300
+    streams would add its own queueing to every delay), wait until each has the first
+    state, publish ``steps`` more states ``interval`` seconds apart, and collect what
+    arrived. Bounded: ``timeout`` seconds for the subscribers, then they are stopped.
+    Delays use time.perf_counter, one monotonic clock for every process on the machine."""
+    import multiprocessing
+
+    spawn = multiprocessing.get_context("spawn")
+    with httpx.Client(base_url=base, timeout=30) as teacher:
+        created = teacher.post("/api/follow/sessions", json={"state": {"step": 0}}).json()
+        session, secret = created["session"], created["secret"]
+        last = steps + 1  # state 1 is the first one, then 2 .. steps + 1
+        run = FollowRun(subscribers=subscribers, steps=list(range(2, last + 1)))
+        ready, results = spawn.Queue(), spawn.Queue()
+        shares = [subscribers // processes + (i < subscribers % processes) for i in range(processes)]
+        workers = [
+            spawn.Process(target=_subscriber_process, args=(base, created["events_path"], n, last, ready, results, timeout), daemon=True)
+            for n in shares if n
+        ]
+        for w in workers:
+            w.start()
+        sent_at: dict[int, float] = {}
+        try:
+            deadline = time.monotonic() + timeout
+            connected = 0
+            for _ in workers:
+                connected += ready.get(timeout=max(0.1, deadline - time.monotonic()))
+            for seq in range(2, last + 1):
+                sent_at[seq] = time.perf_counter()
+                r = teacher.put(f"/api/follow/sessions/{session}/state", json={"secret": secret, "driver": 1, "state": {"step": seq}})
+                if r.status_code != 200 or r.json()["seq"] != seq:
+                    run.errors.append(f"publish {seq}: {r.status_code} {r.text}")
+                time.sleep(interval)
+            for _ in workers:
+                received, arrivals, errors = results.get(timeout=max(0.1, deadline + steps * interval - time.monotonic()))
+                run.received.extend(received)
+                run.delays.extend(at - sent_at[seq] for seq, at in arrivals if seq in sent_at)
+                run.errors.extend(errors)
+        except Exception as exc:  # queue.Empty: a process never got ready or never reported
+            run.errors.append(f"load stopped: {exc!r} ({len(run.received)} subscribers reported)")
+        finally:
+            for w in workers:
+                w.join(timeout=5)
+                if w.is_alive():
+                    w.kill()
+            teacher.post(f"/api/follow/sessions/{session}/end", json={"secret": secret})
         return run

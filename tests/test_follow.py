@@ -94,7 +94,7 @@ def _state_of(event: dict) -> dict:
 
 
 def test_300_subscribers_get_every_step_within_half_a_second(base):
-    run = asyncio.run(follow_load(base, subscribers=300, steps=12, interval=0.15, timeout=90))
+    run = follow_load(base, subscribers=300, steps=12, interval=0.15, timeout=90)
     assert run.errors == []
     assert len(run.received) == 300
     assert run.missing() == 0, f"{run.missing()} deliveries missing"

@@ -1,13 +1,16 @@
-"""One worker's fan-out of a session's latest state to the subscribers it serves.
+"""One worker's fan-out of a session's states to the subscribers it serves.
 
-Follow mode carries a state, not a log: a subscriber that falls behind gets the latest
-state, not every state in between. So a channel keeps only its latest message and wakes
-its waiters when it changes; 300 subscribers of one session cost one event each.
+A channel keeps the last few states (``HISTORY``) and wakes its waiters when a new one
+arrives; 300 subscribers of one session cost one event each. A connected subscriber
+gets every state in order, so a student sees each step the teacher showed; one that
+fell more than ``HISTORY`` states behind, and one that (re)connects, jumps to the
+latest state: follow mode carries a state, and a late student wants the current one.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from dataclasses import dataclass
 from functools import cached_property
 from typing import AsyncIterator, Awaitable, Callable
@@ -35,12 +38,14 @@ class Message:
         return format_sse_event(event="state", id=str(self.seq), data_str=self.data)
 
 
+HISTORY = 32  # states a channel keeps for subscribers that are a little behind
 KEEPALIVE = Message(seq=-1, data="")  # yielded by follow() when nothing happened for a while
 
 
 class Channel:
     def __init__(self) -> None:
         self.latest: Message | None = None
+        self.recent: deque[Message] = deque(maxlen=HISTORY)  # ascending seq, ends with latest
         self.ended = False
         self.subscribers = 0
         self._changed = asyncio.Event()
@@ -53,14 +58,24 @@ class Channel:
             return
         else:
             self.latest = message
+            self.recent.append(message)
         changed, self._changed = self._changed, asyncio.Event()
         changed.set()
+
+    def after(self, seq: int) -> list[Message]:
+        """The states after ``seq`` in order, or only the latest if some were dropped."""
+        latest = self.latest
+        if latest is None or latest.seq <= seq:
+            return []
+        kept = [m for m in self.recent if m.seq > seq]
+        return kept if kept[0].seq == seq + 1 else [latest]
 
     async def wait(self, timeout: float) -> None:
         """Until the next post, or ``timeout`` seconds."""
         changed = self._changed
         try:
-            await asyncio.wait_for(changed.wait(), timeout)
+            async with asyncio.timeout(timeout):  # no task per waiter, unlike wait_for
+                await changed.wait()
         except TimeoutError:
             pass
 
@@ -72,16 +87,22 @@ async def follow(
     check_every: float,
 ) -> AsyncIterator[Message]:
     """The messages a subscriber that has seen ``last_seq`` must get: the latest state
-    at once if it is newer (a reconnect resyncs), then each newer state, then an end
+    at once if it is newer (a reconnect resyncs), then every newer state in order
+    (``Channel.after``), then an end
     message when the session ends or ``alive()`` says it expired (asked every
     ``check_every`` seconds without news; KEEPALIVE when it is still alive)."""
     channel.subscribers += 1
     try:
+        latest = channel.latest
+        if latest is not None and latest.seq > last_seq:
+            last_seq = latest.seq
+            yield latest
         while True:
-            latest = channel.latest
-            if latest is not None and latest.seq > last_seq:
-                last_seq = latest.seq
-                yield latest
+            news = channel.after(last_seq)
+            if news:
+                for message in news:
+                    last_seq = message.seq
+                    yield message
                 continue
             if channel.ended:
                 yield Message(seq=last_seq, data='{"reason":"ended"}', end=True)
