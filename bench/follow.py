@@ -34,6 +34,8 @@ def follow_rows(base: str, label: str, steps: int, interval: float) -> dict[int,
         p50, p99 = run.percentile(0.5) * 1000, run.percentile(0.99) * 1000
         worst = max(run.delays) * 1000 if run.delays else float("nan")
         p99s[subscribers] = p99
+        for error in run.errors[:3]:
+            print(f"  error: {error}")
         print(f"  {label:<22} {subscribers:>4} subscribers: p50 {p50:6.1f} ms  p99 {p99:6.1f} ms  max {worst:6.1f} ms  "
               f"deliveries {len(run.delays)}/{subscribers * steps}  missing {run.missing()}  errors {len(run.errors)}")
     print(f"  {label:<22} p99 at 300 / p99 at 30: {p99s[300] / p99s[30]:.1f}")

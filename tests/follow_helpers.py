@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import queue
 import shutil
 import socket
 import subprocess
@@ -15,13 +16,14 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import httpx
 
 from test_browser_helpers import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
+SERVER_LOGS: dict[str, "Callable[[], str]"] = {}  # base URL -> the server log's last lines
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
 
 
@@ -71,7 +73,7 @@ def uvicorn_process(workers: int = 1, **settings: str) -> Iterator[str]:
     env = {**os.environ, **{f"CONVSCOPE_{k.upper()}": str(v) for k, v in settings.items()}}
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
     # the log goes to a file: a pipe nobody reads would fill and stall the workers
-    log = tempfile.TemporaryFile(mode="w+")
+    log = tempfile.NamedTemporaryFile(mode="w+", prefix="uvicorn-", suffix=".log")
     process = subprocess.Popen(
         [sys.executable, "-m", "uvicorn", "server.app:create_app_from_env", "--factory", "--host", "127.0.0.1",
          "--port", str(port), "--workers", str(workers), "--log-level", "warning", "--timeout-graceful-shutdown", "2"],
@@ -98,8 +100,10 @@ def uvicorn_process(workers: int = 1, **settings: str) -> Iterator[str]:
             time.sleep(0.1)
         if workers > 1:
             time.sleep(1.0)  # every worker has bound and serves before the load starts
+        SERVER_LOGS[base] = tail
         yield base
     finally:
+        SERVER_LOGS.pop(base, None)
         process.terminate()
         try:
             process.wait(timeout=15)
@@ -217,24 +221,27 @@ def follow_load(base: str, subscribers: int, steps: int, interval: float, timeou
         for w in workers:
             w.start()
         sent_at: dict[int, float] = {}
+        deadline = time.monotonic() + timeout
         try:
-            deadline = time.monotonic() + timeout
-            connected = 0
             for _ in workers:
-                connected += ready.get(timeout=max(0.1, deadline - time.monotonic()))
+                ready.get(timeout=max(0.1, deadline - time.monotonic()))
+        except queue.Empty:
+            run.errors.append(f"not every subscriber had the first state after {timeout} s")
+        else:
             for seq in range(2, last + 1):
                 sent_at[seq] = time.perf_counter()
                 r = teacher.put(f"/api/follow/sessions/{session}/state", json={"secret": secret, "driver": 1, "state": {"step": seq}})
                 if r.status_code != 200 or r.json()["seq"] != seq:
                     run.errors.append(f"publish {seq}: {r.status_code} {r.text}")
                 time.sleep(interval)
-            for _ in workers:
-                received, arrivals, errors = results.get(timeout=max(0.1, deadline + steps * interval - time.monotonic()))
+        try:
+            for _ in workers:  # each process stops by itself ``timeout`` s after it started
+                received, arrivals, errors = results.get(timeout=max(0.1, deadline + 10 - time.monotonic()))
                 run.received.extend(received)
                 run.delays.extend(at - sent_at[seq] for seq, at in arrivals if seq in sent_at)
                 run.errors.extend(errors)
-        except Exception as exc:  # queue.Empty: a process never got ready or never reported
-            run.errors.append(f"load stopped: {exc!r} ({len(run.received)} subscribers reported)")
+        except queue.Empty:
+            run.errors.append(f"a subscriber process never reported ({len(run.received)} subscribers did)")
         finally:
             for w in workers:
                 w.join(timeout=5)

@@ -99,7 +99,8 @@ def test_300_subscribers_get_every_step_within_half_a_second(base):
     assert len(run.received) == 300
     assert run.missing() == 0, f"{run.missing()} deliveries missing"
     assert len(run.delays) == 300 * 12
-    assert run.percentile(0.99) < 0.5, f"p50 {run.percentile(0.5):.3f} s, p99 {run.percentile(0.99):.3f} s"
+    load = os.getloadavg()[0]  # on a shared machine, other jobs' CPU shows here first
+    assert run.percentile(0.99) < 0.5, f"p50 {run.percentile(0.5):.3f} s, p99 {run.percentile(0.99):.3f} s, load average {load:.1f} on {os.cpu_count()} cores"
 
 
 def test_two_workers_serve_when_asked_for(base, request):
@@ -227,6 +228,7 @@ def test_bad_states_are_refused_with_the_numbers(base):
 
 def test_idle_sessions_end_and_their_number_is_bounded(strict_base):
     base = strict_base
+    opened = time.monotonic()
     a, b = _open(base, {"step": 0}), _open(base, {"step": 0})
     third = httpx.post(base + "/api/follow/sessions", json={})
     assert third.status_code == 429
@@ -235,11 +237,10 @@ def test_idle_sessions_end_and_their_number_is_bounded(strict_base):
     async def watch_until_expired() -> list[dict]:
         return await _collect(base, a["events_path"], 2, timeout=8)
 
-    started = time.monotonic()
     events = asyncio.run(watch_until_expired())
-    waited = time.monotonic() - started
+    waited = time.monotonic() - opened
     assert [e["event"] for e in events] == ["state", "end"] and json.loads(events[1]["data"]) == {"reason": "expired"}
-    assert 1.0 < waited < 6.0
+    assert 1.5 <= waited < 6.0  # idle for 1.5 s, noticed within a check interval
     assert httpx.get(f"{base}/api/follow/join/{a['code']}").status_code == 404
     assert _drive(base, b, {"step": 1}).status_code == 404  # b was idle as long
     assert httpx.get(base + "/api/follow").json()["open_sessions"] == 0

@@ -23,6 +23,7 @@ from .session import Credentials
 __all__ = ["RedisBroker", "PREFIX"]
 
 PREFIX = "convscope:follow:"
+REDIS_CONNECTIONS = 32  # per worker, besides its pub/sub connection
 CONTROL = PREFIX + "control"  # always subscribed: the reader never waits on no channel
 log = logging.getLogger("convscope.follow")
 
@@ -99,7 +100,11 @@ class RedisBroker:
         self.max_sessions = max_sessions
         self.idle_seconds = idle_seconds
         self._ttl_ms = max(1, int(idle_seconds * 1000))
-        self._redis = redis.from_url(url, decode_responses=True)
+        # a blocking pool: 300 students joining at once wait their turn for one of
+        # REDIS_CONNECTIONS connections instead of failing with "Too many connections"
+        pool = redis.BlockingConnectionPool.from_url(url, max_connections=REDIS_CONNECTIONS, timeout=20, decode_responses=True)
+        self._pool = pool
+        self._redis = redis.Redis(connection_pool=pool)
         self._scripts = {name: self._redis.register_script(body) for name, body in (
             ("create", _CREATE), ("publish", _PUBLISH), ("take_over", _TAKE_OVER), ("end", _END))}
         self._pubsub: Any = None
@@ -229,3 +234,4 @@ class RedisBroker:
         if self._pubsub is not None:
             await self._pubsub.aclose()
         await self._redis.aclose()
+        await self._pool.disconnect()
