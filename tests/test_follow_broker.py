@@ -127,3 +127,51 @@ def test_the_memory_broker_drives_takes_over_expires_and_bounds():
         with pytest.raises(NoSession):
             await broker.publish(a.session, 2, "{}")
     asyncio.run(scenario())
+
+
+def test_follow_settings_come_from_the_environment_and_are_checked():
+    from server.settings import Settings, SettingsError
+
+    s = Settings.from_env({"CONVSCOPE_FOLLOW_REDIS_URL": " redis://127.0.0.1:6390/0 ", "CONVSCOPE_FOLLOW_MAX_SESSIONS": "3", "CONVSCOPE_FOLLOW_IDLE_SECONDS": "90"})
+    assert (s.follow_redis_url, s.follow_max_sessions, s.follow_idle_seconds) == ("redis://127.0.0.1:6390/0", 3, 90.0)
+    assert Settings.from_env(s.to_env()) == s
+    for env, words in (({"CONVSCOPE_FOLLOW_MAX_SESSIONS": "-1"}, "follow_max_sessions must be at least 0, got -1"),
+                       ({"CONVSCOPE_FOLLOW_IDLE_SECONDS": "0"}, "follow_idle_seconds must be positive, got 0.0")):
+        with pytest.raises(SettingsError, match=words):
+            Settings.from_env(env)
+
+
+def test_serve_with_workers_needs_redis_for_follow_mode(monkeypatch, capsys):
+    import os
+
+    import uvicorn
+
+    from server.cli import main
+
+    def clean_environment() -> None:  # serve exports its settings into os.environ
+        monkeypatch.setattr(os, "environ", {k: v for k, v in os.environ.items() if not k.startswith("CONVSCOPE_")})
+
+    seen = []
+    monkeypatch.setattr(uvicorn, "run", lambda *a, **k: seen.append(dict(os.environ)))
+    clean_environment()
+    assert main(["serve", "--workers", "2"]) == 0
+    assert "Follow mode is off: with several workers it needs --redis-url" in capsys.readouterr().out
+    assert seen[-1]["CONVSCOPE_FOLLOW_MAX_SESSIONS"] == "0"
+    clean_environment()
+    assert main(["serve", "--workers", "2", "--redis-url", "redis://127.0.0.1:6390/0"]) == 0
+    assert "Follow mode is off" not in capsys.readouterr().out
+    assert seen[-1]["CONVSCOPE_FOLLOW_REDIS_URL"] == "redis://127.0.0.1:6390/0" and seen[-1]["CONVSCOPE_FOLLOW_MAX_SESSIONS"] == "50"
+    clean_environment()
+    assert main(["serve"]) == 0 and seen[-1]["CONVSCOPE_FOLLOW_MAX_SESSIONS"] == "50"  # one worker: in-process
+
+
+def test_follow_mode_off_says_so(page_dir):
+    from fastapi.testclient import TestClient
+
+    from server.app import create_app
+    from server.settings import Settings
+
+    with TestClient(create_app(Settings(follow_max_sessions=0), static_dir=page_dir)) as client:
+        r = client.post("/api/follow/sessions", json={})
+        assert r.status_code == 503 and "follow mode is off on this server" in r.json()["detail"][0]["msg"]
+        assert client.get("/api/follow").json()["max_sessions"] == 0
