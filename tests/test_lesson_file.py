@@ -14,8 +14,6 @@ from convcore.trace import build_trace
 from server.cli import main
 from server.presets import PRESETS
 from test_browser_helpers import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
     assert_equation_matches,
     assert_stage_matches,
     chromium_missing_reason,
@@ -35,14 +33,8 @@ if _missing:
 MAX_BYTES = 1_000_000
 
 
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
+# Chromium for this module (no server: the pages open from files)
+from test_browser_helpers import browser  # noqa: E402,F401
 
 
 @pytest.fixture(scope="module")
