@@ -4,7 +4,9 @@
    to 300 SSE subscribers (httpx, one asyncio process); the delay of each delivery is
    the time from sending the teacher's PUT to the subscriber reading the event.
    Once on one uvicorn worker with the in-process broker, once on two workers sharing
-   a throwaway redis-server. Target: p99 < 500 ms, nothing missing.
+   a throwaway redis-server. Target: p99 < 500 ms, nothing missing. Also the server's
+   CPU time per step (its processes' user + system time while the steps are published,
+   from /proc): unlike the delays, it hardly depends on what else the machine runs.
 2. Export: time to write the CS231n lesson file (trace lines with the gradient check,
    then the page bundle), its size (target < 1 MB), and show()'s time in a notebook.
 
@@ -38,6 +40,8 @@ def follow_rows(base: str, label: str, steps: int, interval: float) -> dict[int,
             print(f"  error: {error}")
         print(f"  {label:<22} {subscribers:>4} subscribers: p50 {p50:6.1f} ms  p99 {p99:6.1f} ms  max {worst:6.1f} ms  "
               f"deliveries {len(run.delays)}/{subscribers * steps}  missing {run.missing()}  errors {len(run.errors)}")
+        print(f"  {'':<22} {'':>4}   server CPU per step: {run.server_cpu / steps * 1000:5.1f} ms "
+              f"({run.server_cpu / steps / subscribers * 1e6:4.0f} us per delivery, PUT included)")
     print(f"  {label:<22} p99 at 300 / p99 at 30: {p99s[300] / p99s[30]:.1f}")
     return p99s
 

@@ -24,6 +24,7 @@ from test_browser_helpers import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVER_LOGS: dict[str, "Callable[[], str]"] = {}  # base URL -> the server log's last lines
+SERVER_PIDS: dict[str, int] = {}  # base URL -> the uvicorn process id
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
 
 
@@ -101,9 +102,11 @@ def uvicorn_process(workers: int = 1, **settings: str) -> Iterator[str]:
         if workers > 1:
             time.sleep(1.0)  # every worker has bound and serves before the load starts
         SERVER_LOGS[base] = tail
+        SERVER_PIDS[base] = process.pid
         yield base
     finally:
         SERVER_LOGS.pop(base, None)
+        SERVER_PIDS.pop(base, None)
         process.terminate()
         try:
             process.wait(timeout=15)
@@ -111,6 +114,20 @@ def uvicorn_process(workers: int = 1, **settings: str) -> Iterator[str]:
             process.kill()
             process.wait()
         log.close()
+
+
+def server_cpu_seconds(base: str) -> float:
+    """CPU time (user + system) used so far by the uvicorn process at ``base`` and its
+    worker processes (Linux /proc)."""
+    tick = os.sysconf("SC_CLK_TCK")
+
+    def own(pid: int) -> float:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / tick
+
+    root = SERVER_PIDS[base]
+    children = Path(f"/proc/{root}/task/{root}/children").read_text().split()
+    return own(root) + sum(own(int(pid)) for pid in children)
 
 
 async def read_events(response: httpx.Response):
@@ -141,6 +158,7 @@ class FollowRun:
     received: list[list[int]] = field(default_factory=list)
     delays: list[float] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    server_cpu: float = float("nan")  # seconds the server's processes spent from first to last publish + 1 s
 
     def missing(self) -> int:
         want = set(self.steps)
@@ -228,12 +246,16 @@ def follow_load(base: str, subscribers: int, steps: int, interval: float, timeou
         except queue.Empty:
             run.errors.append(f"not every subscriber had the first state after {timeout} s")
         else:
+            cpu_before = server_cpu_seconds(base) if base in SERVER_PIDS else float("nan")
             for seq in range(2, last + 1):
                 sent_at[seq] = time.perf_counter()
                 r = teacher.put(f"/api/follow/sessions/{session}/state", json={"secret": secret, "driver": 1, "state": {"step": seq}})
                 if r.status_code != 200 or r.json()["seq"] != seq:
                     run.errors.append(f"publish {seq}: {r.status_code} {r.text}")
                 time.sleep(interval)
+            time.sleep(1.0)  # the last deliveries
+            if base in SERVER_PIDS:
+                run.server_cpu = server_cpu_seconds(base) - cpu_before
         try:
             for _ in workers:  # each process stops by itself ``timeout`` s after it started
                 received, arrivals, errors = results.get(timeout=max(0.1, deadline + 10 - time.monotonic()))
