@@ -13,7 +13,7 @@ import time
 import httpx
 import pytest
 
-from follow_helpers import follow_load, read_events, redis_missing_reason, redis_server, uvicorn_process
+from follow_helpers import SERVER_LOGS, follow_load, read_events, redis_missing_reason, redis_server, uvicorn_process
 from server.follow.session import session_id_of
 
 pytestmark = pytest.mark.slow
@@ -85,7 +85,10 @@ async def _collect(base: str, path: str, count: int, headers: dict | None = None
                     if len(out) == count:
                         return
 
-    await asyncio.wait_for(read(), timeout)
+    try:
+        await asyncio.wait_for(read(), timeout)
+    except (httpx.HTTPError, TimeoutError) as exc:  # say what the server logged
+        raise AssertionError(f"{exc!r} after {out}; the server's log ends with:\n{SERVER_LOGS[base]()}") from exc
     return out
 
 

@@ -239,10 +239,13 @@ async def events(
     messages = broker.subscribe(session, _last_seq(last_event_id))
 
     async def stream() -> AsyncIterator[bytes]:
-        yield RETRY
-        async for message in messages:
-            yield KEEPALIVE_COMMENT if message is KEEPALIVE else message.wire
-            if message.end:
-                return
+        try:
+            yield RETRY
+            async for message in messages:
+                yield KEEPALIVE_COMMENT if message is KEEPALIVE else message.wire
+                if message.end:
+                    return
+        finally:
+            await messages.aclose()  # the subscriber leaves its channel now, not at GC
 
     return EventSourceResponse(stream(), headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
