@@ -20,6 +20,7 @@ from convcore import __version__
 
 from .docs import install_docs
 from .errors import install_error_handlers
+from .follow.routes import router as follow_router
 from .gate import BuildGate
 from .hosts import allowed_hosts
 from .http_rules import MethodRules
@@ -76,6 +77,7 @@ def create_app(settings: Settings | None = None, static_dir: Path | None = None)
     app.include_router(health.router)
     app.include_router(presets.router)
     app.include_router(trace.router)
+    app.include_router(follow_router)
     if settings.debug:
         app.include_router(debug.router, include_in_schema=False)
     install_docs(app)

@@ -76,6 +76,16 @@ class Settings(BaseSettings):
     request_timeout: float = Field(15.0, gt=0, description="seconds a client has to send its request headers and body")
     idle_timeout: float = Field(20.0, gt=0, description="seconds a reply may wait for a client that does not read")
     shutdown_timeout: float = Field(5.0, gt=0, description="seconds a graceful shutdown waits for open replies")
+    follow_max_sessions: int = Field(50, ge=0, description="follow mode's open sessions (0 = follow mode off)")
+    follow_idle_seconds: float = Field(3600.0, gt=0, description="idle seconds before a follow session ends")
+    follow_max_state_bytes: int = Field(65536, ge=2, description="bytes of one teacher state in follow mode")
+    follow_redis_url: str = Field("", description="Redis for follow sessions shared by workers and hosts "
+                                  "('' = in-process)")
+
+    @field_validator("follow_redis_url", mode="before")
+    @classmethod
+    def _stripped(cls, value: Any) -> Any:
+        return value.strip() if isinstance(value, str) else value
 
     @field_validator("cors_origins", "allowed_hosts", mode="before")
     @classmethod
