@@ -81,6 +81,7 @@ def create_app(settings: Settings | None = None, static_dir: Path | None = None)
     if settings.debug:
         app.include_router(debug.router, include_in_schema=False)
     install_docs(app)
+    _document_body_refusals(app)
 
     folder = app.state.static_dir
     if folder is not None:
@@ -99,6 +100,27 @@ def create_app(settings: Settings | None = None, static_dir: Path | None = None)
     app.add_middleware(HostCheck, hosts=allowed_hosts(settings))
     app.add_middleware(SecurityHeaders)  # outermost: every reply, refusals included
     return app
+
+
+def _document_body_refusals(app: FastAPI) -> None:
+    """Every operation with a request body may get the 415 of ``RequestBody`` (a body
+    that is not UTF-8 JSON), whichever router it comes from: say so in the schema."""
+    build = app.openapi
+
+    def openapi() -> dict:
+        if app.openapi_schema is None:
+            schema = build()
+            for operations in schema.get("paths", {}).values():
+                for operation in operations.values():
+                    if isinstance(operation, dict) and "requestBody" in operation:
+                        operation.setdefault("responses", {}).setdefault("415", {
+                            "description": "Not a JSON body: names the content type, charset or encoding sent.",
+                            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}},
+                        })
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
 
 def create_app_from_env() -> FastAPI:
