@@ -26,8 +26,8 @@ def forward_window(ctx: TraceContext) -> Iterator[Event]:
     value from the vectorised core. The text lists every product when a window has at
     most ``EXPAND_LIMIT`` cells (``z[0,0,1,0] = 3·0 + 4·1 + 6·2 + 7·3 = 37``), else
     ``z[…] = Σ xp[…]·w[f] + b[f] = value``; a window over several channels (at most
-    ``LIST_LIMIT``) shows each channel's partial sum: ``z[0,1,0,2] = Σ xp[…]·w[1] +
-    b[1] = (−3) + 1 + 0 [c = 0, 1, 2] + 1 = −1``."""
+    ``LIST_LIMIT``) shows each channel's partial sum instead: ``z[0,1,0,2] = (−3) + 1 +
+    0 [c = 0, 1, 2] + b[1] 1 = −1``."""
     fields = ReceptiveFields.of(ctx)
     filter_rows = ctx.ref["w"].reshape(fields.F, -1)
     z_flat = ctx.ref["z"].reshape(-1)
@@ -50,8 +50,7 @@ def forward_window(ctx: TraceContext) -> Iterator[Event]:
         channel_taps = filter_rows.reshape(fields.F, fields.cg, -1)
         channels = [f" [c = {', '.join(str(g * fields.cg + c) for c in range(fields.cg))}] "
                     for g in range(fields.G)]
-        sum_tail = [tail[:-3] for tail in sum_tail]  # "·w[f] + b[f]": the numbers follow
-        bias_said = [said[1:] + " " if said else "" for said in bias_said]  # "+ 1 "
+        bias_said = [f"+ b[{f}] {said[3:]} " if said else "" for f, said in enumerate(bias_said)]  # "+ b[1] 1 "
     if expand:
         xp_factors = ctx.cells("xp").factors
         w_factors = fields.lists("w", np.vectorize(fmt.factor, otypes=[object])(filter_rows)) if filter_rows.size else []
@@ -72,8 +71,7 @@ def forward_window(ctx: TraceContext) -> Iterator[Event]:
                 text = f"{z_names[z_cell]} = {products}{bias_said[f]} = {said}"
             elif by_channel:  # cells: the partial sums, channel by channel
                 group = f // fields.fg
-                text = (f"{z_names[z_cell]} = Σ {text}{sum_tail[f]} = {cells}{channels[group]}"
-                        f"{bias_said[f]}= {said}")
+                text = f"{z_names[z_cell]} = {cells}{channels[group]}{bias_said[f]}= {said}"
             else:
                 text = f"{z_names[z_cell]} = Σ {text}{sum_tail[f]}{said}"
             written = [value]  # delta = value (z starts at zero): one shared list

@@ -61,12 +61,12 @@ def forward_window_loops(ctx: TraceContext) -> Iterator[Event]:
             said += f" + {fmt.factor(b[f])}" if b is not None else ""
         else:
             said = f"Σ {ctx.text('xp', *window)}·{ctx.text('w', *kernel)}" + (f" + b[{f}]" if b is not None else "")
-            if 1 < cg <= fmt.LIST_LIMIT:  # each channel's partial sum
+            if 1 < cg <= fmt.LIST_LIMIT:  # each channel's partial sum instead
                 partial = (_part(xp, *window) * _part(w, *kernel)).reshape(cg, -1).sum(axis=-1)
                 c0 = window[0][1]
-                said += (f" = {' + '.join(fmt.factor(v) for v in partial.tolist())} "
-                         f"[c = {', '.join(str(c) for c in range(c0, c0 + cg))}]")
-                said += f" + {fmt.factor(b[f])}" if b is not None else ""
+                said = (f"{' + '.join(fmt.factor(v) for v in partial.tolist())} "
+                        f"[c = {', '.join(str(c) for c in range(c0, c0 + cg))}]")
+                said += f" + b[{f}] {fmt.factor(b[f])}" if b is not None else ""
         text = f"{ctx.cell_text('z', (n, f, i, j))} = {said} = {fmt.number(write['value'][0])}"
         yield make_event("forward", {"n": n, "f": f, "i": i, "j": j}, reads, [write], text)
 
