@@ -2,6 +2,7 @@
 
     convscope serve [--host 127.0.0.1] [--port 8000] [--open] [--workers N] [limits...]
     convscope trace CONFIG.json [--ndjson] [-o FILE]
+    convscope check student.py[:FUNCTION] [--convention cs231n|layer|torch] [--json] [--gradescope PATH]
     convscope --version
 
 ``serve`` exports its options as CONVSCOPE_* variables and starts uvicorn with the app
@@ -54,6 +55,10 @@ def build_parser() -> argparse.ArgumentParser:
     trace.add_argument("config", help="a JSON trace config file, '-' for standard input, or preset:NAME")
     trace.add_argument("--ndjson", action="store_true", help="write NDJSON lines (header, events, end) instead of one document")
     trace.add_argument("-o", "--output", help="output file (default standard output)")
+
+    from convcore.grader.command import add_parser as add_check
+
+    add_check(commands)
     return parser
 
 
@@ -175,6 +180,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return serve(args)
     if args.command == "trace":
         return write_trace(args)
+    if args.command == "check":
+        from convcore.grader.command import run as check
+
+        return check(args)
     parser.print_help()
     return 0
 
