@@ -111,11 +111,12 @@ def compare_tensor(name: str, expected: np.ndarray, got: Any) -> TensorCompariso
     listed = []
     for flat in np.flatnonzero(~same)[:MAX_LISTED]:
         index = np.unravel_index(flat, expected.shape)
+        got_value = float(array[index])
         listed.append({
             "index": [int(i) for i in index],
             "flat": int(flat),
             "expected": float(expected[index]),
-            "got": float(array[index]),
+            "got": got_value if np.isfinite(got_value) else repr(got_value),  # JSON has no NaN
         })
     return TensorComparison(
         name, False, "wrong values", expected.shape, array.shape, listed, count,

@@ -23,6 +23,7 @@ from convcore.spec import ConvSpecError
 from convcore.trace import build_trace, count_events, iter_trace, resolve_config
 
 from . import guard
+from .compare import comparison
 from .encoding import encode_json
 from .errors import too_large
 from .settings import Settings
@@ -103,24 +104,29 @@ def gradient_check(prepared: Prepared, header: dict[str, Any]) -> dict[str, Any]
 BUILD_SLOTS = threading.BoundedSemaphore(max(2, os.cpu_count() or 2))
 
 
-def document_bytes(prepared: Prepared) -> bytes:
-    """The whole trace document of a prepared config, with its gradient check, as JSON."""
+def document_bytes(prepared: Prepared, compare: Any = None) -> bytes:
+    """The whole trace document of a prepared config, with its gradient check (and the
+    comparison of the ``compare`` tensors sent with it), as JSON."""
     with BUILD_SLOTS:
         try:
             doc = build_trace(prepared.resolved, arrays=True)  # encode_json writes the arrays
             doc["check"] = gradient_check(prepared, doc)
+            if compare is not None:
+                doc["comparison"] = comparison(doc, compare)
         except INPUT_ERRORS as exc:
             raise guard.raise_for(exc) from exc
         return encode_json(doc)
 
 
-def stream_lines(prepared: Prepared) -> Iterator[dict[str, Any]]:
+def stream_lines(prepared: Prepared, compare: Any = None) -> Iterator[dict[str, Any]]:
     """The lines (header with its gradient check, events, end) of a prepared config;
     the header is computed now, the events lazily as the iterator is pulled."""
     try:
         lines = iter(iter_trace(prepared.resolved, arrays=True))  # encode_json writes the arrays
         header = next(lines)
         header["check"] = gradient_check(prepared, header)
+        if compare is not None:
+            header["comparison"] = comparison(header, compare)
     except INPUT_ERRORS as exc:  # before the header: a 422 like the other routes
         raise guard.raise_for(exc) from exc
 

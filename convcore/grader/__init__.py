@@ -14,7 +14,20 @@ the notebook's ``check``), ``loader`` (a student's file), ``sandbox`` (the subpr
 with time and memory limits), ``command`` (the ``convscope check`` subcommand).
 """
 
-from .grading import check, grade
-from .report import Report
+from typing import Any
 
 __all__ = ["Report", "check", "grade"]
+
+
+def __getattr__(name: str) -> Any:
+    # lazily, so that the command line can list `convscope check` without importing
+    # hypothesis (the search) until a check runs
+    if name in ("check", "grade"):
+        from . import grading
+
+        return getattr(grading, name)
+    if name == "Report":
+        from .report import Report
+
+        return Report
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -21,9 +21,8 @@ HELP = "grade your conv layer: the smallest case that breaks it, and the likely 
 
 def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     from ..mistakes import CONVENTIONS
+    from .defaults import CALL_SECONDS, DEFAULT_EXAMPLES, MEMORY_MB, TIME_LIMIT
     from .report import PAGE
-    from .sandbox import MEMORY_MB, TIME_LIMIT
-    from .search import DEFAULT_EXAMPLES
 
     check = commands.add_parser(
         "check", help=HELP, description=HELP[0].upper() + HELP[1:] + ". Runs your code on your machine, "
@@ -39,7 +38,7 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     check.add_argument("--json", action="store_true", help="print the report as JSON")
     check.add_argument("--gradescope", metavar="PATH", help="also write Gradescope's results.json to PATH")
     check.add_argument("--time-limit", type=float, default=TIME_LIMIT, help=f"seconds for the whole check (default {TIME_LIMIT:g})")
-    check.add_argument("--call-time-limit", type=float, default=None, help="seconds for one call of your code (default 10)")
+    check.add_argument("--call-time-limit", type=float, default=None, help=f"seconds for one call of your code (default {CALL_SECONDS:g})")
     check.add_argument("--memory-limit", type=int, default=MEMORY_MB, help=f"megabytes of memory (default {MEMORY_MB})")
     check.add_argument("--page", default=PAGE, help=f"the ConvScope page the links open (default {PAGE})")
     return check

@@ -18,11 +18,10 @@ from typing import Any, Callable, Iterator
 from ..mistakes import Failure, Subject
 from ..mistakes.conventions import call_plainly, get_convention
 from .report import PAGE, SCHEMA, Report, counterexample_data
-from .search import DEFAULT_EXAMPLES, FatalError, Grader
+from .defaults import CALL_SECONDS, DEFAULT_EXAMPLES
+from .search import FatalError, Grader
 
-__all__ = ["CALL_SECONDS", "CallTimeout", "LimitExceeded", "check", "grade", "subject_of", "timed_call"]
-
-CALL_SECONDS = 10.0  # the time one call of the checked code may take
+__all__ = ["CallTimeout", "LimitExceeded", "check", "grade", "subject_of", "timed_call"]
 
 
 class LimitExceeded(BaseException):

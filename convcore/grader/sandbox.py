@@ -19,12 +19,10 @@ import subprocess
 import sys
 from typing import Any
 
+from .defaults import MEMORY_MB, TIME_LIMIT
 from .report import Report
 
-__all__ = ["MEMORY_MB", "TIME_LIMIT", "check_file"]
-
-TIME_LIMIT = 60.0  # seconds for the whole check
-MEMORY_MB = 1024  # address space of the child process
+__all__ = ["check_file"]
 
 
 def _kill_group(pid: int) -> None:
@@ -84,9 +82,9 @@ def _limit(memory_mb: int, cpu_seconds: int) -> None:
 
 
 def _grade(params: dict[str, Any]) -> Report:
-    from .grading import CALL_SECONDS, LimitExceeded, _alarm, grade, timed_call
+    from .defaults import CALL_SECONDS, DEFAULT_EXAMPLES
+    from .grading import LimitExceeded, _alarm, grade, timed_call
     from .loader import LoadError, find_subject, load_module
-    from .search import DEFAULT_EXAMPLES
 
     target, convention = params["target"], params["convention"]
     seconds = params["call_seconds"] or CALL_SECONDS

@@ -19,11 +19,10 @@ from hypothesis import seed as hypothesis_seed
 from ..compare import compare_tensor
 from ..mistakes import Case, Failure, Mistake, Subject, get_convention, mistakes_for, one_step_smaller, outcome_equal
 from ..mistakes.conventions import call_plainly
+from .defaults import DEFAULT_EXAMPLES
 from .space import cases, edge_cases
 
-__all__ = ["DEFAULT_EXAMPLES", "FatalError", "Grader", "generated_cases"]
-
-DEFAULT_EXAMPLES = 60  # Cases drawn by hypothesis after the edge cases
+__all__ = ["FatalError", "Grader", "generated_cases"]
 
 
 class FatalError(Exception):

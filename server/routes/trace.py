@@ -33,8 +33,8 @@ REFUSALS: dict[int | str, dict[str, Any]] = {
 }
 
 
-def _document(config: dict[str, Any], settings: Settings) -> bytes:
-    return document_bytes(prepare(config, settings))
+def _document(config: dict[str, Any], settings: Settings, compare: Any = None) -> bytes:
+    return document_bytes(prepare(config, settings), compare)
 
 
 @router.post(
@@ -48,13 +48,13 @@ async def trace(body: TraceConfig, request: Request) -> Response:
     key = await request.body()
     content = state.cache.get(key)
     if content is None:
-        content = await run_in_threadpool(_document, body.config(), state.settings)
+        content = await run_in_threadpool(_document, body.config(), state.settings, body.compare)
         state.cache.put(key, content)
     return JSONBytesResponse(content)
 
 
-def _lines(config: dict[str, Any], settings: Settings) -> Iterator[dict[str, Any]]:
-    return stream_lines(prepare(config, settings))
+def _lines(config: dict[str, Any], settings: Settings, compare: Any = None) -> Iterator[dict[str, Any]]:
+    return stream_lines(prepare(config, settings), compare)
 
 
 @router.post(
@@ -72,7 +72,7 @@ def _lines(config: dict[str, Any], settings: Settings) -> Iterator[dict[str, Any
 )
 async def trace_stream(body: TraceConfig, request: Request) -> StreamingResponse:
     state = request.app.state
-    lines = await run_in_threadpool(_lines, body.config(), state.settings)
+    lines = await run_in_threadpool(_lines, body.config(), state.settings, body.compare)
     return StreamingResponse(
         ndjson_lines(lines, state.stream_stats, state.settings.stream_chunk_events),
         media_type=NDJSON_MEDIA_TYPE,
