@@ -107,7 +107,7 @@ def subject_of(convention: str, functions: tuple[Callable[..., Any], ...], forwa
     names (``forward`` / ``backward`` in it) or, for CS231n, by their parameter count
     (2: ``(dout, cache)``, 4: ``(x, w, b, conv_param)``); a class is a layer."""
     for function in functions:
-        name = _name(function).lower()
+        name = getattr(function, "__name__", "").lower()
         if inspect.isclass(function):
             layer = function
         elif "backward" in name:
