@@ -68,7 +68,9 @@ class TensorComparison:
 
 
 def _as_numbers(got: Any) -> np.ndarray | None:
-    """``got`` as a float64 array, or None when it is not an array of finite numbers."""
+    """``got`` as a float64 array, or None when it is not numbers (NaN stays NaN)."""
+    if got is None or isinstance(got, (str, bytes, dict)):
+        return None
     try:
         array = np.asarray(got, dtype=np.float64)
     except (TypeError, ValueError, OverflowError):
