@@ -21,6 +21,7 @@ bench: $(VENV)/.installed system-deps
 	$(PY) bench/trace.py
 	$(PY) bench/server.py
 	$(PY) bench/page.py
+	$(PY) bench/grader.py
 
 # Debian's Chromium for the browser tests (Playwright's own browser download does not
 # work offline) and Node.js for the page's unit tests. Installed when missing and we are

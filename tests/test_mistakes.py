@@ -178,3 +178,24 @@ def test_exact_and_sufficient_conditions_are_told_apart():
     for mistake_id, name in sufficient:
         assert "exact" in get_mistake(mistake_id).conditions[name].words or "never" in \
             get_mistake(mistake_id).conditions[name].words
+
+
+@pytest.mark.parametrize("mistake_id", IDS)
+def test_the_setup_is_a_config_the_trace_engine_and_the_page_take(mistake_id):
+    from convcore.trace import build_trace
+
+    m = get_mistake(mistake_id)
+    doc = build_trace(m.setup_config())
+    true = get_convention(m.convention).expected(m.setup)
+    for name in ("out", "dx", "dw"):
+        t = doc["tensors"][name]
+        np.testing.assert_allclose(np.reshape(t["data"], t["shape"]), true[name])
+
+
+def test_docs_mistakes_md_is_the_catalogue():
+    from pathlib import Path
+
+    from convcore.mistakes.document import catalogue_markdown
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "mistakes.md").read_text(encoding="utf-8")
+    assert text == catalogue_markdown(), "run: python -m convcore.mistakes.document > docs/mistakes.md"

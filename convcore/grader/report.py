@@ -19,10 +19,9 @@ from typing import Any
 import numpy as np
 
 from ..compare import compare_tensor
-from ..layout import nchw_to_nhwc, oihw_to_hwio
 from ..mistakes import Case, Failure, get_convention
 
-__all__ = ["PAGE", "Report", "SCHEMA", "counterexample_data", "page_url", "trace_config"]
+__all__ = ["PAGE", "Report", "SCHEMA", "counterexample_data", "page_url"]
 
 SCHEMA = "convscope.check/1"
 PAGE = "http://127.0.0.1:8000/"
@@ -45,16 +44,6 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def trace_config(case: Case, layout: str) -> dict[str, Any]:
-    """The trace config (``convcore.trace``) of a Case, its tensors in ``layout``."""
-    x, w, b, dout = case.arrays
-    if layout == "NHWC":
-        x, w, dout = nchw_to_nhwc(x, "x"), oihw_to_hwio(w, "w"), nchw_to_nhwc(dout, "dout")
-    return {"layout": layout, "x": _plain(x), "w": _plain(w), "b": _plain(b), "dout": _plain(dout),
-            "stride": list(case.stride), "padding": list(case.padding), "dilation": list(case.dilation),
-            "groups": case.groups, "activation": case.activation}
-
-
 def page_url(config: dict[str, Any], base: str = PAGE) -> str:
     """The page's link to a config (the fragment ``#s=0&c=<base64url JSON>`` of
     static/js/url.js)."""
@@ -75,11 +64,11 @@ def counterexample_data(convention: str, case: Case, output: str, got: Any, page
     }
     if isinstance(got, Failure):
         data.update(kind=got.kind, error=str(got), got=None)
-        config = trace_config(case, conv.layout)
+        config = case.trace_config(conv.layout)
     else:
         comparison = compare_tensor(output, expected, got)
         data.update(kind=comparison.kind, got=_plain(got), comparison=_plain(comparison.to_dict()))
-        config = dict(trace_config(case, conv.layout), compare={output: _plain(got)})
+        config = dict(case.trace_config(conv.layout), compare={output: _plain(got)})
     data["page"] = page_url(config, page)
     return data
 

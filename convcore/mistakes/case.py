@@ -21,6 +21,7 @@ import numpy as np
 
 from ..activations import get_activation
 from ..layer import LayerResults, layer_results
+from ..layout import nchw_to_nhwc, oihw_to_hwio
 from ..spec import ConvSpec, ConvSpecError
 
 __all__ = ["ACTIVATION_ORDER", "Arrays", "Case", "KNOBS", "one_step_smaller"]
@@ -143,6 +144,16 @@ class Case:
             if key in fields:
                 fields[key] = tuple(fields[key])
         return cls(**fields)
+
+    def trace_config(self, layout: str = "NCHW") -> dict[str, Any]:
+        """The config of ``convcore.trace`` (and of the page) for this Case, its tensors
+        as nested lists in ``layout`` ("NCHW", or "NHWC" with HWIO weights)."""
+        x, w, b, dout = self.arrays
+        if layout == "NHWC":
+            x, w, dout = nchw_to_nhwc(x, "x"), oihw_to_hwio(w, "w"), nchw_to_nhwc(dout, "dout")
+        return {"layout": layout, "x": x.tolist(), "w": w.tolist(), "b": b.tolist(), "dout": dout.tolist(),
+                "stride": list(self.stride), "padding": list(self.padding), "dilation": list(self.dilation),
+                "groups": self.groups, "activation": self.activation}
 
     def describe(self) -> str:
         """One line: ``N=1 C=1 H×W=3×4 F=1 KH×KW=2×2 stride 1 padding 0 …``."""

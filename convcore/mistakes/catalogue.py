@@ -109,7 +109,12 @@ class Mistake:
             "convention": self.convention,
             "conditions": {name: {"words": c.words, "exact": c.exact} for name, c in self.conditions.items()},
             "setup": self.setup.to_dict(),
+            "setup_config": self.setup_config(),
         }
+
+    def setup_config(self) -> dict[str, Any]:
+        """The smallest setup as a trace config (the page's lesson), in the convention's layout."""
+        return self.setup.trace_config(get_convention(self.convention).layout)
 
 
 MISTAKES: dict[str, Mistake] = {}
