@@ -35,7 +35,8 @@ def comparison(header: Mapping[str, Any], student: Any) -> dict[str, Any]:
         if name not in COMPARABLE:
             raise _refuse([str(name)[:40]], f"compare can hold {', '.join(COMPARABLE)}; got {str(name)[:40]!r}")
         if name not in tensors:
-            raise _refuse([name], f"{name} is not in this trace: {'the layer has no bias (send b)' if name == 'db' else 'its phases do not compute it'}")
+            why = "the layer has no bias (send b)" if name == "db" else "its phases do not compute it"
+            raise _refuse([name], f"{name} is not in this trace: {why}")
         t = tensors[name]
         expected[name] = np.asarray(t["data"], dtype=np.float64).reshape(t["shape"])
     return compare_tensors(expected, student)

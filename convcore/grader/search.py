@@ -25,6 +25,10 @@ from .space import cases, edge_cases
 __all__ = ["FatalError", "Grader", "generated_cases"]
 
 
+# Failures that are returns, not exceptions: code returning None everywhere is graded, not refused
+NOT_RAISED = ("wrong return", "returned None", "not an array", "missing")
+
+
 class FatalError(Exception):
     """The subject cannot be graded: it raises on every input, or exceeds a limit."""
 
@@ -138,9 +142,8 @@ class Grader:
                 failed = self.kind(case, name) is not None  # every Case runs: naming compares on all
                 if failed and first_failure[name] is None:
                     first_failure[name] = case
-        raised = [results[name] for results in (self.runs[c] for c in tried) for name in self.graded]
-        if raised and all(isinstance(r, Failure) and r.kind not in ("wrong return", "returned None", "not an array", "missing")
-                          for r in raised):
+        raised = [self.runs[case][name] for case in tried for name in self.graded]
+        if raised and all(isinstance(r, Failure) and r.kind not in NOT_RAISED for r in raised):
             first = raised[0]
             raise FatalError(f"raises on every input ({len(tried)} cases), e.g. {first}")
         return {"tried": tried, "first_failure": first_failure}

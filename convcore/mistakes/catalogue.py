@@ -18,7 +18,10 @@ from ..compare import values_equal
 from .case import Case
 from .conventions import OUTPUTS, Failure, Subject, call_plainly, get_convention
 
-__all__ = ["where_windows_read_x", "Condition", "MISTAKES", "Mistake", "get_mistake", "mistaken_and_true", "mistakes_for", "outcome_equal", "register"]
+__all__ = [
+    "Condition", "MISTAKES", "Mistake", "get_mistake", "mistaken_and_true", "mistakes_for", "outcome_equal",
+    "register", "where_windows_read_x",
+]
 
 
 @dataclass(frozen=True)

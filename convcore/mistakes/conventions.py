@@ -9,7 +9,8 @@
   ``Cls(n_out, kernel_shape, stride=s, pad=p, activation=act)``, parameters set as
   ``layer.parameters = {"W": (KH, KW, C, F), "b": (1, F)}`` (and ``layer.n_in = C``),
   ``Y = layer.forward(X)``, ``dX = layer.backward(dLdY)``, then
-  ``layer.gradients["W"]`` and ``["b"]`` (when backward raises, dw and db are its failure). ``pad`` is an int, or (top, bottom, left,
+  ``layer.gradients["W"]`` and ``["b"]`` (when backward raises, dw and db are its
+  failure). ``pad`` is an int, or (top, bottom, left,
   right) when the sides differ; ``act`` is a ``convcore.activations.Activation`` (it can
   be called, and has ``forward(z)`` and ``backward(z, dY)``).
 - ``torch``: PyTorch-named functions like ``convcore.functional``:

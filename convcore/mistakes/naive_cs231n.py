@@ -34,6 +34,7 @@ class Cs231nConv:
         return np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)), mode="constant")
 
     def out_size(self, size: int, kernel: int, pad: int, stride: int) -> int:
+        """H' (or W') from H, HH, pad and stride."""
         return (size + 2 * pad - kernel) // stride + 1
 
     def origin(self, i: int, stride: int) -> int:
@@ -45,9 +46,11 @@ class Cs231nConv:
         return np.sum(window * kernel) + bias
 
     def write_dx(self, dxp: np.ndarray, where: tuple, value: np.ndarray) -> None:
+        """dxp: (N, C, Hp, Wp) gets one window's gradient value: (C, HH, WW) at ``where``."""
         dxp[where] += value
 
     def write_dw(self, dw: np.ndarray, f: int, value: np.ndarray) -> None:
+        """dw: (F, C, HH, WW) gets one window's contribution value: (C, HH, WW) to filter f."""
         dw[f] += value
 
     def crop(self, dxp: np.ndarray, pad: int, h: int, w: int) -> np.ndarray:

@@ -17,7 +17,7 @@ from ..compat.layer import pad2d
 from .case import Case
 from .catalogue import Condition, Mistake, register, where_windows_read_x
 from .conventions import Subject
-from .geometry import windows_reading_x
+from .layer_conditions import backward_raises, dz_differs, size_conditions, sizes_differ
 
 __all__ = ["LayerConv"]
 
@@ -45,17 +45,20 @@ class LayerConv:
     # -- steps ------------------------------------------------------------------------
 
     def out_rows(self, in_rows: int, kh: int, kw: int, p: tuple) -> int:
+        """Output rows from the input rows, the kernel and p = (top, bottom, left, right)."""
         return 1 + (in_rows + p[0] + p[1] - kh) // self.stride
 
     def out_cols(self, in_cols: int, kh: int, kw: int, p: tuple) -> int:
+        """Output columns from the input columns, the kernel and p."""
         return 1 + (in_cols + p[2] + p[3] - kw) // self.stride
 
     def activation_gradient(self, Z: np.ndarray, Y: np.ndarray, dLdY: np.ndarray) -> np.ndarray:
-        """dL/dZ = dL/dY · f'(Z)."""
+        """dL/dZ = dL/dY · f'(Z); Z, Y = f(Z) and dL/dY: (N, Ho, Wo, F)."""
         return self.activation.backward(Z, dLdY)
 
     def input_gradient(self, dZ: np.ndarray, W: np.ndarray, padded_shape: tuple, rows: int, cols: int) -> np.ndarray:
-        """dXp: the padded input's gradient, each of the rows × cols windows sending W · dZ back."""
+        """dXp: (N, Hp, Wp, C), each of the rows × cols windows sending W · dZ back;
+        dZ: (N, Ho, Wo, F), W: (KH, KW, C, F), padded_shape (N, Hp, Wp, C)."""
         kh, kw = W.shape[:2]
         dXp = np.zeros(padded_shape)
         for n in range(dZ.shape[0]):
@@ -66,6 +69,7 @@ class LayerConv:
         return dXp
 
     def crop(self, dXp: np.ndarray, p: tuple, in_rows: int, in_cols: int) -> np.ndarray:
+        """dXp: (N, Hp, Wp, C) -> dX: (N, rows, cols, C)."""
         return dXp[:, p[0]:p[0] + in_rows, p[2]:p[2] + in_cols, :]
 
     # -- the layer --------------------------------------------------------------------
@@ -112,51 +116,6 @@ def _mistake(cls: type, **entry: Any) -> type:
     return cls
 
 
-# -- conditions over a Case ----------------------------------------------------------
-
-
-def _sizes(case: Case, conv: type) -> tuple[int, int]:
-    """The output (rows, cols) a mistaken layer computes for ``case``."""
-    layer = conv(case.f, (case.kh, case.kw), stride=case.stride[0], pad=case.padding)
-    p = case.padding
-    return (layer.out_rows(case.h, case.kh, case.kw, p), layer.out_cols(case.w, case.kh, case.kw, p))
-
-
-def _sizes_differ(conv: type):
-    return lambda case: _sizes(case, conv) != case.spec.out_hw
-
-
-def _backward_raises(conv: type) -> Condition:
-    """db (a sum of dZ) is right unless backward raises: sure to when Z's wrong shape
-    cannot broadcast with dL/dY's in f'(Z) · dL/dY; sure not to when the sizes agree."""
-    def shows(case: Case) -> bool:
-        (rows, cols), (ho, wo) = _sizes(case, conv), case.spec.out_hw
-        return (rows != ho and 1 not in (rows, ho)) or (cols != wo and 1 not in (cols, wo))
-
-    return Condition(shows, "when Z's wrong size cannot broadcast with dL/dY's, so that backward raises "
-                            "(never when the sizes agree)",
-                     hides=lambda c: _sizes(c, conv) == c.spec.out_hw)
-
-
-def _size_condition(conv: type, words: str) -> tuple[Condition, Condition]:
-    """out shows exactly when the output size is wrong; dx and dw too where every window reads x."""
-    return Condition(_sizes_differ(conv), words), where_windows_read_x(_sizes_differ(conv), words, gradient=True)
-
-
-
-
-def _dz_differs(wrong_derivative):
-    """Conditions for a wrong dZ = dL/dY · g instead of dL/dY · f'(Z): db shows where g ≠ f'(Z)
-    anywhere, dx and dw where it does at an output whose window reads x."""
-    def differs(case: Case) -> np.ndarray:
-        t = case.truth
-        act = get_activation(case.activation)
-        return ~np.isclose(wrong_derivative(act, t.z, t.out), act.derivative(t.z), rtol=1e-12, atol=0)
-
-    return (Condition(lambda c: bool(np.any(differs(c))), ""),
-            Condition(lambda c: bool(np.any(differs(c) & windows_reading_x(c)[None, None])), ""))
-
-
 # -- the mistakes -------------------------------------------------------------------
 
 
@@ -168,7 +127,7 @@ class InputSizeLoops(LayerConv):
         return in_cols  # ... and its columns
 
 
-_input_size, _input_size_grad = _size_condition(
+_input_size, _input_size_grad = size_conditions(
     InputSizeLoops, "when the output is not as large as the input (only 'same' padding with stride 1 hides it)")
 _mistake(
     InputSizeLoops, id="input_size_loops", title="Loops over the input size instead of the output size",
@@ -177,7 +136,7 @@ _mistake(
     should="Loop over out_rows = 1 + (rows + top + bottom − KH) // stride (and the columns alike).",
     source=f"seed {SEED_001}: for d1 in range(in_rows) ... Z = np.zeros((n, X.shape[1], X.shape[2], F))",
     conditions={"out": _input_size, "dx": _input_size_grad, "dw": _input_size_grad,
-                "db": _backward_raises(InputSizeLoops)},
+                "db": backward_raises(InputSizeLoops)},
     setup=Case(h=2, w=1, kh=2, kw=1),
 )
 
@@ -189,13 +148,13 @@ class KernelHeightForWidth(LayerConv):
 
 _kh_words = ("when KH ≠ KW changes the output width: (W + left + right − KH) // stride differs from "
              "(W + left + right − KW) // stride")
-_kh, _kh_grad = _size_condition(KernelHeightForWidth, _kh_words)
+_kh, _kh_grad = size_conditions(KernelHeightForWidth, _kh_words)
 _mistake(
     KernelHeightForWidth, id="kernel_height_for_width", title="The kernel height used for the width",
     wrong="The output width is computed with the kernel's height: 1 + (cols + pads − KH) // stride.",
     should="Use the kernel's width: 1 + (cols + left + right − KW) // stride.",
     source=f"seed {SEED_001}: out_cols = 1 + (in_cols + p[0] + p[1] - kernel_height) // self.stride",
-    conditions={"out": _kh, "dx": _kh_grad, "dw": _kh_grad, "db": _backward_raises(KernelHeightForWidth)},
+    conditions={"out": _kh, "dx": _kh_grad, "dw": _kh_grad, "db": backward_raises(KernelHeightForWidth)},
     setup=Case(h=1, w=2, kh=1, kw=2),
 )
 
@@ -205,7 +164,7 @@ class RowPaddingForColumns(LayerConv):
         return 1 + (in_cols + p[0] + p[1] - kw) // self.stride  # the mistake: top + bottom
 
 
-_rows_for_cols, _rows_for_cols_grad = _size_condition(
+_rows_for_cols, _rows_for_cols_grad = size_conditions(
     RowPaddingForColumns, "when top + bottom ≠ left + right changes the output width")
 _mistake(
     RowPaddingForColumns, id="row_padding_for_columns", title="The row padding used for the columns",
@@ -213,7 +172,7 @@ _mistake(
     should="Use p[2] + p[3] for the columns.",
     source=f"seed {SEED_001}: out_cols = 1 + (in_cols + p[0] + p[1] - kernel_height) // self.stride",
     conditions={"out": _rows_for_cols, "dx": _rows_for_cols_grad, "dw": _rows_for_cols_grad,
-                "db": _backward_raises(RowPaddingForColumns)},
+                "db": backward_raises(RowPaddingForColumns)},
     setup=Case(h=1, w=1, kh=1, kw=1, padding=(1, 0, 0, 0)),
 )
 
@@ -249,7 +208,7 @@ class SymmetricFromFourTuple(LayerConv):
         return dXp[:, pad_h:pad_h + in_rows, pad_w:pad_w + in_cols, :]
 
 
-_symmetric_sizes = _sizes_differ(SymmetricFromFourTuple)
+_symmetric_sizes = sizes_differ(SymmetricFromFourTuple)
 _mistake(
     SymmetricFromFourTuple, id="symmetric_pad_from_4tuple", title="Symmetric padding assumed from a 4-tuple",
     wrong="_, padH, padW, _ = p takes the bottom and the left padding as if every side were padded alike.",
@@ -261,7 +220,7 @@ _mistake(
                                    "when top ≠ bottom (the crop starts at the bottom padding) or the output "
                                    "size changes", gradient=True),
         "dw": where_windows_read_x(_symmetric_sizes, "when the output size changes", gradient=True),
-        "db": _backward_raises(SymmetricFromFourTuple),
+        "db": backward_raises(SymmetricFromFourTuple),
     },
     setup=Case(h=1, w=1, kh=1, kw=1, padding=(1, 0, 0, 0)),
 )
@@ -302,16 +261,16 @@ class DerivativeSkipped(LayerConv):
         return dLdY  # the mistake: the activation's derivative is left out
 
 
-_skip_db, _skip_dxw = _dz_differs(lambda act, z, out: np.ones_like(z))
+_skip_db, _skip_dxw = dz_differs(lambda act, z, out: np.ones_like(z))
 _skip_words = "when f'(Z) ≠ 1 somewhere (relu: some Z ≤ 0; tanh: some Z ≠ 0)"
 _mistake(
     DerivativeSkipped, id="activation_derivative_skipped", title="The activation's derivative skipped",
     wrong="backward passes dL/dY straight to the convolution, as if dL/dZ were dL/dY.",
     should="First map it through the activation: dL/dZ = dL/dY · f'(Z).",
     source=ELSEWHERE,
-    conditions={"db": Condition(_skip_db.shows, _skip_words),
-                "dx": Condition(_skip_dxw.shows, _skip_words + ", at an output whose window reads x"),
-                "dw": Condition(_skip_dxw.shows, _skip_words + ", at an output whose window reads x")},
+    conditions={"db": Condition(_skip_db, _skip_words),
+                "dx": Condition(_skip_dxw, _skip_words + ", at an output whose window reads x"),
+                "dw": Condition(_skip_dxw, _skip_words + ", at an output whose window reads x")},
     setup=Case(h=1, w=1, kh=1, kw=1, activation="tanh"),
 )
 
@@ -321,15 +280,15 @@ class DerivativeOfOutput(LayerConv):
         return self.activation.backward(Y, dLdY)  # the mistake: f'(Y), not f'(Z)
 
 
-_out_db, _out_dxw = _dz_differs(lambda act, z, out: act.derivative(out))
+_out_db, _out_dxw = dz_differs(lambda act, z, out: act.derivative(out))
 _out_words = "when f'(Y) ≠ f'(Z) somewhere: tanh (or sigmoid) with some Z ≠ 0; never relu or identity"
 _mistake(
     DerivativeOfOutput, id="activation_derivative_of_output", title="The activation's derivative applied to the output",
     wrong="backward computes f'(Y) at the activation's output Y instead of f'(Z) at its input Z.",
     should="Use the cached pre-activation: dL/dZ = dL/dY · f'(Z).",
     source=ELSEWHERE,
-    conditions={"db": Condition(_out_db.shows, _out_words),
-                "dx": Condition(_out_dxw.shows, _out_words + ", at an output whose window reads x"),
-                "dw": Condition(_out_dxw.shows, _out_words + ", at an output whose window reads x")},
+    conditions={"db": Condition(_out_db, _out_words),
+                "dx": Condition(_out_dxw, _out_words + ", at an output whose window reads x"),
+                "dw": Condition(_out_dxw, _out_words + ", at an output whose window reads x")},
     setup=Case(h=1, w=1, kh=1, kw=1, activation="tanh"),
 )
