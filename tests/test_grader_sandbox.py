@@ -38,10 +38,11 @@ def running_with(marker: str) -> list[str]:
     return found
 
 
-def test_a_correct_seven_loop_file_passes():
+def test_a_correct_seven_loop_file_passes_and_leaves_no_files_behind():
     done, _ = convscope_check("seven_loops.py")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "all 4 outputs pass (exit 0)" in done.stdout
+    assert not (STUDENTS / ".hypothesis").exists()  # no hypothesis cache beside the student's file
 
 
 def test_a_mistake_fails_with_json_and_gradescope_output(tmp_path):
