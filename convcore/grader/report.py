@@ -114,7 +114,8 @@ class Report:
             lines.append(f"       got      {name} = {_compact(ce['got'])}")
             comparison = ce["comparison"]
             if comparison["kind"] == "wrong values":
-                lines.append(f"       {comparison['differing_count']} cells differ:")
+                count = comparison["differing_count"]
+                lines.append(f"       {count} {'cell differs' if count == 1 else 'cells differ'}:")
                 for cell in comparison["differing"]:
                     index = ",".join(str(i) for i in cell["index"])
                     lines.append(f"         {name}[{index}]: expected {_num(cell['expected'])}, got {_num(cell['got'])}")

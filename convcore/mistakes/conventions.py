@@ -117,8 +117,8 @@ class Convention:
     knobs: tuple[str, ...] = ()
 
     def graded(self, subject: Subject) -> tuple[str, ...]:
-        """The outputs ``subject`` produces."""
-        return OUTPUTS
+        """The outputs ``subject`` produces: out from a forward, dx, dw, db from a backward."""
+        return (("out",) if subject.forward else ()) + (("dx", "dw", "db") if subject.backward else ())
 
     def expected(self, case: Case) -> dict[str, np.ndarray]:
         """The true out, dx, dw, db of ``case`` in this convention's layout."""
@@ -138,9 +138,6 @@ class Cs231n(Convention):
     name = "cs231n"
     title = "CS231n conv_forward_naive / conv_backward_naive"
     knobs = ("n", "cg", "fg", "h", "w", "kh", "kw", "stride", "pad", "values")
-
-    def graded(self, subject: Subject) -> tuple[str, ...]:
-        return (("out",) if subject.forward else ()) + (("dx", "dw", "db") if subject.backward else ())
 
     def inputs(self, case: Case) -> dict[str, Any]:
         data = super().inputs(case)
@@ -172,6 +169,9 @@ class Layer(Convention):
     knobs = ("n", "cg", "fg", "h", "w", "kh", "kw", "stride",
              "pad_top", "pad_bottom", "pad_left", "pad_right", "activation", "values")
 
+    def graded(self, subject: Subject) -> tuple[str, ...]:
+        return OUTPUTS  # the class has both passes
+
     def expected(self, case: Case) -> dict[str, np.ndarray]:
         t = case.truth
         return {"out": nchw_to_nhwc(t.out, "out"), "dx": nchw_to_nhwc(t.dx, "dx"),
@@ -199,6 +199,9 @@ class Layer(Convention):
             return {name: failure for name in OUTPUTS}
         results = {"out": _array(call(layer.forward, data["X"].copy()), "forward's Y")}
         results["dx"] = _array(call(layer.backward, data["dLdY"].copy()), "backward's dX")
+        if isinstance(results["dx"], Failure) and isinstance(results["out"], Failure):
+            dx = results["dx"]  # say why: backward usually fails for want of forward's cache
+            results["dx"] = Failure(dx.kind, f"{dx.message} (after forward raised {results['out']})")
         if isinstance(results["dx"], Failure):  # backward did not finish: no gradients to read
             return {**results, "dw": results["dx"], "db": results["dx"]}
         gradients = getattr(layer, "gradients", None)
@@ -215,9 +218,6 @@ class Torch(Convention):
     title = "PyTorch-named conv2d_forward / conv2d_backward"
     knobs = ("n", "cg", "fg", "groups", "h", "w", "kh", "kw", "stride_h", "stride_w",
              "pad_h", "pad_w", "dilation_h", "dilation_w", "values")
-
-    def graded(self, subject: Subject) -> tuple[str, ...]:
-        return (("out",) if subject.forward else ()) + (("dx", "dw", "db") if subject.backward else ())
 
     def inputs(self, case: Case) -> dict[str, Any]:
         data = super().inputs(case)
