@@ -213,3 +213,16 @@ def test_a_fatal_report_reads_in_every_form():
     assert report.exit_code == 2 and "could not grade" in str(report)
     assert report.gradescope()["score"] == 0 and "neither" in report.gradescope()["output"]
     assert json.loads(report.to_json())["error"].startswith("x.py")
+
+
+@pytest.mark.parametrize("file, convention, output, mistake", [
+    ("layer_crop.py", "layer", "dx", "crop_p0_p1_plus_rows"),
+    ("torch_averaged_db.py", "torch", "db", "db_averaged"),
+])
+def test_student_files_of_the_other_conventions_are_named(file, convention, output, mistake):
+    module = load_module(str(STUDENTS / file))
+    report = grade(convention, find_subject(module, convention, None, file), target=file).data
+    failed = {name for name, o in report["outputs"].items() if o["status"] == "fail"}
+    assert failed == {output}, failed
+    named = report["outputs"][output]["likely_mistakes"]
+    assert named[0]["id"] == mistake and named[0]["everywhere"]

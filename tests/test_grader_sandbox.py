@@ -99,3 +99,9 @@ def test_the_whole_check_is_stopped_at_its_time_limit_and_leaves_nothing_running
 def test_bad_options_are_refused_with_exit_2():
     done, _ = convscope_check("seven_loops.py", "--examples", "0")
     assert done.returncode == 2 and "--examples must be at least 1" in done.stderr
+
+
+def test_a_layer_class_is_found_and_graded():
+    done, _ = convscope_check("layer_crop.py", "--convention", "layer")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "crop_p0_p1_plus_rows" in done.stdout
