@@ -37,17 +37,20 @@ INPUT_ERRORS = (ConvSpecError, MemoryError)
 
 @dataclass(frozen=True)
 class Prepared:
-    """A config that passed every check, with its event count."""
+    """A config that passed every check, with its event count (and the tensors sent to
+    compare with the trace's, if any)."""
 
     config: dict[str, Any]
     resolved: Any
     total_events: int | None
+    compare: Any = None
 
 
-def prepare(config: dict[str, Any], settings: Settings, count: bool = True) -> Prepared:
+def prepare(config: dict[str, Any], settings: Settings, count: bool = True, compare: Any = None) -> Prepared:
     """Check ``config`` against the limits and convcore's rules; raise ApiError if not.
 
     ``count``: also count the trace's events and hold them to ``max_events``.
+    ``compare``: a request's own tensors to compare with the trace's (``server.compare``).
     """
     guard.check_inputs(config, settings)
     try:
@@ -68,7 +71,7 @@ def prepare(config: dict[str, Any], settings: Settings, count: bool = True) -> P
                 f"the trace would have {total} events, the limit is {settings.max_events} "
                 f"(use granularity 'window', fewer phases or smaller tensors)",
             )
-    return Prepared(config, resolved, total)
+    return Prepared(config, resolved, total, compare)
 
 
 def gradient_check(prepared: Prepared, header: dict[str, Any]) -> dict[str, Any] | None:
@@ -104,29 +107,29 @@ def gradient_check(prepared: Prepared, header: dict[str, Any]) -> dict[str, Any]
 BUILD_SLOTS = threading.BoundedSemaphore(max(2, os.cpu_count() or 2))
 
 
-def document_bytes(prepared: Prepared, compare: Any = None) -> bytes:
+def document_bytes(prepared: Prepared) -> bytes:
     """The whole trace document of a prepared config, with its gradient check (and the
-    comparison of the ``compare`` tensors sent with it), as JSON."""
+    comparison of the tensors sent to compare, if any), as JSON."""
     with BUILD_SLOTS:
         try:
             doc = build_trace(prepared.resolved, arrays=True)  # encode_json writes the arrays
             doc["check"] = gradient_check(prepared, doc)
-            if compare is not None:
-                doc["comparison"] = comparison(doc, compare)
+            if prepared.compare is not None:
+                doc["comparison"] = comparison(doc, prepared.compare)
         except INPUT_ERRORS as exc:
             raise guard.raise_for(exc) from exc
         return encode_json(doc)
 
 
-def stream_lines(prepared: Prepared, compare: Any = None) -> Iterator[dict[str, Any]]:
+def stream_lines(prepared: Prepared) -> Iterator[dict[str, Any]]:
     """The lines (header with its gradient check, events, end) of a prepared config;
     the header is computed now, the events lazily as the iterator is pulled."""
     try:
         lines = iter(iter_trace(prepared.resolved, arrays=True))  # encode_json writes the arrays
         header = next(lines)
         header["check"] = gradient_check(prepared, header)
-        if compare is not None:
-            header["comparison"] = comparison(header, compare)
+        if prepared.compare is not None:
+            header["comparison"] = comparison(header, prepared.compare)
     except INPUT_ERRORS as exc:  # before the header: a 422 like the other routes
         raise guard.raise_for(exc) from exc
 

@@ -151,7 +151,8 @@ class Report:
     # -- Gradescope ---------------------------------------------------------------------
 
     def gradescope(self) -> dict[str, Any]:
-        """Gradescope's results.json: one test per output, one point each."""
+        """Gradescope's results.json (top-level score, output, tests): one test per
+        output, one point each."""
         d = self.data
         if d.get("error"):
             return {"score": 0, "output": f"could not grade: {d['error']}", "tests": []}
@@ -165,8 +166,9 @@ class Report:
                 "status": "passed" if ok else "failed",
                 "output": "\n".join(self._output_lines(name, result)),
             })
-        return {"score": sum(t["score"] for t in tests), "max_score": len(tests),
-                "output": str(self).splitlines()[0], "tests": tests}
+        score = sum(t["score"] for t in tests)
+        return {"score": score, "output": f"{str(self).splitlines()[0]}: {score} of {len(tests)} outputs pass",
+                "tests": tests}
 
 
 def _num(value: Any) -> str:

@@ -34,7 +34,7 @@ REFUSALS: dict[int | str, dict[str, Any]] = {
 
 
 def _document(config: dict[str, Any], settings: Settings, compare: Any = None) -> bytes:
-    return document_bytes(prepare(config, settings), compare)
+    return document_bytes(prepare(config, settings, compare=compare))
 
 
 @router.post(
@@ -54,7 +54,7 @@ async def trace(body: TraceConfig, request: Request) -> Response:
 
 
 def _lines(config: dict[str, Any], settings: Settings, compare: Any = None) -> Iterator[dict[str, Any]]:
-    return stream_lines(prepare(config, settings), compare)
+    return stream_lines(prepare(config, settings, compare=compare))
 
 
 @router.post(
