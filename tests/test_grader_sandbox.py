@@ -105,3 +105,10 @@ def test_a_layer_class_is_found_and_graded():
     done, _ = convscope_check("layer_crop.py", "--convention", "layer")
     assert done.returncode == 1, done.stdout + done.stderr
     assert "crop_p0_p1_plus_rows" in done.stdout
+
+
+def test_two_runs_with_the_same_seed_give_the_same_report():
+    first, _ = convscope_check("empty_crop.py", "--json", "--seed", "5")
+    second, _ = convscope_check("empty_crop.py", "--json", "--seed", "5")
+    assert first.returncode == second.returncode == 1
+    assert json.loads(first.stdout) == json.loads(second.stdout)

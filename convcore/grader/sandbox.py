@@ -61,7 +61,8 @@ def check_file(path: str, function: str | None = None, convention: str = "cs231n
         _kill_group(proc.pid)
         proc.communicate()
         return Report.fatal(target, convention, f"{target} did not finish within the time limit of "
-                                                f"{time_limit:g} s and was stopped (does it loop forever?)", seed=seed)
+                                                f"{time_limit:g} s and was stopped (does it loop forever, or is "
+                                                f"it very slow? --time-limit gives it more)", seed=seed)
     finally:
         _kill_group(proc.pid)  # whatever the student's code started goes with it
     try:
