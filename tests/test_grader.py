@@ -226,3 +226,22 @@ def test_student_files_of_the_other_conventions_are_named(file, convention, outp
     assert failed == {output}, failed
     named = report["outputs"][output]["likely_mistakes"]
     assert named[0]["id"] == mistake and named[0]["everywhere"]
+
+
+def test_the_call_timer_gives_an_outer_alarm_its_time_back():
+    import signal
+    import time
+
+    from convcore.grader.grading import _alarm
+
+    fired = []
+    previous = signal.signal(signal.SIGALRM, lambda *args: fired.append(True))
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 5.0)
+        with _alarm(2.0):
+            time.sleep(0.05)
+        remaining, _ = signal.getitimer(signal.ITIMER_REAL)
+        assert 4.0 < remaining < 5.0 and not fired
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
