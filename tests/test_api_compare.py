@@ -84,3 +84,23 @@ def test_db_without_a_bias_says_why(api_client):
 
 def test_no_compare_no_comparison(api_client):
     assert "comparison" not in api_client.post("/api/trace", json=CONFIG).json()
+
+
+@pytest.mark.parametrize("mistake_id, output", [("assign_dw", "dw"), ("activation_derivative_skipped", "dx")])
+def test_the_graders_page_link_is_a_trace_request_whose_comparison_agrees(api_client, mistake_id, output):
+    """The config in a counterexample's link (NCHW or NHWC) posts as it is, and the
+    service marks the same cells as the grader did."""
+    import base64
+
+    from convcore.grader import grade
+    from convcore.mistakes import get_mistake
+
+    m = get_mistake(mistake_id)
+    ce = grade(m.convention, m.implementation, target=mistake_id, examples=20).data["outputs"][output]["counterexample"]
+    encoded = ce["page"].split("c=", 1)[1]
+    config = json.loads(base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4)))
+    response = api_client.post("/api/trace", json=config)
+    assert response.status_code == 200, response.text
+    served = response.json()["comparison"][output]
+    assert served["kind"] == "wrong values"
+    assert served["differing"] == ce["comparison"]["differing"]
