@@ -1,7 +1,7 @@
 """The grader's search space per convention: the edge cases it always tries, and a
 hypothesis strategy over the rest.
 
-Sizes are small on purpose (N ≤ 2, C and F ≤ 3, H and W ≤ 7, kernels ≤ 3, stride ≤ 3,
+Sizes are small on purpose (N ≤ 2, C and F ≤ 3 (≤ 4 in two groups), H and W ≤ 7, kernels ≤ 3, stride ≤ 3,
 padding ≤ 2, dilation ≤ 2, groups ≤ 2), so that every counterexample can be checked by
 hand. The parameters a convention does not have stay at their neutral value: CS231n has
 one stride and one padding for every side; the layer has one stride, four paddings and
@@ -57,7 +57,7 @@ def cases(convention: str) -> st.SearchStrategy[Case]:
 @st.composite
 def _drawn_cases(draw, convention: str) -> Case:
     groups = draw(st.integers(1, MAX_GROUPS)) if convention == "torch" else 1
-    per_group = MAX_CF if groups == 1 else 1
+    per_group = MAX_CF if groups == 1 else 2  # C and F up to 3, or up to 4 in two groups
     stride = draw(st.integers(1, MAX_STRIDE))
     strides = (stride, draw(st.integers(1, MAX_STRIDE)) if convention == "torch" else stride)
     if convention == "cs231n":
@@ -72,8 +72,8 @@ def _drawn_cases(draw, convention: str) -> Case:
                 if convention == "torch" else (1, 1))
     case = Case(
         n=draw(st.integers(1, MAX_N)),
-        cg=draw(st.integers(1, per_group)) if groups == 1 else draw(st.integers(1, 2)),
-        fg=draw(st.integers(1, per_group)) if groups == 1 else draw(st.integers(1, 2)),
+        cg=draw(st.integers(1, per_group)),
+        fg=draw(st.integers(1, per_group)),
         groups=groups,
         h=draw(st.integers(1, MAX_HW)),
         w=draw(st.integers(1, MAX_HW)),
