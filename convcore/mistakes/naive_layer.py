@@ -17,7 +17,7 @@ from ..compat.layer import pad2d
 from .case import Case
 from .catalogue import Condition, Mistake, register, where_windows_read_x
 from .conventions import Subject
-from .layer_conditions import backward_raises, dz_differs, size_conditions, sizes_differ
+from .layer_conditions import backward_raises, dz_conditions, size_conditions, sizes_differ
 
 __all__ = ["LayerConv"]
 
@@ -261,16 +261,13 @@ class DerivativeSkipped(LayerConv):
         return dLdY  # the mistake: the activation's derivative is left out
 
 
-_skip_db, _skip_dxw = dz_differs(lambda act, z, out: np.ones_like(z))
 _skip_words = "when f'(Z) ≠ 1 somewhere (relu: some Z ≤ 0; tanh: some Z ≠ 0)"
 _mistake(
     DerivativeSkipped, id="activation_derivative_skipped", title="The activation's derivative skipped",
     wrong="backward passes dL/dY straight to the convolution, as if dL/dZ were dL/dY.",
     should="First map it through the activation: dL/dZ = dL/dY · f'(Z).",
     source=ELSEWHERE,
-    conditions={"db": Condition(_skip_db, _skip_words),
-                "dx": Condition(_skip_dxw, _skip_words + ", at an output whose window reads x"),
-                "dw": Condition(_skip_dxw, _skip_words + ", at an output whose window reads x")},
+    conditions=dz_conditions(lambda act, z, out: np.ones_like(z), _skip_words),
     setup=Case(h=1, w=1, kh=1, kw=1, activation="tanh"),
 )
 
@@ -280,15 +277,12 @@ class DerivativeOfOutput(LayerConv):
         return self.activation.backward(Y, dLdY)  # the mistake: f'(Y), not f'(Z)
 
 
-_out_db, _out_dxw = dz_differs(lambda act, z, out: act.derivative(out))
 _out_words = "when f'(Y) ≠ f'(Z) somewhere: tanh (or sigmoid) with some Z ≠ 0; never relu or identity"
 _mistake(
     DerivativeOfOutput, id="activation_derivative_of_output", title="The activation's derivative applied to the output",
     wrong="backward computes f'(Y) at the activation's output Y instead of f'(Z) at its input Z.",
     should="Use the cached pre-activation: dL/dZ = dL/dY · f'(Z).",
     source=ELSEWHERE,
-    conditions={"db": Condition(_out_db, _out_words),
-                "dx": Condition(_out_dxw, _out_words + ", at an output whose window reads x"),
-                "dw": Condition(_out_dxw, _out_words + ", at an output whose window reads x")},
+    conditions=dz_conditions(lambda act, z, out: act.derivative(out), _out_words),
     setup=Case(h=1, w=1, kh=1, kw=1, activation="tanh"),
 )
