@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from oracle import require_torch
+from oracle import torch_layer
 
 from convcore.mistakes import Case, Failure, get_convention
 from convcore.compare import values_equal
@@ -16,16 +16,10 @@ __all__ = ["differs", "torch_expected"]
 def torch_expected(convention: str, case: Case) -> dict[str, np.ndarray]:
     """out, dx, dw, db of ``case`` by torch's conv2d and autograd (float64), with the
     case's activation, in ``convention``'s layout (NHWC / HWIO / (1, F) for the layer)."""
-    torch = require_torch()
-    functional = torch.nn.functional
     x, w, b, dout = case.arrays
-    xt, wt, bt = (torch.tensor(a, requires_grad=True) for a in (x, w, b))
-    top, bottom, left, right = case.padding
-    z = functional.conv2d(functional.pad(xt, (left, right, top, bottom)), wt, bt, stride=case.stride,
-                          dilation=case.dilation, groups=case.groups)
-    out = {"identity": lambda t: t, "relu": torch.relu, "tanh": torch.tanh}[case.activation](z)
-    out.backward(torch.tensor(dout))
-    result = {"out": out.detach().numpy(), "dx": xt.grad.numpy(), "dw": wt.grad.numpy(), "db": bt.grad.numpy()}
+    t = torch_layer(x, w, b, dout, stride=case.stride, padding=case.padding, dilation=case.dilation,
+                    groups=case.groups, activation=case.activation)
+    result = {"out": t.out, "dx": t.dx, "dw": t.dw, "db": t.db}
     if get_convention(convention).layout == "NHWC":
         result = {"out": result["out"].transpose(0, 2, 3, 1), "dx": result["dx"].transpose(0, 2, 3, 1),
                   "dw": result["dw"].transpose(2, 3, 1, 0), "db": result["db"].reshape(1, -1)}
