@@ -526,7 +526,11 @@ function writeUrl(now) {
   clearTimeout(app.urlTimer);
   const write = () => {
     const hash = encodeLesson({ config: app.config, step: app.model ? current() : 0, speed: app.speedIndex });
-    if (location.hash !== hash) history.replaceState(null, "", hash);
+    try {
+      if (location.hash !== hash) history.replaceState(null, "", hash);
+    } catch {
+      // a page that cannot keep its URL (a lesson in a notebook's iframe srcdoc) still plays
+    }
   };
   if (now) write();
   else app.urlTimer = setTimeout(write, app.playing ? 1000 : 150);

@@ -1,6 +1,7 @@
 // Talking to the page's own server (relative URLs only): presets and the trace stream.
 
 import { readNdjsonBatches, consumeTrace, detailMessage } from "./ndjson.js";
+import { embeddedLesson, embeddedPreset, canonical, replayEmbedded, EDITING_NEEDS_SERVER } from "./offline.js";
 
 /** An Error carrying FastAPI's detail: err.status, err.detail ([{loc, msg}] or string). */
 export class ApiError extends Error {
@@ -30,6 +31,8 @@ export async function getJson(path) {
 
 /** The presets: [{name, title, sentence, config}] whatever the server's wrapping. */
 export async function fetchPresets() {
+  const lesson = embeddedLesson();
+  if (lesson) return [embeddedPreset(lesson)];
   const body = await getJson("api/presets");
   const list = Array.isArray(body) ? body : body.presets ?? Object.values(body);
   return list.map((p) => ({
@@ -41,6 +44,8 @@ export async function fetchPresets() {
 }
 
 export async function fetchPreset(name) {
+  const lesson = embeddedLesson();
+  if (lesson) return embeddedPreset(lesson);
   const p = await getJson(`api/presets/${encodeURIComponent(name)}`);
   return { name: p.name ?? name, title: p.title ?? name, sentence: p.teaches ?? p.sentence ?? p.description ?? "", config: p.config ?? p };
 }
@@ -51,6 +56,11 @@ export async function fetchPreset(name) {
  * an ApiError for 4xx/5xx answers and error lines, an AbortError when aborted.
  */
 export async function streamTrace(config, handlers, signal) {
+  const lesson = embeddedLesson();
+  if (lesson) {
+    if (canonical(config) !== canonical(lesson.preset.config)) throw new ApiError(409, EDITING_NEEDS_SERVER);
+    return replayEmbedded(lesson, handlers);
+  }
   const response = await fetch("api/trace/stream", {
     method: "POST",
     headers: { "Content-Type": "application/json", Accept: "application/x-ndjson" },
@@ -85,6 +95,7 @@ export function errorFields(detail) {
  */
 export async function withDoutShape(config, signal) {
   const d = config.dout;
+  if (embeddedLesson()) return config; // a lesson file's config is the embedded one
   if (!d || typeof d !== "object" || Array.isArray(d) || !("fill" in d) || Array.isArray(d.shape)) return config;
   const { dout, ...rest } = config;
   const body = { ...rest };
