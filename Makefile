@@ -22,6 +22,7 @@ bench: $(VENV)/.installed system-deps
 	$(PY) bench/server.py
 	$(PY) bench/page.py
 	$(PY) bench/follow.py
+	$(PY) bench/grader.py
 
 # Debian's Chromium for the browser tests (Playwright's own browser download does not
 # work offline), Node.js for the page's unit tests and redis-server for follow mode's

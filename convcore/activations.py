@@ -43,6 +43,10 @@ class Activation:
         """``f(z)``; ``z`` of any shape, result float64 of the same shape."""
         return self._forward(np.asarray(z, dtype=np.float64))
 
+    def __call__(self, z: np.ndarray) -> np.ndarray:
+        """``f(z)``, as ``forward``: layer code calls its activation either way (seed 001)."""
+        return self.forward(z)
+
     def derivative(self, z: np.ndarray) -> np.ndarray:
         """``f'(z)`` elementwise; ``z`` of any shape, result float64 of the same shape."""
         return self._derivative(np.asarray(z, dtype=np.float64))
@@ -110,7 +114,10 @@ ACTIVATIONS: dict[str, Activation] = {
 
 
 def get_activation(name: object) -> Activation:
-    """The activation called ``name``; raises ConvSpecError (field "activation") otherwise."""
+    """The activation called ``name`` (an Activation is returned as it is); raises
+    ConvSpecError (field "activation") otherwise."""
+    if isinstance(name, Activation):
+        return name
     if isinstance(name, str) and name in ACTIVATIONS:
         return ACTIVATIONS[name]
     allowed = ", ".join(repr(n) for n in ACTIVATIONS)

@@ -3,6 +3,7 @@
     convscope serve [--host 127.0.0.1] [--port 8000] [--open] [--workers N] [limits...]
     convscope trace CONFIG.json [--ndjson] [-o FILE]
     convscope export LESSON.html (--preset NAME | --setup CONFIG.json)
+    convscope check student.py[:FUNCTION] [--convention cs231n|layer|torch] [--json] [--gradescope PATH]
     convscope --version
 
 ``serve`` exports its options as CONVSCOPE_* variables and starts uvicorn with the app
@@ -60,6 +61,10 @@ def build_parser() -> argparse.ArgumentParser:
     trace.add_argument("--ndjson", action="store_true", help="write NDJSON lines (header, events, end) instead of one document")
     trace.add_argument("-o", "--output", help="output file (default standard output)")
     add_export_command(commands)
+
+    from convcore.grader.command import add_parser as add_check
+
+    add_check(commands)
     return parser
 
 
@@ -189,6 +194,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return serve(args)
     if args.command == "trace":
         return write_trace(args)
+    if args.command == "check":
+        from convcore.grader.command import run as check
+
+        return check(args)
     if args.command == "export":
         return export_command(args)
     parser.print_help()

@@ -144,6 +144,17 @@ class TraceConfig(ConvRequest):
     ) = None
     backward: _choice(list(CHOICES["backward"]), "Fused: db, dW, dX per output position; separate: one after another.") = None
     phases: _choice(list(CHOICES["phases"]), "Which passes to trace.") = None
+    compare: _doc(
+        {"type": "object", "additionalProperties": False,
+         "properties": {name: _NESTED for name in ("out", "dx", "dw", "db")}},
+        "Your own result tensors (out, dx, dw, db), in the request's layout, to compare with the "
+        "trace's: the document's `comparison` says per tensor which cells differ, with the expected "
+        "and your value.",
+    ) = None
+
+    def config(self) -> dict[str, Any]:
+        """The trace config without ``compare`` (which the trace does not compute with)."""
+        return {name: value for name, value in super().config().items() if name != "compare"}
 
 
 # -- errors ---------------------------------------------------------------------------
@@ -279,6 +290,12 @@ class TraceDocument(BaseModel):
     total_events: int
     check: GradientCheck | None = Field(
         None, description="The gradients verified against the forward pass; null without a backward pass."
+    )
+    comparison: dict[str, Any] | None = Field(
+        None,
+        description="Only with `compare` in the request: per tensor sent, {name, match, kind ('match', "
+        "'wrong shape', 'wrong values', 'not numbers'), expected_shape, got_shape, differing: [{index, flat, "
+        "expected, got}] (at most 20), differing_count, message}.",
     )
 
 

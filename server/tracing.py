@@ -30,6 +30,7 @@ from convcore.trace import iter_trace, resolve_config
 from convcore.trace.cost import TraceCost, trace_cost
 
 from . import guard
+from .compare import comparison
 from .encoding import encode_json
 from .settings import Settings
 
@@ -49,18 +50,21 @@ class BuildCancelled(Exception):
 
 @dataclass(frozen=True)
 class Prepared:
-    """A config that passed every check: convcore's resolved config and its cost."""
+    """A config that passed every check: convcore's resolved config, its cost, and the
+    tensors a request sent to compare with the trace's (if any)."""
 
     config: dict[str, Any]
     resolved: Any
     cost: TraceCost | None
+    compare: Any = None
 
 
-def prepare(config: dict[str, Any], settings: Settings, count: bool = True) -> Prepared:
+def prepare(config: dict[str, Any], settings: Settings, count: bool = True, compare: Any = None) -> Prepared:
     """Check ``config`` against the limits and convcore's rules; raise ApiError if not.
 
     ``count``: also compute the trace's cost and hold it to the limits (the trace
     routes; ``/api/conv`` makes no events).
+    ``compare``: a request's own tensors to compare with the trace's (``server.compare``).
     """
     guard.check_inputs(config, settings)
     try:
@@ -74,7 +78,7 @@ def prepare(config: dict[str, Any], settings: Settings, count: bool = True) -> P
     if count:
         cost = trace_cost(resolved)
         guard.check_cost(cost, settings)
-    return Prepared(config, resolved, cost)
+    return Prepared(config, resolved, cost, compare)
 
 
 def gradient_check(prepared: Prepared, header: dict[str, Any]) -> dict[str, Any] | None:
@@ -108,11 +112,14 @@ def gradient_check(prepared: Prepared, header: dict[str, Any]) -> dict[str, Any]
 def _header_with_check(prepared: Prepared, lines: Iterator[dict[str, Any]]) -> dict[str, Any]:
     header = next(lines)
     header["check"] = gradient_check(prepared, header)
+    if prepared.compare is not None:
+        header["comparison"] = comparison(header, prepared.compare)
     return header
 
 
 def document_bytes(prepared: Prepared, cancel: threading.Event | None = None) -> bytes:
-    """The whole trace document of a prepared config, with its gradient check, as JSON:
+    """The whole trace document of a prepared config, with its gradient check (and the
+    comparison of the tensors sent to compare, if any), as JSON:
     the bytes ``encode_json`` gives for ``build_trace`` plus the check. Raises
     BuildCancelled within ``ENCODE_CHUNK_EVENTS`` events once ``cancel`` is set.
 
@@ -126,7 +133,7 @@ def document_bytes(prepared: Prepared, cancel: threading.Event | None = None) ->
         header = _header_with_check(prepared, lines)
     except INPUT_ERRORS as exc:
         raise guard.raise_for(exc) from exc
-    head = {key: value for key, value in header.items() if key not in ("type", "total_events", "check")}
+    head = {key: value for key, value in header.items() if key not in ("type", "total_events", "check", "comparison")}
     parts = [encode_json(head)[:-1], b',"events":[']  # {"schema":…,"phases":[…] then the events
     chunk: list[dict[str, Any]] = []
 
@@ -145,7 +152,8 @@ def document_bytes(prepared: Prepared, cancel: threading.Event | None = None) ->
             if cancel is not None and cancel.is_set():
                 raise BuildCancelled()
     flush()
-    tail = encode_json({"total_events": header["total_events"], "check": header["check"]})
+    ending = {key: header[key] for key in ("total_events", "check", "comparison") if key in header}
+    tail = encode_json(ending)
     parts.append(b"]," + tail[1:])
     return b"".join(parts)
 

@@ -115,10 +115,19 @@ def test_fill_spec_bounds_are_enforced(client, props):
     assert _status(client, {"b": []})[0] == 422
 
 
+def test_compare_tensor_bounds_are_enforced(client, props):
+    nested = props["compare"]["properties"]["dx"]
+    x = [[[[0.0, 1.0], [2.0, 3.0]]]]
+    assert _status(client, {"x": x, "w": ONE, "compare": {"out": [[[[0.0] * 2] * 2]] * nested["minItems"]}})[0] == 200
+    status, detail = _status(client, {"x": x, "w": ONE, "compare": {"dx": []}})
+    assert status == 422 and detail["loc"][:3] == ["body", "compare", "dx"], detail
+
+
 def test_every_bound_in_the_config_schema_is_tested(props):
     tested = {
         "stride", "dilation", "padding", "groups",  # test_geometry_bounds_are_enforced_at_the_bound
         "x", "w", "b", "dout",  # test_fill_spec_bounds_are_enforced (the same tensor schema)
+        "compare",  # test_compare_tensor_bounds_are_enforced (the nested-list schema)
     }
     assert {field for field in props if _bounds(props[field])} <= tested
 

@@ -1,0 +1,176 @@
+"""The grader's engine: try a subject on many Cases, shrink each failure to a smallest
+counterexample, and name the catalogued mistake whose results it reproduces.
+
+Deterministic: the edge cases come first, then the Cases hypothesis draws with a fixed
+seed (integer inputs and smaller Cases first). A failure of one output (out, dx, dw or
+db) has a kind: "wrong values", "wrong shape", or the exception or return it came with.
+Shrinking walks to a one-step-smaller Case (``convcore.mistakes.case.one_step_smaller``)
+that fails the same output the same way, until none does: no neighbour of the reported
+counterexample fails that way.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
+
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import seed as hypothesis_seed
+
+from ..compare import compare_tensor
+from ..mistakes import Case, Failure, Mistake, Subject, get_convention, mistakes_for, one_step_smaller, outcome_equal
+from ..mistakes.conventions import call_plainly
+from .defaults import DEFAULT_EXAMPLES
+from .space import cases, edge_cases
+
+__all__ = ["FatalError", "Grader", "generated_cases"]
+
+
+# Failures that are returns, not exceptions: code returning None everywhere is graded, not refused
+NOT_RAISED = ("wrong return", "returned None", "not an array", "missing")
+
+
+class FatalError(Exception):
+    """The subject cannot be graded: it raises on every input, or exceeds a limit."""
+
+
+@contextmanager
+def _without_local_constants() -> Iterator[None]:
+    """Hypothesis (6.13x and later) sometimes draws constants it finds in the source of
+    the modules loaded from outside site-packages, and caches them in .hypothesis/. Then
+    the same seed would draw other cases once a student's file (or a notebook's module)
+    is loaded, and a .hypothesis folder would appear beside the student's file. During
+    the grader's draws, that set is empty. (A private hook: without it, as in older
+    versions, nothing needs doing.)"""
+    try:
+        from hypothesis.internal.conjecture import providers
+    except ImportError:  # pragma: no cover - another layout of hypothesis
+        yield
+        return
+    original = getattr(providers, "_get_local_constants", None)
+    empty = getattr(providers, "Constants", None)
+    if original is None or empty is None:  # pragma: no cover
+        yield
+        return
+    providers._get_local_constants = lambda: empty()
+    try:
+        yield
+    finally:
+        providers._get_local_constants = original
+
+
+def generated_cases(convention: str, seed: int, count: int) -> list[Case]:
+    """``count`` Cases drawn by hypothesis with ``seed`` (the same ones every run,
+    whatever else is loaded), without repeats, integer inputs first, then smaller first."""
+    found: list[Case] = []
+
+    @hypothesis_seed(seed)
+    @settings(max_examples=count, database=None, deadline=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck))
+    @given(cases(convention))
+    def collect(case: Case) -> None:
+        found.append(case)
+
+    with _without_local_constants():
+        collect()
+    unique = list(dict.fromkeys(found))
+    return sorted(unique, key=lambda c: (c.values != "int", c.size))
+
+
+def failure_kind(name: str, expected: Any, outcome: Any) -> str | None:
+    """How ``outcome`` fails to be ``expected``: None when it matches."""
+    if isinstance(outcome, Failure):
+        return outcome.kind
+    comparison = compare_tensor(name, expected, outcome)
+    return None if comparison.match else comparison.kind
+
+
+class Grader:
+    """Grades one subject in one convention; every result is memoised by Case.
+
+    ``call(function, *args, **kwargs)`` runs the subject's code (a time limit lives
+    there); the catalogue's mistakes always run plainly.
+    """
+
+    def __init__(self, convention: str, subject: Subject, *, seed: int = 0,
+                 examples: int = DEFAULT_EXAMPLES, call: Callable[..., Any] = call_plainly):
+        self.convention = get_convention(convention)
+        self.subject = subject
+        self.seed = seed
+        self.examples = examples
+        self.call = call
+        self.graded = self.convention.graded(subject)
+        self.runs: dict[Case, dict[str, Any]] = {}
+        self._mistake_runs: dict[tuple[str, Case], dict[str, Any]] = {}
+
+    # -- running ------------------------------------------------------------------------
+
+    def outcomes(self, case: Case) -> dict[str, Any]:
+        if case not in self.runs:
+            self.runs[case] = self.convention.run(self.subject, case, self.call)
+        return self.runs[case]
+
+    def kind(self, case: Case, output: str) -> str | None:
+        return failure_kind(output, self.convention.expected(case)[output], self.outcomes(case)[output])
+
+    def mistake_outcomes(self, mistake: Mistake, case: Case) -> dict[str, Any]:
+        key = (mistake.id, case)
+        if key not in self._mistake_runs:
+            self._mistake_runs[key] = mistake.results(case)
+        return self._mistake_runs[key]
+
+    def search_cases(self) -> list[Case]:
+        """The edge cases, then the drawn ones (no repeats)."""
+        drawn = generated_cases(self.convention.name, self.seed, self.examples)
+        return list(dict.fromkeys(edge_cases(self.convention.name) + drawn))
+
+    # -- shrinking and naming -----------------------------------------------------------
+
+    def shrink(self, case: Case, output: str) -> Case:
+        """A Case no one-step-smaller neighbour of which fails ``output`` the way ``case`` does."""
+        kind = self.kind(case, output)
+        current = case
+        while True:
+            for smaller in one_step_smaller(current, self.convention.knobs):
+                if self.kind(smaller, output) == kind:
+                    current = smaller
+                    break
+            else:
+                return current
+
+    def likely_mistakes(self, output: str, counterexample: Case) -> list[dict[str, Any]]:
+        """The catalogued mistakes whose ``output`` equals the subject's on the
+        counterexample; ``everywhere`` says whether it also does on every Case tried.
+        Those that agree everywhere come first."""
+        got = self.outcomes(counterexample)[output]
+        named = []
+        for mistake in mistakes_for(self.convention.name):
+            if output not in mistake.conditions:
+                continue
+            if not outcome_equal(got, self.mistake_outcomes(mistake, counterexample)[output]):
+                continue
+            everywhere = all(outcome_equal(results[output], self.mistake_outcomes(mistake, case)[output])
+                             for case, results in self.runs.items() if output in results)
+            named.append({"id": mistake.id, "title": mistake.title, "wrong": mistake.wrong,
+                          "should": mistake.should, "source": mistake.source, "everywhere": everywhere})
+        return sorted(named, key=lambda m: not m["everywhere"])
+
+    # -- the whole grading --------------------------------------------------------------
+
+    def grade(self) -> dict[str, Any]:
+        """Per graded output: the Cases tried, and the first failing Case (None if none).
+
+        Raises FatalError when every output raises on every Case.
+        """
+        tried = self.search_cases()
+        first_failure: dict[str, Case | None] = {name: None for name in self.graded}
+        for case in tried:
+            for name in self.graded:
+                failed = self.kind(case, name) is not None  # every Case runs: naming compares on all
+                if failed and first_failure[name] is None:
+                    first_failure[name] = case
+        raised = [self.runs[case][name] for case in tried for name in self.graded]
+        if raised and all(isinstance(r, Failure) and r.kind not in NOT_RAISED for r in raised):
+            first = raised[0]
+            raise FatalError(f"raises on every input ({len(tried)} cases), e.g. {first}")
+        return {"tried": tried, "first_failure": first_failure}

@@ -1,0 +1,230 @@
+"""A setup of one conv layer: its geometry, activation and inputs, small enough to check
+by hand. The catalogue states its setups as Cases and the grader searches over them.
+
+A Case holds the numbers in PyTorch's terms (NCHW input, OIHW weights, per-side
+padding) and draws its inputs deterministically from ``values`` and ``seed``: ``"int"``
+draws distinct non-zero small integers (a counterexample a person can check by hand),
+``"float"`` draws normal floats. The upstream gradient ``dout`` is random, never ones.
+
+``one_step_smaller(case, knobs)`` lists the Cases one step smaller along each knob (a
+size minus one, a stride or padding minus one, a simpler activation, integer instead of
+float values): the neighbours the grader's shrinking and its minimality test walk.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, replace
+from functools import cached_property
+from typing import Any, NamedTuple, Sequence
+
+import numpy as np
+
+from ..activations import get_activation
+from ..layer import LayerResults, layer_results
+from ..layout import nchw_to_nhwc, oihw_to_hwio
+from ..spec import ConvSpec, ConvSpecError
+
+__all__ = ["ACTIVATION_ORDER", "Arrays", "Case", "KNOBS", "one_step_smaller"]
+
+
+
+def distinct_integers(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    """Distinct non-zero integers, as small as that allows: from [−3, 3] for up to six
+    cells, from [−m, m] with m = ⌈cells / 2⌉ beyond (distinct values keep two cells
+    from agreeing by chance, which would hide a mistake that swaps them)."""
+    cells = int(np.prod(shape))
+    m = max(3, -(-cells // 2))
+    pool = np.concatenate([np.arange(-m, 0), np.arange(1, m + 1)]).astype(np.float64)
+    return rng.permutation(pool)[:cells].reshape(shape)
+
+# simplest first: a neighbour of an activation is the one before it
+ACTIVATION_ORDER = ("identity", "relu", "tanh")
+
+
+class Arrays(NamedTuple):
+    """The inputs of a Case, NCHW / OIHW, float64."""
+
+    x: np.ndarray  # (N, C, H, W)
+    w: np.ndarray  # (F, C/groups, KH, KW)
+    b: np.ndarray  # (F,)
+    dout: np.ndarray  # (N, F, Ho, Wo), the upstream gradient at the activation's output
+
+
+@dataclass(frozen=True)
+class Case:
+    """One conv layer and its inputs.
+
+    Attributes
+    ----------
+    n : batch N
+    cg, fg : channels and filters per group (C = groups·cg, F = groups·fg)
+    groups : groups dividing C and F
+    h, w : input rows and columns
+    kh, kw : kernel rows and columns
+    stride : (sh, sw); padding : (top, bottom, left, right); dilation : (dh, dw), 1 = none
+    activation : a name of ``convcore.activations``
+    values : "int" (distinct non-zero small integers) or "float" (normal)
+    seed : the seed the inputs are drawn with
+    """
+
+    n: int = 1
+    cg: int = 1
+    fg: int = 1
+    groups: int = 1
+    h: int = 3
+    w: int = 3
+    kh: int = 2
+    kw: int = 2
+    stride: tuple[int, int] = (1, 1)
+    padding: tuple[int, int, int, int] = (0, 0, 0, 0)
+    dilation: tuple[int, int] = (1, 1)
+    activation: str = "identity"
+    values: str = "int"
+    seed: int = 0
+
+    @property
+    def c(self) -> int:
+        return self.groups * self.cg
+
+    @property
+    def f(self) -> int:
+        return self.groups * self.fg
+
+    @cached_property
+    def spec(self) -> ConvSpec:
+        """The resolved geometry; raises ConvSpecError for an impossible setup."""
+        return ConvSpec.create(
+            (self.n, self.c, self.h, self.w), (self.f, self.cg, self.kh, self.kw),
+            self.stride, self.padding, self.dilation, self.groups,
+        )
+
+    @property
+    def valid(self) -> bool:
+        try:
+            self.spec
+        except ConvSpecError:
+            return False
+        return True
+
+    @cached_property
+    def arrays(self) -> Arrays:
+        """x: (N, C, H, W), w: (F, C/groups, KH, KW), b: (F,), dout: (N, F, Ho, Wo)."""
+        rng = np.random.default_rng(self.seed)
+        shapes = ((self.n, self.c, self.h, self.w), (self.f, self.cg, self.kh, self.kw), (self.f,),
+                  self.spec.out_shape)
+        if self.values == "int":
+            drawn = [distinct_integers(rng, shape) for shape in shapes]
+        else:
+            drawn = [rng.normal(size=shape) for shape in shapes]
+        return Arrays(*drawn)
+
+    @cached_property
+    def truth(self) -> LayerResults:
+        """Every true tensor of the layer (convcore's vectorised core), NCHW / OIHW."""
+        x, w, b, dout = self.arrays
+        return layer_results(self.spec, x, w, b, get_activation(self.activation), dout)
+
+    @property
+    def size(self) -> int:
+        """A rough size for ordering examples: input, kernel and batch elements."""
+        return self.n * self.c * self.h * self.w + self.f * self.cg * self.kh * self.kw
+
+    def to_dict(self) -> dict[str, Any]:
+        """The parameters as plain data (with C and F spelled out)."""
+        data = asdict(self)
+        data = {k: list(v) if isinstance(v, tuple) else v for k, v in data.items()}
+        data.update(c=self.c, f=self.f)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Case":
+        """The inverse of ``to_dict`` (C and F are ignored: groups, cg and fg say them)."""
+        fields = {k: v for k, v in data.items() if k not in ("c", "f")}
+        for key in ("stride", "padding", "dilation"):
+            if key in fields:
+                fields[key] = tuple(fields[key])
+        return cls(**fields)
+
+    def trace_config(self, layout: str = "NCHW") -> dict[str, Any]:
+        """The config of ``convcore.trace`` (and of the page) for this Case, its tensors
+        as nested lists in ``layout`` ("NCHW", or "NHWC" with HWIO weights)."""
+        x, w, b, dout = self.arrays
+        if layout == "NHWC":
+            x, w, dout = nchw_to_nhwc(x, "x"), oihw_to_hwio(w, "w"), nchw_to_nhwc(dout, "dout")
+        return {"layout": layout, "x": x.tolist(), "w": w.tolist(), "b": b.tolist(), "dout": dout.tolist(),
+                "stride": list(self.stride), "padding": list(self.padding), "dilation": list(self.dilation),
+                "groups": self.groups, "activation": self.activation}
+
+    def describe(self) -> str:
+        """One line: ``N=1 C=1 H×W=3×4 F=1 KH×KW=2×2 stride 1 padding 0 …``."""
+        parts = [f"N={self.n}", f"C={self.c}", f"H×W={self.h}×{self.w}", f"F={self.f}",
+                 f"KH×KW={self.kh}×{self.kw}", f"stride {_short(self.stride)}",
+                 f"padding {_short(self.padding)}"]
+        if self.dilation != (1, 1):
+            parts.append(f"dilation {_short(self.dilation)}")
+        if self.groups != 1:
+            parts.append(f"groups {self.groups}")
+        if self.activation != "identity":
+            parts.append(f"activation {self.activation}")
+        parts.append(f"{'integer' if self.values == 'int' else 'float'} inputs (seed {self.seed})")
+        return " ".join(parts)
+
+
+def _short(values: Sequence[int]) -> str:
+    """An all-equal tuple as its one number, otherwise as a tuple."""
+    return str(values[0]) if len(set(values)) == 1 else str(tuple(values))
+
+
+def _minus(values: tuple[int, ...], indices: Sequence[int], low: int) -> tuple[int, ...] | None:
+    """``values`` with one subtracted at ``indices``, or None when one would fall below ``low``."""
+    out = list(values)
+    for i in indices:
+        out[i] -= 1
+        if out[i] < low:
+            return None
+    return tuple(out)
+
+
+# knob -> (field, indices it lowers together, lowest value); ints have no indices
+_TUPLE_KNOBS: dict[str, tuple[str, tuple[int, ...], int]] = {
+    "stride": ("stride", (0, 1), 1),
+    "stride_h": ("stride", (0,), 1),
+    "stride_w": ("stride", (1,), 1),
+    "pad": ("padding", (0, 1, 2, 3), 0),
+    "pad_h": ("padding", (0, 1), 0),
+    "pad_w": ("padding", (2, 3), 0),
+    "pad_top": ("padding", (0,), 0),
+    "pad_bottom": ("padding", (1,), 0),
+    "pad_left": ("padding", (2,), 0),
+    "pad_right": ("padding", (3,), 0),
+    "dilation_h": ("dilation", (0,), 1),
+    "dilation_w": ("dilation", (1,), 1),
+}
+_INT_KNOBS = ("n", "cg", "fg", "groups", "h", "w", "kh", "kw")
+KNOBS = (*_INT_KNOBS, *_TUPLE_KNOBS, "activation", "values")
+
+
+def _step(case: Case, knob: str) -> Case | None:
+    if knob in _INT_KNOBS:
+        value = getattr(case, knob)
+        return replace(case, **{knob: value - 1}) if value > 1 else None
+    if knob in _TUPLE_KNOBS:
+        field, indices, low = _TUPLE_KNOBS[knob]
+        lowered = _minus(getattr(case, field), indices, low)
+        return None if lowered is None else replace(case, **{field: lowered})
+    if knob == "activation":
+        at = ACTIVATION_ORDER.index(case.activation) if case.activation in ACTIVATION_ORDER else 0
+        return replace(case, activation=ACTIVATION_ORDER[at - 1]) if at > 0 else None
+    if knob == "values":
+        return replace(case, values="int") if case.values != "int" else None
+    raise ValueError(f"unknown knob {knob!r}; the knobs are {', '.join(KNOBS)}")
+
+
+def one_step_smaller(case: Case, knobs: Sequence[str]) -> list[Case]:
+    """The valid Cases one step smaller than ``case`` along each of ``knobs``, in order."""
+    out = []
+    for knob in knobs:
+        smaller = _step(case, knob)
+        if smaller is not None and smaller.valid:
+            out.append(smaller)
+    return out

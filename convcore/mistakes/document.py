@@ -1,0 +1,41 @@
+"""The catalogue as Markdown: ``python -m convcore.mistakes.document > docs/mistakes.md``
+(a test keeps docs/mistakes.md equal to this output)."""
+
+from __future__ import annotations
+
+from .catalogue import MISTAKES
+from .conventions import CONVENTIONS
+
+__all__ = ["catalogue_markdown"]
+
+INTRO = """# The mistakes catalogue
+
+Generated from `convcore.mistakes` by `python -m convcore.mistakes.document`; do not edit
+by hand. Each mistake has an implementation in `convcore/mistakes/naive_<convention>.py`
+that changes exactly one step of a correct naive implementation. "Shows" says when an
+output differs from the truth (for inputs in general position); an *exact* condition is
+also necessary, a *sufficient* one says in its words where the mistake can still hide.
+The smallest setup is the one the grader's shrinking cannot make smaller: no
+one-step-smaller setup shows the mistake.
+"""
+
+
+def catalogue_markdown() -> str:
+    lines = [INTRO]
+    for name, convention in CONVENTIONS.items():
+        entries = [m for m in MISTAKES.values() if m.convention == name]
+        lines.append(f"## {convention.title} (`--convention {name}`)\n")
+        for m in entries:
+            lines.append(f"### `{m.id}`: {m.title}\n")
+            lines.append(f"- Wrong: {m.wrong}")
+            lines.append(f"- Should: {m.should}")
+            lines.append(f"- Source: {m.source}")
+            for output, condition in m.conditions.items():
+                how = "exact" if condition.exact else "sufficient"
+                lines.append(f"- Shows in `{output}` ({how}): {condition.words}")
+            lines.append(f"- Smallest setup: {m.setup.describe()}\n")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+if __name__ == "__main__":
+    print(catalogue_markdown(), end="")

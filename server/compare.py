@@ -1,0 +1,50 @@
+"""Compare your numbers: the tensors a trace request carries under ``compare`` (your own
+out, dx, dw, db) against the trace's, cell by cell (``convcore.compare``).
+
+The response's ``comparison`` holds, per tensor sent, whether it matches and, when it
+does not, its shape or every differing cell with the expected and the received value.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import numpy as np
+
+from convcore.compare import compare_tensors
+from convcore.spec import ConvSpecError
+from convcore.tensor_input import to_array
+
+from .errors import ApiError
+
+__all__ = ["COMPARABLE", "comparison"]
+
+COMPARABLE = ("out", "dx", "dw", "db")
+
+
+def _refuse(loc: list[str], msg: str) -> ApiError:
+    return ApiError(422, ["body", "compare", *loc], msg, "value_error")
+
+
+def comparison(header: Mapping[str, Any], student: Any) -> dict[str, Any]:
+    """Per tensor of ``student`` (a {name: nested lists} object), its comparison with the
+    trace header's tensor of that name, in the header's (the request's) layout."""
+    if not isinstance(student, Mapping):
+        raise _refuse([], f"compare must be an object like {{\"dx\": [...]}}, got a {type(student).__name__}")
+    tensors = header["tensors"]
+    expected = {}
+    for name in student:
+        if name not in COMPARABLE:
+            raise _refuse([str(name)[:40]], f"compare can hold {', '.join(COMPARABLE)}; got {str(name)[:40]!r}")
+        if name not in tensors:
+            why = "the layer has no bias (send b)" if name == "db" else "its phases do not compute it"
+            raise _refuse([name], f"{name} is not in this trace: {why}")
+        if isinstance(student[name], Mapping):
+            raise _refuse([name], f"compare.{name} must be nested lists of numbers, not an object")
+        try:  # typed numbers are checked as inputs are: a word, a gap or NaN names its cell
+            to_array(student[name], f"compare.{name}")
+        except ConvSpecError as exc:
+            raise _refuse([name], str(exc)) from exc
+        t = tensors[name]
+        expected[name] = np.asarray(t["data"], dtype=np.float64).reshape(t["shape"])
+    return compare_tensors(expected, student)

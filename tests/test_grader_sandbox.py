@@ -1,0 +1,114 @@
+"""``convscope check`` end to end: the subprocess with its limits, the exit codes, the
+text, JSON and Gradescope outputs. A few real runs (each starts Python twice)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+STUDENTS = Path(__file__).parent / "fixtures" / "students"
+ROOT = Path(__file__).resolve().parents[1]
+
+pytestmark = pytest.mark.slow
+
+
+def convscope_check(*args: str, timeout: float = 120) -> tuple[subprocess.CompletedProcess, float]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    start = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "server", "check", *args], cwd=STUDENTS, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+    return done, time.monotonic() - start
+
+
+def running_with(marker: str) -> list[str]:
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            cmdline = (proc / "cmdline").read_bytes().decode(errors="replace")
+        except OSError:
+            continue
+        if marker in cmdline and str(os.getpid()) != proc.name:
+            found.append(proc.name)
+    return found
+
+
+def test_a_correct_seven_loop_file_passes_and_leaves_no_files_behind():
+    done, _ = convscope_check("seven_loops.py")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "all 4 outputs pass (exit 0)" in done.stdout
+    assert not (STUDENTS / ".hypothesis").exists()  # no hypothesis cache beside the student's file
+
+
+def test_a_mistake_fails_with_json_and_gradescope_output(tmp_path):
+    results = tmp_path / "results.json"
+    done, _ = convscope_check("empty_crop.py", "--json", "--gradescope", str(results))
+    assert done.returncode == 1, done.stderr
+    report = json.loads(done.stdout)
+    dx = report["outputs"]["dx"]
+    assert dx["status"] == "fail" and dx["likely_mistakes"][0]["id"] == "empty_crop"
+    assert dx["counterexample"]["case"]["padding"] == [0, 0, 0, 0]
+    gradescope = json.loads(results.read_text())
+    assert gradescope["score"] == 2 and [t["max_score"] for t in gradescope["tests"]] == [1, 1, 1]
+    assert [t["status"] for t in gradescope["tests"]] == ["failed", "passed", "passed"]
+
+
+def test_one_function_alone_is_graded():
+    done, _ = convscope_check("seven_loops.py:conv_forward_naive")
+    assert done.returncode == 0 and "all 1 outputs pass" in done.stdout
+
+
+@pytest.mark.parametrize("target, args, message", [
+    ("loops_forever.py", ["--call-time-limit", "2"], "did not return within the time limit of 2 s"),
+    ("allocates.py", ["--memory-limit", "700"], "needs more memory than it may use"),
+    ("exits.py", [], "sys.exit(3)"),
+    ("raises.py", [], "raises on every input"),
+    ("syntax_error.py", [], "SyntaxError"),
+    ("seven_loops.py:conv_forward", [], "has no function conv_forward"),
+    ("no_such_file.py", [], "no such file"),
+])
+def test_code_that_cannot_be_graded_gets_a_clear_verdict_and_exit_2(target, args, message):
+    done, seconds = convscope_check(target, "--time-limit", "30", *args)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert message in done.stdout
+    assert seconds < 30
+
+
+def test_printing_megabytes_does_not_reach_the_terminal():
+    done, _ = convscope_check("prints.py")
+    assert done.returncode == 0, done.stdout
+    assert len(done.stdout) + len(done.stderr) < 10_000
+
+
+def test_the_whole_check_is_stopped_at_its_time_limit_and_leaves_nothing_running():
+    done, seconds = convscope_check("spawns.py", "--call-time-limit", "60", "--time-limit", "4")
+    assert done.returncode == 2
+    assert "did not finish within the time limit of 4 s" in done.stdout
+    assert seconds < 15
+    deadline = time.monotonic() + 5
+    while running_with("convscope-spawned-marker") and time.monotonic() < deadline:
+        time.sleep(0.1)  # SIGKILL is sent; the kernel reaps the processes
+    assert not running_with("convscope-spawned-marker")
+
+
+def test_bad_options_are_refused_with_exit_2():
+    done, _ = convscope_check("seven_loops.py", "--examples", "0")
+    assert done.returncode == 2 and "--examples must be at least 1" in done.stderr
+
+
+def test_a_layer_class_is_found_and_graded():
+    done, _ = convscope_check("layer_crop.py", "--convention", "layer")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "crop_p0_p1_plus_rows" in done.stdout
+
+
+def test_two_runs_with_the_same_seed_give_the_same_report():
+    first, _ = convscope_check("empty_crop.py", "--json", "--seed", "5")
+    second, _ = convscope_check("empty_crop.py", "--json", "--seed", "5")
+    assert first.returncode == second.returncode == 1
+    assert json.loads(first.stdout) == json.loads(second.stdout)

@@ -1,0 +1,201 @@
+"""The mistakes catalogue against PyTorch: every entry is complete, its implementation
+is a one-step change of a correct one, its smallest setup shows it and nothing smaller
+does, and over random specs each output differs from torch's exactly when (or, where
+the catalogue says "sufficient", at least when) its condition says so."""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from mistake_oracle import differs, torch_expected
+from oracle import require_torch
+
+from convcore.grader.space import cases
+from convcore.mistakes import (
+    CONVENTIONS, MISTAKES, OUTPUTS, Case, Failure, Subject, get_convention, get_mistake, mistaken_and_true,
+    one_step_smaller,
+)
+from convcore.mistakes.naive_cs231n import Cs231nConv
+from convcore.mistakes.naive_layer import LayerConv
+from convcore.mistakes.naive_torch import TorchConv
+
+pytestmark = pytest.mark.oracle
+
+# the issue's list: from the seeds, then common elsewhere
+REQUIRED = {
+    "pad_hardcoded_1", "stride_one_index_grid", "output_size_parentheses", "squeeze_one_image",
+    "bias_not_added", "empty_crop", "input_size_loops", "kernel_height_for_width",
+    "row_padding_for_columns", "crop_p0_p1_plus_rows", "symmetric_pad_from_4tuple",
+    "rotated_kernel_ignores_stride",
+    "assign_dx", "assign_dw", "flipped_kernel_forward", "dw_rotated", "db_wrong_axes", "db_averaged",
+    "activation_derivative_skipped", "activation_derivative_of_output", "dilation_ignored_backward",
+    "groups_ignored",
+}
+BASES = {"cs231n": Cs231nConv, "layer": LayerConv, "torch": TorchConv}
+IDS = list(MISTAKES)
+
+
+def correct_subject(convention: str) -> Subject:
+    base = BASES[convention]
+    if convention == "layer":
+        return Subject(layer=base)
+    conv = base()
+    if convention == "cs231n":
+        return Subject(forward=conv.conv_forward_naive, backward=conv.conv_backward_naive)
+    return Subject(forward=conv.conv2d_forward, backward=conv.conv2d_backward)
+
+
+def shown(mistake_id: str, case: Case) -> set[str]:
+    """The outputs where the mistake differs from torch on ``case``."""
+    m = get_mistake(mistake_id)
+    expected = torch_expected(m.convention, case)
+    results = m.results(case)
+    return {name for name in OUTPUTS if differs(expected[name], results[name])}
+
+
+def test_the_catalogue_has_every_mistake_of_the_issue():
+    assert REQUIRED <= set(MISTAKES), REQUIRED - set(MISTAKES)
+
+
+@pytest.mark.parametrize("mistake_id", IDS)
+def test_every_entry_is_complete(mistake_id):
+    m = get_mistake(mistake_id)
+    assert m.convention in CONVENTIONS
+    for text in (m.title, m.wrong, m.should, m.source):
+        assert isinstance(text, str) and len(text) > 10
+    assert m.wrong.endswith(".") and m.wrong.count(". ") == 0  # one sentence
+    assert m.conditions and set(m.conditions) <= set(OUTPUTS)
+    assert all(c.words for c in m.conditions.values())
+    assert m.summary()["setup"] == m.setup.to_dict()
+
+
+@pytest.mark.parametrize("mistake_id", IDS)
+def test_the_implementation_changes_one_step_of_a_correct_one(mistake_id):
+    """The mistake's class overrides steps of its convention's correct implementation and
+    adds nothing else; its functions keep the convention's signature."""
+    m = get_mistake(mistake_id)
+    base = BASES[m.convention]
+    impl = m.implementation.layer or type(m.implementation.forward.__self__)
+    assert impl.__bases__ == (base,)
+    changed = {name for name in vars(impl) if not name.startswith("__")}
+    assert changed and changed <= set(dir(base)), changed - set(dir(base))
+    if m.convention == "cs231n":
+        assert list(inspect.signature(m.implementation.forward).parameters) == ["x", "w", "b", "conv_param"]
+        assert list(inspect.signature(m.implementation.backward).parameters) == ["dout", "cache"]
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=cases("cs231n"), layer_case=cases("layer"), torch_case=cases("torch"))
+def test_the_correct_implementations_equal_torch(data, layer_case, torch_case):
+    for convention, case in (("cs231n", data), ("layer", layer_case), ("torch", torch_case)):
+        case = replace(case, values="float")
+        results = get_convention(convention).run(correct_subject(convention), case)
+        expected = torch_expected(convention, case)
+        assert not any(differs(expected[n], results[n]) for n in OUTPUTS), (convention, case)
+
+
+@pytest.mark.parametrize("mistake_id", IDS)
+def test_the_setup_is_the_smallest_that_shows_the_mistake(mistake_id):
+    m = get_mistake(mistake_id)
+    assert shown(mistake_id, m.setup), f"{mistake_id} does not show on its setup {m.setup.describe()}"
+    for smaller in one_step_smaller(m.setup, get_convention(m.convention).knobs):
+        assert not shown(mistake_id, smaller), f"{mistake_id} shows on the smaller {smaller.describe()}"
+
+
+def _condition_property(mistake_id: str):
+    m = get_mistake(mistake_id)
+
+    @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @given(cases(m.convention))
+    def holds(case):
+        case = replace(case, values="float")  # general position: random normal inputs and dout
+        diff = shown(mistake_id, case)
+        for name in OUTPUTS:
+            condition = m.conditions.get(name)
+            if condition is None:
+                assert name not in diff, f"{name} differs though the catalogue says it never does: {case}"
+                continue
+            if condition.shows(case):
+                assert name in diff, f"{name} should show ({condition.words}) on {case}"
+            if condition.hidden(case):
+                assert name not in diff, f"{name} should hide on {case}"
+
+    return holds
+
+
+@pytest.mark.parametrize("mistake_id", IDS)
+def test_each_output_differs_from_torch_under_its_stated_conditions(mistake_id):
+    _condition_property(mistake_id)()
+
+
+@pytest.mark.parametrize("mistake_id", IDS)
+def test_the_conditions_hold_on_the_edge_cases_too(mistake_id):
+    """The hand-picked edge cases of the grader, with float inputs, obey the conditions."""
+    from convcore.grader.space import edge_cases
+
+    m = get_mistake(mistake_id)
+    for case in edge_cases(m.convention):
+        case = replace(case, values="float")
+        diff = shown(mistake_id, case)
+        for name, condition in m.conditions.items():
+            assert not (condition.shows(case) and name not in diff), (name, case)
+            assert not (condition.hidden(case) and name in diff), (name, case)
+
+
+def test_mistaken_and_true_gives_both_and_numpys_message_when_it_crashes():
+    require_torch()
+    both = mistaken_and_true("squeeze_one_image")  # its setup: a 1×1 input squeezes to a 0-d array
+    assert set(both) == {"mistaken", "true"}
+    failure = both["mistaken"]["out"]
+    assert isinstance(failure, Failure) and failure.kind == "IndexError"
+    assert "too many indices" in failure.message
+    expected = torch_expected("cs231n", get_mistake("squeeze_one_image").setup)
+    np.testing.assert_allclose(both["true"]["out"], expected["out"])
+    empty = mistaken_and_true("empty_crop")["mistaken"]["dx"]
+    assert empty.shape == (1, 1, 0, 0)  # the empty array itself is the mistake's result
+
+
+def test_mistaken_and_true_takes_another_case():
+    case = Case(h=4, w=4, kh=3, kw=3, padding=(1, 1, 1, 1))
+    both = mistaken_and_true("empty_crop", case)  # padding 1: the crop is right
+    np.testing.assert_allclose(both["mistaken"]["dx"], both["true"]["dx"])
+
+
+def test_an_unknown_mistake_names_the_catalogue():
+    with pytest.raises(KeyError, match="empty_crop"):
+        get_mistake("no_such_mistake")
+
+
+def test_exact_and_sufficient_conditions_are_told_apart():
+    exact = [(m.id, n) for m in MISTAKES.values() for n, c in m.conditions.items() if c.exact]
+    sufficient = [(m.id, n) for m in MISTAKES.values() for n, c in m.conditions.items() if not c.exact]
+    assert ("empty_crop", "dx") in exact and ("bias_not_added", "out") in exact
+    assert ("groups_ignored", "out") in sufficient
+    for mistake_id, name in sufficient:
+        assert "exact" in get_mistake(mistake_id).conditions[name].words or "never" in \
+            get_mistake(mistake_id).conditions[name].words
+
+
+@pytest.mark.parametrize("mistake_id", IDS)
+def test_the_setup_is_a_config_the_trace_engine_and_the_page_take(mistake_id):
+    from convcore.trace import build_trace
+
+    m = get_mistake(mistake_id)
+    doc = build_trace(m.setup_config())
+    true = get_convention(m.convention).expected(m.setup)
+    for name in ("out", "dx", "dw"):
+        t = doc["tensors"][name]
+        np.testing.assert_allclose(np.reshape(t["data"], t["shape"]), true[name])
+
+
+def test_docs_mistakes_md_is_the_catalogue():
+    from pathlib import Path
+
+    from convcore.mistakes.document import catalogue_markdown
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "mistakes.md").read_text(encoding="utf-8")
+    assert text == catalogue_markdown(), "run: python -m convcore.mistakes.document > docs/mistakes.md"
