@@ -8,6 +8,7 @@ import { streamTrace, fetchPresets, fetchPreset, errorFields, ApiError, withDout
 import { SetupEditors } from "./js/editors.js";
 import { DEFAULT_CONFIG, clone } from "./js/setup.js";
 import { formatLong } from "./js/format.js";
+import { drawPhaseMarks, fitPhaseMarks } from "./js/scrub.js";
 import { exportJson, stagePng, download } from "./js/export.js";
 
 const $ = (id) => document.getElementById(id);
@@ -24,6 +25,7 @@ const app = {
   speedIndex: DEFAULT_SPEED,
   projector: false,
   allTensors: false, // false: tensors the current phase does not touch fold to their captions
+  setupOpen: true, // the settings drawer
   stageFits: false,
   controller: null,
   runStartedAt: 0,
@@ -50,7 +52,7 @@ function onConfigEdited(config, { immediate }) {
 }
 
 /** Fetch and stream the trace of `config`; the previous trace stays until the header arrives. */
-async function run(config, { step = null } = {}) {
+async function run(config, { step = null, push = true } = {}) {
   clearTimeout(app.debounce);
   app.debouncing = false;
   if (app.controller) app.controller.abort();
@@ -73,7 +75,7 @@ async function run(config, { step = null } = {}) {
           model = new TraceModel(header);
           const target =
             step != null ? Math.min(step, model.total - 1) : old ? carryStep(old.phases, old.total, app.step, model.phases, model.total) : 0;
-          install(model, config, target);
+          install(model, config, target, { push });
         },
         onEvents(events) {
           if (controller.signal.aborted || !model) return;
@@ -139,7 +141,7 @@ function clearStage() {
   setBadge("pending", "no trace", "");
 }
 
-function install(model, config, target, { complete = false } = {}) {
+function install(model, config, target, { complete = false, push = false } = {}) {
   app.model = model;
   app.cursor = new Cursor(model);
   app.config = clone(config);
@@ -155,7 +157,7 @@ function install(model, config, target, { complete = false } = {}) {
   $("legend-gap").hidden = !model.names.includes("dz_dilated");
   if (complete && model.complete) showCheck(model);
   else setBadge("pending", "checking…", "The replay check runs when the whole trace has arrived.");
-  writeUrl(true);
+  writeUrl(true, { push });
   requestRedraw();
 }
 
@@ -340,22 +342,8 @@ function drawTransport(shown) {
 }
 
 function buildScrubber(model) {
-  const sc = $("scrubber");
-  sc.max = String(Math.max(0, model.total - 1));
-  const host = $("scrub-phases");
-  host.replaceChildren();
-  const span = Math.max(1, model.total - 1);
-  for (const p of model.phases) {
-    if (p.stop <= p.start) continue;
-    const m = document.createElement("div");
-    m.className = "phase-mark";
-    const left = (100 * p.start) / span;
-    m.style.left = `${left}%`;
-    m.style.width = `${Math.max(0, Math.min(100 - left, (100 * (p.stop - p.start)) / span))}%`;
-    m.textContent = p.name;
-    m.title = `${p.name}: steps ${p.start + 1}–${p.stop}`;
-    host.append(m);
-  }
+  $("scrubber").max = String(Math.max(0, model.total - 1));
+  drawPhaseMarks($("scrub-phases"), model.phases, model.total);
 }
 
 // ---- moving ------------------------------------------------------------------------
@@ -457,6 +445,7 @@ function setProjector(on) {
   stage.forgetFits();
   fitStage();
   prefitPhases();
+  writeUrl(true);
   requestRedraw();
 }
 
@@ -465,6 +454,7 @@ function setAllTensors(on) {
   app.allTensors = on;
   $("all-tensors").setAttribute("aria-pressed", String(on));
   prefitPhases();
+  writeUrl(true);
   requestRedraw();
 }
 
@@ -521,12 +511,26 @@ function readStageFits() {
 
 // ---- the URL -----------------------------------------------------------------------
 
-function writeUrl(now) {
+/** The step the address holds: the one asked for until the trace has arrived (a reload
+ *  asks for a step that has not streamed in yet), then the one shown. */
+function urlStep() {
+  if (!app.model) return Math.max(0, app.step);
+  return app.model.complete ? current() : Math.max(0, app.step);
+}
+
+/** Write the place into the address: `push` for a new setup (back/forward move
+ *  between setups), a replacement for a new step or view setting. */
+function writeUrl(now, { push = false } = {}) {
   if (!app.config) return;
   clearTimeout(app.urlTimer);
   const write = () => {
-    const hash = encodeLesson({ config: app.config, step: app.model ? current() : 0, speed: app.speedIndex });
-    if (location.hash !== hash) history.replaceState(null, "", hash);
+    const hash = encodeLesson({
+      config: app.config, lesson: app.presetName, step: urlStep(), speed: app.speedIndex,
+      projector: app.projector, allTensors: app.allTensors,
+    });
+    if (location.hash === hash) return;
+    if (push && location.hash) history.pushState(null, "", hash);
+    else history.replaceState(null, "", hash);
   };
   if (now) write();
   else app.urlTimer = setTimeout(write, app.playing ? 1000 : 150);
@@ -537,7 +541,26 @@ function readUrl() {
     return decodeLesson(location.hash);
   } catch (err) {
     toast(err.message);
-    return { config: null, step: null, speed: null };
+    return decodeLesson("");
+  }
+}
+
+/** Go to the place the address names (a reopened link, back/forward, an edited address). */
+async function openPlace(place, { first = false } = {}) {
+  if (place.speed != null) setSpeed(place.speed);
+  if (place.projector !== app.projector) setProjector(place.projector);
+  if (place.allTensors !== app.allTensors) setAllTensors(place.allTensors);
+  const step = place.step ?? 0;
+  if (place.lesson) {
+    if (place.lesson !== app.presetName || first) await choosePreset(place.lesson, { step, push: false });
+    else if (app.cursor && step !== current()) setStep(step);
+  } else if (place.config) {
+    if (first || app.presetName || JSON.stringify(place.config) !== JSON.stringify(app.config)) {
+      setPreset("");
+      app.config = place.config;
+      editors.show(place.config);
+      await run(place.config, { step });
+    } else if (app.cursor && step !== current()) setStep(step);
   }
 }
 
@@ -561,7 +584,7 @@ async function loadPresets() {
   for (const p of app.presets) sel.append(new Option(p.title, p.name));
 }
 
-async function choosePreset(name) {
+async function choosePreset(name, { step = 0, push = true } = {}) {
   if (!name) {
     setPreset("");
     return;
@@ -573,7 +596,7 @@ async function choosePreset(name) {
     app.config = p.config;
     editors.show(p.config);
     pause();
-    await run(p.config, { step: 0 });
+    await run(p.config, { step, push });
   } catch (err) {
     toast(`Preset ${name}: ${err.message}`);
   } finally {
@@ -582,6 +605,43 @@ async function choosePreset(name) {
 }
 
 // ---- small UI helpers ----------------------------------------------------------------
+
+const SETUP_KEY = "convscope.setup";
+
+/** Open or close the settings drawer; `remember`: the user's choice, kept for next time. */
+function setSetupOpen(open, { remember = false } = {}) {
+  app.setupOpen = open;
+  document.body.classList.toggle("setup-closed", !open);
+  $("toggle-setup").setAttribute("aria-expanded", String(open));
+  if (remember) {
+    try {
+      localStorage.setItem(SETUP_KEY, open ? "open" : "closed");
+    } catch {
+      /* storage refused: the choice lasts this visit */
+    }
+  }
+  readStageFits();
+  stage.forgetFits();
+  fitStage();
+  requestRedraw();
+}
+
+/** The drawer at start: as the user last left it, else open only on wide screens. */
+function initialSetupOpen() {
+  let kept = null;
+  try {
+    kept = localStorage.getItem(SETUP_KEY);
+  } catch {
+    kept = null;
+  }
+  return kept ? kept === "open" : window.innerWidth >= 1440;
+}
+
+/** Focus the stage (a pick in a menu, Escape in a field): the keys drive the player. */
+function giveKeysToStage() {
+  if (document.activeElement && document.activeElement.blur) document.activeElement.blur();
+  $("stage").focus({ preventScroll: true });
+}
 
 let toastTimer = 0;
 function toast(text) {
@@ -608,7 +668,10 @@ function wire() {
   const speed = $("speed");
   SPEEDS.forEach((_, i) => speed.append(new Option(speedLabel(i), String(i))));
   speed.value = String(app.speedIndex);
-  speed.addEventListener("change", () => setSpeed(Number(speed.value)));
+  speed.addEventListener("change", () => {
+    setSpeed(Number(speed.value));
+    giveKeysToStage();
+  });
   $("btn-play").addEventListener("click", () => doAction("toggle"));
   $("btn-next").addEventListener("click", () => doAction("next"));
   $("btn-prev").addEventListener("click", () => doAction("prev"));
@@ -622,9 +685,13 @@ function wire() {
     setStep(Number(sc.value));
   });
   sc.addEventListener("change", () => (app.scrubbing = false));
-  $("preset").addEventListener("change", (e) => choosePreset(e.target.value));
+  $("preset").addEventListener("change", (e) => {
+    choosePreset(e.target.value);
+    giveKeysToStage();
+  });
   $("projector").addEventListener("click", () => doAction("projector"));
   $("all-tensors").addEventListener("click", () => setAllTensors(!app.allTensors));
+  $("toggle-setup").addEventListener("click", () => setSetupOpen(!app.setupOpen, { remember: true }));
   $("show-keys").addEventListener("click", () => doAction("keys"));
   $("copy-link").addEventListener("click", copyLink);
   $("apply").addEventListener("click", () => {
@@ -651,52 +718,56 @@ function wire() {
     dd.textContent = what;
     list.append(dt, dd);
   }
-  document.addEventListener("keydown", (e) => {
-    if ($("keys-dialog").open && e.key !== "?") return;
-    const action = keyAction(e);
-    if (!action) return;
-    e.preventDefault();
-    doAction(action);
-  });
-  let resizeTimer = 0;
-  window.addEventListener("resize", () => {
-    clearTimeout(resizeTimer);
-    resizeTimer = setTimeout(() => {
-      readStageFits();
-      stage.forgetFits();
-      fitStage();
-      prefitPhases();
-    }, 120);
-  });
-  window.addEventListener("hashchange", () => {
-    const lesson = readUrl();
-    if (lesson.config && JSON.stringify(lesson.config) !== JSON.stringify(app.config)) {
-      setPreset("");
-      editors.show(lesson.config);
-      run(lesson.config, { step: lesson.step ?? 0 });
-    } else if (lesson.step != null && app.cursor && lesson.step !== app.cursor.step) setStep(lesson.step);
-  });
+  // capture phase: a focused select, range or button never sees the player's keys
+  window.addEventListener(
+    "keydown",
+    (e) => {
+      if ($("keys-dialog").open && e.key !== "?") return;
+      const action = keyAction(e);
+      if (!action) return;
+      e.preventDefault();
+      e.stopPropagation();
+      if (action === "leaveField") giveKeysToStage();
+      else doAction(action);
+    },
+    true,
+  );
+  // the stage's room changed (window, drawer, a lesson's sentence, projector): the cell
+  // sizes found for the old room are forgotten and found again before the next paint
+  let room = "";
+  new ResizeObserver(() => {
+    readStageFits();
+    const c = $("stage");
+    const now = `${c.clientWidth}x${app.stageFits || app.projector ? c.clientHeight : 0}`;
+    if (now === room) return;
+    room = now;
+    stage.forgetFits();
+    fitStage();
+    prefitPhases();
+  }).observe($("stage"));
+  new ResizeObserver(() => fitPhaseMarks($("scrub-phases"))).observe($("scrub-phases"));
+  // back/forward between setups, and an address edited by hand
+  window.addEventListener("popstate", () => openPlace(readUrl()));
 }
 
 async function start() {
-  readStageFits();
   wire();
-  const lesson = readUrl();
-  if (lesson.speed != null) setSpeed(lesson.speed);
+  setSetupOpen(initialSetupOpen());
+  const place = readUrl();
   const presetsLoaded = loadPresets();
-  if (lesson.config) {
-    app.config = lesson.config;
-    editors.show(lesson.config);
-    await Promise.all([presetsLoaded, run(lesson.config, { step: lesson.step ?? 0 })]);
+  if (place.lesson || place.config) {
+    await presetsLoaded; // (the lesson menu and its sentence need the list)
+    await openPlace(place, { first: true });
     return;
   }
+  if (place.projector) setProjector(true);
   await presetsLoaded;
   const first = app.presets.find((p) => p.name === "d2l") ?? app.presets[0];
-  if (first) await choosePreset(first.name);
+  if (first) await choosePreset(first.name, { push: false });
   else {
     app.config = clone(DEFAULT_CONFIG);
     editors.show(app.config);
-    await run(app.config, { step: 0 });
+    await run(app.config, { step: 0, push: false });
   }
 }
 

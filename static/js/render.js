@@ -401,10 +401,10 @@ export class Stage {
     const shown = Object.keys(this.views).filter((n) => !this.views[n].fig.classList.contains("off-phase"));
     const chars = Math.max(1, ...shown.map((n) => maxTextLength(this.model.valueStats[n])));
     const CHAR_EM = 0.62; // advance of a monospace digit, with a margin
-    const minCell = Math.ceil(chars * CHAR_EM * fontPx + 10);
+    const minCell = Math.ceil(chars * CHAR_EM * fontPx + 6);
     const apply = (cell) => {
       // (an unchanged value is not set again: a new --cell restyles every cell)
-      const font = Math.max(fontPx, Math.min(cell * fontRatio, (cell - 10) / (chars * CHAR_EM)));
+      const font = Math.max(fontPx, Math.min(cell * fontRatio, (cell - 6) / (chars * CHAR_EM)));
       if (st.getPropertyValue("--cell") !== `${cell}px`) st.setProperty("--cell", `${cell}px`);
       if (st.getPropertyValue("--cell-font") !== `${Math.floor(font)}px`) st.setProperty("--cell-font", `${Math.floor(font)}px`);
     };
