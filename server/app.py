@@ -18,7 +18,7 @@ from fastapi.staticfiles import StaticFiles
 from convcore import __version__
 
 from .errors import install_error_handlers
-from .routes import debug, health, pages, presets, trace
+from .routes import debug, health, meta, pages, presets, trace
 from .security import BodySizeLimit, SecurityHeaders
 from .settings import Settings
 from .static_files import find_static_dir
@@ -59,6 +59,7 @@ def create_app(settings: Settings | None = None, static_dir: Path | None = None)
     install_error_handlers(app)
     app.include_router(pages.router)
     app.include_router(health.router)
+    app.include_router(meta.router)
     app.include_router(presets.router)
     app.include_router(trace.router)
     if settings.debug:

@@ -4,9 +4,9 @@ import { TraceModel, Cursor, carryStep, nextPhaseStart, previousPhaseStart, phas
 import { Stage } from "./js/render.js";
 import { SPEEDS, DEFAULT_SPEED, speedLabel, keyAction, KEY_SHEET, Ticker } from "./js/player.js";
 import { encodeLesson, decodeLesson } from "./js/url.js";
-import { streamTrace, fetchPresets, fetchPreset, errorFields, ApiError, withDoutShape } from "./js/api.js";
+import { streamTrace, fetchPresets, fetchPreset, fetchMeta, errorFields, ApiError } from "./js/api.js";
 import { SetupEditors } from "./js/editors.js";
-import { DEFAULT_CONFIG, clone } from "./js/setup.js";
+import { adoptMeta, defaultConfig, clone } from "./js/setup.js";
 import { formatLong } from "./js/format.js";
 import { drawPhaseMarks, fitPhaseMarks } from "./js/scrub.js";
 import { exportJson, stagePng, download } from "./js/export.js";
@@ -38,7 +38,7 @@ const app = {
 };
 
 const stage = new Stage($("stage"), { onReveal: () => requestRedraw() });
-const editors = new SetupEditors($("setup-form"), onConfigEdited);
+let editors = null; // built once the server has published its controls (start)
 const ticker = new Ticker({ getSpeed: () => SPEEDS[app.speedIndex], onSteps: onTick });
 
 // ---- running traces ------------------------------------------------------------------
@@ -48,6 +48,7 @@ function onConfigEdited(config, { immediate }) {
   setPreset("");
   clearTimeout(app.debounce);
   app.debouncing = true;
+  drawStale();
   app.debounce = setTimeout(() => run(config), immediate ? 0 : 350);
 }
 
@@ -55,6 +56,8 @@ function onConfigEdited(config, { immediate }) {
 async function run(config, { step = null, push = true } = {}) {
   clearTimeout(app.debounce);
   app.debouncing = false;
+  app.runError = "";
+  app.awaitingHeader = true; // the stage shows the previous trace until this one's header
   if (app.controller) app.controller.abort();
   const controller = new AbortController();
   app.controller = controller;
@@ -65,7 +68,6 @@ async function run(config, { step = null, push = true } = {}) {
   // the trace on screen before this run: put back if the stream fails after its header
   const previous = app.model ? { model: app.model, config: app.shownConfig, preset: app.shownPreset, step: current() } : null;
   try {
-    config = await withDoutShape(config, controller.signal);
     await streamTrace(
       config,
       {
@@ -109,6 +111,8 @@ async function run(config, { step = null, push = true } = {}) {
       fields = { _: `The trace could not be loaded: ${err.message}` };
     }
     editors.showErrors(fields);
+    app.runError = Object.values(fields).join("; ");
+    drawStale();
     const what = midStream ? `The trace stopped after ${model.received} of ${model.total} steps: ${err.message}` : `Not run: ${err.message}`;
     narrate(what);
     if (midStream) app.pendingNarration = what; // said again with the restored step
@@ -116,7 +120,9 @@ async function run(config, { step = null, push = true } = {}) {
   } finally {
     if (app.controller === controller) {
       app.controller = null;
+      app.awaitingHeader = false;
       showProgress(null);
+      drawStale();
     }
   }
 }
@@ -139,9 +145,11 @@ function clearStage() {
   $("eq-writes").replaceChildren();
   $("eq-reads").textContent = "";
   setBadge("pending", "no trace", "");
+  drawStale();
 }
 
 function install(model, config, target, { complete = false, push = false } = {}) {
+  app.awaitingHeader = false;
   app.model = model;
   app.cursor = new Cursor(model);
   app.config = clone(config);
@@ -153,8 +161,13 @@ function install(model, config, target, { complete = false, push = false } = {})
   editors.show(config);
   editors.showHeader(model.header);
   editors.showErrors({});
+  drawStale();
   buildScrubber(model);
-  $("legend-gap").hidden = !model.names.includes("dz_dilated");
+  // the legend names only the marks this trace's header uses
+  const kinds = new Set(Object.values(model.tensors).flatMap((t) => (t.marks ? Array.from(t.marks.join("")) : [])));
+  $("legend-pad").hidden = !kinds.has("p") && !kinds.has("g");
+  $("legend-gap").hidden = !kinds.has("z");
+  $("legend-unread").hidden = !kinds.has("u");
   if (complete && model.complete) showCheck(model);
   else setBadge("pending", "checking…", "The replay check runs when the whole trace has arrived.");
   writeUrl(true, { push });
@@ -182,9 +195,25 @@ function showCheck(model) {
 }
 
 function setBadge(state, text, title) {
+  app.badge = { state, text, title };
+  drawStale();
+}
+
+/**
+ * The badge, and the stage's banner when what is drawn is not what the form says: the
+ * form holds an error (its own or the server's), or an edit not traced yet.
+ */
+function drawStale() {
+  const problems = editors && editors.hasProblems;
+  const why = app.runError || problems ? "the setup has an error" : app.debouncing || app.awaitingHeader ? "the new setup is not traced yet" : "";
+  const stale = Boolean(why && app.model);
+  const banner = $("stale");
+  banner.hidden = !stale;
+  if (stale) banner.textContent = `Showing the last good trace, not the form: ${why}.`;
   const b = $("badge");
-  b.dataset.state = state;
-  b.textContent = text;
+  const { state, text, title } = app.badge ?? { state: "pending", text: "not checked yet", title: "" };
+  b.dataset.state = stale ? "stale" : state;
+  b.textContent = stale ? `last good trace, not the form · ${text}` : text;
   b.title = title;
 }
 
@@ -558,7 +587,7 @@ async function openPlace(place, { first = false } = {}) {
     if (first || app.presetName || JSON.stringify(place.config) !== JSON.stringify(app.config)) {
       setPreset("");
       app.config = place.config;
-      editors.show(place.config);
+      editors.show(place.config, { fresh: true });
       await run(place.config, { step });
     } else if (app.cursor && step !== current()) setStep(step);
   }
@@ -594,7 +623,7 @@ async function choosePreset(name, { step = 0, push = true } = {}) {
     const p = await fetchPreset(name);
     setPreset(name);
     app.config = p.config;
-    editors.show(p.config);
+    editors.show(p.config, { fresh: true });
     pause();
     await run(p.config, { step, push });
   } catch (err) {
@@ -751,10 +780,17 @@ function wire() {
 }
 
 async function start() {
+  const presetsLoaded = loadPresets();
+  try {
+    adoptMeta(await fetchMeta());
+  } catch (err) {
+    $("eq-text").textContent = `The page could not load its controls from the server: ${err.message}`;
+    return;
+  }
+  editors = new SetupEditors($("setup-form"), { onChange: onConfigEdited, onProblem: drawStale });
   wire();
   setSetupOpen(initialSetupOpen());
   const place = readUrl();
-  const presetsLoaded = loadPresets();
   if (place.lesson || place.config) {
     await presetsLoaded; // (the lesson menu and its sentence need the list)
     await openPlace(place, { first: true });
@@ -765,8 +801,8 @@ async function start() {
   const first = app.presets.find((p) => p.name === "d2l") ?? app.presets[0];
   if (first) await choosePreset(first.name, { push: false });
   else {
-    app.config = clone(DEFAULT_CONFIG);
-    editors.show(app.config);
+    app.config = defaultConfig();
+    editors.show(app.config, { fresh: true });
     await run(app.config, { step: 0, push: false });
   }
 }

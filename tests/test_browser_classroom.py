@@ -125,3 +125,161 @@ def test_back_and_forward_move_between_setups_not_steps(open_page):
     wait_until(page, "window.convscope.preset === 'cs231n' && window.convscope.complete && window.convscope.step === 5", 10)
     page.go_forward()
     wait_until(page, "window.convscope.preset === 'stride2' && window.convscope.complete", 10)
+
+
+# -- nothing typed is lost -------------------------------------------------------------
+
+
+def _config(page) -> dict:
+    return page.evaluate("window.convscope.config")
+
+
+def _settled(page) -> None:
+    wait_until(page, "window.convscope.complete")
+
+
+def _stale(page) -> str:
+    """The stage's banner when it shows the last good trace, not the form ('' if not)."""
+    return page.evaluate("(() => { const b = document.getElementById('stale'); return b.hidden ? '' : b.textContent; })()")
+
+
+def _edit(page, name: str, value: str) -> None:
+    page.fill(f'input[name="{name}"]', value)
+    page.locator(f'input[name="{name}"]').blur()
+
+
+def _open_editor(page, name: str) -> None:
+    page.evaluate(f"document.querySelector('[data-editor={name}]').open = true")
+
+
+def _paste(page, selector: str, text: str) -> None:
+    page.evaluate(
+        """([sel, text]) => { const dt = new DataTransfer(); dt.setData('text/plain', text);
+             document.querySelector(sel).dispatchEvent(new ClipboardEvent('paste', {clipboardData: dt, bubbles: true, cancelable: true})); }""",
+        [selector, text],
+    )
+
+
+D2L_W = [[[[0, 1], [2, 3]]]]
+D2L_X = [[[[0, 1, 2], [3, 4, 5], [6, 7, 8]]]]
+
+
+def test_typed_values_survive_an_error_elsewhere_and_a_shape_away_and_back(open_page):
+    page = open_page().page  # d2l: x and w are typed values
+    assert _config(page)["w"] == D2L_W
+    # KH 2 -> 5: the server refuses it; the stage says it shows the last good trace
+    _edit(page, "KH", "5")
+    page.locator('[data-error-for="w"]').wait_for(state="visible", timeout=5000)
+    wait_until(page, "document.getElementById('badge').dataset.state === 'stale'", 5)
+    assert "last good trace" in _stale(page)
+    assert "last good trace" in page.inner_text("#badge")
+    _edit(page, "KH", "2")
+    _settled(page)
+    assert _config(page)["w"] == D2L_W
+    assert _stale(page) == ""
+    # H -1 (refused here, never sent) and back to 3: x is the typed x
+    _edit(page, "H", "-1")
+    page.locator('[data-error-for="x"]').wait_for(state="visible", timeout=5000)
+    assert "H must be at least 1; got -1" in page.inner_text('[data-error-for="x"]')
+    assert "last good trace" in _stale(page)
+    _edit(page, "H", "3")
+    _settled(page)
+    assert _config(page)["x"] == D2L_X
+    # a larger shape keeps every typed value and says so; back again, all of them return
+    _edit(page, "W", "4")
+    _settled(page)
+    assert _config(page)["x"] == [[[[0, 1, 2, 0], [3, 4, 5, 0], [6, 7, 8, 0]]]]
+    assert "x: 9 typed values kept, 3 new cells set to 0." in page.inner_text("#form-note")
+    _edit(page, "W", "2")
+    _settled(page)
+    assert "3 set aside" in page.inner_text("#form-note")
+    _edit(page, "W", "3")
+    _settled(page)
+    assert _config(page)["x"] == D2L_X
+
+
+def test_a_generator_and_back_restores_the_typed_values(open_page):
+    page = open_page().page
+    _open_editor(page, "w")
+    page.select_option('select[name="w_fill"]', "ones")
+    _settled(page)
+    assert _config(page)["w"]["fill"] == "ones"
+    page.select_option('select[name="w_fill"]', "values")
+    _settled(page)
+    assert _config(page)["w"] == D2L_W
+
+
+def test_a_word_in_a_cell_is_marked_and_kept_with_a_message_naming_the_cell(open_page):
+    page = open_page().page
+    _open_editor(page, "x")
+    cell = 'input[aria-label="x[0,0,0,1]"]'
+    page.fill(cell, "abc")
+    page.locator(cell).blur()
+    assert page.get_attribute(cell, "aria-invalid") == "true"
+    message = page.inner_text('[data-error-for="x_values"]')
+    assert "x[0,0,0,1]" in message and '"abc"' in message, message
+    assert "last good trace" in _stale(page)
+    page.evaluate("window.convscope.seek(3)")
+    assert page.input_value(cell) == "abc"  # never silently reverted
+    assert _config(page)["x"] == D2L_X
+    page.fill(cell, "7")
+    page.locator(cell).blur()
+    _settled(page)
+    assert _config(page)["x"][0][0][0][1] == 7
+    assert page.get_attribute(cell, "aria-invalid") is None
+    assert _stale(page) == ""
+
+
+def test_a_paste_with_a_word_or_too_many_values_is_refused_saying_why(open_page):
+    page = open_page().page
+    _open_editor(page, "x")
+    first = 'input[aria-label="x[0,0,0,0]"]'
+    _paste(page, first, "1 two 3")
+    message = page.inner_text('[data-error-for="x_values"]')
+    assert '"two"' in message and "token 2 of 3" in message, message
+    _paste(page, first, " ".join(str(v) for v in range(10)))
+    message = page.inner_text('[data-error-for="x_values"]')
+    assert "10 values pasted, but only 9 cells" in message, message
+    assert page.evaluate("window.convscope.complete")
+    assert _config(page)["x"] == D2L_X  # nothing was pasted
+    _paste(page, 'input[aria-label="x[0,0,2,0]"]', "-1 -2 -3")
+    _settled(page)
+    assert _config(page)["x"][0][0][2] == [-1, -2, -3]
+
+
+def test_a_non_integer_stride_is_refused_never_rounded(open_page):
+    page = open_page().page
+    _edit(page, "stride_h", "1.5")
+    err = page.locator('[data-error-for="stride"]')
+    err.wait_for(state="visible", timeout=5000)
+    assert "stride h must be a whole number; got 1.5 (never rounded)" in err.inner_text()
+    assert page.get_attribute('input[name="stride_h"]', "aria-invalid") == "true"
+    assert "stride" not in _config(page) or _config(page)["stride"] == 1
+    assert "last good trace" in _stale(page)
+
+
+def test_every_menu_offers_what_the_server_publishes(open_page, base_url):
+    import httpx
+
+    meta = httpx.get(base_url + "/api/meta").json()
+    page = open_page().page
+    options = page.evaluate(
+        """() => Object.fromEntries(Array.from(document.querySelectorAll('#setup-form select[name]'),
+             (s) => [s.name, Array.from(s.options, (o) => [o.value, o.textContent])]))"""
+    )
+    want = {
+        "activation": meta["activations"], "view": meta["views"], "layout": meta["choices"]["layout"],
+        "granularity": meta["choices"]["granularity"], "backward": meta["choices"]["backward"],
+        "phases": meta["choices"]["phases"], "padding_mode": meta["padding_forms"],
+    }
+    for name, items in want.items():
+        assert options[name] == [[c["name"], c["title"]] for c in items], name
+    fills = [[f["name"], f["title"]] for f in meta["fills"]]
+    for inp in meta["inputs"]:
+        got = options[f"{inp['name']}_fill"]
+        assert got[-1] == ["values", "typed values"]
+        assert got[:-1] == ([["default", inp["null"]]] if inp["null"] else []) + fills, inp["name"]
+    # the default setup's menus show the server's defaults
+    page.select_option("#preset", "")
+    for key in ("activation", "view", "granularity", "backward", "phases", "layout"):
+        assert page.input_value(f'select[name="{key}"]') == meta["defaults"][key]

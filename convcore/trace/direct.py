@@ -22,6 +22,7 @@ __all__ = ["DirectView"]
 
 class DirectView(View):
     name = "direct"
+    title = "direct loops"
     granularities = ("window", "mac")
 
     def loop_letters(self, granularity: str) -> str:

@@ -241,6 +241,7 @@ def _col2im_events(ctx: TraceContext) -> Iterator[dict]:
 
 class Im2colView(View):
     name = "im2col"
+    title = "im2col"
     granularities = ("window",)
 
     def loop_letters(self, granularity: str) -> str:

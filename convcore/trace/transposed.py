@@ -236,6 +236,7 @@ def _dx_events(ctx: TraceContext) -> Iterator[dict]:
 
 class TransposedView(View):
     name = "transposed"
+    title = "transposed (dX)"
     granularities = ("window",)
 
     def loop_letters(self, granularity: str) -> str:

@@ -8,6 +8,7 @@ the header, phase boundaries, streaming, replay, NHWC — is the engine's.
 A view provides:
 
 ``name``                       the config's ``view`` value, e.g. ``"im2col"``
+``title``                      its name for people, e.g. ``"direct loops"``
 ``granularities``              the ``granularity`` values it supports, e.g. ``("window", "mac")``
 ``loop_letters(granularity)``  its loop letters, also the default ``loop_order``
                                (direct: "nfij" / "nfijckl"); ``loop_order`` and
@@ -65,6 +66,7 @@ class View:
     """Base class of views; subclasses override every method."""
 
     name: str = ""
+    title: str = ""  # its name for people ("direct loops"), as a page's menu shows it
     granularities: tuple[str, ...] = ("window",)
 
     def loop_letters(self, granularity: str) -> str:
