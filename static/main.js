@@ -530,8 +530,14 @@ function prefitPhases() {
  */
 function fitStage() {
   if (app.projector) stage.fitCells(true);
-  else if (app.stageFits) stage.fitCells(true, { fontPx: 13, maxCell: 52, fontRatio: 0.4 });
+  else if (app.stageFits) stage.fitCells(true, { fontPx: smallestCellText(window.innerWidth), maxCell: 72, fontRatio: 0.4 });
   else stage.fitCells(false);
+}
+
+/** The smallest cell text (px) on a desktop of `width` px: 12 on a small projector or
+ *  laptop, 14 from 1300 px on. */
+function smallestCellText(width) {
+  return width >= 1300 ? 14 : 12;
 }
 
 function readStageFits() {
@@ -599,7 +605,15 @@ function setPreset(name) {
   app.presetName = name;
   $("preset").value = name;
   const p = app.presets.find((q) => q.name === name);
-  $("preset-sentence").textContent = p ? p.sentence : "";
+  // the lesson's title in full, then its whole description (the menu may be narrower)
+  const line = $("preset-sentence");
+  line.replaceChildren();
+  if (p) {
+    const title = document.createElement("strong");
+    title.className = "preset-title";
+    title.textContent = p.title;
+    line.append(title, ` — ${p.sentence}`);
+  }
 }
 
 async function loadPresets() {

@@ -136,7 +136,8 @@ export class Stage {
     const tdesc = el("span", "tdesc", meta.title);
     tdesc.append(el("span", "tdesc-shape", `${meta.title ? " · " : ""}(${meta.shape.join(", ")}) · ${meta.axes.join(",")}`));
     cap.append(tdesc);
-    if (meta.detail) cap.title = meta.detail;
+    const shape = `${name} (${meta.shape.join(", ")}) · ${meta.axes.join(",")}`;
+    cap.title = meta.detail ? `${shape}: ${meta.detail}` : shape;
     fig.append(cap);
     const cells = new Array(meta.size);
     const grids = [];
