@@ -283,3 +283,57 @@ def test_every_menu_offers_what_the_server_publishes(open_page, base_url):
     page.select_option("#preset", "")
     for key in ("activation", "view", "granularity", "backward", "phases", "layout"):
         assert page.input_value(f'select[name="{key}"]') == meta["defaults"][key]
+
+
+PHONE_JS = """async () => {
+  const frames = async (n) => { for (let k = 0; k < n; k++) await new Promise((r) => requestAnimationFrame(r)); };
+  await frames(4);
+  const dockBottom = () => document.querySelector('.dock').getBoundingClientRect().bottom;
+  const off = (c) => {
+    const r = c.getBoundingClientRect();
+    let box = {left: 0, top: dockBottom(), right: innerWidth, bottom: innerHeight};
+    for (let e = c.parentElement; e && e !== document.documentElement; e = e.parentElement) {
+      if (getComputedStyle(e).overflowX !== 'visible') { const b = e.getBoundingClientRect();
+        box = {...box, left: Math.max(box.left, b.left), right: Math.min(box.right, b.right)}; }
+    }
+    return r.left < box.left - 1 || r.right > box.right + 1 || r.top < box.top - 1 || r.bottom > box.bottom + 1;
+  };
+  // scroll the page to each group of cells in turn, as a student does (the page keeps
+  // the player on top and follows sideways inside each tensor)
+  const seen = {rd: {n: 0, off: []}, wr: {n: 0, off: []}};
+  for (const cls of ['rd', 'wr']) {
+    const all = Array.from(document.querySelectorAll(`.cell.${cls}`));
+    for (const name of new Set(all.map((c) => c.dataset.tensor))) {
+      const cells = all.filter((c) => c.dataset.tensor === name);
+      const top = Math.min(...cells.map((c) => c.getBoundingClientRect().top));
+      window.scrollTo(0, window.scrollY + top - dockBottom() - 8);
+      await frames(2);
+      seen[cls].n += cells.length;
+      seen[cls].off.push(...cells.filter(off).map((c) => `${c.dataset.tensor}[${c.dataset.idx}]`));
+    }
+  }
+  const targets = Array.from(document.querySelectorAll('.player button, .player select, #scrubber, .topbar button, .topbar select'))
+    .filter((e) => e.getBoundingClientRect().width > 0)
+    .map((e) => { const r = e.getBoundingClientRect(); return [e.id || e.className || e.tagName, Math.round(r.width), Math.round(r.height)]; });
+  return {seen, small: targets.filter(([, w, h]) => w < 44 || h < 44)};
+}"""
+
+
+@pytest.mark.parametrize("lesson", ["d2l", "cs231n"])
+def test_phone_shows_each_read_window_and_written_block_of_a_backward_step(open_page, base_url, lesson):
+    import httpx
+
+    doc = httpx.post(base_url + "/api/trace", json=httpx.get(f"{base_url}/api/presets/{lesson}").json()["config"]).json()
+    backward = next(p for p in doc["phases"] if p["name"] == "backward")
+    step = backward["start"] + (backward["stop"] - backward["start"]) // 2
+    page = open_page(f"/#s={step}&l={lesson}", viewport=(390, 844), is_mobile=True, has_touch=True).page
+    assert step_of(page) == step
+    got = page.evaluate(PHONE_JS)
+    assert not got["small"], f"touch targets under 44 px: {got['small']}"
+    off = {cls: got["seen"][cls]["off"] for cls in ("rd", "wr")}
+    if lesson == "cs231n" and any(off.values()):
+        # not met yet (issue 9): the window over three channels spans more than a phone
+        # screen sideways, and the stage follows one part of it
+        pytest.xfail(f"cs231n on a phone: cells off screen {off}")
+    for cls in ("rd", "wr"):
+        assert got["seen"][cls]["n"] and not off[cls], (cls, got["seen"][cls])

@@ -132,6 +132,7 @@ def _screen_id(screen) -> str:
 KNOWN_MISFITS = {
     ("cs231n", "1280x720"): "backward: xp's read windows and dxp's written cells do not fit one stage height",
     ("batch2", "1024x768"): "backward: the second image's read window and dw do not fit one stage height",
+    ("depthwise", "1024x768"): "backward: the last step's read window on xp and dz are not both in view",
 }
 
 
@@ -171,7 +172,7 @@ CUSTOM = {
 
 # Not met yet (issue 9): larger custom setups at 1366×768 leave read or written cells of
 # a step off screen (the stage follows, but not all of a step's boxes fit at once).
-CUSTOM_MISFITS = set(CUSTOM) - {"im2col-2ch"}
+CUSTOM_MISFITS = set(CUSTOM) - {"transposed-stride2"}
 
 
 @pytest.mark.parametrize("name", list(CUSTOM))
