@@ -21,11 +21,13 @@ bench: $(VENV)/.installed system-deps
 	$(PY) bench/trace.py
 	$(PY) bench/server.py
 	$(PY) bench/page.py
+	$(PY) bench/follow.py
 
 # Debian's Chromium for the browser tests (Playwright's own browser download does not
-# work offline) and Node.js for the page's unit tests. Installed when missing and we are
-# root; otherwise this says what to install.
-SYSTEM_PACKAGES := chromium:chromium node:nodejs
+# work offline), Node.js for the page's unit tests and redis-server for follow mode's
+# two-worker tests (started on a loopback port by the tests). Installed when missing and
+# we are root; otherwise this says what to install. Running it again changes nothing.
+SYSTEM_PACKAGES := chromium:chromium node:nodejs redis-server:redis-server
 system-deps:
 	@missing=""; for pair in $(SYSTEM_PACKAGES); do \
 	  command -v $${pair%%:*} >/dev/null 2>&1 || missing="$$missing $${pair#*:}"; done; \

@@ -6,31 +6,48 @@
    + backward of bench/naive.py (seed 004's seven nested Python loops) on the same
    spec. Encodings: the service's route (build_trace(arrays=True): bulk rows as
    float64 arrays, which orjson writes itself; checked here to be byte for byte the
-   plain trace's JSON), the plain-data document with orjson, and with the standard
-   json module. The contenders alternate; medians of the repeats are compared.
-   Target: ratio ≤ 0.5.
+   plain trace's JSON; the service pauses the garbage collector around the build,
+   server/gc_pause.py, and so does this route here), the plain-data document with
+   orjson, and with the standard json module. Beside them, the same service route of
+   an earlier engine (``--against``, default 860303d, the engine before the refactor
+   of issue 14), loaded from ``git archive`` of that commit under another package
+   name; its bytes are checked to be this engine's. The contenders alternate; medians
+   of the repeats are compared (each repeat runs them in a new order), and the fastest
+   repeats beside them. Target: ratio ≤ 0.5, and no worse than the earlier engine's.
 2. Mac-granularity generation rate (iter_trace, no encoding), events per second.
    Target ≥ 300,000.
 3. Bytes per event in JSON (orjson), both granularities.
 4. tracemalloc peak while iterating a trace of about a million events without
    keeping them.
 
-    .venv/bin/python bench/trace.py [--repeats 7] [--skip-memory]
+    .venv/bin/python bench/trace.py [--repeats 7] [--skip-memory] [--against REV | --against none]
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
+import io
 import json
+import random
 import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
 import time
 import tracemalloc
+from pathlib import Path
 
 import numpy as np
 import orjson
 
-from convcore.trace import build_trace, count_events, iter_trace
-from naive import naive_forward_backward
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # the checkout's packages before bench/'s modules (bench/server.py)
+
+from convcore.trace import build_trace, count_events, iter_trace  # noqa: E402
+from naive import naive_forward_backward  # noqa: E402
+from server.gc_pause import paused_gc  # noqa: E402
 
 SHAPE_X, SHAPE_W, STRIDE, PAD = (2, 3, 16, 16), (4, 3, 3, 3), 1, 1
 NUMPY = orjson.OPT_SERIALIZE_NUMPY  # as server/encoding.py encodes
@@ -51,13 +68,41 @@ def bench_config(granularity: str = "window", data: str = "normal") -> tuple[dic
     return config, (x, w, b, dout)
 
 
+def earlier_engine(rev: str):
+    """``convcore.trace`` as it was at commit ``rev``: its convcore/ extracted from
+    ``git archive`` into a temporary folder as the package ``convcore_<rev>`` (convcore
+    imports itself relatively only), imported beside today's."""
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "convcore"], check=True,
+                             capture_output=True).stdout
+    folder = Path(tempfile.mkdtemp(prefix="convscope-bench-"))
+    name = f"convcore_{rev}"
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(folder, filter="data")
+    (folder / "convcore").rename(folder / name)
+    sys.path.insert(0, str(folder))
+    return importlib.import_module(f"{name}.trace")
+
+
+def service_route(build):
+    """The service's document route (server/tracing.py) with engine ``build``
+    (build_trace): arrays=True, orjson, the collector paused while the document is
+    built, encoded and freed (server/gc_pause.py)."""
+    def run(config):
+        with paused_gc():
+            doc = build(config, arrays=True)
+            body = orjson.dumps(doc, option=NUMPY)
+            del doc
+        return body
+    return run
+
+
 def timed(fn) -> float:
     t = time.perf_counter()
     fn()
     return time.perf_counter() - t
 
 
-def bench_ratio(repeats: int, data: str) -> None:
+def bench_ratio(repeats: int, data: str, earlier=None, rev: str = "") -> None:
     config, (x, w, b, dout) = bench_config("window", data)
     # the naive code agrees with the trace (a benchmark of wrong code is no benchmark)
     doc = build_trace(config)
@@ -65,20 +110,33 @@ def bench_ratio(repeats: int, data: str) -> None:
     for name, ref in (("out", out), ("dx", dx), ("dw", dw), ("db", db)):
         t = doc["tensors"][name]
         np.testing.assert_allclose(np.reshape(t["data"], t["shape"]), ref, rtol=1e-10, atol=1e-12)
-    assert orjson.dumps(build_trace(config, arrays=True), option=NUMPY) == orjson.dumps(doc)
+    route = service_route(build_trace)
+    assert route(config) == orjson.dumps(doc)
     contenders = {
         "naive loops (untraced)": lambda: naive_forward_backward(x, w, b, dout, STRIDE, PAD),
         "build_trace": lambda: build_trace(config),
-        "build_trace(arrays) + orjson": lambda: orjson.dumps(build_trace(config, arrays=True), option=NUMPY),
+        "build_trace(arrays) + orjson": lambda: route(config),
         "build_trace + orjson": lambda: orjson.dumps(build_trace(config)),
         "build_trace + json": lambda: json.dumps(build_trace(config), ensure_ascii=False),
         "iter_trace(arrays) + lines": lambda: [orjson.dumps(item, option=NUMPY) for item in iter_trace(config, arrays=True)],
     }
+    if earlier is not None:
+        earlier_route = service_route(earlier.build_trace)
+        assert earlier_route(config) == orjson.dumps(doc), f"the engine of {rev} writes other bytes"
+        contenders[f"{rev}: build_trace(arrays) + orjson"] = lambda: earlier_route(config)
+        # the route as the service ran it at that commit: the engine paused the collector
+        # during the build only (then a collection ran over the whole live document)
+        contenders[f"{rev}: as its service ran it"] = lambda: orjson.dumps(earlier.build_trace(config, arrays=True),
+                                                                        option=NUMPY)
     times = {name: [] for name in contenders}
-    for _ in range(repeats):
-        for name, fn in contenders.items():
-            times[name].append(timed(fn))
+    order = list(contenders)
+    shuffle = random.Random(len(data))
+    for _ in range(repeats):  # a new order each repeat: a burst of load hits no contender more often
+        shuffle.shuffle(order)
+        for name in order:
+            times[name].append(timed(contenders[name]))
     med = {name: statistics.median(ts) for name, ts in times.items()}
+    fastest = {name: min(ts) for name, ts in times.items()}
     base = med["naive loops (untraced)"]
     n = doc["total_events"]
     print(f"1{data[0]}. direct, window, fused; x {SHAPE_X}, w {SHAPE_W}, stride {STRIDE}, pad {PAD}, "
@@ -87,6 +145,13 @@ def bench_ratio(repeats: int, data: str) -> None:
         print(f"   {name:30s} {m * 1e3:8.1f} ms   ratio to naive {m / base:5.2f}")
     print(f"   target: build_trace + JSON ≤ 0.5 × naive -> service route {med['build_trace(arrays) + orjson'] / base:.2f}; "
           f"plain document: orjson {med['build_trace + orjson'] / base:.2f}, json {med['build_trace + json'] / base:.2f}")
+    if earlier is not None:
+        then = med[f"{rev}: build_trace(arrays) + orjson"]
+        before = med[f"{rev}: as its service ran it"]
+        now, then_min = fastest["build_trace(arrays) + orjson"], fastest[f"{rev}: build_trace(arrays) + orjson"]
+        print(f"   service route, this engine / the engine of {rev}, same route: {med['build_trace(arrays) + orjson'] / then:.3f} "
+              f"(ratio to naive {med['build_trace(arrays) + orjson'] / base:.2f} vs {then / base:.2f}; fastest repeats "
+              f"{now / then_min:.3f}); {rev}'s route as its service ran it: {before / base:.2f} of the naive loops")
 
 
 def bench_mac_rate(repeats: int, data: str) -> None:
@@ -138,9 +203,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--skip-memory", action="store_true")
+    parser.add_argument("--against", default="860303d", help="an earlier commit to time beside, or 'none'")
     args = parser.parse_args()
+    earlier = None if args.against == "none" else earlier_engine(args.against)
     for data in ("normal", "randint"):
-        bench_ratio(args.repeats, data)
+        bench_ratio(args.repeats, data, earlier, args.against)
     for data in ("normal", "randint"):
         bench_mac_rate(max(3, args.repeats // 2), data)
     bench_bytes()

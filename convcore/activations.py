@@ -13,7 +13,8 @@ from typing import Callable
 
 import numpy as np
 
-from .spec import ConvSpecError, shorten
+from .messages import shorten
+from .spec import ConvSpecError
 
 __all__ = ["ACTIVATIONS", "Activation", "LEAKY_RELU_SLOPE", "get_activation"]
 

@@ -26,7 +26,9 @@ from typing import Any, Callable, Mapping, NamedTuple
 
 import numpy as np
 
-from .spec import ConvSpecError, shorten
+from .messages import shorten
+from .spec import ConvSpecError
+from .values import is_int
 
 __all__ = ["FILLS", "MAX_DIMS", "Fill", "FillSpec", "describe", "format_number", "make_tensor", "parse_fill"]
 
@@ -159,13 +161,9 @@ class FillSpec(NamedTuple):
         return _count(self.shape)
 
 
-def _is_int(v: Any) -> bool:
-    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
-
-
 def _is_real(v: Any) -> bool:
     """A finite number that float64 holds (an int of 400 digits is not)."""
-    if not (_is_int(v) or isinstance(v, (float, np.floating))):
+    if not (is_int(v) or isinstance(v, (float, np.floating))):
         return False
     try:
         return math.isfinite(float(v))
@@ -200,7 +198,7 @@ def parse_fill(spec: Any, name: str | None = None) -> FillSpec:
     if "shape" not in spec:
         raise fail("shape", "is missing: give a list of dimensions such as [1, 1, 5, 5]")
     raw_shape = spec["shape"]
-    if not isinstance(raw_shape, (list, tuple)) or not all(_is_int(d) for d in raw_shape):
+    if not isinstance(raw_shape, (list, tuple)) or not all(is_int(d) for d in raw_shape):
         raise fail("shape", f"must be a list of integers, got {shorten(raw_shape)}")
     if len(raw_shape) == 0:
         raise fail("shape", "must have at least one dimension, got []")
@@ -211,7 +209,7 @@ def parse_fill(spec: Any, name: str | None = None) -> FillSpec:
         raise fail("shape", f"dimensions must all be at least 1, got {shorten(list(shape))}")
 
     seed = spec.get("seed", 0)
-    if not _is_int(seed) or seed < 0:
+    if not is_int(seed) or seed < 0:
         raise fail("seed", f"must be a non-negative integer, got {shorten(seed)}")
 
     unknown = sorted(set(spec) - {"fill", "shape", "seed"} - set(fill.defaults))
@@ -225,7 +223,7 @@ def parse_fill(spec: Any, name: str | None = None) -> FillSpec:
     for key, default in fill.defaults.items():
         value = spec.get(key, default)
         if key in fill.integer_params:
-            if not _is_int(value) or abs(value) > _MAX_EXACT_INT:
+            if not is_int(value) or abs(value) > _MAX_EXACT_INT:
                 raise fail(
                     key, f"must be an integer within ±2^53 for fill {kind!r}, got {shorten(value)}"
                 )

@@ -12,10 +12,13 @@ to the bottom/right.
 
 from __future__ import annotations
 
-import reprlib
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from .messages import shorten
+from .values import is_int
+
+# shorten stays importable from here for callers written before convcore.messages
 __all__ = ["ConvSpec", "ConvSpecError", "PaddingArg", "resolve_padding4", "resolve_pair", "shorten"]
 
 
@@ -31,70 +34,12 @@ PaddingArg = int | str | Sequence[int]
 
 MAX_INDEX = 2**63 - 1  # the largest index, size or byte count NumPy holds (int64)
 
-SHORT_LENGTH = 40  # characters of a person's value that a message shows
-
-
-def _int_text(value: int) -> str:
-    """An int's digits, or its first digits and how many there are when it is long."""
-    if value.bit_length() <= 128:  # at most 39 digits
-        return str(value)
-    try:
-        digits = str(value)
-    except ValueError:  # beyond Python's int-to-text limit (4300 digits)
-        sign = "a negative" if value < 0 else "an"
-        return f"{sign} integer of about {int(value.bit_length() * 0.30103) + 1} digits"
-    sign = "-" if value < 0 else ""
-    return f"{digits[: 12 + len(sign)]}… ({len(digits) - len(sign)} digits)"
-
-
-class _ShortRepr(reprlib.Repr):
-    """reprlib's bounded repr (long strings and lists cut, nesting limited), with ints
-    that say how many digits they have."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.maxstring = self.maxother = 2 * SHORT_LENGTH
-        self.maxlist = self.maxtuple = self.maxset = 8
-        self.maxdict = 4
-        self.maxlevel = 3
-
-    def repr_int(self, x: int, level: int) -> str:
-        return _int_text(x)
-
-    def repr_str(self, x: str, level: int) -> str:
-        if len(x) <= self.maxstring:
-            return repr(x)
-        return repr(x[: self.maxstring])[:-1] + "…"
-
-
-_SHORT_REPR = _ShortRepr()
-
-
-def shorten(value: Any, limit: int = SHORT_LENGTH) -> str:
-    """``repr(value)`` for an error message, at most about ``limit`` characters.
-
-    A message that shows a person's value must not echo a 900 000-character string, a
-    list of 150 000 items or an integer of 5000 digits back: long text is cut with "…",
-    long integers keep their first digits and say how many they have
-    (``1000000000000… (401 digits)``). The work is bounded too (reprlib).
-    """
-    try:
-        text = _SHORT_REPR.repr(value)
-    except (ValueError, RecursionError):  # an object whose repr refuses; say what it is
-        text = f"a {type(value).__name__}"
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _is_int(value: Any) -> bool:
-    """True for Python and NumPy integers, False for bools and floats."""
-    return hasattr(value, "__index__") and not isinstance(value, bool) and type(value).__name__ != "bool_"
-
 
 def resolve_pair(value: Any, name: str) -> tuple[int, int]:
     """An int or an (h, w) pair as a pair of ints; raises ConvSpecError naming ``name``."""
-    if _is_int(value):
+    if is_int(value):
         return (int(value), int(value))
-    if isinstance(value, (list, tuple)) and len(value) == 2 and all(_is_int(v) for v in value):
+    if isinstance(value, (list, tuple)) and len(value) == 2 and all(is_int(v) for v in value):
         return (int(value[0]), int(value[1]))
     raise ConvSpecError(f"{name} must be an int or an (h, w) pair of ints, got {shorten(value)}", name)
 
@@ -103,9 +48,9 @@ def resolve_padding4(padding: Any, name: str = "padding") -> tuple[int, int, int
     """A numeric padding as (top, bottom, left, right): an int p gives (p, p, p, p), a pair
     (ph, pw) gives (ph, ph, pw, pw), four ints are taken as given. Raises ConvSpecError
     naming ``name`` for anything else or a negative value."""
-    if _is_int(padding):
+    if is_int(padding):
         pads = (int(padding),) * 4
-    elif isinstance(padding, (list, tuple)) and all(_is_int(v) for v in padding):
+    elif isinstance(padding, (list, tuple)) and all(is_int(v) for v in padding):
         vals = [int(v) for v in padding]
         if len(vals) == 2:
             pads = (vals[0], vals[0], vals[1], vals[1])
@@ -130,7 +75,7 @@ def _shape4(shape: Any, name: str, axes: str) -> tuple[int, int, int, int]:
     if isinstance(shape, (str, bytes)) or not hasattr(shape, "__iter__"):
         raise ConvSpecError(f"{name} shape must be a sequence of ints, got {shorten(shape)}", name)
     items = tuple(shape)
-    if not all(_is_int(d) for d in items):  # "3" or 3.7 would be silently turned into 3
+    if not all(is_int(d) for d in items):  # "3" or 3.7 would be silently turned into 3
         raise ConvSpecError(f"{name} shape must be a sequence of ints, got {shorten(items)}", name)
     dims = tuple(int(d) for d in items)
     if len(dims) != 4:
@@ -197,7 +142,7 @@ class ConvSpec:
                 f"dilation must be at least 1 (1 means none), got {shorten(min(d))}",
                 "dilation",
             )
-        if not _is_int(groups) or int(groups) < 1:
+        if not is_int(groups) or int(groups) < 1:
             raise ConvSpecError(f"groups must be an int of at least 1, got {shorten(groups)}", "groups")
         for name, values in (("stride", s), ("dilation", d)):
             if max(values) > MAX_INDEX:
@@ -269,33 +214,14 @@ class ConvSpec:
 
     # -- shapes -----------------------------------------------------------------------
 
-    @property
-    def N(self) -> int:  # noqa: N802 - the conventional names
-        return self.x_shape[0]
-
-    @property
-    def C(self) -> int:  # noqa: N802
-        return self.x_shape[1]
-
-    @property
-    def H(self) -> int:  # noqa: N802
-        return self.x_shape[2]
-
-    @property
-    def W(self) -> int:  # noqa: N802
-        return self.x_shape[3]
-
-    @property
-    def F(self) -> int:  # noqa: N802
-        return self.w_shape[0]
-
-    @property
-    def KH(self) -> int:  # noqa: N802
-        return self.w_shape[2]
-
-    @property
-    def KW(self) -> int:  # noqa: N802
-        return self.w_shape[3]
+    # the conventional one-letter names: x is (N, C, H, W), w is (F, C/groups, KH, KW)
+    N = property(lambda self: self.x_shape[0], doc="images in the batch")
+    C = property(lambda self: self.x_shape[1], doc="input channels")
+    H = property(lambda self: self.x_shape[2], doc="input rows")
+    W = property(lambda self: self.x_shape[3], doc="input columns")
+    F = property(lambda self: self.w_shape[0], doc="filters (output channels)")
+    KH = property(lambda self: self.w_shape[2], doc="kernel rows")
+    KW = property(lambda self: self.w_shape[3], doc="kernel columns")
 
     @property
     def channels_per_group(self) -> int:

@@ -14,7 +14,8 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from .fill import MAX_DIMS, format_number, make_tensor
-from .spec import ConvSpecError, shorten
+from .messages import shorten
+from .spec import ConvSpecError
 
 __all__ = ["to_array"]
 

@@ -18,6 +18,7 @@ from fastapi.staticfiles import StaticFiles
 from convcore import __version__
 
 from .errors import install_error_handlers
+from .follow.routes import router as follow_router
 from .routes import debug, health, meta, pages, presets, trace
 from .security import BodySizeLimit, SecurityHeaders
 from .settings import Settings
@@ -62,6 +63,7 @@ def create_app(settings: Settings | None = None, static_dir: Path | None = None)
     app.include_router(meta.router)
     app.include_router(presets.router)
     app.include_router(trace.router)
+    app.include_router(follow_router)
     if settings.debug:
         app.include_router(debug.router, include_in_schema=False)
 

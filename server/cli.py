@@ -2,6 +2,7 @@
 
     convscope serve [--host 127.0.0.1] [--port 8000] [--open] [--workers N] [limits...]
     convscope trace CONFIG.json [--ndjson] [-o FILE]
+    convscope export LESSON.html (--preset NAME | --setup CONFIG.json)
     convscope --version
 
 ``serve`` exports its options as CONVSCOPE_* variables and starts uvicorn with the app
@@ -24,6 +25,7 @@ from typing import Any, Sequence
 
 from convcore import __version__
 
+from .export.lesson import add_export_command, export_command
 from .settings import Settings, SettingsError
 
 __all__ = ["build_parser", "main"]
@@ -48,12 +50,14 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--max-events", type=int, help="events allowed per trace (CONVSCOPE_MAX_EVENTS)")
     serve.add_argument("--max-body-bytes", type=int, help="bytes allowed per request body (CONVSCOPE_MAX_BODY_BYTES)")
     serve.add_argument("--cors-origin", action="append", default=None, metavar="ORIGIN", help="allow API calls from this origin (repeatable; CORS is off by default)")
+    serve.add_argument("--redis-url", help="Redis for follow sessions shared by all workers (CONVSCOPE_FOLLOW_REDIS_URL; pip install 'convscope[redis]')")
     serve.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
 
     trace = commands.add_parser("trace", help="write a trace without a server", description="Write a trace document (or NDJSON lines) for a config file.")
     trace.add_argument("config", help="a JSON trace config file, '-' for standard input, or preset:NAME")
     trace.add_argument("--ndjson", action="store_true", help="write NDJSON lines (header, events, end) instead of one document")
     trace.add_argument("-o", "--output", help="output file (default standard output)")
+    add_export_command(commands)
     return parser
 
 
@@ -66,6 +70,8 @@ def _serve_settings(args: argparse.Namespace) -> Settings:
             changes[name] = value
     if args.cors_origin:
         changes["cors_origins"] = tuple(args.cors_origin)
+    if args.redis_url:
+        changes["follow_redis_url"] = args.redis_url
     settings = replace(settings, **changes)
     settings.check()
     return settings
@@ -89,6 +95,10 @@ def serve(args: argparse.Namespace) -> int:
     if args.workers < 1:
         print(f"convscope: --workers must be at least 1, got {args.workers}", file=sys.stderr)
         return 2
+    if args.workers > 1 and not settings.follow_redis_url and settings.follow_max_sessions:
+        # each worker's in-process broker would see only its own students
+        print("Follow mode is off: with several workers it needs --redis-url", flush=True)
+        settings = replace(settings, follow_max_sessions=0)
     os.environ.update(settings.to_env())
     url = _url(args.host, args.port)
     print(f"ConvScope running at {url}", flush=True)
@@ -175,6 +185,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return serve(args)
     if args.command == "trace":
         return write_trace(args)
+    if args.command == "export":
+        return export_command(args)
     parser.print_help()
     return 0
 

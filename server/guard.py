@@ -16,9 +16,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from convcore.spec import ConvSpec, shorten
+from convcore.messages import shorten
+from convcore.spec import ConvSpec
 from convcore.trace import DEFAULTS
 from convcore.trace.views import get_view
+from convcore.values import is_int
 
 from .errors import ApiError, too_large, unprocessable
 from .settings import Settings
@@ -26,10 +28,6 @@ from .settings import Settings
 __all__ = ["TENSOR_KEYS", "check_inputs", "declared_shape", "elements", "raise_for", "spec_from_shapes"]
 
 TENSOR_KEYS = ("x", "w", "b", "dout")
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def declared_shape(value: Any) -> tuple[int, ...] | None:
@@ -41,7 +39,7 @@ def declared_shape(value: Any) -> tuple[int, ...] | None:
     """
     if isinstance(value, dict):
         shape = value.get("shape")
-        if isinstance(shape, list) and all(_is_int(d) and d >= 0 for d in shape):
+        if isinstance(shape, list) and all(is_int(d) and d >= 0 for d in shape):
             return tuple(shape)
         return None
     if isinstance(value, list):

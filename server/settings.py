@@ -51,6 +51,9 @@ class Settings:
     cache_entries : encoded trace documents kept in memory (0 = no cache)
     body_timeout : seconds a client may pause while sending its request body (a
         client that stalls would otherwise hold a connection open for ever)
+    follow_max_sessions, follow_idle_seconds, follow_max_state_bytes : follow mode's
+        open sessions (0 = off), idle time before one ends, bytes of one teacher state
+    follow_redis_url : Redis for follow sessions shared by workers/hosts ("" = in-process)
     """
 
     max_tensor_elements: int = 4096
@@ -62,6 +65,10 @@ class Settings:
     stream_chunk_events: int = 256
     cache_entries: int = 64
     body_timeout: float = 15.0
+    follow_max_sessions: int = 50
+    follow_idle_seconds: float = 3600.0
+    follow_max_state_bytes: int = 65536
+    follow_redis_url: str = ""
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> "Settings":
@@ -81,6 +88,8 @@ class Settings:
                     value = float(text)
                 elif f.type in ("bool", bool):
                     value = _parse_bool(text)
+                elif f.type in ("str", str):
+                    value = text.strip()
                 else:
                     value = _parse_origins(text)
             except ValueError as exc:
@@ -99,6 +108,11 @@ class Settings:
             raise SettingsError(f"cache_entries must not be negative, got {self.cache_entries}")
         if not self.body_timeout > 0:
             raise SettingsError(f"body_timeout must be positive, got {self.body_timeout}")
+        for name, low in (("follow_max_sessions", 0), ("follow_max_state_bytes", 2)):
+            if getattr(self, name) < low:
+                raise SettingsError(f"{name} must be at least {low}, got {getattr(self, name)}")
+        if not self.follow_idle_seconds > 0:
+            raise SettingsError(f"follow_idle_seconds must be positive, got {self.follow_idle_seconds}")
         if not self.max_abs_value > 0:
             raise SettingsError(f"max_abs_value must be positive, got {self.max_abs_value}")
 

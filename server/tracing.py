@@ -25,6 +25,7 @@ from convcore.trace import build_trace, count_events, iter_trace, resolve_config
 from . import guard
 from .encoding import encode_json
 from .errors import too_large
+from .gc_pause import paused_gc
 from .settings import Settings
 
 __all__ = ["INPUT_ERRORS", "DocumentCache", "Prepared", "conv_result", "document_bytes", "gradient_check", "prepare", "stream_lines"]
@@ -105,13 +106,17 @@ BUILD_SLOTS = threading.BoundedSemaphore(max(2, os.cpu_count() or 2))
 
 def document_bytes(prepared: Prepared) -> bytes:
     """The whole trace document of a prepared config, with its gradient check, as JSON."""
-    with BUILD_SLOTS:
+    # the document has no cycles to collect: the collector waits until it is encoded and
+    # freed (server/gc_pause.py)
+    with BUILD_SLOTS, paused_gc():
         try:
             doc = build_trace(prepared.resolved, arrays=True)  # encode_json writes the arrays
             doc["check"] = gradient_check(prepared, doc)
         except INPUT_ERRORS as exc:
             raise guard.raise_for(exc) from exc
-        return encode_json(doc)
+        body = encode_json(doc)
+        del doc
+        return body
 
 
 def stream_lines(prepared: Prepared) -> Iterator[dict[str, Any]]:

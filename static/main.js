@@ -564,8 +564,12 @@ function writeUrl(now, { push = false } = {}) {
       projector: app.projector, allTensors: app.allTensors,
     });
     if (location.hash === hash) return;
-    if (push && location.hash) history.pushState(null, "", hash);
-    else history.replaceState(null, "", hash);
+    try {
+      if (push && location.hash) history.pushState(null, "", hash);
+      else history.replaceState(null, "", hash);
+    } catch {
+      // a page that cannot keep its URL (a lesson in a notebook's iframe srcdoc) still plays
+    }
   };
   if (now) write();
   else app.urlTimer = setTimeout(write, app.playing ? 1000 : 150);

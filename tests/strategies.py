@@ -11,6 +11,29 @@ from hypothesis import strategies as st
 from convcore import ConvSpec, ConvSpecError
 
 
+def randint(shape: list[int], low: int, high: int, seed: int) -> dict:
+    """A randint fill spec (integers low … high)."""
+    return {"fill": "randint", "shape": shape, "low": low, "high": high, "seed": seed}
+
+
+def small_ints(x_shape: list[int], w_shape: list[int], dout_shape: list[int], seed: int) -> dict:
+    """x, w and dout of a config as the default fills make them: x and dout in [−2, 2],
+    w in [−1, 1], seeds ``seed``, ``seed + 1``, ``seed + 2``."""
+    return {"x": randint(x_shape, -2, 2, seed), "w": randint(w_shape, -1, 1, seed + 1),
+            "dout": randint(dout_shape, -2, 2, seed + 2)}
+
+
+# every view x granularity x backward mode the trace engine has
+TRACE_MODES = [
+    ("direct", "window", "fused"),
+    ("direct", "window", "separate"),
+    ("direct", "mac", "fused"),
+    ("direct", "mac", "separate"),
+    ("im2col", "window", "fused"),
+    ("transposed", "window", "fused"),
+]
+
+
 @dataclass(frozen=True)
 class ConvCase:
     """A valid spec with the PyTorch-style arguments it was made from."""

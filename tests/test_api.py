@@ -395,25 +395,11 @@ def test_an_error_after_the_header_is_an_error_line(api_client, monkeypatch):
 # -- conv ------------------------------------------------------------------------------------
 
 
-def _torch_layer(torch, x, w, b, dout, stride, padding4, activation):
-    """PyTorch reference: conv2d (NCHW) -> activation, autograd with ``dout``."""
-    fn = torch.nn.functional
-    xt = torch.tensor(x, requires_grad=True)
-    wt = torch.tensor(w, requires_grad=True)
-    bt = torch.tensor(b, requires_grad=True)
-    top, bottom, left, right = padding4
-    z = fn.conv2d(fn.pad(xt, (left, right, top, bottom)), wt, bt, stride=stride)
-    out = {"relu": torch.relu, "tanh": torch.tanh, "identity": lambda t: t}[activation](z)
-    out.backward(torch.tensor(dout))
-    return z.detach().numpy(), out.detach().numpy(), xt.grad.numpy(), wt.grad.numpy(), bt.grad.numpy()
-
-
 @pytest.mark.oracle
 @pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
 def test_conv_matches_torch(api_client, layout):
-    from oracle import require_torch
+    from oracle import torch_layer
 
-    torch = require_torch()
     rng = np.random.default_rng(3)
     x = rng.integers(-3, 4, size=(2, 3, 5, 6)).astype(float)
     w = rng.integers(-2, 3, size=(4, 3, 3, 2)).astype(float)
@@ -433,7 +419,8 @@ def test_conv_matches_torch(api_client, layout):
     response = api_client.post("/api/conv", json=body)
     assert response.status_code == 200, response.text[:300]
     got = response.json()
-    z, out, dx, dw, db = _torch_layer(torch, x, w, b, dout, (2, 1), (1, 0, 0, 0), "relu")
+    expected = torch_layer(x, w, b, dout, stride=(2, 1), padding=(1, 0, 0, 0), activation="relu")
+    z, out, dx, dw, db = expected.z, expected.out, expected.dx, expected.dw, expected.db
     to_layout = (lambda a: a.transpose(0, 2, 3, 1)) if nhwc else (lambda a: a)
     np.testing.assert_allclose(got["z"], to_layout(z), atol=1e-10)
     np.testing.assert_allclose(got["out"], to_layout(out), atol=1e-10)

@@ -8,7 +8,7 @@ import pytest
 from convcore import conv2d_forward
 from convcore.compat import Conv2D, conv_backward_naive, conv_forward_naive, pad2d
 from convcore.spec import ConvSpecError
-from oracle import require_torch, torch_conv
+from oracle import torch_layer
 
 # -- CS231n (seed 004) -------------------------------------------------------------------------
 
@@ -72,13 +72,12 @@ def test_cs231n_matches_a_reference_loop(index):
 @pytest.mark.oracle
 @pytest.mark.parametrize("index", range(len(CS231N_CASES)))
 def test_cs231n_matches_torch(index):
-    require_torch()
     x_shape, w_shape, stride, pad = CS231N_CASES[index]
     x, w, b, dout = cs231n_arrays(index, *CS231N_CASES[index])
     out, cache = conv_forward_naive(x, w, b, {"stride": stride, "pad": pad})
     dx, dw, db = conv_backward_naive(dout, cache)
-    for name, got, want in zip(("out", "dx", "dw", "db"), (out, dx, dw, db),
-                               torch_conv(x, w, b, dout, stride, (pad,) * 4, 1, 1)):
+    expected = torch_layer(x, w, b, dout, stride=stride, padding=pad)
+    for name, got, want in zip(("out", "dx", "dw", "db"), (out, dx, dw, db), (expected.out, expected.dx, expected.dw, expected.db)):
         np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12, err_msg=name)
 
 
@@ -163,32 +162,18 @@ LAYER_CASES = {
 }
 
 
-def torch_layer(torch, X, W, b, dLdY, stride, padding4, dilation, activation):
-    """The layer in torch: NHWC/HWIO transposed to NCHW/OIHW, autograd for every gradient."""
-    functional = torch.nn.functional
-    top, bottom, left, right = padding4
-    xt = torch.tensor(X.transpose(0, 3, 1, 2), requires_grad=True)
-    wt = torch.tensor(W.transpose(3, 2, 0, 1), requires_grad=True)
-    bt = torch.tensor(b.reshape(-1), requires_grad=True)
-    z = functional.conv2d(functional.pad(xt, (left, right, top, bottom)), wt, bt,
-                          stride=stride, dilation=dilation)
-    act = {"identity": lambda t: t * 1.0, "relu": functional.relu, "leaky_relu": functional.leaky_relu,
-           "sigmoid": torch.sigmoid, "tanh": torch.tanh}[activation]
-    y = act(z)
-    y.backward(torch.tensor(dLdY.transpose(0, 3, 1, 2)))
-    return (
-        z.detach().numpy().transpose(0, 2, 3, 1),
-        y.detach().numpy().transpose(0, 2, 3, 1),
-        xt.grad.numpy().transpose(0, 2, 3, 1),
-        wt.grad.numpy().transpose(2, 3, 1, 0),
-        bt.grad.numpy().reshape(1, -1),
-    )
+def nhwc_torch_layer(X, W, b, dLdY, stride, padding4, dilation, activation):
+    """``oracle.torch_layer`` of the NHWC/HWIO layer: Z, Y, dX (NHWC), dW (HWIO), db (1, F)."""
+    expected = torch_layer(X.transpose(0, 3, 1, 2), W.transpose(3, 2, 0, 1), b.reshape(-1), dLdY.transpose(0, 3, 1, 2),
+                        stride=stride, padding=padding4, dilation=dilation, activation=activation)
+    image = (0, 2, 3, 1)
+    return (expected.z.transpose(image), expected.out.transpose(image), expected.dx.transpose(image),
+            expected.dw.transpose(2, 3, 1, 0), expected.db.reshape(1, -1))
 
 
 @pytest.mark.oracle
 @pytest.mark.parametrize("name", list(LAYER_CASES))
 def test_conv2d_layer_matches_torch(name):
-    torch = require_torch()
     x_shape, n_out, kernel, stride, pad, dilation, activation, padding4 = LAYER_CASES[name]
     rng = np.random.default_rng(len(name))
     X = rng.normal(size=x_shape)
@@ -200,7 +185,7 @@ def test_conv2d_layer_matches_torch(name):
     dLdY = rng.normal(size=Y.shape)
     dX = layer.backward(dLdY)
     stride2 = (stride, stride) if isinstance(stride, int) else stride
-    z_t, y_t, dx_t, dw_t, db_t = torch_layer(torch, X, W, b, dLdY, stride2, padding4, dilation + 1, activation)
+    z_t, y_t, dx_t, dw_t, db_t = nhwc_torch_layer(X, W, b, dLdY, stride2, padding4, dilation + 1, activation)
     if pad == "same":
         assert Y.shape[1:3] == x_shape[1:3]
     for label, got, want in [("Z", layer.cache["Z"], z_t), ("Y", Y, y_t), ("dX", dX, dx_t),

@@ -143,7 +143,7 @@ def test_to_dict_is_plain_data():
 
 
 def test_shorten_caps_what_a_message_shows_of_a_value():
-    from convcore.spec import shorten
+    from convcore.messages import shorten
 
     assert shorten("abc") == "'abc'"
     assert shorten(3) == "3" and shorten(2**62) == "4611686018427387904"
@@ -208,3 +208,27 @@ def test_shapes_must_be_integers(bad):
 def test_numpy_integer_shapes_are_fine():
     spec = ConvSpec.create(np.array([1, 1, 5, 5]), tuple(np.int64(d) for d in (1, 1, 3, 3)))
     assert spec.out_shape == (1, 1, 3, 3) and all(type(d) is int for d in spec.x_shape)
+
+
+@pytest.mark.parametrize("value, expected", [
+    (3, True), (np.int64(3), True), (np.int8(-1), True), (np.array(3), True), (0, True),
+    (True, False), (np.True_, False), (3.0, False), (np.float64(3), False), ("3", False), (None, False),
+])
+def test_one_integer_check_for_every_module(value, expected):
+    from convcore.values import is_int
+
+    assert is_int(value) is expected
+
+
+@pytest.mark.parametrize("where", ["stride", "fill seed", "compat dilation"])
+def test_a_bool_is_not_an_int_anywhere(where):
+    from convcore.compat.layer import Conv2D
+    from convcore.fill import make_tensor
+
+    with pytest.raises(ConvSpecError):
+        if where == "stride":
+            ConvSpec.create((1, 1, 5, 5), (1, 1, 3, 3), stride=True)
+        elif where == "fill seed":
+            make_tensor({"fill": "normal", "shape": [2], "seed": True}, "x")
+        else:
+            Conv2D(n_out=1, kernel_shape=(1, 1), dilation=True)

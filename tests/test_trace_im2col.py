@@ -9,11 +9,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from convcore.trace import TraceConfigError, build_trace, count_events, replay
-from oracle import torch_conv
-from strategies import conv_cases
-from test_trace_oracle import TORCH_ACTIVATIONS, torch_layer
+from oracle import TORCH_ACTIVATIONS, torch_layer
+from strategies import conv_cases, randint
 from test_trace_rules import make_config
-from trace_checks import assert_close, box_slices, check_rule2_replay_matches_header_and_core, nhwc_config, tensor
+from trace_checks import assert_close, box_slices, check_replay_matches_torch, tensor
 
 
 def events(doc, phase):
@@ -25,22 +24,11 @@ def read(doc, box):
     return tensor(doc, box["tensor"])[box_slices(box)].ravel()
 
 
-def randint(shape, low, high, seed):
-    return {"fill": "randint", "shape": shape, "low": low, "high": high, "seed": seed}
-
-
 # seed 000 with its mistakes undone: padding 0 (its crop pad:-pad is empty then),
 # stride 2 (its index grids assume 1), batch 2 and 3 channels (its squeeze breaks them),
 # a bias (never added in its forward)
-SEED000 = {
-    "view": "im2col",
-    "x": randint([2, 3, 7, 7], -3, 3, 0),
-    "w": randint([4, 3, 3, 3], -2, 2, 1),
-    "b": [1.0, -2.0, 0.5, 3.0],
-    "stride": 2,
-    "padding": 0,
-    "dout": {"fill": "normal", "shape": [2, 4, 3, 3], "seed": 2},
-}
+SEED000 = dict(view="im2col", x=randint([2, 3, 7, 7], -3, 3, 0), w=randint([4, 3, 3, 3], -2, 2, 1),
+               b=[1.0, -2.0, 0.5, 3.0], stride=2, padding=0, dout={"fill": "normal", "shape": [2, 4, 3, 3], "seed": 2})
 
 
 def test_seed000_case_matches_torch():
@@ -51,7 +39,8 @@ def test_seed000_case_matches_torch():
     state = replay(doc)
     x, w = tensor(doc, "x"), tensor(doc, "w")
     b, dout = np.array(SEED000["b"]), tensor(doc, "dout")
-    z, dx, dw, db = torch_conv(x, w, b, dout, stride=2)
+    expected = torch_layer(x, w, b, dout, stride=2)
+    z, dx, dw, db = expected.z, expected.dx, expected.dw, expected.db
     assert_close(state["z"], z, "z", rtol=1e-10)
     assert state["dx"].shape == (2, 3, 7, 7)  # not the empty crop of pad:-pad with pad 0
     assert_close(state["dx"], dx, "dx", rtol=1e-10)
@@ -167,11 +156,4 @@ def test_mac_granularity_is_refused_with_the_supported_ones():
     st.booleans(),
 )
 def test_replayed_im2col_trace_matches_core_and_torch(case, activation, order, nhwc):
-    x, w, b, dout = case.arrays()
-    config = {"view": "im2col", "x": x.tolist(), "w": w.tolist(), "dout": dout.tolist(),
-              "activation": activation, "loop_order": "".join(order), **case.kwargs()}
-    if b is not None:
-        config["b"] = b.tolist()
-    if nhwc:
-        config = nhwc_config(config)
-    check_rule2_replay_matches_header_and_core(config, torch_results=torch_layer(case, activation, x, w, b, dout))
+    check_replay_matches_torch(case, activation, nhwc, view="im2col", loop_order="".join(order))

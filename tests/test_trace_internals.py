@@ -122,3 +122,18 @@ def test_window_texts_are_box_text_of_their_boxes(settings_):
             assert said.endswith(text), (said, text)
             checked += 1
     assert checked == 2 * len([e for e in doc["events"] if e["phase"] == "dw"]) > 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(1, 4), min_size=4, max_size=4), st.integers(0, 3), st.data())
+def test_row_slices_are_box_slices_of_each_row(shape, axis, data):
+    from convcore.trace.format import box_slices, row_slices
+
+    start = [data.draw(st.integers(0, s - 1)) for s in shape]
+    stop = [data.draw(st.integers(a + 1, s)) for a, s in zip(start, shape)]
+    step = [1, 1, 1, 1]
+    starts, stops = [], []
+    for r in range(shape[axis]):  # every row of the tensor on that axis
+        starts.append(start[:axis] + [r] + start[axis + 1:])
+        stops.append(stop[:axis] + [r + 1] + stop[axis + 1:])
+    assert row_slices(starts, stops, step, shape, axis) == [box_slices(a, b, step, shape) for a, b in zip(starts, stops)]

@@ -9,42 +9,21 @@ float64; the replayed out, dz, dx, dw and db must match it.
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from convcore.trace import build_trace
-from oracle import require_torch, torch_conv
+from oracle import TORCH_ACTIVATIONS
 from strategies import conv_cases
-from trace_checks import check_rule2_replay_matches_header_and_core, check_rule3_value_is_running_state, nhwc_config
+from trace_checks import (
+    case_config,
+    check_replay_matches_torch,
+    check_rule2_replay_matches_header_and_core,
+    check_rule3_value_is_running_state,
+)
 
 pytestmark = pytest.mark.oracle
-
-TORCH_ACTIVATIONS = {
-    "identity": lambda t, z: z,
-    "relu": lambda t, z: t.relu(z),
-    "leaky_relu": lambda t, z: t.nn.functional.leaky_relu(z, 0.01),
-    "sigmoid": lambda t, z: t.sigmoid(z),
-    "tanh": lambda t, z: t.tanh(z),
-}
-
-
-def torch_layer(case, activation, x, w, b, dout):
-    """out, dz, dx, dw, db of conv + activation from torch (internal NCHW order)."""
-    torch = require_torch()
-    spec = case.spec
-    z, _, _, _ = torch_conv(x, w, b, None, spec.stride, spec.padding, spec.dilation, spec.groups)
-    zt = torch.tensor(z, requires_grad=True)
-    out = TORCH_ACTIVATIONS[activation](torch, zt)
-    out.backward(torch.tensor(dout))
-    dz = zt.grad.numpy().copy()
-    _, dx, dw, db = torch_conv(x, w, b, dz, spec.stride, spec.padding, spec.dilation, spec.groups)
-    res = {"z": z, "out": out.detach().numpy(), "dz": dz, "dx": dx, "dw": dw}
-    if b is not None:
-        res["db"] = db
-    return res
-
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
 @given(
@@ -55,15 +34,7 @@ def torch_layer(case, activation, x, w, b, dout):
     st.booleans(),
 )
 def test_replayed_trace_matches_core_and_torch(case, activation, granularity, backward, nhwc):
-    x, w, b, dout = case.arrays()
-    config = {"x": x.tolist(), "w": w.tolist(), "dout": dout.tolist(), "activation": activation,
-              "granularity": granularity, "backward": backward, **case.kwargs()}
-    if b is not None:
-        config["b"] = b.tolist()
-    if nhwc:
-        config = nhwc_config(config)
-    expected = torch_layer(case, activation, x, w, b, dout)
-    check_rule2_replay_matches_header_and_core(config, torch_results=expected)
+    check_replay_matches_torch(case, activation, nhwc, granularity=granularity, backward=backward)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
@@ -71,14 +42,10 @@ def test_replayed_trace_matches_core_and_torch(case, activation, granularity, ba
        st.sampled_from(["window", "mac"]), st.sampled_from(["fused", "separate"]),
        st.permutations("nfijckl"))
 def test_every_loop_order_replays_to_the_same_gradients(case, granularity, backward, order):
-    x, w, b, dout = case.arrays()
     letters = "".join(order) if granularity == "mac" else "".join(c for c in order if c in "nfij")
-    config = {"x": x.tolist(), "w": w.tolist(), "dout": dout.tolist(), "granularity": granularity,
-              "backward": backward, "loop_order": letters, **case.kwargs()}
+    config = case_config(case, granularity=granularity, backward=backward, loop_order=letters)
     if backward == "separate":  # dx_loop_order applies to the separate dx phase only
         config["dx_loop_order"] = letters[::-1]
-    if b is not None:
-        config["b"] = b.tolist()
     check_rule3_value_is_running_state(config)
     doc = build_trace(config)
     assert doc["spec"]["loop_order"] == letters

@@ -93,34 +93,20 @@ def _matrix_and_transposed_configs() -> list:
 RULE_CONFIGS = _direct_configs() + _matrix_and_transposed_configs()
 
 
-@pytest.mark.parametrize("config", RULE_CONFIGS)
-def test_rule1_only_inputs_are_unwritten(config):
-    check_rule1_only_inputs_unwritten(config)
+RULES = {
+    "rule1-only-inputs-are-unwritten": check_rule1_only_inputs_unwritten,
+    "rule2-replay-reproduces-header-and-core": check_rule2_replay_matches_header_and_core,
+    "rule3-value-is-running-state": check_rule3_value_is_running_state,
+    "rule4-forward-window-reads-receptive-field": check_rule4_forward_window_reads_receptive_field,
+    "rule5-count-events-equals-events-yielded": check_rule5_counts,
+    "rule7-nhwc-is-nchw-transposed": check_rule7_nhwc_is_nchw_transposed,
+}
 
 
 @pytest.mark.parametrize("config", RULE_CONFIGS)
-def test_rule2_replay_reproduces_header_and_core(config):
-    check_rule2_replay_matches_header_and_core(config)
-
-
-@pytest.mark.parametrize("config", RULE_CONFIGS)
-def test_rule3_value_is_running_state(config):
-    check_rule3_value_is_running_state(config)
-
-
-@pytest.mark.parametrize("config", RULE_CONFIGS)
-def test_rule4_forward_window_reads_receptive_field(config):
-    check_rule4_forward_window_reads_receptive_field(config)
-
-
-@pytest.mark.parametrize("config", RULE_CONFIGS)
-def test_rule5_count_events_equals_events_yielded(config):
-    check_rule5_counts(config)
-
-
-@pytest.mark.parametrize("config", RULE_CONFIGS)
-def test_rule7_nhwc_is_nchw_transposed(config):
-    check_rule7_nhwc_is_nchw_transposed(config)
+@pytest.mark.parametrize("rule", list(RULES))
+def test_every_view_obeys_the_rule(rule, config):
+    RULES[rule](config)
 
 
 @pytest.mark.parametrize("config", RULE_CONFIGS)

@@ -11,11 +11,10 @@ from hypothesis import strategies as st
 
 from convcore.layout import NCHW_TO_NHWC, OIHW_TO_HWIO
 from convcore.trace import TraceConfigError, build_trace, count_events, replay
-from oracle import torch_conv
+from oracle import TORCH_ACTIVATIONS, torch_layer
 from strategies import conv_cases
-from test_trace_oracle import TORCH_ACTIVATIONS, torch_layer
 from test_trace_rules import make_config
-from trace_checks import assert_close, box_slices, check_rule2_replay_matches_header_and_core, nhwc_config, tensor
+from trace_checks import assert_close, box_slices, check_replay_matches_torch, nhwc_config, tensor
 
 
 def events(doc, phase):
@@ -62,7 +61,8 @@ def test_seed001_stride2_needs_zeros_between_dz_cells():
     state = replay(doc)
     x_nchw, w_oihw = x.transpose(0, 3, 1, 2), w.transpose(3, 2, 0, 1)
     dout = np.asarray(config["dout"]).transpose(0, 3, 1, 2)
-    _, dx, dw, _ = torch_conv(x_nchw, w_oihw, None, dout, stride=2, padding4=(0, 1, 0, 1))
+    expected = torch_layer(x_nchw, w_oihw, None, dout, stride=2, padding=(0, 1, 0, 1))
+    dx, dw = expected.dx, expected.dw
     assert_close(state["dx"].transpose(0, 3, 1, 2), dx, "dx", rtol=1e-10)
     assert_close(state["dw"].transpose(3, 2, 0, 1), dw, "dw", rtol=1e-10)
     # the seed's mistake: without the zeros the map has the wrong size (5×5 for a 7×7 dxp)
@@ -153,11 +153,4 @@ def test_nhwc_axes_of_the_new_tensors():
     st.booleans(),
 )
 def test_replayed_transposed_trace_matches_core_and_torch(case, activation, nhwc):
-    x, w, b, dout = case.arrays()
-    config = {"view": "transposed", "x": x.tolist(), "w": w.tolist(), "dout": dout.tolist(),
-              "activation": activation, **case.kwargs()}
-    if b is not None:
-        config["b"] = b.tolist()
-    if nhwc:
-        config = nhwc_config(config)
-    check_rule2_replay_matches_header_and_core(config, torch_results=torch_layer(case, activation, x, w, b, dout))
+    check_replay_matches_torch(case, activation, nhwc, view="transposed")

@@ -247,6 +247,28 @@ def check_rule5_counts(config: dict) -> None:
 
 # -- rule 7 ----------------------------------------------------------------------------
 
+def case_config(case, nhwc: bool = False, **settings) -> dict:
+    """The config of a hypothesis ConvCase (``strategies.conv_cases``): its random x, w,
+    b (with a bias) and dout as nested lists, its geometry, ``settings``; NHWC when
+    ``nhwc``."""
+    x, w, b, dout = case.arrays()
+    config = {"x": x.tolist(), "w": w.tolist(), "dout": dout.tolist(), **case.kwargs(), **settings}
+    if b is not None:
+        config["b"] = b.tolist()
+    return nhwc_config(config) if nhwc else config
+
+
+def check_replay_matches_torch(case, activation: str, nhwc: bool = False, **settings) -> None:
+    """Rule 2 for a ConvCase's config, with PyTorch's layer (conv2d + ``activation``,
+    autograd) as the oracle as well as the core."""
+    from oracle import geometry, torch_layer
+
+    x, w, b, dout = case.arrays()
+    expected = torch_layer(x, w, b, dout, **geometry(case.spec), activation=activation)
+    config = case_config(case, nhwc=nhwc, activation=activation, **settings)
+    check_rule2_replay_matches_header_and_core(config, torch_results=expected.results(bias=b is not None))
+
+
 def nhwc_config(config: dict) -> dict:
     """The same config in NHWC / HWIO: x, w and dout (nested lists, NCHW) transposed."""
     out = dict(config, layout="NHWC")

@@ -23,14 +23,11 @@ from ..functional import conv2d_backward, conv2d_forward
 from ..layout import hwio_to_oihw, nchw_to_nhwc, nhwc_to_nchw, oihw_to_hwio
 from ..spec import ConvSpecError, resolve_padding4, resolve_pair
 from ..tensor_input import to_array
+from ..values import is_int
 
 __all__ = ["Conv2D", "pad2d", "resolve_pad"]
 
 Pad4 = tuple[int, int, int, int]
-
-
-def _is_int(v: Any) -> bool:
-    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
 
 
 def _extent(kernel: int, dilation: int) -> int:
@@ -61,7 +58,7 @@ def resolve_pad(
             )
         if kernel_shape is None or stride is None:
             raise ConvSpecError("pad 'same' needs the kernel_shape and the stride", "pad")
-        if not _is_int(dilation) or dilation < 0:
+        if not is_int(dilation) or dilation < 0:
             raise ConvSpecError(
                 f"dilation must be an integer of at least 0 (0 means none), got {dilation!r}",
                 "dilation",
@@ -138,12 +135,12 @@ class Conv2D:
         dilation: int = 0,
         seed: int | None = None,
     ):
-        if not _is_int(n_out) or n_out < 1:
+        if not is_int(n_out) or n_out < 1:
             raise ConvSpecError(f"n_out must be an integer of at least 1, got {n_out!r}", "n_out")
         kh, kw = resolve_pair(kernel_shape, "kernel_shape")
         if min(kh, kw) < 1:
             raise ConvSpecError(f"kernel_shape must be at least 1, got {(kh, kw)}", "kernel_shape")
-        if not _is_int(dilation) or dilation < 0:
+        if not is_int(dilation) or dilation < 0:
             raise ConvSpecError(
                 f"dilation must be an integer of at least 0 (0 means none), got {dilation!r}",
                 "dilation",

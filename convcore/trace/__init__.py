@@ -8,13 +8,16 @@ n = count_events(config)    # exact, from the spec alone
 state = replay(doc)         # {name: ndarray} rebuilt from the writes
 ```
 
-Modules: ``config`` (the config dict -> ResolvedConfig), ``views`` (the view plug-in
-interface and registry), ``direct`` / ``direct_mac`` (the direct view), ``im2col``,
-``transposed``, ``phases``
-(pad, activation, activation grad, crop), ``events`` (Boxes, Writes, running state),
-``format`` (numbers and indices in text), ``axes`` (tensor axes per layout),
-``loops`` (loop nests in a chosen order), ``document`` (header, stream, counts),
-``replay``. The format is described in docs/trace-format.md.
+Modules: ``model`` (Box, Write, Event and the stream's lines: the one place they are
+built), ``config`` (the config dict -> ResolvedConfig), ``views`` (the view plug-in
+interface and registry), ``direct`` (the direct view: ``forward_window``,
+``direct_window``, ``direct_mac``), ``im2col``, ``transposed``, ``phases`` (pad,
+activation, activation grad, crop, db: the phases views share), ``windows``
+(receptive fields in bulk), ``reference`` (the direct view's phases as plain loops, the
+fast generators' reference), ``events`` (the context: Boxes and Writes in the trace's
+layout, running state), ``format`` (numbers and indices in text), ``axes`` (tensor axes
+per layout), ``loops`` (loop nests in a chosen order), ``document`` (header, stream,
+counts), ``replay``. The format is described in docs/trace-format.md.
 """
 
 from . import direct as _direct  # noqa: F401  (registers the direct view)

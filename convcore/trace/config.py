@@ -39,7 +39,8 @@ import numpy as np
 
 from ..activations import ACTIVATIONS, Activation, get_activation
 from ..layout import hwio_to_oihw, nhwc_to_nchw
-from ..spec import ConvSpec, ConvSpecError, shorten
+from ..messages import shorten
+from ..spec import ConvSpec, ConvSpecError
 from ..tensor_input import to_array
 from .views import View, get_view, view_names
 

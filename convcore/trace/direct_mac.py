@@ -29,6 +29,7 @@ import numpy as np
 
 from . import format as fmt
 from .events import TraceContext, running_sums
+from .model import Event, make_event, make_write
 from .loops import ordered_chunks, sub_order
 from .views import Phase
 
@@ -61,158 +62,152 @@ def _lists(*arrays: np.ndarray) -> list[list]:
     return [a.tolist() for a in arrays]
 
 
-def _forward_mac(ctx: TraceContext) -> Iterator[dict]:
-    X, Wc, Z = ctx.cells("xp"), ctx.cells("w"), ctx.cells("z")
-    xs, ws = X.factors, Wc.factors
-    xb, wb, xn, wn, zn, zs, ze = X.boxes, Wc.boxes, X.names, Wc.names, Z.names, Z.starts, Z.stops
-    x_flat, w_flat = ctx.ref["xp"].reshape(-1), ctx.ref["w"].reshape(-1)
-    state = ctx.state["z"].reshape(-1)
-    one = [1, 1, 1, 1]
+def _forward_mac(ctx: TraceContext) -> Iterator[Event]:
+    """Phase "forward", MACs in ``loop_order``: each event reads one cell of xp and one
+    of w (and ``b[f]`` at the first MAC of a position) and adds their product to
+    ``z[n,f,i,j]``: ``z[…] += xp[…]·w[…] = 3·(−1) → −3``."""
+    xp, w, z = ctx.cells("xp"), ctx.cells("w"), ctx.cells("z")
+    xp_boxes, xp_names, xp_factors = xp.boxes, xp.names, xp.factors
+    w_boxes, w_names, w_factors = w.boxes, w.names, w.factors
+    z_names, z_starts, z_stops = z.names, z.starts, z.stops
+    xp_flat, w_flat = ctx.ref["xp"].reshape(-1), ctx.ref["w"].reshape(-1)
+    z_state = ctx.state["z"].reshape(-1)
+    one = ctx.ones(4)
     bias = ctx.ref.get("b")
     if bias is not None:
-        bb = [ctx.box("b", (f,), (f + 1,)) for f in range(len(bias))]
-        bt = [f" + b[{f}]" for f in range(len(bias))]
-        bs = [f" + {fmt.factor(v)}" for v in bias.tolist()]
-    for n_, f_, i_, j_, c_, k_, l_, xi_, wi_, zi_, first_ in _mac_chunks(ctx.spec, ctx.rc.loop_order):
-        delta = x_flat[xi_] * w_flat[wi_]
+        bias_box = [ctx.box("b", (f,), (f + 1,)) for f in range(len(bias))]
+        bias_name = [f" + b[{f}]" for f in range(len(bias))]
+        bias_said = [f" + {fmt.factor(value)}" for value in bias.tolist()]
+    for chunk in _mac_chunks(ctx.spec, ctx.rc.loop_order):
+        n_, f_, i_, j_, c_, k_, l_, xi_, wi_, zi_, first_ = chunk
+        delta = xp_flat[xi_] * w_flat[wi_]
         if bias is not None:
             delta[first_] += bias[f_[first_]]
-        value = running_sums(state, zi_, delta)
-        said = fmt.number_list(value)
-        cols = _lists(n_, f_, i_, j_, c_, k_, l_, xi_, wi_, zi_, delta, value)
-        if bias is None:
-            for n, f, i, j, c, k, l, xi, wi, zi, d, v, s in zip(*cols, said):
-                yield {
-                    "type": "event",
-                    "phase": "forward",
-                    "loop": {"n": n, "f": f, "i": i, "j": j, "c": c, "k": k, "l": l},
-                    "reads": [xb[xi], wb[wi]],
-                    "writes": [{"tensor": "z", "start": zs[zi], "stop": ze[zi], "step": one, "delta": [d], "value": [v]}],
-                    "text": f"{zn[zi]} += {xn[xi]}·{wn[wi]} = {xs[xi]}·{ws[wi]} → {s}",
-                }
         else:
-            for n, f, i, j, c, k, l, xi, wi, zi, d, v, s, first in zip(*cols, said, first_.tolist()):
-                if first:
-                    reads = [xb[xi], wb[wi], bb[f]]
-                    text = f"{zn[zi]} += {xn[xi]}·{wn[wi]}{bt[f]} = {xs[xi]}·{ws[wi]}{bs[f]} → {s}"
-                else:
-                    reads = [xb[xi], wb[wi]]
-                    text = f"{zn[zi]} += {xn[xi]}·{wn[wi]} = {xs[xi]}·{ws[wi]} → {s}"
-                yield {
-                    "type": "event",
-                    "phase": "forward",
-                    "loop": {"n": n, "f": f, "i": i, "j": j, "c": c, "k": k, "l": l},
-                    "reads": reads,
-                    "writes": [{"tensor": "z", "start": zs[zi], "stop": ze[zi], "step": one, "delta": [d], "value": [v]}],
-                    "text": text,
-                }
+            first_ = np.zeros_like(first_)
+        value = running_sums(z_state, zi_, delta)
+        columns = _lists(n_, f_, i_, j_, c_, k_, l_, xi_, wi_, zi_, delta, value, first_)
+        rows = zip(*columns, fmt.number_list(value))
+        for n, f, i, j, c, k, l, xp_cell, w_cell, z_cell, add, now, first, said in rows:
+            if first:
+                reads = [xp_boxes[xp_cell], w_boxes[w_cell], bias_box[f]]
+                text = (f"{z_names[z_cell]} += {xp_names[xp_cell]}·{w_names[w_cell]}{bias_name[f]} = "
+                        f"{xp_factors[xp_cell]}·{w_factors[w_cell]}{bias_said[f]} → {said}")
+            else:
+                reads = [xp_boxes[xp_cell], w_boxes[w_cell]]
+                text = (f"{z_names[z_cell]} += {xp_names[xp_cell]}·{w_names[w_cell]} = "
+                        f"{xp_factors[xp_cell]}·{w_factors[w_cell]} → {said}")
+            yield make_event("forward", {"n": n, "f": f, "i": i, "j": j, "c": c, "k": k, "l": l}, reads,
+                             [make_write("z", z_starts[z_cell], z_stops[z_cell], one, [add], [now])], text)
 
 
-def _fused_mac(ctx: TraceContext) -> Iterator[dict]:
-    X, Wc, DZ = ctx.cells("xp"), ctx.cells("w"), ctx.cells("dz")
-    DW, DXP = ctx.cells("dw"), ctx.cells("dxp")
-    xs, ws, dzs = X.factors, Wc.factors, DZ.factors
-    xb, wb, dzb = X.boxes, Wc.boxes, DZ.boxes
-    xn, wn, dzn = X.names, Wc.names, DZ.names
-    dwn, dws, dwe = DW.names, DW.starts, DW.stops
-    dxn, dxs, dxe = DXP.names, DXP.starts, DXP.stops
-    x_flat, w_flat, dz_flat = ctx.ref["xp"].reshape(-1), ctx.ref["w"].reshape(-1), ctx.ref["dz"].reshape(-1)
-    st_w, st_x = ctx.state["dw"].reshape(-1), ctx.state["dxp"].reshape(-1)
+def _fused_mac(ctx: TraceContext) -> Iterator[Event]:
+    """Phase "backward" (fused), MACs in ``loop_order``: each event reads one cell of xp,
+    one of w and ``dz[n,f,i,j]`` and writes ``dw[f,c,k,l] += xp·dz`` and
+    ``dxp[…] += w·dz``; the first MAC of a position also ``db[f] += dz`` (with a bias)."""
+    xp, w, dz = ctx.cells("xp"), ctx.cells("w"), ctx.cells("dz")
+    dw, dxp = ctx.cells("dw"), ctx.cells("dxp")
+    xp_boxes, xp_names, xp_factors = xp.boxes, xp.names, xp.factors
+    w_boxes, w_names, w_factors = w.boxes, w.names, w.factors
+    dz_boxes, dz_names, dz_factors = dz.boxes, dz.names, dz.factors
+    dw_names, dw_starts, dw_stops = dw.names, dw.starts, dw.stops
+    dxp_names, dxp_starts, dxp_stops = dxp.names, dxp.starts, dxp.stops
+    xp_flat, w_flat, dz_flat = ctx.ref["xp"].reshape(-1), ctx.ref["w"].reshape(-1), ctx.ref["dz"].reshape(-1)
+    dw_state, dxp_state = ctx.state["dw"].reshape(-1), ctx.state["dxp"].reshape(-1)
     bias = ctx.rc.has_bias
-    st_b = ctx.state["db"].reshape(-1) if bias else None
-    one = [1, 1, 1, 1]
+    db_state = ctx.state["db"].reshape(-1) if bias else None
+    one, one1 = ctx.ones(4), ctx.ones(1)
     number = fmt.number
     for n_, f_, i_, j_, c_, k_, l_, xi_, wi_, zi_, first_ in _mac_chunks(ctx.spec, ctx.rc.loop_order):
         g = dz_flat[zi_]
-        d1 = x_flat[xi_] * g
-        v1 = running_sums(st_w, wi_, d1)
-        d2 = w_flat[wi_] * g
-        v2 = running_sums(st_x, xi_, d2)
-        vb = np.zeros_like(g)
+        dw_delta = xp_flat[xi_] * g
+        dw_value = running_sums(dw_state, wi_, dw_delta)
+        dxp_delta = w_flat[wi_] * g
+        dxp_value = running_sums(dxp_state, xi_, dxp_delta)
+        db_value = np.zeros_like(g)
         if bias:
-            vb[first_] = running_sums(st_b, f_[first_], g[first_])
-        s1, s2 = fmt.number_list(v1), fmt.number_list(v2)
-        cols = _lists(n_, f_, i_, j_, c_, k_, l_, xi_, wi_, zi_, d1, v1, d2, v2, g, vb, first_)
-        for n, f, i, j, c, k, l, xi, wi, zi, dd1, vv1, dd2, vv2, gg, vvb, first, t1, t2 in zip(*cols, s1, s2):
+            db_value[first_] = running_sums(db_state, f_[first_], g[first_])
+        else:
+            first_ = np.zeros_like(first_)
+        columns = _lists(n_, f_, i_, j_, c_, k_, l_, xi_, wi_, zi_, dw_delta, dw_value, dxp_delta, dxp_value,
+                         g, db_value, first_)
+        said = zip(fmt.number_list(dw_value), fmt.number_list(dxp_value))
+        rows = zip(*columns, said)
+        for n, f, i, j, c, k, l, xp_cell, w_cell, z_cell, dw_add, dw_now, dxp_add, dxp_now, g_cell, db_now, first, \
+                (dw_said, dxp_said) in rows:
             writes = [
-                {"tensor": "dw", "start": dws[wi], "stop": dwe[wi], "step": one, "delta": [dd1], "value": [vv1]},
-                {"tensor": "dxp", "start": dxs[xi], "stop": dxe[xi], "step": one, "delta": [dd2], "value": [vv2]},
+                make_write("dw", dw_starts[w_cell], dw_stops[w_cell], one, [dw_add], [dw_now]),
+                make_write("dxp", dxp_starts[xp_cell], dxp_stops[xp_cell], one, [dxp_add], [dxp_now]),
             ]
+            g_factor = dz_factors[z_cell]
             text = (
-                f"{dwn[wi]} += {xn[xi]}·{dzn[zi]} = {xs[xi]}·{dzs[zi]} → {t1}; "
-                f"{dxn[xi]} += {wn[wi]}·{dzn[zi]} = {ws[wi]}·{dzs[zi]} → {t2}"
+                f"{dw_names[w_cell]} += {xp_names[xp_cell]}·{dz_names[z_cell]} = {xp_factors[xp_cell]}·{g_factor} → {dw_said}; "
+                f"{dxp_names[xp_cell]} += {w_names[w_cell]}·{dz_names[z_cell]} = {w_factors[w_cell]}·{g_factor} → {dxp_said}"
             )
-            if first and bias:
-                writes.insert(0, {"tensor": "db", "start": [f], "stop": [f + 1], "step": [1], "delta": [gg], "value": [vvb]})
-                text = f"db[{f}] += {dzn[zi]} = {number(gg)} → {number(vvb)}; " + text
-            yield {
-                "type": "event",
-                "phase": "backward",
-                "loop": {"n": n, "f": f, "i": i, "j": j, "c": c, "k": k, "l": l},
-                "reads": [xb[xi], wb[wi], dzb[zi]],
-                "writes": writes,
-                "text": text,
-            }
+            if first:
+                writes.insert(0, make_write("db", [f], [f + 1], one1, [g_cell], [db_now]))
+                text = f"db[{f}] += {dz_names[z_cell]} = {number(g_cell)} → {number(db_now)}; " + text
+            yield make_event("backward", {"n": n, "f": f, "i": i, "j": j, "c": c, "k": k, "l": l},
+                             [xp_boxes[xp_cell], w_boxes[w_cell], dz_boxes[z_cell]], writes, text)
 
 
-def _one_product_mac(ctx: TraceContext, phase: str, order: str, source: str, target: str) -> Iterator[dict]:
-    """Separate dw (source xp, target dw) or dx (source w, target dxp): per MAC,
+def _one_product_mac(ctx: TraceContext, phase: str, order: str, source: str, target: str) -> Iterator[Event]:
+    """Separate dw (source xp, target dw) or dx (source w, target dxp), MACs in
+    ``order``: each event reads one cell of ``source`` and ``dz[n,f,i,j]`` and writes
     ``target[cell] += source[cell]·dz[n,f,i,j]``."""
-    S, DZ, T = ctx.cells(source), ctx.cells("dz"), ctx.cells(target)
-    ss, dzs, sb, dzb, sn, dzn = S.factors, DZ.factors, S.boxes, DZ.boxes, S.names, DZ.names
-    tn, ts, te = T.names, T.starts, T.stops
-    s_flat, dz_flat = ctx.ref[source].reshape(-1), ctx.ref["dz"].reshape(-1)
+    src, dz, tgt = ctx.cells(source), ctx.cells("dz"), ctx.cells(target)
+    src_boxes, src_names, src_factors = src.boxes, src.names, src.factors
+    dz_boxes, dz_names, dz_factors = dz.boxes, dz.names, dz.factors
+    tgt_names, tgt_starts, tgt_stops = tgt.names, tgt.starts, tgt.stops
+    src_flat, dz_flat = ctx.ref[source].reshape(-1), ctx.ref["dz"].reshape(-1)
     state = ctx.state[target].reshape(-1)
-    to_xp = source == "xp"
-    one = [1, 1, 1, 1]
+    from_xp = source == "xp"
+    one = ctx.ones(4)
     for n_, f_, i_, j_, c_, k_, l_, xi_, wi_, zi_, _ in _mac_chunks(ctx.spec, order):
-        si_, ti_ = (xi_, wi_) if to_xp else (wi_, xi_)
-        delta = s_flat[si_] * dz_flat[zi_]
-        value = running_sums(state, ti_, delta)
-        said = fmt.number_list(value)
-        cols = _lists(n_, f_, i_, j_, c_, k_, l_, si_, ti_, zi_, delta, value)
-        for n, f, i, j, c, k, l, si, ti, zi, d, v, s in zip(*cols, said):
-            yield {
-                "type": "event",
-                "phase": phase,
-                "loop": {"n": n, "f": f, "i": i, "j": j, "c": c, "k": k, "l": l},
-                "reads": [sb[si], dzb[zi]],
-                "writes": [{"tensor": target, "start": ts[ti], "stop": te[ti], "step": one, "delta": [d], "value": [v]}],
-                "text": f"{tn[ti]} += {sn[si]}·{dzn[zi]} = {ss[si]}·{dzs[zi]} → {s}",
-            }
+        src_cells, tgt_cells = (xi_, wi_) if from_xp else (wi_, xi_)
+        delta = src_flat[src_cells] * dz_flat[zi_]
+        value = running_sums(state, tgt_cells, delta)
+        columns = _lists(n_, f_, i_, j_, c_, k_, l_, src_cells, tgt_cells, zi_, delta, value)
+        for n, f, i, j, c, k, l, src_cell, tgt_cell, z_cell, add, now, said in zip(*columns, fmt.number_list(value)):
+            yield make_event(
+                phase, {"n": n, "f": f, "i": i, "j": j, "c": c, "k": k, "l": l},
+                [src_boxes[src_cell], dz_boxes[z_cell]],
+                [make_write(target, tgt_starts[tgt_cell], tgt_stops[tgt_cell], one, [add], [now])],
+                f"{tgt_names[tgt_cell]} += {src_names[src_cell]}·{dz_names[z_cell]} = "
+                f"{src_factors[src_cell]}·{dz_factors[z_cell]} → {said}",
+            )
 
 
-def _dw_mac(ctx: TraceContext) -> Iterator[dict]:
+def _dw_mac(ctx: TraceContext) -> Iterator[Event]:
     return _one_product_mac(ctx, "dw", ctx.rc.loop_order, "xp", "dw")
 
 
-def _dx_mac(ctx: TraceContext) -> Iterator[dict]:
+def _dx_mac(ctx: TraceContext) -> Iterator[Event]:
     return _one_product_mac(ctx, "dx", ctx.rc.dx_loop_order, "w", "dxp")
 
 
-def _db_mac(ctx: TraceContext) -> Iterator[dict]:
-    """One event per output position: db[f] += dz[n,f,i,j]."""
+def _db_mac(ctx: TraceContext) -> Iterator[Event]:
+    """Separate "db", positions in the order of ``loop_order``'s n, f, i, j letters:
+    each event reads ``dz[n,f,i,j]`` and writes ``db[f] += dz[n,f,i,j]``."""
     spec = ctx.spec
-    DZ = ctx.cells("dz")
-    dzb, dzn = DZ.boxes, DZ.names
+    dz = ctx.cells("dz")
+    dz_boxes, dz_names = dz.boxes, dz.names
     _, ff, ho, wo = spec.out_shape
     dz_flat = ctx.ref["dz"].reshape(-1)
     state = ctx.state["db"].reshape(-1)
+    one1 = ctx.ones(1)
     order = sub_order(ctx.rc.loop_order, "nfij")
     for n_, f_, i_, j_ in ordered_chunks(order, "nfij", _sizes(spec)):
         zi_ = ((n_ * ff + f_) * ho + i_) * wo + j_
         g = dz_flat[zi_]
         value = running_sums(state, f_, g)
-        said, gs = fmt.number_list(value), fmt.number_list(g)
-        for n, f, i, j, zi, d, v, s, t in zip(*_lists(n_, f_, i_, j_, zi_, g, value), said, gs):
-            yield {
-                "type": "event",
-                "phase": "db",
-                "loop": {"n": n, "f": f, "i": i, "j": j},
-                "reads": [dzb[zi]],
-                "writes": [{"tensor": "db", "start": [f], "stop": [f + 1], "step": [1], "delta": [d], "value": [v]}],
-                "text": f"db[{f}] += {dzn[zi]} = {t} → {s}",
-            }
+        said = zip(fmt.number_list(value), fmt.number_list(g))
+        for n, f, i, j, z_cell, add, now, (db_said, dz_said) in zip(*_lists(n_, f_, i_, j_, zi_, g, value), said):
+            yield make_event(
+                "db", {"n": n, "f": f, "i": i, "j": j}, [dz_boxes[z_cell]],
+                [make_write("db", [f], [f + 1], one1, [add], [now])],
+                f"db[{f}] += {dz_names[z_cell]} = {dz_said} → {db_said}",
+            )
 
 
 def mac_forward_phase(rc) -> Phase:

@@ -14,8 +14,8 @@ writes them; replay takes them from the header, as it does x, w, b and dout).
 
 Roles: "input" — no event writes it (x, w, b, dout, and xp, z, out in a backward-only
 trace); "intermediate" — xp, z, dz, dxp and a view's extra tensors; "result" — out,
-db, dw, dx. Events carry ``"type": "event"`` in the stream; ``build_trace`` leaves
-it out.
+db, dw, dx. Events are ``model.Event``; the stream tags each line with its type
+(``model.event_lines``), the document lists the events untagged.
 
 Plain data or arrays: by default every ``delta`` and ``value`` is a list of floats.
 With ``arrays=True`` the rows a view makes in bulk (the direct view's windows, the
@@ -28,7 +28,6 @@ takes either.
 
 from __future__ import annotations
 
-import gc
 from typing import Any, Iterator, Mapping
 
 import numpy as np
@@ -38,10 +37,11 @@ from .axes import kind_of
 from .config import ResolvedConfig, resolve_config
 from .drawing import tensor_drawing
 from .events import TraceContext
+from .model import Event, event_lines, stream_line
 from .phases import activation_grad_phase, activation_phase, crop_phase, pad_phase
 from .views import Phase
 
-__all__ = ["SCHEMA", "build_trace", "count_events", "iter_trace", "plan_phases", "trace_header"]
+__all__ = ["SCHEMA", "build_document", "build_trace", "count_events", "iter_trace", "plan_phases", "trace_header"]
 
 SCHEMA = "convscope.trace/1"
 
@@ -172,17 +172,20 @@ def _context(rc: ResolvedConfig, ref: dict[str, np.ndarray], roles: dict[str, st
     return TraceContext(rc, ref, [name for name, role in roles.items() if role != "input"], arrays)
 
 
-def _events(rc: ResolvedConfig, plan: list[Phase], ref: dict[str, np.ndarray], roles: dict[str, str],
-            arrays: bool) -> Iterator[dict]:
+def _phase_events(rc: ResolvedConfig, plan: list[Phase], ref: dict[str, np.ndarray], roles: dict[str, str],
+                  arrays: bool) -> Iterator[Iterator[Event]]:
+    """Each phase's events, phase by phase (the per-cell tables of a phase are released
+    when the next one starts)."""
     ctx = _context(rc, ref, roles, arrays)
     for phase in plan:
-        yield from phase.events(ctx)
+        yield phase.events(ctx)
         ctx.release_cells()
 
 
 def iter_trace(config: ConfigLike, *, arrays: bool = False) -> Iterator[dict]:
-    """The trace as stream items: ``{"type": "header", ...}``, then one
-    ``{"type": "event", ...}`` per event, then ``{"type": "end", "total_events": n}``.
+    """The trace as stream items: the header line (type "header"), one line per event
+    (type "event", ``model.event_lines``), then the end line (type "end", with
+    ``total_events``).
 
     The config is validated and the header computed when this is called (errors raise
     TraceConfigError here, not mid-stream); events are generated lazily.
@@ -194,9 +197,10 @@ def iter_trace(config: ConfigLike, *, arrays: bool = False) -> Iterator[dict]:
     header = _header(rc, plan, ref, roles)
 
     def stream() -> Iterator[dict]:
-        yield {"type": "header", **header}
-        yield from _events(rc, plan, ref, roles, arrays)
-        yield {"type": "end", "total_events": header["total_events"]}
+        yield stream_line("header", header)
+        for events in _phase_events(rc, plan, ref, roles, arrays):
+            yield from event_lines(events)
+        yield stream_line("end", {"total_events": header["total_events"]})
 
     return stream()
 
@@ -207,32 +211,22 @@ def build_trace(config: ConfigLike, *, arrays: bool = False) -> dict:
     ``arrays=True``: the delta and value rows a view makes in bulk are 1-D float64
     arrays instead of lists, with the same numbers (module notes); for encoders.
 
-    While it builds, the cyclic garbage collector is paused for the whole process (the
-    document holds ~100 containers per event and no cycles; rescanning them cost a third
-    of the time) and then restored if it was on. Concurrent builds in threads are safe:
-    whichever build paused it restores it, so it never stays off.
+    The document holds ~100 containers per event and no reference cycles; a caller
+    that owns its process may pause the cyclic garbage collector around the call (the
+    service does, ``server/gc_pause.py``): convcore itself changes nothing process-wide.
     """
     rc = resolve_config(config)
-    plan = plan_phases(rc)
+    return build_document(rc, plan_phases(rc), arrays=arrays)
+
+
+def build_document(rc: ResolvedConfig, plan: list[Phase], *, arrays: bool = False) -> dict:
+    """``build_trace`` of a resolved config with the phases ``plan`` (``plan_phases(rc)``
+    or the same phases with other generators of the same events: ``reference``)."""
     ref, roles = _reference(rc)
     doc = _header(rc, plan, ref, roles)
     events = []
-    append = events.append
-    # The document holds ~100 containers per event, none in a reference cycle: the
-    # cyclic collector would only rescan them again and again (a third of the time).
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        # one generator level fewer than _events: each event passes one frame less
-        ctx = _context(rc, ref, roles, arrays)
-        for phase in plan:
-            for ev in phase.events(ctx):
-                del ev["type"]
-                append(ev)
-            ctx.release_cells()
-    finally:
-        if collecting:
-            gc.enable()
+    for phase in _phase_events(rc, plan, ref, roles, arrays):
+        events += phase
     total = doc.pop("total_events")
     doc["events"] = events
     doc["total_events"] = total

@@ -1,8 +1,10 @@
 """Boxes, writes and the running state: the parts every event is made of.
 
 A phase generator works in the engine's internal order (NCHW / OIHW) and asks a
-``TraceContext`` for plain-data pieces; the context converts them to the trace's
-layout at the edge:
+``TraceContext`` for plain-data pieces (``model.Box``, ``model.Write``, built by
+``model.make_box`` / ``make_write``); the context converts them to the trace's layout
+at the edge, and this is the one place that permutes: ``order(name, seq)`` for one
+index list, ``block_order(name, shape)`` for the cells of a block made in bulk.
 
 - ``box(name, start, stop, step)`` -> ``{"tensor", "start", "stop", "step"}``;
 - ``write(name, start, stop, step, delta)`` adds ``delta`` (an array of the Box's
@@ -32,6 +34,7 @@ import numpy as np
 
 from . import format as fmt
 from .axes import kind_of
+from .model import Box, Write, make_box, make_boxes, make_write
 
 __all__ = ["CellIndex", "CellTable", "SHARED_INDEX_LIMIT", "TraceContext", "running_rows", "running_sums"]
 
@@ -88,7 +91,7 @@ class CellTable:
         """Each cell's one-cell read Box (built on first use: not every phase reads them)."""
         if self._boxes is None:
             name, one = self.name, [1] * (len(self.starts[0]) if self.starts else 0)
-            self._boxes = [{"tensor": name, "start": a, "stop": b, "step": one} for a, b in zip(self.starts, self.stops)]
+            self._boxes = make_boxes(name, self.starts, self.stops, one)
         return self._boxes
 
     @property
@@ -134,23 +137,44 @@ class TraceContext:
 
     # -- boxes ------------------------------------------------------------------------
 
-    def _ones_for(self, ndim: int) -> list[int]:
+    def ones(self, ndim: int) -> list[int]:
+        """``[1] * ndim``, one shared list per trace (a step of Boxes; read-only)."""
         one = self._ones.get(ndim)
         if one is None:
             one = self._ones[ndim] = [1] * ndim
         return one
 
-    def box(self, name: str, start: Sequence[int], stop: Sequence[int], step: Sequence[int] | None = None) -> dict:
-        """The Box of ``name`` from internal-order start/stop/step (step None: all 1)."""
+    def order(self, name: str, index: Sequence[int]) -> list[int]:
+        """An internal-order index list (start, stop, step, a cell) of ``name`` in the
+        trace's axis order."""
         p = self.perm[name]
-        if p:
-            start = [start[i] for i in p]
-            stop = [stop[i] for i in p]
-            step = [step[i] for i in p] if step is not None else self._ones_for(len(p))
-        else:
-            start, stop = list(start), list(stop)
-            step = list(step) if step is not None else self._ones_for(len(start))
-        return {"tensor": name, "start": start, "stop": stop, "step": step}
+        return [index[i] for i in p] if p else list(index)
+
+    def order_rows(self, name: str, index: np.ndarray) -> np.ndarray:
+        """``order`` for many index lists at once: int array (K, ndim), internal order
+        -> the same rows in the trace's axis order."""
+        p = self.perm[name]
+        return index[:, list(p)] if p else index
+
+    def block_order(self, name: str, shape: Sequence[int]) -> np.ndarray | None:
+        """Where each cell of a Box of ``name`` with internal ``shape`` goes: the flat
+        internal indices in the trace's row-major order (None: the same order). Rows of
+        such blocks made in bulk are permuted with it: ``block[:, order]``."""
+        p = self.perm[name]
+        if not p:
+            return None
+        return np.arange(int(np.prod(shape))).reshape(shape).transpose(p).ravel()
+
+    def cell_list(self, name: str, block: np.ndarray) -> list[float]:
+        """A block of ``name``'s cells (internal order, a Box's shape) as the row-major
+        list of its values in the trace's order."""
+        p = self.perm[name]
+        return (block.transpose(p) if p else block).ravel().tolist()
+
+    def box(self, name: str, start: Sequence[int], stop: Sequence[int], step: Sequence[int] | None = None) -> Box:
+        """The Box of ``name`` from internal-order start/stop/step (step None: all 1)."""
+        step = self.order(name, step) if step is not None else self.ones(len(start))
+        return make_box(name, self.order(name, start), self.order(name, stop), step)
 
     def text(self, name: str, start: Sequence[int], stop: Sequence[int], step: Sequence[int] | None = None) -> str:
         """``xp[0,0:3,0:3,4:7]``: the Box as text, in the trace's order."""
@@ -159,18 +183,12 @@ class TraceContext:
     def slices(self, name: str, start: Sequence[int], stop: Sequence[int], step: Sequence[int] | None = None) -> str:
         """The bracket part of ``text`` (``[0,0:3,0:3,4:7]``, "" for the whole tensor).
         Phases that print several same-shaped tensors over one Box compute it once."""
-        step = step if step is not None else (1,) * len(start)
-        p = self.perm[name]
-        if p:
-            start, stop, step = ([s[i] for i in p] for s in (start, stop, step))
-        return fmt.box_slices(start, stop, step, self.shape[name])
+        step = self.order(name, step) if step is not None else self.ones(len(start))
+        return fmt.box_slices(self.order(name, start), self.order(name, stop), step, self.shape[name])
 
     def cell_text(self, name: str, index: Sequence[int]) -> str:
         """``z[0,1,0,2]``, in the trace's order."""
-        p = self.perm[name]
-        if p:
-            index = [index[i] for i in p]
-        return fmt.cell(name, index)
+        return fmt.cell(name, self.order(name, index))
 
     # -- writes -----------------------------------------------------------------------
 
@@ -181,7 +199,7 @@ class TraceContext:
         stop: Sequence[int],
         step: Sequence[int] | None,
         delta: np.ndarray | float,
-    ) -> dict:
+    ) -> Write:
         """Add ``delta`` (broadcastable to the Box's internal shape) to the running state
         of ``name`` and return the Write with ``delta`` and ``value`` in the trace's order."""
         steps = step if step is not None else (1,) * len(start)
@@ -189,24 +207,17 @@ class TraceContext:
         block = self.state[name][index]
         delta = np.broadcast_to(np.asarray(delta, dtype=np.float64), block.shape)
         block += delta
-        p = self.perm[name]
-        if p:
-            delta, block = delta.transpose(p), block.transpose(p)
-        out = self.box(name, start, stop, step)
-        out["delta"] = delta.ravel().tolist()
-        out["value"] = block.ravel().tolist()
-        return out
+        box = self.box(name, start, stop, step)
+        return make_write(name, box["start"], box["stop"], box["step"], self.cell_list(name, delta), self.cell_list(name, block))
 
-    def write_cell(self, name: str, index: Sequence[int], delta: float) -> dict:
+    def write_cell(self, name: str, index: Sequence[int], delta: float) -> Write:
         """Add the float ``delta`` to one cell (internal index) and return the Write."""
         arr = self.state[name]
         index = tuple(index)
         value = float(arr[index]) + delta
         arr[index] = value
-        out = self.box(name, index, [i + 1 for i in index])
-        out["delta"] = [delta]
-        out["value"] = [value]
-        return out
+        one = self.ones(len(index))
+        return make_write(name, self.order(name, index), self.order(name, [i + 1 for i in index]), one, [delta], [value])
 
     def rows(self, block: np.ndarray) -> list:
         """float64 (K, M) -> its K rows, each a delta or value: lists of floats, or

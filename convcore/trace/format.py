@@ -7,6 +7,10 @@ Index text is in the tensor's own axis order (NHWC when the config says so):
 ``z[0,1,0,2]``; a Box prints as NumPy slices, ``xp[0,0:3,0:5:2,4:7]``, dropping
 trailing axes it covers whole (``w[1]`` is the whole filter 1).
 
+How much a text spells out: a row of at most ``LIST_LIMIT`` values is listed
+(``= [0, 3, −1]``), a sum of at most ``EXPAND_LIMIT`` products is written out
+(``3·0 + 4·1 + 6·2``, ``products``); longer ones are named (``Σ xp[…]·w[0]``).
+
 The hot loops call ``number``/``factor`` per event; both are cached by value (floats
 of small traces repeat a lot), and the cache is bounded so memory stays flat.
 """
@@ -19,7 +23,11 @@ import numpy as np
 
 from ..fill import format_number
 
-__all__ = ["number", "number_list", "factor", "factor_list", "numbers", "cell", "cell_names", "box_text", "box_slices"]
+__all__ = ["EXPAND_LIMIT", "LIST_LIMIT", "number", "number_list", "factor", "factor_list", "numbers", "products", "row_slices",
+           "cell", "cell_names", "box_text", "box_slices"]
+
+LIST_LIMIT = 8  # values a text lists
+EXPAND_LIMIT = 9  # products a text writes out
 
 _CACHE_LIMIT = 1 << 12
 _numbers: dict[float, str] = {}
@@ -74,6 +82,11 @@ def numbers(values: Sequence[float]) -> str:
     return "[" + ", ".join(number(v) for v in values) + "]"
 
 
+def products(a: Sequence[float], b: Sequence[float]) -> str:
+    """``3·0 + 4·1 + (−1)·2``: the products of a and b, pairwise, as a sum."""
+    return " + ".join(f"{factor(u)}·{factor(v)}" for u, v in zip(a, b))
+
+
 def cell(name: str, index: Sequence[int]) -> str:
     """``z[0,1,0,2]``."""
     return f"{name}[{','.join(map(str, index))}]"
@@ -102,6 +115,20 @@ def box_text(
     Box covering the whole tensor prints as the bare name.
     """
     return name + box_slices(start, stop, step, shape)
+
+
+def row_slices(starts: Sequence[Sequence[int]], stops: Sequence[Sequence[int]], step: Sequence[int],
+               shape: Sequence[int], axis: int) -> list[str]:
+    """``box_slices`` of Boxes that differ only in their one index on ``axis`` (the rows
+    of a slice), formatted from one template: that axis is one cell wide and, unless the
+    tensor has a single cell on it, never a whole axis, so it always prints, as its
+    index, and the other axes print alike for every Box."""
+    if not starts or shape[axis] == 1:
+        return [box_slices(a, b, step, shape) for a, b in zip(starts, stops)]
+    parts = box_slices(starts[0], stops[0], step, shape)[1:-1].split(",")
+    parts[axis] = "%d"
+    template = "[" + ",".join(parts) + "]"  # the other parts are digits and colons
+    return [template % a[axis] for a in starts]
 
 
 def box_slices(start: Sequence[int], stop: Sequence[int], step: Sequence[int], shape: Sequence[int]) -> str:

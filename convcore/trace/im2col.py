@@ -42,9 +42,10 @@ from typing import Iterator
 import numpy as np
 
 from . import format as fmt
-from .direct_window import EXPAND_LIMIT, db_window
 from .events import TraceContext
 from .loops import ordered, sub_order
+from .model import Event, make_event
+from .phases import db_phase
 from .views import Phase, View, register_view
 
 __all__ = ["Im2colView", "column_gradient", "column_matrix"]
@@ -110,65 +111,67 @@ class _Matrices:
         return f"image {n}, output row {i}, column {j}"
 
 
-def _products(a: list[float], b: list[float]) -> str:
-    return " + ".join(f"{fmt.factor(u)}·{fmt.factor(v)}" for u, v in zip(a, b))
+def _product_cell(ctx: TraceContext, phase: str, loop: dict, reads: list, target: str, cell: tuple,
+                  product: str, terms: str) -> Event:
+    """One cell of a matrix product as an event: ``target[cell] = product = terms =
+    value`` (``terms``: the products written out, "" when there are too many), the
+    value from the vectorised core."""
+    value = float(ctx.ref[target][cell])
+    said = f" = {terms}" if terms else ""
+    return make_event(phase, loop, reads, [ctx.write_cell(target, cell, value)],
+                      f"{ctx.cell_text(target, cell)} = {product}{said} = {fmt.number(value)}")
 
 
-def _im2col_events(ctx: TraceContext) -> Iterator[dict]:
+def _im2col_events(ctx: TraceContext) -> Iterator[Event]:
+    """Phase "im2col", columns (n, i, j) in the loop order's n, i, j order: each event
+    reads the receptive field of xp over all channels and writes column p of cols."""
     m = _Matrices(ctx)
     cols = ctx.ref["cols"]
     for n, i, j in m.columns():
         p = m.column(n, i, j)
         start, stop = m.window(n, i, j)
         values = cols[:, p]
-        listed = f" = {fmt.numbers(values.tolist())}" if m.R <= EXPAND_LIMIT else ""
+        listed = f" = {fmt.numbers(values.tolist())}" if m.R <= fmt.EXPAND_LIMIT else ""
         write = ctx.write("cols", (0, p), (m.R, p + 1), None, values[:, None])
-        yield {
-            "type": "event",
-            "phase": "im2col",
-            "loop": {"n": n, "i": i, "j": j},
-            "reads": [ctx.box("xp", start, stop, m.step)],
-            "writes": [write],
-            "text": f"{ctx.text('cols', (0, p), (m.R, p + 1))} = {ctx.text('xp', start, stop, m.step)}"
-                    f"{listed} (column {p}: {m.where(p)})",
-        }
+        yield make_event(
+            "im2col", {"n": n, "i": i, "j": j},
+            [ctx.box("xp", start, stop, m.step)],
+            [write],
+            f"{ctx.text('cols', (0, p), (m.R, p + 1))} = {ctx.text('xp', start, stop, m.step)}"
+            f"{listed} (column {p}: {m.where(p)})",
+        )
 
 
-def _forward_events(ctx: TraceContext) -> Iterator[dict]:
+def _forward_events(ctx: TraceContext) -> Iterator[Event]:
+    """Phase "forward", (f, n, i, j) in ``loop_order``: each event reads row f of W,
+    column p of the group's block of cols (and b[f]) and writes z[n,f,i,j]."""
     m = _Matrices(ctx)
-    cols, w, z = ctx.ref["cols"], ctx.ref["w"].reshape(m.F, -1), ctx.ref["z"]
+    cols, w = ctx.ref["cols"], ctx.ref["w"].reshape(m.F, -1)
     bias = ctx.ref.get("b")
     w_box = [ctx.box("w", (f, 0, 0, 0), (f + 1, m.cg, m.spec.KH, m.spec.KW)) for f in range(m.F)]
     w_text = [ctx.text("w", (f, 0, 0, 0), (f + 1, m.cg, m.spec.KH, m.spec.KW)) for f in range(m.F)]
-    expand = m.block <= EXPAND_LIMIT
+    expand = m.block <= fmt.EXPAND_LIMIT
     for f, n, i, j in ordered(ctx.rc.loop_order, "fnij", m.sizes):
         p = m.column(n, i, j)
         r0 = (f // m.fg) * m.block
         col = (r0, p), (r0 + m.block, p + 1)
         reads = [ctx.box("cols", *col), w_box[f]]
         rhs = f"{w_text[f]}·{ctx.text('cols', *col)}"
-        terms = _products(w[f].tolist(), cols[r0:r0 + m.block, p].tolist()) if expand else ""
+        terms = fmt.products(w[f].tolist(), cols[r0:r0 + m.block, p].tolist()) if expand else ""
         if bias is not None:
             reads.append(ctx.box("b", (f,), (f + 1,)))
             rhs += f" + b[{f}]"
             terms += f" + {fmt.factor(float(bias[f]))}" if expand else ""
-        value = float(z[n, f, i, j])
-        yield {
-            "type": "event",
-            "phase": "forward",
-            "loop": {"n": n, "f": f, "i": i, "j": j},
-            "reads": reads,
-            "writes": [ctx.write_cell("z", (n, f, i, j), value)],
-            "text": f"{ctx.cell_text('z', (n, f, i, j))} = {rhs}"
-                    f"{' = ' + terms if expand else ''} = {fmt.number(value)}",
-        }
+        yield _product_cell(ctx, "forward", {"n": n, "f": f, "i": i, "j": j}, reads, "z", (n, f, i, j), rhs, terms)
 
 
-def _dw_events(ctx: TraceContext) -> Iterator[dict]:
+def _dw_events(ctx: TraceContext) -> Iterator[Event]:
+    """Phase "dw", dW row-major (f, c, k, l): each event reads row f of dZ (dz[:, f])
+    and row r of cols and writes dw[f,c,k,l]."""
     m = _Matrices(ctx)
     spec = m.spec
-    cols, dz, dw = ctx.ref["cols"], ctx.ref["dz"], ctx.ref["dw"]
-    expand = m.P <= EXPAND_LIMIT
+    cols, dz = ctx.ref["cols"], ctx.ref["dz"]
+    expand = m.P <= fmt.EXPAND_LIMIT
     for f in range(m.F):
         row_box = (0, f, 0, 0), (m.N, f + 1, m.Ho, m.Wo)
         dz_row = dz[:, f].ravel().tolist()
@@ -177,24 +180,21 @@ def _dw_events(ctx: TraceContext) -> Iterator[dict]:
             for k in range(spec.KH):
                 for l in range(spec.KW):
                     r = r0 + (c * spec.KH + k) * spec.KW + l
-                    value = float(dw[f, c, k, l])
-                    terms = f" = {_products(dz_row, cols[r].tolist())}" if expand else ""
-                    yield {
-                        "type": "event",
-                        "phase": "dw",
-                        "loop": {"f": f, "c": c, "k": k, "l": l},
-                        "reads": [ctx.box("dz", *row_box), ctx.box("cols", (r, 0), (r + 1, m.P))],
-                        "writes": [ctx.write_cell("dw", (f, c, k, l), value)],
-                        "text": f"{ctx.cell_text('dw', (f, c, k, l))} = {ctx.text('dz', *row_box)}"
-                                f"·{ctx.text('cols', (r, 0), (r + 1, m.P))}{terms} = {fmt.number(value)}",
-                    }
+                    reads = [ctx.box("dz", *row_box), ctx.box("cols", (r, 0), (r + 1, m.P))]
+                    product = f"{ctx.text('dz', *row_box)}·{ctx.text('cols', (r, 0), (r + 1, m.P))}"
+                    terms = fmt.products(dz_row, cols[r].tolist()) if expand else ""
+                    yield _product_cell(ctx, "dw", {"f": f, "c": c, "k": k, "l": l}, reads, "dw", (f, c, k, l),
+                                        product, terms)
 
 
-def _dcols_events(ctx: TraceContext) -> Iterator[dict]:
+def _dcols_events(ctx: TraceContext) -> Iterator[Event]:
+    """Phase "dcols", rows r = (c, k, l) of dcols, each row's columns in the loop
+    order's n, i, j order: each event reads column (c, k, l) of the group's W and
+    column p of the group's dZ and writes dcols[r, p]."""
     m = _Matrices(ctx)
     spec = m.spec
-    w, dz, dcols = ctx.ref["w"], ctx.ref["dz"], ctx.ref["dcols"]
-    expand = m.fg <= EXPAND_LIMIT
+    w, dz = ctx.ref["w"], ctx.ref["dz"]
+    expand = m.fg <= fmt.EXPAND_LIMIT
     columns = list(m.columns())
     for r in range(m.R):
         c, rest = divmod(r, m.taps)
@@ -207,19 +207,15 @@ def _dcols_events(ctx: TraceContext) -> Iterator[dict]:
         for n, i, j in columns:
             p = m.column(n, i, j)
             dz_col = (n, f0, i, j), (n + 1, f0 + m.fg, i + 1, j + 1)
-            value = float(dcols[r, p])
-            terms = f" = {_products(w_values, dz[n, f0:f0 + m.fg, i, j].tolist())}" if expand else ""
-            yield {
-                "type": "event",
-                "phase": "dcols",
-                "loop": {"c": c, "k": k, "l": l, "n": n, "i": i, "j": j},
-                "reads": [w_read, ctx.box("dz", *dz_col)],
-                "writes": [ctx.write_cell("dcols", (r, p), value)],
-                "text": f"dcols[{r},{p}] = {w_said}·{ctx.text('dz', *dz_col)}{terms} = {fmt.number(value)}",
-            }
+            terms = fmt.products(w_values, dz[n, f0:f0 + m.fg, i, j].tolist()) if expand else ""
+            yield _product_cell(ctx, "dcols", {"c": c, "k": k, "l": l, "n": n, "i": i, "j": j},
+                                [w_read, ctx.box("dz", *dz_col)], "dcols", (r, p),
+                                f"{w_said}·{ctx.text('dz', *dz_col)}", terms)
 
 
-def _col2im_events(ctx: TraceContext) -> Iterator[dict]:
+def _col2im_events(ctx: TraceContext) -> Iterator[Event]:
+    """Phase "col2im", columns (n, i, j) in the loop order's n, i, j order: each event
+    reads column p of dcols and adds it to the dilated window of dxp."""
     m = _Matrices(ctx)
     spec = m.spec
     dcols = ctx.ref["dcols"]
@@ -228,24 +224,19 @@ def _col2im_events(ctx: TraceContext) -> Iterator[dict]:
         start, stop = m.window(n, i, j)
         delta = dcols[:, p].reshape(1, m.C, spec.KH, spec.KW)
         write = ctx.write("dxp", start, stop, m.step, delta)
-        yield {
-            "type": "event",
-            "phase": "col2im",
-            "loop": {"n": n, "i": i, "j": j},
-            "reads": [ctx.box("dcols", (0, p), (m.R, p + 1))],
-            "writes": [write],
-            "text": f"{ctx.text('dxp', start, stop, m.step)} += {ctx.text('dcols', (0, p), (m.R, p + 1))}"
-                    f" (column {p}: {m.where(p)}; overlapping windows add up)",
-        }
+        yield make_event(
+            "col2im", {"n": n, "i": i, "j": j},
+            [ctx.box("dcols", (0, p), (m.R, p + 1))],
+            [write],
+            f"{ctx.text('dxp', start, stop, m.step)} += {ctx.text('dcols', (0, p), (m.R, p + 1))}"
+            f" (column {p}: {m.where(p)}; overlapping windows add up)",
+        )
 
 
 class Im2colView(View):
     name = "im2col"
     title = "im2col"
-    granularities = ("window",)
-
-    def loop_letters(self, granularity: str) -> str:
-        return "fnij"
+    letters = {"window": "fnij"}
 
     def extra_shapes(self, spec) -> dict[str, tuple[int, ...]]:
         n, _, ho, wo = spec.out_shape
@@ -272,7 +263,7 @@ class Im2colView(View):
         rows = spec.C * spec.KH * spec.KW
         phases = [] if rc.forward_included else [self._im2col_phase(rc)]
         if rc.has_bias:
-            phases.append(Phase("db", spec.F, db_window))
+            phases.append(db_phase(rc))
         phases += [
             Phase("dw", math.prod(spec.w_shape), _dw_events),
             Phase("dcols", rows * n * ho * wo, _dcols_events),

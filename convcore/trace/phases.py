@@ -16,7 +16,7 @@ phases keep the attention):
   the floor-truncated edge) are left behind.
 
 Loop letters: pad and crop use n, c, h (input row); activation phases n, f, i.
-Values are listed in the text when a row has at most ``LIST_LIMIT`` cells.
+Values are listed in the text when a row has at most ``format.LIST_LIMIT`` cells.
 """
 
 from __future__ import annotations
@@ -27,15 +27,14 @@ import numpy as np
 
 from . import format as fmt
 from .events import TraceContext
+from .model import Event, make_box, make_event, make_write
 from .views import Phase
 
-__all__ = ["LIST_LIMIT", "activation_grad_phase", "activation_phase", "crop_phase", "pad_phase"]
-
-LIST_LIMIT = 8
+__all__ = ["activation_grad_phase", "activation_phase", "crop_phase", "db_phase", "pad_phase"]
 
 
 def _listed(values: list[float]) -> str:
-    return f" = {fmt.numbers(values)}" if len(values) <= LIST_LIMIT else ""
+    return f" = {fmt.numbers(values)}" if len(values) <= fmt.LIST_LIMIT else ""
 
 
 def _rows(ctx: TraceContext, name: str, n: int, c: int, first_row: int, rows: int, first_col: int, cols: int):
@@ -44,14 +43,13 @@ def _rows(ctx: TraceContext, name: str, n: int, c: int, first_row: int, rows: in
     first_row … first_row + rows − 1 and columns first_col … first_col + cols − 1.
 
     Every Box of an event over the same cells shares these lists (read-only)."""
-    p = ctx.perm[name]
     shape = ctx.shape[name]
-    step = ctx._ones_for(4)
-    for r in range(first_row, first_row + rows):
-        start, stop = [n, c, r, first_col], [n + 1, c + 1, r + 1, first_col + cols]
-        if p:
-            start, stop = [start[i] for i in p], [stop[i] for i in p]
-        yield start, stop, step, fmt.box_slices(start, stop, step, shape)
+    step = ctx.ones(4)
+    row_axis = ctx.order(name, (0, 1, 2, 3)).index(2)
+    starts = [ctx.order(name, (n, c, r, first_col)) for r in range(first_row, first_row + rows)]
+    stops = [ctx.order(name, (n + 1, c + 1, r + 1, first_col + cols)) for r in range(first_row, first_row + rows)]
+    texts = fmt.row_slices(starts, stops, step, shape, row_axis)
+    return zip(starts, stops, [step] * rows, texts)
 
 
 def _delta_value_rows(ctx: TraceContext, rows: np.ndarray) -> tuple[list, list]:
@@ -66,7 +64,7 @@ def _delta_value_rows(ctx: TraceContext, rows: np.ndarray) -> tuple[list, list]:
 
 
 def _copy_rows(ctx: TraceContext, phase: str, src: str, dst: str, src_top: int, src_left: int,
-               dst_top: int, dst_left: int, note: str = "") -> Iterator[dict]:
+               dst_top: int, dst_left: int, note: str = "") -> Iterator[Event]:
     """One event per input row (n, c, h): ``dst[n, c, dst_top + h, dst_left …] =
     src[n, c, src_top + h, src_left …]``, W cells (pad: x -> xp; crop: dxp -> dx)."""
     n_, c_, h_, w_ = ctx.spec.x_shape
@@ -81,17 +79,16 @@ def _copy_rows(ctx: TraceContext, phase: str, src: str, dst: str, src_top: int, 
             for h, (row, value, (a0, b0, s0, t0), (a1, b1, s1, t1)) in enumerate(
                 zip(deltas, values, src_boxes, dst_boxes)
             ):
-                yield {
-                    "type": "event",
-                    "phase": phase,
-                    "loop": {"n": n, "c": c, "h": h},
-                    "reads": [{"tensor": src, "start": a0, "stop": b0, "step": s0}],
-                    "writes": [{"tensor": dst, "start": a1, "stop": b1, "step": s1, "delta": row, "value": value}],
-                    "text": f"{dst}{t1} = {src}{t0}{_listed(row)}{note if h == 0 else ''}",
-                }
+                yield make_event(
+                    phase, {"n": n, "c": c, "h": h}, [make_box(src, a0, b0, s0)],
+                    [make_write(dst, a1, b1, s1, row, value)],
+                    f"{dst}{t1} = {src}{t0}{_listed(row)}{note if h == 0 else ''}",
+                )
 
 
-def _pad_events(ctx: TraceContext) -> Iterator[dict]:
+def _pad_events(ctx: TraceContext) -> Iterator[Event]:
+    """Phase "pad", rows (n, c, h) row-major: each event reads x[n,c,h] and writes it
+    into xp at row top + h."""
     top, bottom, left, right = ctx.spec.padding
     note = f"; padding (top {top}, bottom {bottom}, left {left}, right {right}) stays 0" if any(ctx.spec.padding) else ""
     return _copy_rows(ctx, "pad", "x", "xp", 0, 0, top, left, note)
@@ -103,7 +100,9 @@ def pad_phase(rc) -> Phase:
     return Phase("pad", n * c * h, _pad_events)
 
 
-def _crop_events(ctx: TraceContext) -> Iterator[dict]:
+def _crop_events(ctx: TraceContext) -> Iterator[Event]:
+    """Phase "crop", rows (n, c, h) row-major: each event reads the interior row of dxp
+    and writes dx[n,c,h]."""
     top, _, left, _ = ctx.spec.padding
     return _copy_rows(ctx, "crop", "dxp", "dx", top, left, 0, 0)
 
@@ -114,7 +113,7 @@ def crop_phase(rc) -> Phase:
     return Phase("crop", n * c * h, _crop_events)
 
 
-def _output_rows(ctx: TraceContext, phase: str, target: str, reads: tuple[str, ...], say) -> Iterator[dict]:
+def _output_rows(ctx: TraceContext, phase: str, target: str, reads: tuple[str, ...], say) -> Iterator[Event]:
     """One event per output row (n, f, i): ``target[n,f,i] = ref[target][n,f,i]``.
     ``target`` and ``reads`` are output-shaped: their Boxes share one geometry."""
     n_, f_, ho, wo = ctx.spec.out_shape
@@ -125,18 +124,15 @@ def _output_rows(ctx: TraceContext, phase: str, target: str, reads: tuple[str, .
             state[n, f] = 0.0 + ref[n, f]  # as replay makes it
             boxes = _rows(ctx, target, n, f, 0, ho, 0, wo)
             for i, (row, value, (start, stop, step, sl)) in enumerate(zip(deltas, values, boxes)):
-                yield {
-                    "type": "event",
-                    "phase": phase,
-                    "loop": {"n": n, "f": f, "i": i},
-                    "reads": [{"tensor": name, "start": start, "stop": stop, "step": step} for name in reads],
-                    "writes": [{"tensor": target, "start": start, "stop": stop, "step": step,
-                                "delta": row, "value": value}],
-                    "text": f"{target}{sl} = {say(*(name + sl for name in reads))}{_listed(row)}",
-                }
+                yield make_event(
+                    phase, {"n": n, "f": f, "i": i}, [make_box(name, start, stop, step) for name in reads],
+                    [make_write(target, start, stop, step, row, value)],
+                    f"{target}{sl} = {say(*(name + sl for name in reads))}{_listed(row)}",
+                )
 
 
-def _activation_events(ctx: TraceContext) -> Iterator[dict]:
+def _activation_events(ctx: TraceContext) -> Iterator[Event]:
+    """Phase "activation", rows (n, f, i) row-major: reads z[n,f,i], writes out[n,f,i]."""
     name = ctx.rc.activation.name
     return _output_rows(ctx, "activation", "out", ("z",), lambda z: f"{name}({z})")
 
@@ -147,7 +143,9 @@ def activation_phase(rc) -> Phase:
     return Phase("activation", n * f * ho, _activation_events)
 
 
-def _activation_grad_events(ctx: TraceContext) -> Iterator[dict]:
+def _activation_grad_events(ctx: TraceContext) -> Iterator[Event]:
+    """Phase "activation grad", rows (n, f, i) row-major: reads dout[n,f,i] and
+    z[n,f,i], writes dz[n,f,i] = dout·f′(z)."""
     name = ctx.rc.activation.name
     return _output_rows(ctx, "activation grad", "dz", ("dout", "z"), lambda dout, z: f"{dout}·{name}′({z})")
 
@@ -156,3 +154,22 @@ def activation_grad_phase(rc) -> Phase:
     """Phase "activation grad": N·F·Ho events writing dz = dout·f′(z)."""
     n, f, ho, _ = rc.spec.out_shape
     return Phase("activation grad", n * f * ho, _activation_grad_events)
+
+
+def _db_events(ctx: TraceContext) -> Iterator[Event]:
+    """One event per filter: db[f] = Σ dz[:, f] over images and positions."""
+    n_, f_, ho, wo = ctx.spec.out_shape
+    db = ctx.ref["db"]
+    for f in range(f_):
+        start, stop = (0, f, 0, 0), (n_, f + 1, ho, wo)
+        value = float(db[f])
+        yield make_event(
+            "db", {"f": f}, [ctx.box("dz", start, stop)], [ctx.write_cell("db", (f,), value)],
+            f"db[{f}] = Σ {ctx.text('dz', start, stop)} = {fmt.number(value)}",
+        )
+
+
+def db_phase(rc) -> Phase:
+    """Phase "db" as every view's window granularity shows it: F events, one per
+    filter, each the sum of that filter's dz."""
+    return Phase("db", rc.spec.F, _db_events)

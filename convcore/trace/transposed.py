@@ -37,8 +37,10 @@ import numpy as np
 
 from . import format as fmt
 from .axes import register_tensor
-from .direct_window import EXPAND_LIMIT, db_window, forward_window
 from .events import TraceContext
+from .forward_window import forward_window_phase
+from .model import Event, make_event
+from .phases import db_phase
 from .views import Phase, View, register_view
 
 __all__ = ["TransposedView", "dilated_gradient", "dilation_margins", "rotated_kernel"]
@@ -77,18 +79,17 @@ def rotated_kernel(w: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(w[:, :, ::-1, ::-1])
 
 
-def _products(a: list[float], b: list[float]) -> str:
-    return " + ".join(f"{fmt.factor(u)}·{fmt.factor(v)}" for u, v in zip(a, b))
-
-
-def _dw_events(ctx: TraceContext) -> Iterator[dict]:
+def _dw_events(ctx: TraceContext) -> Iterator[Event]:
+    """Phase "dw", dW row-major (f, c, k, l): each event reads the box of xp that tap
+    (k, l) sees in every window (rows ``stride`` apart) and the whole dz[:, f], and
+    writes dw[f,c,k,l]."""
     spec = ctx.spec
     n_, f_, ho, wo = spec.out_shape
     sh, sw = spec.stride
     dh, dw_ = spec.dilation
     cg, fg = spec.channels_per_group, spec.filters_per_group
     xp, dz, dw = ctx.ref["xp"], ctx.ref["dz"], ctx.ref["dw"]
-    expand = n_ * ho * wo <= EXPAND_LIMIT
+    expand = n_ * ho * wo <= fmt.EXPAND_LIMIT
     stride_note = (f" (the box's rows are {sh} apart and its columns {sw} apart: the stride)"
                    if (sh, sw) != (1, 1) else "")
     for f in range(f_):
@@ -103,17 +104,15 @@ def _dw_events(ctx: TraceContext) -> Iterator[dict]:
                     step = (1, 1, sh, sw)
                     value = float(dw[f, c, k, l])
                     seen = xp[:, c0 + c, k * dh : stop[2] : sh, l * dw_ : stop[3] : sw].ravel().tolist()
-                    terms = f" = {_products(seen, dz_values)}" if expand else ""
-                    yield {
-                        "type": "event",
-                        "phase": "dw",
-                        "loop": {"f": f, "c": c, "k": k, "l": l},
-                        "reads": [ctx.box("xp", start, stop, step), ctx.box("dz", *dz_box)],
-                        "writes": [ctx.write_cell("dw", (f, c, k, l), value)],
-                        "text": f"{ctx.cell_text('dw', (f, c, k, l))} = Σ {ctx.text('xp', start, stop, step)}"
-                                f"·{ctx.text('dz', *dz_box)}{terms} = {fmt.number(value)}"
-                                f"{stride_note if f == 0 and c == 0 and k == 0 and l == 0 else ''}",
-                    }
+                    terms = f" = {fmt.products(seen, dz_values)}" if expand else ""
+                    yield make_event(
+                        "dw", {"f": f, "c": c, "k": k, "l": l},
+                        [ctx.box("xp", start, stop, step), ctx.box("dz", *dz_box)],
+                        [ctx.write_cell("dw", (f, c, k, l), value)],
+                        f"{ctx.cell_text('dw', (f, c, k, l))} = Σ {ctx.text('xp', start, stop, step)}"
+                        f"·{ctx.text('dz', *dz_box)}{terms} = {fmt.number(value)}"
+                        f"{stride_note if f == 0 and c == 0 and k == 0 and l == 0 else ''}",
+                    )
 
 
 def _dilate_note(spec) -> str:
@@ -138,7 +137,9 @@ def _dilate_note(spec) -> str:
     return "; " + "; ".join(parts)
 
 
-def _dilate_events(ctx: TraceContext) -> Iterator[dict]:
+def _dilate_events(ctx: TraceContext) -> Iterator[Event]:
+    """Phase "dilate dz", rows (n, f, i) row-major: each event reads the row dz[n,f,i]
+    and writes it into dz_dilated, its cells ``stride`` apart."""
     spec = ctx.spec
     n_, f_, ho, wo = spec.out_shape
     sh, sw = spec.stride
@@ -153,36 +154,37 @@ def _dilate_events(ctx: TraceContext) -> Iterator[dict]:
                 dst = (n, f, row, left), (n + 1, f + 1, row + 1, left + (wo - 1) * sw + 1)
                 step = (1, 1, 1, sw)
                 values = dz[n, f, i].tolist()
-                listed = f" = {fmt.numbers(values)}" if wo <= 8 else ""
-                yield {
-                    "type": "event",
-                    "phase": "dilate dz",
-                    "loop": {"n": n, "f": f, "i": i},
-                    "reads": [ctx.box("dz", *src)],
-                    "writes": [ctx.write("dz_dilated", *dst, step, dz[n, f, i].reshape(1, 1, 1, wo))],
-                    "text": f"{ctx.text('dz_dilated', *dst, step)} = {ctx.text('dz', *src)}{listed}"
-                            f"{note if i == 0 else ''}",
-                }
+                listed = f" = {fmt.numbers(values)}" if wo <= fmt.LIST_LIMIT else ""
+                yield make_event(
+                    "dilate dz", {"n": n, "f": f, "i": i},
+                    [ctx.box("dz", *src)],
+                    [ctx.write("dz_dilated", *dst, step, dz[n, f, i].reshape(1, 1, 1, wo))],
+                    f"{ctx.text('dz_dilated', *dst, step)} = {ctx.text('dz', *src)}{listed}"
+                    f"{note if i == 0 else ''}",
+                )
 
 
-def _rotate_events(ctx: TraceContext) -> Iterator[dict]:
+def _rotate_events(ctx: TraceContext) -> Iterator[Event]:
+    """Phase "rotate w", filters f in order: each event reads w[f] and writes w_rot[f],
+    its kernel turned by 180°."""
     spec = ctx.spec
     w = ctx.ref["w"]
     shape = (spec.channels_per_group, spec.KH, spec.KW)
     for f in range(spec.F):
         start, stop = (f, 0, 0, 0), (f + 1, *shape)
-        yield {
-            "type": "event",
-            "phase": "rotate w",
-            "loop": {"f": f},
-            "reads": [ctx.box("w", start, stop)],
-            "writes": [ctx.write("w_rot", start, stop, None, w[f : f + 1, :, ::-1, ::-1])],
-            "text": f"{ctx.text('w_rot', start, stop)} = {ctx.text('w', start, stop)} turned 180°: "
-                    f"w_rot[{f},c,k,l] = w[{f},c,{spec.KH - 1}−k,{spec.KW - 1}−l]",
-        }
+        yield make_event(
+            "rotate w", {"f": f},
+            [ctx.box("w", start, stop)],
+            [ctx.write("w_rot", start, stop, None, w[f : f + 1, :, ::-1, ::-1])],
+            f"{ctx.text('w_rot', start, stop)} = {ctx.text('w', start, stop)} turned 180°: "
+            f"w_rot[{f},c,k,l] = w[{f},c,{spec.KH - 1}−k,{spec.KW - 1}−l]",
+        )
 
 
-def _dx_events(ctx: TraceContext) -> Iterator[dict]:
+def _dx_events(ctx: TraceContext) -> Iterator[Event]:
+    """Phase "dx", cells (n, c, y, x) of dxp row-major: each event reads the window of
+    dz_dilated the rotated kernel covers (the filters of c's group) and w_rot of them,
+    and writes dxp[n,c,y,x] (0 where every tap meets an inserted zero)."""
     spec = ctx.spec
     _, c_, hp, wp = spec.padded_shape
     n_ = spec.N
@@ -217,30 +219,25 @@ def _dx_events(ctx: TraceContext) -> Iterator[dict]:
                                else "no window covers it")
                         said += f" = 0: every tap lands on an inserted zero, {why}"
                     else:
-                        if hits <= EXPAND_LIMIT:
+                        if hits <= fmt.EXPAND_LIMIT:
                             box = dzd[n, f0 : f0 + fg, y : y + eh : dh, x : x + ew : dw_]
                             mask = np.broadcast_to(hit, box.shape)
-                            said += f" = {_products(box[mask].tolist(), kernel[mask].tolist())}"
+                            said += f" = {fmt.products(box[mask].tolist(), kernel[mask].tolist())}"
                         said += f" = {fmt.number(value)}"
                         if hits < taps:
                             said += f" ({taps - hits} of {taps} taps on zeros)"
-                    yield {
-                        "type": "event",
-                        "phase": "dx",
-                        "loop": {"n": n, "c": c, "y": y, "x": x},
-                        "reads": [ctx.box("dz_dilated", start, stop, step), w_read],
-                        "writes": [ctx.write_cell("dxp", (n, c, y, x), value)],
-                        "text": said,
-                    }
+                    yield make_event(
+                        "dx", {"n": n, "c": c, "y": y, "x": x},
+                        [ctx.box("dz_dilated", start, stop, step), w_read],
+                        [ctx.write_cell("dxp", (n, c, y, x), value)],
+                        said,
+                    )
 
 
 class TransposedView(View):
     name = "transposed"
     title = "transposed (dX)"
-    granularities = ("window",)
-
-    def loop_letters(self, granularity: str) -> str:
-        return "nfij"
+    letters = {"window": "nfij"}
 
     def extra_shapes(self, spec) -> dict[str, tuple[int, ...]]:
         return {"dz_dilated": dilated_shape(spec), "w_rot": spec.w_shape}
@@ -254,12 +251,12 @@ class TransposedView(View):
         }
 
     def forward_phases(self, rc) -> list[Phase]:
-        return [Phase("forward", math.prod(rc.spec.out_shape), forward_window)]
+        return [forward_window_phase(rc)]
 
     def backward_phases(self, rc) -> list[Phase]:
         spec = rc.spec
         n, f, ho, _ = spec.out_shape
-        phases = [Phase("db", spec.F, db_window)] if rc.has_bias else []
+        phases = [db_phase(rc)] if rc.has_bias else []
         phases += [
             Phase("dw", math.prod(spec.w_shape), _dw_events),
             Phase("dilate dz", n * f * ho, _dilate_events),

@@ -9,10 +9,11 @@ A view provides:
 
 ``name``                       the config's ``view`` value, e.g. ``"im2col"``
 ``title``                      its name for people, e.g. ``"direct loops"``
-``granularities``              the ``granularity`` values it supports, e.g. ``("window", "mac")``
-``loop_letters(granularity)``  its loop letters, also the default ``loop_order``
-                               (direct: "nfij" / "nfijckl"); ``loop_order`` and
-                               ``dx_loop_order`` must be permutations of them
+``letters``                    ``{granularity: loop letters}`` for each ``granularity`` it
+                               supports (direct: {"window": "nfij", "mac": "nfijckl"}):
+                               ``granularities`` and ``loop_letters(granularity)`` read it;
+                               the letters are also the default ``loop_order``, and
+                               ``loop_order`` and ``dx_loop_order`` must be permutations of them
 ``extra_tensors(rc, ref)``     ``{name: (array in internal order, role)}``: the intermediates
                                the view names beyond the shared ones (im2col: ``cols``,
                                ``dcols``; register their kind in ``axes.TENSOR_KINDS``).
@@ -28,13 +29,16 @@ resolved config alone (no arithmetic on tensors) — the header's phase boundari
 ``count_events`` come from it, before anything is generated; ``events(ctx)`` returns a
 lazy iterator of event dicts, ``ctx`` being an ``events.TraceContext``.
 
-An event is ``{"type": "event", "phase", "loop", "reads", "writes", "text"}`` built
-with the context: ``ctx.box`` for reads, ``ctx.write`` / ``ctx.write_cell`` for writes
-(they keep the running state that fills ``value`` and convert to NHWC at the edge),
+An event is a ``model.Event`` (``{"phase", "loop", "reads", "writes", "text"}``) made by
+``model.make_event``, with the context: ``ctx.box`` for reads, ``ctx.write`` /
+``ctx.write_cell`` for writes (they keep the running state that fills ``value`` and
+convert to NHWC at the edge; a generator that makes Writes in bulk uses
+``model.make_write`` with ``ctx.order`` / ``ctx.block_order``),
 ``ctx.text`` / ``ctx.cell_text`` for the text, ``ctx.cells(name)`` for per-cell tables
 in hot loops (released between phases), ``ctx.memo`` for objects a view shares between
 its own phases, ``events.running_sums`` and ``format.number_list`` to compute running
-values and their text for a whole chunk of events at once. Generators work in internal order (NCHW, OIHW) and read the reference
+values and their text for a whole chunk of events at once. Generators work in internal
+order (NCHW, OIHW) and read the reference
 arrays ``ctx.ref[name]``: x, xp, w, b (when there is a bias), z, out, dout, dz, db
 (when there is a bias), dw, dxp, dx, plus the view's extra tensors.
 
@@ -50,6 +54,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
+from .model import Event
+
 __all__ = ["Phase", "View", "get_view", "register_view", "view_names"]
 
 
@@ -59,18 +65,23 @@ class Phase:
 
     name: str
     count: int
-    events: Callable[[Any], Iterator[dict]]
+    events: Callable[[Any], Iterator[Event]]
 
 
 class View:
-    """Base class of views; subclasses override every method."""
+    """Base class of views; subclasses set ``name`` and ``letters`` and override the
+    phase methods (and the extra tensors, if they name any)."""
 
     name: str = ""
     title: str = ""  # its name for people ("direct loops"), as a page's menu shows it
-    granularities: tuple[str, ...] = ("window",)
+    letters: dict[str, str] = {}
+
+    @property
+    def granularities(self) -> tuple[str, ...]:
+        return tuple(self.letters)
 
     def loop_letters(self, granularity: str) -> str:
-        raise NotImplementedError
+        return self.letters[granularity]
 
     def extra_tensors(self, rc: Any, ref: dict) -> dict[str, tuple[Any, str]]:
         return {}

@@ -88,8 +88,8 @@ def _views() -> list[ViewInfo]:
     return out
 
 
-@router.get("/meta", response_model=Meta, summary="What a page needs to build its controls")
-def meta(request: Request) -> Meta:
+def build_meta(limits: dict[str, Any]) -> Meta:
+    """The body of GET /api/meta under ``limits`` (Settings.limits()); a lesson file embeds it."""
     return Meta(
         activations=[ActivationInfo(name=a.name, title=a.title or a.name, formula=a.formula) for a in ACTIVATIONS.values()],
         views=_views(),
@@ -102,5 +102,10 @@ def meta(request: Request) -> Meta:
         mark_kinds=MARK_KINDS,
         defaults=DEFAULTS,
         default_fills=DEFAULT_FILLS,
-        limits=Limits(**request.app.state.settings.limits()),
+        limits=Limits(**limits),
     )
+
+
+@router.get("/meta", response_model=Meta, summary="What a page needs to build its controls")
+def meta(request: Request) -> Meta:
+    return build_meta(request.app.state.settings.limits())

@@ -1,6 +1,7 @@
 // Talking to the page's own server (relative URLs only): presets and the trace stream.
 
 import { readNdjsonBatches, consumeTrace, detailMessage } from "./ndjson.js";
+import { embeddedLesson, embeddedPreset, canonical, replayEmbedded, EDITING_NEEDS_SERVER } from "./offline.js";
 
 /** An Error carrying FastAPI's detail: err.status, err.detail ([{loc, msg}] or string). */
 export class ApiError extends Error {
@@ -30,6 +31,8 @@ export async function getJson(path) {
 
 /** The presets: [{name, title, sentence, config}] whatever the server's wrapping. */
 export async function fetchPresets() {
+  const lesson = embeddedLesson();
+  if (lesson) return [embeddedPreset(lesson)];
   const body = await getJson("api/presets");
   const list = Array.isArray(body) ? body : body.presets ?? Object.values(body);
   return list.map((p) => ({
@@ -42,10 +45,14 @@ export async function fetchPresets() {
 
 /** What the page builds its controls from (GET /api/meta: convcore's registries). */
 export function fetchMeta() {
+  const lesson = embeddedLesson();
+  if (lesson && lesson.meta) return Promise.resolve(lesson.meta);
   return getJson("api/meta");
 }
 
 export async function fetchPreset(name) {
+  const lesson = embeddedLesson();
+  if (lesson) return embeddedPreset(lesson);
   const p = await getJson(`api/presets/${encodeURIComponent(name)}`);
   return { name: p.name ?? name, title: p.title ?? name, sentence: p.teaches ?? p.sentence ?? p.description ?? "", config: p.config ?? p };
 }
@@ -56,6 +63,11 @@ export async function fetchPreset(name) {
  * an ApiError for 4xx/5xx answers and error lines, an AbortError when aborted.
  */
 export async function streamTrace(config, handlers, signal) {
+  const lesson = embeddedLesson();
+  if (lesson) {
+    if (canonical(config) !== canonical(lesson.preset.config)) throw new ApiError(409, EDITING_NEEDS_SERVER);
+    return replayEmbedded(lesson, handlers);
+  }
   const response = await fetch("api/trace/stream", {
     method: "POST",
     headers: { "Content-Type": "application/json", Accept: "application/x-ndjson" },

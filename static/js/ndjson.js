@@ -46,6 +46,9 @@ function parseLine(line, lineNo) {
  * Feed batches of stream messages into handlers: header -> onHeader(header),
  * event(s) -> onEvents([...]) (once per batch), end -> onEnd(msg), error -> throws an
  * Error with .detail. A stream that stops without its end line is an error too.
+ * @param {AsyncIterable<import("./trace-types.js").StreamLine[]>} batches
+ * @param {{onHeader: function(import("./trace-types.js").Header): void,
+ *   onEvents: function(import("./trace-types.js").Event[]): void, onEnd: function(object): void}} handlers
  */
 export async function consumeTrace(batches, { onHeader, onEvents, onEnd }) {
   let sawEnd = false;

@@ -1,0 +1,166 @@
+"""``show()``: the ConvScope player inline in a notebook, with no server and no network.
+
+The player is the offline lesson file (``convscope export``) in an ``<iframe srcdoc>``:
+the same page, code and trace as the served one, self-contained, so the notebook keeps
+working when saved, shared or opened later without ConvScope installed. (An anywidget
+would need a kernel to draw and a front-end extension; a srcdoc iframe needs neither.)
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import numpy as np
+
+__all__ = ["Lesson", "LessonTrace", "show"]
+
+DEFAULT_HEIGHT = 820  # px: the stage, the step panel and the transport without scrolling
+
+
+def _plain(value: Any) -> Any:
+    """NumPy arrays and scalars as nested lists and numbers (the config's JSON form)."""
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+@dataclass(frozen=True)
+class LessonTrace:
+    """A trace as NumPy arrays.
+
+    tensors : {name: array} every tensor of the header in its own axis order, e.g.
+        x (N, C, H, W), w (F, C/groups, KH, KW), z and out (N, F, OH, OW), dw like w
+    events : the steps in order, each {phase, loop, reads, writes, text}; a write's
+        ``delta`` and ``value`` are 1-D arrays over its box (row-major)
+    phases : [{name, start, stop, ...}] as in the header
+    spec : the resolved convolution (stride, padding per side, dilation, groups, ...)
+    """
+
+    tensors: dict[str, np.ndarray]
+    events: list[dict[str, Any]]
+    phases: list[dict[str, Any]]
+    spec: dict[str, Any]
+    document: dict[str, Any] = field(repr=False)
+
+
+@dataclass
+class Lesson:
+    """What ``show()`` returns: the config, the player's HTML and the trace."""
+
+    config: dict[str, Any]
+    title: str
+    height: int = DEFAULT_HEIGHT
+
+    def __post_init__(self) -> None:
+        self._html: str | None = None
+        self._document: dict[str, Any] | None = None
+
+    @property
+    def html(self) -> str:
+        """The offline lesson file's text (what ``convscope export`` writes)."""
+        if self._html is None:
+            from server.errors import ApiError
+            from server.export.lesson import lesson_html
+
+            try:
+                self._html = lesson_html(self.config, title=self.title, name="lesson")
+            except ApiError as exc:  # the service's refusal, as a Python error
+                field = ".".join(str(p) for p in exc.loc if p != "body")
+                raise ValueError(f"{field + ': ' if field else ''}{exc.msg}") from None
+        return self._html
+
+    def iframe(self) -> str:
+        """The player as an ``<iframe srcdoc>`` element."""
+        return (
+            f'<iframe srcdoc="{html.escape(self.html, quote=True)}" title="ConvScope: {html.escape(self.title)}" '
+            f'style="width: 100%; height: {int(self.height)}px; border: 1px solid #ccc; border-radius: 4px" '
+            'loading="eager"></iframe>'
+        )
+
+    def display(self) -> None:
+        """Show the player in the notebook (what ``show()`` does)."""
+        from IPython.display import HTML, display
+
+        display(HTML(self.iframe()))
+
+    def save(self, path: str) -> None:
+        """Write the offline lesson file (one HTML file; opens from file://)."""
+        with open(path, "w", encoding="utf-8") as out:
+            out.write(self.html)
+
+    def trace(self) -> LessonTrace:
+        """The trace with its tensors as NumPy arrays (built once, then kept)."""
+        if self._document is None:
+            from convcore.trace import build_trace
+
+            self._document = build_trace(self.config)
+        doc = self._document
+        tensors = {name: np.asarray(t["data"], dtype=float).reshape(t["shape"]) for name, t in doc["tensors"].items()}
+        events = [
+            {**ev, "writes": [{**w, "delta": np.asarray(w["delta"], dtype=float), "value": np.asarray(w["value"], dtype=float)} for w in ev["writes"]]}
+            for ev in doc["events"]
+        ]
+        return LessonTrace(tensors=tensors, events=events, phases=doc["phases"], spec=doc["spec"], document=doc)
+
+    def __repr__(self) -> str:
+        spec = self.trace().spec
+        return f"<ConvScope lesson {self.title!r}: {len(self.trace().events)} steps, stride {spec.get('stride')}, padding {spec.get('padding')}; .trace() gives the arrays>"
+
+
+def show(
+    x: Any = None,
+    w: Any = None,
+    b: Any = None,
+    *,
+    config: Mapping[str, Any] | None = None,
+    preset: str | None = None,
+    title: str | None = None,
+    height: int = DEFAULT_HEIGHT,
+    display: bool = True,
+    **options: Any,
+) -> Lesson:
+    """Show the step-by-step player of one convolution inline (offline) and return it.
+
+    x : (N, C, H, W) input (or NHWC with ``layout="NHWC"``), an array, nested lists or
+        a fill spec such as ``{"fill": "randint", "shape": [1, 3, 5, 5], "seed": 0}``
+    w : (F, C/groups, KH, KW) filters (HWIO with NHWC)
+    b : (F,) bias, or None for none
+    options : the trace config's other keys, PyTorch's names: stride, padding,
+        dilation, groups, dout (N, F, OH, OW; None = ones), activation, view
+        ("direct", "im2col", "transposed"), granularity, backward, loop_order, phases
+    config : a whole trace config instead of the arguments above
+    preset : a lesson preset's name instead ("cs231n", "d2l", ...)
+    display : False to only build the lesson (``.display()`` shows it later)
+
+    Invalid input raises ValueError naming the field and the numbers, as the service
+    would answer (its limits apply: a player of 20 000 steps teaches nobody).
+    """
+    if preset is not None:
+        from server.presets import PRESETS, get_preset
+
+        found = get_preset(preset)
+        if found is None:
+            raise ValueError(f"no preset named {preset!r}; the presets are {', '.join(PRESETS)}")
+        chosen, title = dict(found.config), title or found.title
+    elif config is not None:
+        chosen = _plain(dict(config))
+    else:
+        chosen = {k: _plain(v) for k, v in {"x": x, "w": w, "b": b, **options}.items() if v is not None}
+    lesson = Lesson(config=chosen, title=title or "A convolution, step by step", height=height)
+    lesson.html  # noqa: B018 - build now: bad input fails here, not in the notebook's output
+    if display:
+        try:
+            from IPython import get_ipython
+        except ImportError:
+            get_ipython = None
+        if get_ipython is not None and get_ipython() is not None:
+            lesson.display()
+    return lesson

@@ -1,0 +1,193 @@
+"""The broker interface and the in-process broker.
+
+A broker keeps the sessions (join code, current driver, latest state) and carries each
+published state to every subscriber. ``MemoryBroker`` does it inside one process: right
+for ``convscope serve`` with one worker. With several workers or hosts every process
+must see every session: ``RedisBroker`` (``redis_broker``), chosen by
+``CONVSCOPE_FOLLOW_REDIS_URL``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import AsyncIterator, Callable, Protocol
+
+from .channel import Channel, Message, follow
+from .session import Credentials
+
+__all__ = [
+    "Broker",
+    "CodeTaken",
+    "MemoryBroker",
+    "NoSession",
+    "StaleDriver",
+    "TooManySessions",
+    "check_interval",
+    "make_broker",
+    "state_message",
+]
+
+
+class NoSession(LookupError):
+    """No session with that id or join code (never made, ended, or expired)."""
+
+
+class StaleDriver(Exception):
+    """The page publishing is no longer the driver: another page took over with the secret."""
+
+    def __init__(self, current: int):
+        super().__init__(current)
+        self.current = current
+
+
+class CodeTaken(Exception):
+    """Another open session has that join code (1 in 10^8 per open session): draw again."""
+
+
+class TooManySessions(Exception):
+    """The server holds as many sessions as its limit allows."""
+
+    def __init__(self, open_sessions: int, limit: int):
+        super().__init__(open_sessions, limit)
+        self.open_sessions = open_sessions
+        self.limit = limit
+
+
+def state_message(seq: int, driver: int, state_text: str) -> Message:
+    """The message subscribers get for state number ``seq`` (``state_text`` is JSON)."""
+    return Message(seq=seq, data=f'{{"seq":{seq},"driver":{driver},"state":{state_text}}}')
+
+
+def check_interval(idle_seconds: float) -> float:
+    """Seconds a quiet subscriber waits before asking whether its session expired."""
+    return max(0.2, min(15.0, idle_seconds / 4))
+
+
+class Broker(Protocol):
+    idle_seconds: float
+
+    async def create(self, credentials: Credentials, state_text: str | None) -> None:
+        """Open a session (TooManySessions at the limit, CodeTaken)."""
+
+    async def resolve(self, code: str) -> str:
+        """The session id of a join code (NoSession)."""
+
+    async def publish(self, session: str, driver: int, state_text: str) -> int:
+        """Make ``state_text`` the session's state; its number (NoSession, StaleDriver)."""
+
+    async def take_over(self, session: str) -> int:
+        """A new driver number for the session; the old driver's publishes are refused."""
+
+    async def end(self, session: str) -> None:
+        """Close the session; its subscribers get an end message (NoSession)."""
+
+    async def exists(self, session: str) -> bool: ...
+
+    async def count(self) -> int: ...
+
+    def subscribe(self, session: str, last_seq: int) -> AsyncIterator[Message]:
+        """The session's states newer than ``last_seq``, then its end."""
+
+    async def close(self) -> None: ...
+
+
+@dataclass
+class _Session:
+    code: str
+    touched: float
+    driver: int = 1
+    seq: int = 0
+    channel: Channel = field(default_factory=Channel)
+
+
+class MemoryBroker:
+    """Sessions in this process's memory. ``clock`` is monotonic seconds (for tests)."""
+
+    def __init__(self, max_sessions: int, idle_seconds: float, clock: Callable[[], float] = time.monotonic):
+        self.max_sessions = max_sessions
+        self.idle_seconds = idle_seconds
+        self._clock = clock
+        self._sessions: dict[str, _Session] = {}
+        self._codes: dict[str, str] = {}
+
+    def _sweep(self) -> None:
+        cutoff = self._clock() - self.idle_seconds
+        for session_id in [s for s, v in self._sessions.items() if v.touched < cutoff]:
+            self._drop(session_id, "expired")
+
+    def _drop(self, session_id: str, reason: str) -> None:
+        entry = self._sessions.pop(session_id)
+        self._codes.pop(entry.code, None)
+        entry.channel.post(Message(seq=entry.seq, data=f'{{"reason":"{reason}"}}', end=True))
+
+    def _get(self, session_id: str) -> _Session:
+        self._sweep()
+        entry = self._sessions.get(session_id)
+        if entry is None:
+            raise NoSession(session_id)
+        return entry
+
+    async def create(self, credentials: Credentials, state_text: str | None) -> None:
+        self._sweep()
+        if len(self._sessions) >= self.max_sessions:
+            raise TooManySessions(len(self._sessions), self.max_sessions)
+        if credentials.code in self._codes:
+            raise CodeTaken(credentials.code)
+        entry = _Session(code=credentials.code, touched=self._clock())
+        self._sessions[credentials.session] = entry
+        self._codes[credentials.code] = credentials.session
+        if state_text is not None:
+            entry.seq = 1
+            entry.channel.post(state_message(1, entry.driver, state_text))
+
+    async def resolve(self, code: str) -> str:
+        self._sweep()
+        if code not in self._codes:
+            raise NoSession(code)
+        return self._codes[code]
+
+    async def publish(self, session: str, driver: int, state_text: str) -> int:
+        entry = self._get(session)
+        if driver != entry.driver:
+            raise StaleDriver(entry.driver)
+        entry.seq += 1
+        entry.touched = self._clock()
+        entry.channel.post(state_message(entry.seq, driver, state_text))
+        return entry.seq
+
+    async def take_over(self, session: str) -> int:
+        entry = self._get(session)
+        entry.driver += 1
+        entry.touched = self._clock()
+        return entry.driver
+
+    async def end(self, session: str) -> None:
+        self._get(session)
+        self._drop(session, "ended")
+
+    async def exists(self, session: str) -> bool:
+        self._sweep()
+        return session in self._sessions
+
+    async def count(self) -> int:
+        self._sweep()
+        return len(self._sessions)
+
+    async def subscribe(self, session: str, last_seq: int) -> AsyncIterator[Message]:
+        channel = self._get(session).channel
+        async for message in follow(channel, last_seq, lambda: self.exists(session), check_interval(self.idle_seconds)):
+            yield message
+
+    async def close(self) -> None:
+        for session_id in list(self._sessions):
+            self._drop(session_id, "ended")
+
+
+def make_broker(max_sessions: int, idle_seconds: float, redis_url: str = "") -> Broker:
+    """The Redis broker when ``redis_url`` is set, else the in-process one."""
+    if redis_url:
+        from .redis_broker import RedisBroker
+
+        return RedisBroker(redis_url, max_sessions=max_sessions, idle_seconds=idle_seconds)
+    return MemoryBroker(max_sessions=max_sessions, idle_seconds=idle_seconds)

@@ -1,0 +1,237 @@
+"""The Redis broker: follow sessions shared by every worker and host of one class.
+
+Install with ``pip install 'convscope[redis]'`` and set ``CONVSCOPE_FOLLOW_REDIS_URL``
+(``convscope serve --workers 2 --redis-url redis://127.0.0.1:6379/0``). Redis holds
+each session (join code, driver, state number, state) under keys that expire when the
+session is idle, and carries each published state by pub/sub. Every change is one Lua
+script, so two workers never interleave a check and a write. Each worker keeps one
+pub/sub connection and fans a session's states out to its own subscribers
+(``channel.Channel``): 300 students cost one Redis message per state per worker.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import Any, AsyncIterator
+
+from .broker import CodeTaken, NoSession, StaleDriver, TooManySessions, check_interval, state_message
+from .channel import Channel, Message, follow
+from .session import Credentials
+
+__all__ = ["RedisBroker", "PREFIX"]
+
+PREFIX = "convscope:follow:"
+REDIS_CONNECTIONS = 32  # per worker, besides its pub/sub connection
+CONTROL = PREFIX + "control"  # always subscribed: the reader never waits on no channel
+log = logging.getLogger("convscope.follow")
+
+# KEYS: session hash, live set. ARGV: id, ttl in ms. Refreshes a session's expiry.
+_TOUCH = """
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local function touch(session_key, live_key, id, ttl)
+  local code = redis.call('HGET', session_key, 'code')
+  redis.call('PEXPIRE', session_key, ttl)
+  redis.call('PEXPIRE', '%(prefix)sc:' .. code, ttl)
+  redis.call('ZADD', live_key, now_ms() + tonumber(ttl), id)
+end
+""" % {"prefix": PREFIX}
+
+# KEYS: live set, session hash, code key. ARGV: id, code, ttl ms, limit, seq, state.
+_CREATE = _TOUCH + """
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now_ms())
+local open = redis.call('ZCARD', KEYS[1])
+if open >= tonumber(ARGV[4]) then return {-1, open} end
+if redis.call('EXISTS', KEYS[3]) == 1 then return {-2, open} end
+redis.call('HSET', KEYS[2], 'code', ARGV[2], 'driver', 1, 'seq', ARGV[5], 'state', ARGV[6])
+redis.call('SET', KEYS[3], ARGV[1])
+touch(KEYS[2], KEYS[1], ARGV[1], ARGV[3])
+return {1, open + 1}
+"""
+
+# KEYS: session hash, live set. ARGV: id, ttl ms, driver, state. Returns {seq} or {-1}/{-2, driver}.
+_PUBLISH = _TOUCH + """
+if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0} end
+local driver = tonumber(redis.call('HGET', KEYS[1], 'driver'))
+if driver ~= tonumber(ARGV[3]) then return {-2, driver} end
+local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1)
+redis.call('HSET', KEYS[1], 'state', ARGV[4])
+touch(KEYS[1], KEYS[2], ARGV[1], ARGV[2])
+redis.call('PUBLISH', '%(prefix)sch:' .. ARGV[1],
+  '{"seq":' .. seq .. ',"driver":' .. driver .. ',"state":' .. ARGV[4] .. '}')
+return {seq, driver}
+""" % {"prefix": PREFIX}
+
+# KEYS: session hash, live set. ARGV: id, ttl ms. Returns the new driver or -1.
+_TAKE_OVER = _TOUCH + """
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+local driver = redis.call('HINCRBY', KEYS[1], 'driver', 1)
+touch(KEYS[1], KEYS[2], ARGV[1], ARGV[2])
+return driver
+"""
+
+# KEYS: session hash, live set. ARGV: id. Returns 1, or -1 for no session.
+_END = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+local code = redis.call('HGET', KEYS[1], 'code')
+redis.call('DEL', KEYS[1], '%(prefix)sc:' .. code)
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('PUBLISH', '%(prefix)sch:' .. ARGV[1], 'end')
+return 1
+""" % {"prefix": PREFIX}
+
+
+class RedisBroker:
+    """Sessions in Redis at ``url``; see the module's text."""
+
+    def __init__(self, url: str, max_sessions: int, idle_seconds: float):
+        try:
+            import redis.asyncio as redis
+        except ImportError as exc:  # pragma: no cover - depends on the install
+            raise RuntimeError(
+                "CONVSCOPE_FOLLOW_REDIS_URL is set but the redis package is missing: "
+                "pip install 'convscope[redis]'"
+            ) from exc
+        self.url = url
+        self.max_sessions = max_sessions
+        self.idle_seconds = idle_seconds
+        self._ttl_ms = max(1, int(idle_seconds * 1000))
+        # a blocking pool: 300 students joining at once wait their turn for one of
+        # REDIS_CONNECTIONS connections instead of failing with "Too many connections"
+        pool = redis.BlockingConnectionPool.from_url(url, max_connections=REDIS_CONNECTIONS, timeout=20, decode_responses=True)
+        self._pool = pool
+        self._redis = redis.Redis(connection_pool=pool)
+        self._scripts = {name: self._redis.register_script(body) for name, body in (
+            ("create", _CREATE), ("publish", _PUBLISH), ("take_over", _TAKE_OVER), ("end", _END))}
+        self._pubsub: Any = None
+        self._reader: asyncio.Task | None = None
+        self._channels: dict[str, Channel] = {}
+        self._lock = asyncio.Lock()
+
+    @staticmethod
+    def _session_key(session: str) -> str:
+        return f"{PREFIX}s:{session}"
+
+    _live = PREFIX + "live"
+
+    async def create(self, credentials: Credentials, state_text: str | None) -> None:
+        seq = 0 if state_text is None else 1
+        keys = [self._live, self._session_key(credentials.session), f"{PREFIX}c:{credentials.code}"]
+        args = [credentials.session, credentials.code, self._ttl_ms, self.max_sessions, seq, state_text or "null"]
+        status, open_sessions = await self._scripts["create"](keys=keys, args=args)
+        if status == -1:
+            raise TooManySessions(open_sessions, self.max_sessions)
+        if status == -2:
+            raise CodeTaken(credentials.code)
+
+    async def resolve(self, code: str) -> str:
+        session = await self._redis.get(f"{PREFIX}c:{code}")
+        if session is None:
+            raise NoSession(code)
+        return session
+
+    async def publish(self, session: str, driver: int, state_text: str) -> int:
+        keys = [self._session_key(session), self._live]
+        seq, current = await self._scripts["publish"](keys=keys, args=[session, self._ttl_ms, driver, state_text])
+        if seq == -1:
+            raise NoSession(session)
+        if seq == -2:
+            raise StaleDriver(current)
+        return seq
+
+    async def take_over(self, session: str) -> int:
+        driver = await self._scripts["take_over"](keys=[self._session_key(session), self._live], args=[session, self._ttl_ms])
+        if driver == -1:
+            raise NoSession(session)
+        return driver
+
+    async def end(self, session: str) -> None:
+        if await self._scripts["end"](keys=[self._session_key(session), self._live], args=[session]) == -1:
+            raise NoSession(session)
+
+    async def exists(self, session: str) -> bool:
+        return bool(await self._redis.exists(self._session_key(session)))
+
+    async def count(self) -> int:
+        now_s, now_us = await self._redis.time()
+        await self._redis.zremrangebyscore(self._live, "-inf", now_s * 1000 + now_us // 1000)
+        return await self._redis.zcard(self._live)
+
+    # ---- subscribers -------------------------------------------------------------
+
+    async def _start_reader(self) -> None:
+        if self._reader is None:
+            self._pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
+            await self._pubsub.subscribe(CONTROL)
+            self._reader = asyncio.create_task(self._read())
+
+    async def _read(self) -> None:
+        while True:
+            try:
+                item = await self._pubsub.get_message(timeout=1.0)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # Redis restarted: redis-py reconnects and resubscribes
+                log.warning("follow: Redis pub/sub read failed (%s); retrying", exc)
+                await asyncio.sleep(0.5)
+                continue
+            if item is None or item.get("type") != "message":
+                continue
+            channel = self._channels.get(item["channel"][len(PREFIX) + 3:])
+            if channel is None:
+                continue
+            data = item["data"]
+            if data == "end":
+                channel.post(Message(seq=0, data='{"reason":"ended"}', end=True))
+            else:
+                channel.post(Message(seq=json.loads(data)["seq"], data=data))
+
+    async def _channel(self, session: str) -> Channel:
+        async with self._lock:
+            await self._start_reader()
+            channel = self._channels.get(session)
+            if channel is None:
+                channel = self._channels[session] = Channel()
+                await self._pubsub.subscribe(f"{PREFIX}ch:{session}")
+            channel.subscribers += 1  # held until the subscriber's own count is taken
+            return channel
+
+    async def _release(self, session: str, channel: Channel) -> None:
+        async with self._lock:
+            if channel.subscribers == 0 and self._channels.get(session) is channel:
+                del self._channels[session]
+                await self._pubsub.unsubscribe(f"{PREFIX}ch:{session}")
+
+    async def subscribe(self, session: str, last_seq: int) -> AsyncIterator[Message]:
+        channel = await self._channel(session)
+        held = True
+        try:
+            # subscribed first, read second: a state published in between arrives twice,
+            # and the channel keeps the newer one
+            seq, driver, state = await self._redis.hmget(self._session_key(session), "seq", "driver", "state")
+            if seq is None:
+                raise NoSession(session)
+            if int(seq) > 0:
+                channel.post(state_message(int(seq), int(driver), state))
+            channel.subscribers -= 1
+            held = False
+            alive = lambda: self.exists(session)  # noqa: E731
+            async for message in follow(channel, last_seq, alive, check_interval(self.idle_seconds)):
+                yield message
+        finally:
+            if held:
+                channel.subscribers -= 1
+            await self._release(session, channel)
+
+    async def close(self) -> None:
+        if self._reader is not None:
+            self._reader.cancel()
+            self._reader = None
+        if self._pubsub is not None:
+            await self._pubsub.aclose()
+        await self._redis.aclose()
+        await self._pool.disconnect()

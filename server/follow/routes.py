@@ -1,0 +1,251 @@
+"""Follow mode's HTTP API, under ``/api/follow``.
+
+    POST /api/follow/sessions                     open a session: {session, code, secret, driver}
+    GET  /api/follow/join/{code}                  a join code's session
+    PUT  /api/follow/sessions/{session}/state     drive: {secret, driver, state} -> {seq}
+    POST /api/follow/sessions/{session}/takeover  {secret} -> {driver}: this page drives now
+    POST /api/follow/sessions/{session}/end       {secret}: close it
+    GET  /api/follow/sessions/{session}/events    Server-Sent Events: the latest state at
+         once (or, after a reconnect, if newer than Last-Event-ID), each newer state, an end
+    GET  /api/follow                              the broker, open sessions and the limits
+
+Every request that changes a session carries its secret; the server hashes it and
+compares with the session id. A wrong secret gets 403, a page that another page took
+over from gets 409.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Annotated, Any, AsyncIterator
+
+from fastapi import APIRouter, Depends, Header, Path, Request, Response
+from fastapi.sse import KEEPALIVE_COMMENT, EventSourceResponse, format_sse_event
+from pydantic import BaseModel, Field
+
+from ..errors import ApiError
+from ..schemas import ErrorBody
+from .channel import KEEPALIVE
+from .broker import Broker, CodeTaken, NoSession, StaleDriver, TooManySessions, make_broker
+from .session import CODE_LENGTH, SESSION_ID_HEX, StateError, encode_state, new_credentials, normal_code, secret_matches
+
+__all__ = ["router", "broker_of"]
+
+router = APIRouter(prefix="/api/follow", tags=["follow"])
+
+SessionId = Annotated[str, Path(pattern=f"^[0-9a-f]{{{SESSION_ID_HEX}}}$", description="the session id (hash of its secret)")]
+Secret = Annotated[str, Field(min_length=1, max_length=256, description="the secret the session was opened with")]
+RETRY = format_sse_event(retry=1000)  # a dropped EventSource reconnects after 1 s
+
+
+class NewSession(BaseModel):
+    state: dict[str, Any] | None = Field(None, description="the teacher's first state (setup, view, step)")
+
+
+class SessionCreated(BaseModel):
+    session: str = Field(description="session id: the channel students follow")
+    code: str = Field(description="join code to show the class")
+    secret: str = Field(description="keep it in the teacher's page: it drives the session")
+    driver: int = Field(description="this page's driver number (a take-over makes a new one)")
+    join_path: str
+    events_path: str
+    idle_seconds: float = Field(description="the session ends after this long without the teacher")
+
+
+class Drive(BaseModel):
+    secret: Secret
+    driver: int = Field(ge=1, le=2**31, description="the driver number the page got")
+    state: dict[str, Any] = Field(description="the teacher's state: lesson/setup, view settings, step")
+
+
+class Published(BaseModel):
+    seq: int = Field(description="the state's number, the SSE event id subscribers see")
+
+
+class Authority(BaseModel):
+    secret: Secret
+
+
+class TookOver(BaseModel):
+    driver: int
+
+
+class Joined(BaseModel):
+    session: str
+    code: str
+    events_path: str
+
+
+class FollowInfo(BaseModel):
+    broker: str
+    open_sessions: int
+    max_sessions: int
+    idle_seconds: float
+    max_state_bytes: int
+    worker: int | None = Field(None, description="this worker's process id (debug mode only, for tests)")
+
+
+def broker_of(request: Request) -> Broker:
+    """The app's broker, made on first use (inside the worker's event loop)."""
+    state = request.app.state
+    broker = getattr(state, "follow_broker", None)
+    if broker is None:
+        s = state.settings
+        broker = state.follow_broker = make_broker(s.follow_max_sessions, s.follow_idle_seconds, s.follow_redis_url)
+    return broker
+
+
+BrokerDep = Annotated[Broker, Depends(broker_of)]
+
+
+def _no_session(session: str) -> ApiError:
+    return ApiError(404, ["path", "session"], f"no follow session {session} (it ended, or expired after being idle)", "not_found")
+
+
+def _check_secret(secret: str, session: str) -> None:
+    if not secret_matches(secret, session):
+        raise ApiError(403, ["body", "secret"], f"the secret is not the secret of session {session}: only the teacher's page that opened it can drive it", "forbidden")
+
+
+def _state_text(state: dict[str, Any], request: Request) -> str:
+    try:
+        return encode_state(state, request.app.state.settings.follow_max_state_bytes)
+    except StateError as exc:
+        raise ApiError(413 if exc.too_large else 422, ["body", "state"], str(exc), "too_large" if exc.too_large else "value_error") from exc
+
+
+def _refusals(*codes: int) -> dict[int | str, dict[str, Any]]:
+    return {code: {"model": ErrorBody} for code in codes}
+
+
+@router.get("", response_model=FollowInfo, summary="Follow mode's broker and limits")
+async def info(request: Request, broker: BrokerDep) -> FollowInfo:
+    s = request.app.state.settings
+    return FollowInfo(
+        broker=type(broker).__name__.removesuffix("Broker").lower(),
+        open_sessions=await broker.count(),
+        max_sessions=s.follow_max_sessions,
+        idle_seconds=s.follow_idle_seconds,
+        max_state_bytes=s.follow_max_state_bytes,
+        worker=os.getpid() if s.debug else None,
+    )
+
+
+@router.post("/sessions", status_code=201, response_model=SessionCreated, summary="Open a follow session", responses=_refusals(413, 422, 429, 503))
+async def open_session(body: NewSession, request: Request, broker: BrokerDep) -> SessionCreated:
+    if request.app.state.settings.follow_max_sessions == 0:
+        raise ApiError(503, ["body"], "follow mode is off on this server (CONVSCOPE_FOLLOW_MAX_SESSIONS=0; several workers need CONVSCOPE_FOLLOW_REDIS_URL)", "follow_off")
+    state_text = None if body.state is None else _state_text(body.state, request)
+    for _ in range(5):
+        credentials = new_credentials()
+        try:
+            await broker.create(credentials, state_text)
+            break
+        except CodeTaken:
+            continue
+        except TooManySessions as exc:
+            raise ApiError(
+                429, ["body"],
+                f"{exc.open_sessions} follow sessions are open and this server allows {exc.limit} "
+                "(CONVSCOPE_FOLLOW_MAX_SESSIONS); try again when one ends or expires",
+                "too_many_sessions",
+            ) from exc
+    else:  # pragma: no cover - five clashes in a row
+        raise ApiError(503, ["body"], "no free join code was found; try again", "unavailable")
+    session = credentials.session
+    return SessionCreated(
+        session=session,
+        code=credentials.code,
+        secret=credentials.secret,
+        driver=1,
+        join_path=f"/?follow={credentials.code}",
+        events_path=f"/api/follow/sessions/{session}/events",
+        idle_seconds=broker.idle_seconds,
+    )
+
+
+@router.get("/join/{code}", response_model=Joined, summary="The session of a join code", responses=_refusals(404))
+async def join(broker: BrokerDep, code: str = Path(min_length=1, max_length=32)) -> Joined:
+    wanted = normal_code(code)
+    try:
+        session = await broker.resolve(wanted)
+    except NoSession:
+        raise ApiError(404, ["path", "code"], f"no follow session has the join code {wanted!r} (codes have {CODE_LENGTH} letters and digits; a session ends when its teacher is idle)", "not_found") from None
+    return Joined(session=session, code=wanted, events_path=f"/api/follow/sessions/{session}/events")
+
+
+@router.put("/sessions/{session}/state", response_model=Published, summary="Drive: publish the teacher's state", responses=_refusals(403, 404, 409, 413, 422))
+async def drive(session: SessionId, body: Drive, request: Request, broker: BrokerDep) -> Published:
+    _check_secret(body.secret, session)
+    state_text = _state_text(body.state, request)
+    try:
+        return Published(seq=await broker.publish(session, body.driver, state_text))
+    except NoSession:
+        raise _no_session(session) from None
+    except StaleDriver as exc:
+        raise ApiError(409, ["body", "driver"], f"another page took over this session (driver {exc.current}, this page is {body.driver}); take over again to drive", "conflict") from None
+
+
+@router.post("/sessions/{session}/takeover", response_model=TookOver, summary="Take over driving (needs the secret)", responses=_refusals(403, 404))
+async def take_over(session: SessionId, body: Authority, broker: BrokerDep) -> TookOver:
+    _check_secret(body.secret, session)
+    try:
+        return TookOver(driver=await broker.take_over(session))
+    except NoSession:
+        raise _no_session(session) from None
+
+
+@router.post("/sessions/{session}/end", status_code=204, summary="End the session (needs the secret)", responses=_refusals(403, 404))
+async def end(session: SessionId, body: Authority, broker: BrokerDep) -> None:
+    _check_secret(body.secret, session)
+    try:
+        await broker.end(session)
+    except NoSession:
+        raise _no_session(session) from None
+
+
+async def _open_session(session: SessionId, broker: BrokerDep) -> str:
+    if not await broker.exists(session):
+        raise _no_session(session)
+    return session
+
+
+def _last_seq(header: str | None) -> int:
+    """The state a reconnecting EventSource has seen (its Last-Event-ID); 0 if none."""
+    try:
+        return max(0, int(header)) if header is not None else 0
+    except ValueError:
+        return 0
+
+
+SSE_RESPONSE: dict[int | str, dict[str, Any]] = {
+    200: {"description": "Server-Sent Events: `state` events, then one `end`.", "content": {"text/event-stream": {"schema": {"type": "string"}}}},
+    **_refusals(404),
+}
+
+
+# Not response_class=EventSourceResponse: FastAPI would then treat the function as an
+# item generator and encode every item for every subscriber; here each state's bytes
+# are made once (Message.wire) and the route returns the response itself.
+@router.get("/sessions/{session}/events", response_class=Response, summary="Follow: the session's states as Server-Sent Events", responses=SSE_RESPONSE)
+async def events(
+    broker: BrokerDep,
+    session: Annotated[str, Depends(_open_session)],
+    last_event_id: Annotated[str | None, Header(max_length=20)] = None,
+) -> EventSourceResponse:
+    """Events ``state`` (id = the state's number, data = ``{seq, driver, state}``) and a
+    last ``end`` (data = ``{reason}``: ended or expired). Each state is encoded once and
+    the same bytes go to every subscriber."""
+    messages = broker.subscribe(session, _last_seq(last_event_id))
+
+    async def stream() -> AsyncIterator[bytes]:
+        try:
+            yield RETRY
+            async for message in messages:
+                yield KEEPALIVE_COMMENT if message is KEEPALIVE else message.wire
+                if message.end:
+                    return
+        finally:
+            await messages.aclose()  # the subscriber leaves its channel now, not at GC
+
+    return EventSourceResponse(stream(), headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})

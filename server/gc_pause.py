@@ -1,0 +1,33 @@
+"""The server's decision to pause the cyclic garbage collector while it builds a
+whole trace document.
+
+A document holds ~100 containers per event and no reference cycles: the collector
+would only rescan them again and again while they are made (a third of the build's
+time, measured in bench/trace.py), and once more at the first allocation after it is
+switched on again if the document is still alive then. convcore leaves the process
+alone; the service, which owns the process, pauses the collector around its build,
+encoding and freeing of a document.
+"""
+
+from __future__ import annotations
+
+import gc
+from contextlib import contextmanager
+from typing import Iterator
+
+__all__ = ["paused_gc"]
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """Pause the cyclic collector for the block, then restore it if it was on.
+
+    Concurrent builds in threads are safe: the build that paused it restores it, so it
+    never stays off; a build that found it already paused leaves it to that one."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()

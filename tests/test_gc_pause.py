@@ -1,0 +1,43 @@
+"""convcore leaves the garbage collector alone; the service pauses it around a build."""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+
+from convcore.trace import build_trace, iter_trace
+from server.gc_pause import paused_gc
+
+
+def test_the_engine_never_switches_the_collector(monkeypatch):
+    def refuse():
+        raise AssertionError("convcore switched the garbage collector")
+
+    monkeypatch.setattr(gc, "disable", refuse)
+    monkeypatch.setattr(gc, "enable", refuse)
+    config = {"b": [1.0], "dout": {"fill": "randint", "low": -1, "high": 1, "seed": 0}}
+    assert build_trace(config)["total_events"] == sum(1 for line in iter_trace(config) if line["type"] == "event")
+
+
+def test_paused_gc_restores_the_collector_it_paused():
+    assert gc.isenabled()
+    with paused_gc():
+        assert not gc.isenabled()
+        with paused_gc():  # a build that finds it paused leaves it to the one that paused it
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    with pytest.raises(ValueError), paused_gc():
+        raise ValueError("a failed build")
+    assert gc.isenabled()
+
+
+def test_paused_gc_leaves_a_collector_that_was_off_off():
+    gc.disable()
+    try:
+        with paused_gc():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

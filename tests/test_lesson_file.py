@@ -1,0 +1,167 @@
+"""The offline lesson file (``convscope export``) in Debian's Chromium, opened from
+file:// with no server running: it shows the trace, plays, steps with the keys, says
+that editing needs the server, and not one request leaves the page."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import pytest
+
+from convcore.trace import build_trace
+from server.cli import main
+from server.presets import PRESETS
+from test_browser_helpers import (
+    assert_equation_matches,
+    assert_stage_matches,
+    chromium_missing_reason,
+    step_of,
+    wait_complete,
+    wait_until,
+)
+
+pytestmark = pytest.mark.browser
+
+_missing = chromium_missing_reason()
+if _missing:
+    if os.environ.get("CI") == "true":
+        raise RuntimeError(f"browser tests cannot run in CI: {_missing}")
+    pytest.skip(_missing, allow_module_level=True)
+
+MAX_BYTES = 1_000_000
+
+
+# Chromium for this module (no server: the pages open from files)
+from test_browser_helpers import browser  # noqa: E402,F401
+
+
+@pytest.fixture(scope="module")
+def cs231n_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("lesson") / "cs231n.html"
+    assert main(["export", str(path), "--preset", "cs231n"]) == 0
+    return path
+
+
+class OfflinePage:
+    """A page opened from a file: every request it makes and every console message."""
+
+    def __init__(self, browser, path, viewport=(1600, 1000)):
+        self.url = path.as_uri()
+        self.context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]})
+        self.requests: list[str] = []
+        self.errors: list[str] = []
+        # every request reaches this route: the file itself may load, nothing else
+        self.context.route("**/*", self._route)
+        self.page = self.context.new_page()
+        self.page.on("request", lambda r: self.requests.append(r.url))
+        self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+        self.page.goto(self.url)
+        wait_complete(self.page)
+
+    def _route(self, route):
+        if route.request.url == self.url:
+            route.continue_()
+        else:
+            self.requests.append(route.request.url)
+            route.abort()
+
+    def close(self):
+        left = [u for u in self.requests if not u.startswith(("file:", "data:"))]
+        assert left == [], f"requests left the page: {left}"
+        assert self.errors == [], f"console errors: {self.errors}"
+        self.context.close()
+
+
+def test_the_cs231n_file_is_under_a_megabyte(cs231n_file, capsys):
+    size = cs231n_file.stat().st_size
+    print(f"cs231n lesson file: {size} bytes")
+    assert size < MAX_BYTES
+    html = cs231n_file.read_text(encoding="utf-8")
+    assert "http://" not in html.replace("http://www.w3.org/2000/svg", "") and "https://" not in html
+    assert '<script type="module" src=' not in html and 'rel="stylesheet"' not in html
+
+
+def test_the_file_plays_and_steps_with_the_keys_offline(browser, cs231n_file):
+    doc = build_trace(PRESETS["cs231n"].config)
+    view = OfflinePage(browser, cs231n_file)
+    page = view.page
+    try:
+        assert page.evaluate("window.convscope.total") == doc["total_events"] == len(doc["events"])
+        assert page.evaluate("window.convscope.preset") == "cs231n"
+        assert "gradients verified" in page.inner_text("#badge")
+        assert step_of(page) == 0
+        assert_stage_matches(page, doc, 0)
+        page.locator("#stage").focus()
+        for _ in range(3):
+            page.keyboard.press("ArrowRight")
+        wait_until(page, "window.convscope.shownStep === 3")
+        assert_equation_matches(page, doc, 3)
+        assert_stage_matches(page, doc, 3)
+        page.keyboard.press("PageUp")
+        wait_until(page, "window.convscope.shownStep === 2")
+        page.keyboard.press("End")
+        last = doc["total_events"] - 1
+        wait_until(page, f"window.convscope.shownStep === {last}")
+        assert_stage_matches(page, doc, last)
+        page.keyboard.press("Home")
+        wait_until(page, "window.convscope.shownStep === 0")
+        # Space plays to the end (at top speed)
+        page.evaluate("window.convscope.setSpeedIndex(99)")
+        page.locator("#stage").click(position={"x": 5, "y": 5})
+        page.keyboard.press(" ")
+        wait_until(page, f"window.convscope.playing || window.convscope.step === {last}", 3)
+        wait_until(page, f"!window.convscope.playing && window.convscope.step === {last}", 10)
+        # projector mode is a view of the same trace
+        page.keyboard.press("p")
+        wait_until(page, "document.body.classList.contains('projector')")
+        page.keyboard.press("p")
+    finally:
+        view.close()
+
+
+def test_editing_says_it_needs_the_server(browser, cs231n_file):
+    view = OfflinePage(browser, cs231n_file)
+    page = view.page
+    try:
+        before = page.evaluate("window.convscope.document().events.length")
+        page.fill('input[name="stride_h"]', "1")
+        page.locator('input[name="stride_h"]').blur()
+        page.locator("#form-error").wait_for(state="visible", timeout=5000)
+        assert "needs the ConvScope server" in page.inner_text("#form-error")
+        assert page.evaluate("window.convscope.document().events.length") == before == len(build_trace(PRESETS["cs231n"].config)["events"])
+    finally:
+        view.close()
+
+
+def test_a_setup_file_exports_with_its_title(browser, tmp_path):
+    config = {"x": [[[[0, 1, 2], [3, 4, 5], [6, 7, 8]]]], "w": [[[[0, 1], [2, 3]]]], "dout": [[[[1, -2], [3, -1]]]],
+              "title": "My </script> lesson", "teaches": "a & b"}
+    (tmp_path / "setup.json").write_text(json.dumps(config))
+    out = tmp_path / "mine.html"
+    assert main(["export", str(out), "--setup", str(tmp_path / "setup.json")]) == 0
+    view = OfflinePage(browser, out)
+    try:
+        page = view.page
+        assert page.title() == "My </script> lesson · ConvScope lesson"
+        trace_config = {k: v for k, v in config.items() if k not in ("title", "teaches")}
+        doc = build_trace(trace_config)
+        assert page.evaluate("window.convscope.total") == len(doc["events"])
+        assert page.evaluate("window.convscope.preset") == "lesson"
+        page.keyboard.press("End")
+        wait_until(page, f"window.convscope.shownStep === {len(doc['events']) - 1}")
+        assert_stage_matches(page, doc, len(doc["events"]) - 1)
+    finally:
+        view.close()
+
+
+def test_export_refuses_bad_input_with_the_numbers(tmp_path, capsys):
+    (tmp_path / "bad.json").write_text(json.dumps({"x": [[[[1, 2], [3, 4]]]], "w": [[[[1, 2, 3]]]]}))
+    assert main(["export", str(tmp_path / "o.html"), "--setup", str(tmp_path / "bad.json")]) == 2
+    err = capsys.readouterr().err
+    assert "convscope:" in err and "3" in err and "2" in err
+    assert not (tmp_path / "o.html").exists()
+    assert main(["export", str(tmp_path / "o.html"), "--preset", "nope"]) == 2
+    assert "no preset named 'nope'" in capsys.readouterr().err
