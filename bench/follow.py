@@ -47,7 +47,7 @@ def follow_rows(base: str, label: str, steps: int, interval: float) -> dict[int,
 
 
 def export_rows(repeats: int) -> None:
-    from convscope import show
+    from server.notebook import show
     from server.export.bundle import inline_page
     from server.export.lesson import lesson_html
     from server.presets import PRESETS

@@ -1,17 +1,24 @@
 """Service benchmark on loopback, all figures measured in one run.
 
-1. Latency: 100 concurrent clients POST the CS231n preset to /api/trace (a uvicorn
-   process, one worker), with the document cache on (the default) and off.
-   Prints p50/p99 and the error count. Targets: p99 <= 100 ms, 0 errors.
+1. Latency: 100 and 300 concurrent clients POST the CS231n preset to /api/trace, with
+   the document cache on (the default) and off, with 1 and 2 workers, for this server
+   (``convscope serve``) side by side with an older checkout (``--against DIR``: its
+   own uvicorn app factory, its own PYTHONPATH). Prints p50/p99 and the non-200 count
+   (503 = the worker's build slots stayed taken). Target: p99 <= 100 ms, 0 errors
+   with the cache on.
 2. Streaming: time to the first NDJSON line / total time, for the largest trace the
    default limits allow (19 420 events, mac granularity). Target <= 5 %.
 3. Encoder: bytes and time of orjson against FastAPI's default path (validate the
    return value with the response model, then dump it with pydantic-core) and against
    the standard library's json (JSONResponse), on that same trace; alternating,
    median of repeats.
+4. The worst allowed requests (tests/test_server_hostile.py's WORST, each the largest
+   of its kind the default limits allow) and the request of issue 11: reply bytes,
+   time and the worker's peak RSS, on both servers.
 
-Run: .venv/bin/python bench/server.py [--clients 100] [--requests 10]
-The load generator shares the machine's cores with the server.
+Run: .venv/bin/python bench/server.py [--against /tmp/old-server] [--requests 10]
+(e.g. ``git archive 860303d | tar -x -C /tmp/old-server``). The load generator shares
+the machine's cores with the server.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -50,18 +58,27 @@ def free_port() -> int:
 
 
 class Server:
-    """A uvicorn process running ConvScope on a free loopback port."""
+    """ConvScope on a free loopback port: this checkout's ``convscope serve`` or, with
+    ``root``, an older checkout's app under plain uvicorn (its own PYTHONPATH)."""
 
-    def __init__(self, **env: str):
+    def __init__(self, root: Path | None = None, workers: int = 1, **env: str):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/"
-        clean = {k: v for k, v in os.environ.items() if not k.startswith("CONVSCOPE_")}
+        clean = {k: v for k, v in os.environ.items() if not k.startswith("CONVSCOPE_") and k != "PYTHONPATH"}
+        if root is None:
+            command = [sys.executable, "-m", "server", "serve", "--port", str(self.port), "--workers", str(workers),
+                       "--log-level", "warning"]
+            cwd = ROOT
+        else:
+            command = [sys.executable, "-m", "uvicorn", "server.app:create_app_from_env", "--factory",
+                       "--host", "127.0.0.1", "--port", str(self.port), "--workers", str(workers),
+                       "--log-level", "warning"]
+            cwd = root
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "server.app:create_app_from_env", "--factory",
-             "--host", "127.0.0.1", "--port", str(self.port), "--log-level", "warning"],
-            cwd=ROOT, env={**clean, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            command, cwd=cwd, env={**clean, "PYTHONPATH": str(cwd), **env},
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 60
         while True:
             try:
                 httpx.get(self.url + "api/health", timeout=1)
@@ -71,9 +88,19 @@ class Server:
                     raise RuntimeError("server did not start")
                 time.sleep(0.1)
 
+    def rss(self) -> int:
+        """Resident memory of the server and its workers, bytes."""
+        import psutil
+
+        root = psutil.Process(self.process.pid)
+        return sum(p.memory_info().rss for p in [root, *root.children(recursive=True)])
+
     def stop(self) -> None:
         self.process.terminate()
-        self.process.wait(timeout=10)
+        try:
+            self.process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -100,6 +127,9 @@ async def _client(port: int, request: bytes, count: int, latencies: list[float])
                 )
                 await reader.readexactly(length)
                 errors += status != 200
+                if b"connection: close" in head.lower():
+                    writer.close()
+                    reader, writer = await asyncio.open_connection("127.0.0.1", port)
             except (OSError, ValueError, StopIteration, asyncio.IncompleteReadError):
                 errors += 1
                 break
@@ -128,22 +158,63 @@ async def load(port: int, body: dict, clients: int, requests: int) -> tuple[list
     return latencies, sum(errors)
 
 
-def latency_section(clients: int, requests: int) -> None:
+def latency_section(requests: int, against: Path | None) -> None:
     body = PRESETS["cs231n"].config
-    print(f"1. /api/trace, CS231n preset, {clients} concurrent clients x {requests} requests, 1 worker")
-    for label, env in (("cache on (default)", {}), ("cache off", {"CONVSCOPE_CACHE_ENTRIES": "0"})):
-        server = Server(**env)
+    print(f"1. /api/trace, CS231n preset, {requests} requests per client (300 clients: {max(1, requests // 3)})")
+    servers = [("this", None)] + ([(f"old {against.name}", against)] if against else [])
+    for clients in (100, 300):
+        count = requests if clients == 100 else max(1, requests // 3)
+        for workers in (1, 2):
+            for label, env in (("cache on", {}), ("cache off", {"CONVSCOPE_CACHE_ENTRIES": "0"})):
+                for name, root in servers:
+                    server = Server(root, workers, **env)
+                    try:
+                        start = time.perf_counter()
+                        latencies, errors = asyncio.run(load(server.port, body, clients, count))
+                        wall = time.perf_counter() - start
+                    finally:
+                        server.stop()
+                    ms = [v * 1000 for v in latencies]
+                    print(
+                        f"   {clients:3d} clients {workers} worker{'s' if workers > 1 else ' '} {label:9s} {name:14s} "
+                        f"p50 {percentile(ms, 50):7.1f} ms  p99 {percentile(ms, 99):7.1f} ms  non-200 {errors:4d}  "
+                        f"({len(ms) / wall:.0f} requests/s)", flush=True,
+                    )
+
+
+def worst_section(against: Path | None) -> None:
+    sys.path.insert(0, str(ROOT / "tests"))
+    from test_server_hostile import ISSUE, WORST
+
+    cases = {**WORST, "issue 11 (187 bytes)": ISSUE}
+    print("4. the worst allowed requests, POST /api/trace, one worker: reply bytes, time, peak RSS of the worker")
+    servers = [("this", None)] + ([(f"old {against.name}", against)] if against else [])
+    for name, root in servers:
+        server = Server(root, 1)
         try:
-            start = time.perf_counter()
-            latencies, errors = asyncio.run(load(server.port, body, clients, requests))
-            wall = time.perf_counter() - start
+            base = server.rss()
+            print(f"   {name}: idle RSS {base / 2**20:.0f} MB")
+            for case, body in cases.items():
+                peak = [server.rss()]
+                done = threading.Event()
+
+                def sample():
+                    while not done.is_set():
+                        peak[0] = max(peak[0], server.rss())
+                        time.sleep(0.01)
+
+                sampler = threading.Thread(target=sample)
+                sampler.start()
+                start = time.perf_counter()
+                response = httpx.post(server.url + "api/trace", json=body, timeout=300)
+                took = time.perf_counter() - start
+                done.set()
+                sampler.join()
+                what = f"{len(response.content):>11,d} bytes" if response.status_code == 200 else \
+                    f"{response.status_code} {response.json()['detail'][0]['msg'][:60]}"
+                print(f"     {case:22s} {what:70s} {took * 1000:7.0f} ms  peak RSS {peak[0] / 2**20:6.0f} MB", flush=True)
         finally:
             server.stop()
-        ms = [v * 1000 for v in latencies]
-        print(
-            f"   {label:20s} p50 {percentile(ms, 50):6.1f} ms  p99 {percentile(ms, 99):6.1f} ms  "
-            f"errors {errors}  ({len(ms) / wall:.0f} requests/s)"
-        )
 
 
 def stream_section(repeats: int) -> None:
@@ -212,13 +283,20 @@ def encoder_section(repeats: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--clients", type=int, default=100)
-    parser.add_argument("--requests", type=int, default=10, help="requests per client")
+    parser.add_argument("--requests", type=int, default=10, help="requests per client (100 clients; 300: a third)")
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--against", type=Path, help="an older checkout to run side by side (its own app)")
+    parser.add_argument("--only", choices=["latency", "stream", "encoder", "worst"], action="append")
     args = parser.parse_args()
-    latency_section(args.clients, args.requests)
-    stream_section(args.repeats)
-    encoder_section(args.repeats)
+    run = set(args.only or ["latency", "stream", "encoder", "worst"])
+    if "latency" in run:
+        latency_section(args.requests, args.against)
+    if "stream" in run:
+        stream_section(args.repeats)
+    if "encoder" in run:
+        encoder_section(args.repeats)
+    if "worst" in run:
+        worst_section(args.against)
 
 
 if __name__ == "__main__":

@@ -30,11 +30,12 @@ from .messages import shorten
 from .spec import ConvSpecError
 from .values import is_int
 
-__all__ = ["FILLS", "MAX_DIMS", "Fill", "FillSpec", "describe", "format_number", "make_tensor", "parse_fill"]
+__all__ = ["FILLS", "MAX_DIMS", "MAX_SEED", "Fill", "FillSpec", "describe", "format_number", "make_tensor", "parse_fill"]
 
 Params = Mapping[str, float]
 _MAX_EXACT_INT = 2**53  # the largest integers float64 holds exactly
 MAX_DIMS = 32  # dimensions of a tensor: NumPy iterates (``.flat``) over at most 32
+MAX_SEED = 2**32 - 1  # seeds are 32-bit, as the API documents
 
 
 @dataclass(frozen=True)
@@ -211,6 +212,8 @@ def parse_fill(spec: Any, name: str | None = None) -> FillSpec:
     seed = spec.get("seed", 0)
     if not is_int(seed) or seed < 0:
         raise fail("seed", f"must be a non-negative integer, got {shorten(seed)}")
+    if seed > MAX_SEED:
+        raise fail("seed", f"must be at most {MAX_SEED} (2^32 − 1), got {shorten(seed)}")
 
     unknown = sorted(set(spec) - {"fill", "shape", "seed"} - set(fill.defaults))
     if unknown:

@@ -9,6 +9,7 @@ writes a file named by a request; no user code runs.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from fastapi import FastAPI
@@ -17,10 +18,14 @@ from fastapi.staticfiles import StaticFiles
 
 from convcore import __version__
 
+from .docs import install_docs
 from .errors import install_error_handlers
 from .follow.routes import router as follow_router
+from .gate import BuildGate
+from .hosts import allowed_hosts
+from .http_rules import MethodRules
 from .routes import debug, health, meta, pages, presets, trace
-from .security import BodySizeLimit, SecurityHeaders
+from .security import HostCheck, RequestBody, SecurityHeaders
 from .settings import Settings
 from .static_files import find_static_dir
 from .streaming import StreamStats
@@ -34,8 +39,16 @@ backward pass accumulates dW, dX and db. The trace endpoints return the steps as
 document (schema `convscope.trace/1`) or as NDJSON lines; `/api/conv` returns the
 numbers only. Tensors are nested lists of numbers or fill specs; parameters have
 PyTorch's names. Bad input gets a 422 naming the field and the numbers; requests over
-the limits (see `/api/health`) get a 413 naming the count and the limit.
+the limits (see `/api/health`) get a 413 naming the measure, its value and the limit;
+when every build slot of a worker stays taken, a 503 with `Retry-After`.
 """
+
+
+# Builds run in threads and hold the GIL; the event loop (health, the page's files, every
+# socket) needs it back after each wait. CPython hands it over every 5 ms by default, so
+# with a few builds running a cheap request waited 100 ms and more; at 0.5 ms it waits a
+# few ms (tests/test_server_hostile.py holds /api/health under 100 ms under load).
+SWITCH_INTERVAL = 0.0005
 
 
 def create_app(settings: Settings | None = None, static_dir: Path | None = None) -> FastAPI:
@@ -45,17 +58,19 @@ def create_app(settings: Settings | None = None, static_dir: Path | None = None)
     static_dir : the page's folder (default: the installed or checked-out static/)
     """
     settings = settings if settings is not None else Settings.from_env()
+    sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL))
     app = FastAPI(
         title="ConvScope",
         version=__version__,
         description=DESCRIPTION,
-        docs_url=None,  # Swagger UI and ReDoc load scripts from a CDN: not here.
+        docs_url=None,  # FastAPI's pages load scripts from a CDN: server.docs serves local ones
         redoc_url=None,
     )
     app.state.settings = settings
     app.state.static_dir = static_dir if static_dir is not None else find_static_dir()
     app.state.stream_stats = StreamStats()
     app.state.cache = DocumentCache(settings.cache_entries)
+    app.state.gate = BuildGate(settings.max_builds, settings.queue_timeout)
 
     install_error_handlers(app)
     app.include_router(pages.router)
@@ -66,6 +81,8 @@ def create_app(settings: Settings | None = None, static_dir: Path | None = None)
     app.include_router(follow_router)
     if settings.debug:
         app.include_router(debug.router, include_in_schema=False)
+    install_docs(app)
+    _document_body_refusals(app)
 
     folder = app.state.static_dir
     if folder is not None:
@@ -79,9 +96,32 @@ def create_app(settings: Settings | None = None, static_dir: Path | None = None)
             allow_methods=["GET", "POST"],
             allow_headers=["content-type"],
         )
-    app.add_middleware(BodySizeLimit, limit=settings.max_body_bytes, timeout=settings.body_timeout)
-    app.add_middleware(SecurityHeaders)
+    app.add_middleware(RequestBody, limit=settings.max_body_bytes)
+    app.add_middleware(MethodRules, router_app=app, cors=bool(settings.cors_origins))
+    app.add_middleware(HostCheck, hosts=allowed_hosts(settings))
+    app.add_middleware(SecurityHeaders)  # outermost: every reply, refusals included
     return app
+
+
+def _document_body_refusals(app: FastAPI) -> None:
+    """Every operation with a request body may get the 415 of ``RequestBody`` (a body
+    that is not UTF-8 JSON), whichever router it comes from: say so in the schema."""
+    build = app.openapi
+
+    def openapi() -> dict:
+        if app.openapi_schema is None:
+            schema = build()
+            for operations in schema.get("paths", {}).values():
+                for operation in operations.values():
+                    if isinstance(operation, dict) and "requestBody" in operation:
+                        operation.setdefault("responses", {}).setdefault("415", {
+                            "description": "Not a JSON body: names the content type, charset or encoding sent.",
+                            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}},
+                        })
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
 
 def create_app_from_env() -> FastAPI:

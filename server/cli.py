@@ -19,7 +19,6 @@ import os
 import sys
 import threading
 import webbrowser
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -48,7 +47,10 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--workers", type=int, default=1, help="worker processes (default 1; the service is stateless)")
     serve.add_argument("--max-tensor-elements", type=int, help="elements allowed per tensor (CONVSCOPE_MAX_TENSOR_ELEMENTS)")
     serve.add_argument("--max-events", type=int, help="events allowed per trace (CONVSCOPE_MAX_EVENTS)")
+    serve.add_argument("--max-trace-bytes", type=int, help="predicted bytes allowed per trace (CONVSCOPE_MAX_TRACE_BYTES)")
     serve.add_argument("--max-body-bytes", type=int, help="bytes allowed per request body (CONVSCOPE_MAX_BODY_BYTES)")
+    serve.add_argument("--max-builds", type=int, help="traces built or sent at once per worker (CONVSCOPE_MAX_BUILDS)")
+    serve.add_argument("--allowed-host", action="append", default=None, metavar="NAME", help="accept this Host name too (repeatable; CONVSCOPE_ALLOWED_HOSTS)")
     serve.add_argument("--cors-origin", action="append", default=None, metavar="ORIGIN", help="allow API calls from this origin (repeatable; CORS is off by default)")
     serve.add_argument("--redis-url", help="Redis for follow sessions shared by all workers (CONVSCOPE_FOLLOW_REDIS_URL; pip install 'convscope[redis]')")
     serve.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
@@ -62,19 +64,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _serve_settings(args: argparse.Namespace) -> Settings:
-    settings = Settings.from_env()
-    changes: dict[str, Any] = {}
-    for name in ("max_tensor_elements", "max_events", "max_body_bytes"):
+    changes: dict[str, Any] = {"bind_host": args.host}
+    for name in ("max_tensor_elements", "max_events", "max_trace_bytes", "max_body_bytes", "max_builds"):
         value = getattr(args, name)
         if value is not None:
             changes[name] = value
     if args.cors_origin:
         changes["cors_origins"] = tuple(args.cors_origin)
+    if args.allowed_host:
+        changes["allowed_hosts"] = tuple(args.allowed_host)
     if args.redis_url:
         changes["follow_redis_url"] = args.redis_url
-    settings = replace(settings, **changes)
-    settings.check()
-    return settings
+    return Settings.from_env().replace(**changes)
 
 
 def _url(host: str, port: int) -> str:
@@ -98,7 +99,7 @@ def serve(args: argparse.Namespace) -> int:
     if args.workers > 1 and not settings.follow_redis_url and settings.follow_max_sessions:
         # each worker's in-process broker would see only its own students
         print("Follow mode is off: with several workers it needs --redis-url", flush=True)
-        settings = replace(settings, follow_max_sessions=0)
+        settings = settings.replace(follow_max_sessions=0)
     os.environ.update(settings.to_env())
     url = _url(args.host, args.port)
     print(f"ConvScope running at {url}", flush=True)
@@ -116,6 +117,9 @@ def serve(args: argparse.Namespace) -> int:
         port=args.port,
         workers=args.workers,
         log_level=args.log_level,
+        http="server.protocol:DeadlineH11Protocol",  # whole-request and idle-reader deadlines
+        server_header=False,
+        timeout_graceful_shutdown=settings.shutdown_timeout,
     )
     return 0
 

@@ -1,6 +1,7 @@
 """Errors for people, in FastAPI's shape: ``{"detail": [{"loc", "msg", "type"}]}``.
 
-Every refusal of the service (422 bad input, 413 too large) uses this shape, so a
+Every refusal of the service (400 foreign host, 404, 405, 408, 413 too large, 415
+not JSON, 422 bad input, 503 busy) uses this shape, so a
 client reads ``detail[0].msg`` whatever went wrong. The request-validation handler
 drops pydantic's ``input`` echo: it may hold NaN (which is not JSON) or a whole tensor.
 """
@@ -13,7 +14,6 @@ import sys
 from typing import Any, Sequence
 
 from fastapi import FastAPI, Request
-from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import JSONResponse, Response
@@ -28,8 +28,10 @@ def error_body(loc: Sequence[str | int], msg: str, kind: str) -> dict[str, Any]:
 class ApiError(Exception):
     """A refusal with an HTTP status, a location (``["body", field]``) and a message."""
 
-    def __init__(self, status_code: int, loc: Sequence[str | int], msg: str, kind: str):
+    def __init__(self, status_code: int, loc: Sequence[str | int], msg: str, kind: str,
+                 headers: dict[str, str] | None = None):
         super().__init__(msg)
+        self.headers = headers
         self.status_code = status_code
         self.loc = list(loc)
         self.msg = msg
@@ -65,7 +67,7 @@ def _clean_msg(msg: Any) -> str:
 
 async def _api_error_handler(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, ApiError)
-    return JSONResponse(exc.body(), status_code=exc.status_code)
+    return JSONResponse(exc.body(), status_code=exc.status_code, headers=exc.headers)
 
 
 MAX_DETAILS = 10  # problems listed in one answer: 70 000 unknown keys must not give 6 MB
@@ -109,20 +111,46 @@ def _unreadable_body(cause: BaseException | None) -> str:
     return "the body is not JSON text (it must be UTF-8 encoded JSON)"
 
 
+_KINDS = {404: ("path", "not_found"), 405: ("method", "method_not_allowed"), 408: ("request", "timeout"),
+          413: ("body", "too_large"), 415: ("body", "unsupported_media_type")}
+
+
 async def _http_error_handler(request: Request, exc: Exception) -> Response:
-    """FastAPI answers a body it cannot parse (not UTF-8, nested too deep, a number of
-    thousands of digits) with a bare 400; make it a 422 that says which, in the same
-    shape as every other unreadable body."""
+    """Every HTTP error in the service's shape. FastAPI answers a body it cannot parse
+    (not UTF-8, nested too deep, a number of thousands of digits) with a bare 400; that
+    becomes a 422 that says which, in the same shape as every other unreadable body. A
+    404 names the path; a 405 from the static files names the methods they take."""
     assert isinstance(exc, StarletteHTTPException)
     if exc.status_code == 400 and exc.detail == "There was an error parsing the body":
         return JSONResponse(
             error_body(["body"], _unreadable_body(exc.__cause__), "json_invalid"),
             status_code=422,
         )
-    return await http_exception_handler(request, exc)
+    headers = dict(exc.headers or {})
+    if isinstance(exc.detail, list):  # already the service's items (the body checks)
+        return JSONResponse({"detail": exc.detail}, status_code=exc.status_code, headers=headers)
+    where, kind = _KINDS.get(exc.status_code, ("request", "http_error"))
+    path = request.url.path[:80]
+    if exc.status_code == 404:
+        msg = f"nothing here: {path} is neither a page file nor an API route (see /docs)"
+    elif exc.status_code == 405:
+        allow = headers.pop("Allow", headers.pop("allow", "GET, HEAD"))
+        headers["Allow"] = allow if "OPTIONS" in allow else f"{allow}, OPTIONS"  # server.http_rules answers OPTIONS
+        msg = f"{request.method} is not allowed on {path}: the methods are {headers['Allow']}"
+    else:
+        msg = str(exc.detail)
+    return JSONResponse(error_body([where], msg, kind), status_code=exc.status_code, headers=headers)
+
+
+async def _client_gone_handler(request: Request, exc: Exception) -> Response:
+    """The client left before its reply was ready: nobody reads this (499, as proxies log it)."""
+    return Response(status_code=499)
 
 
 def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(ApiError, _api_error_handler)
     app.add_exception_handler(RequestValidationError, _validation_handler)
     app.add_exception_handler(StarletteHTTPException, _http_error_handler)
+    from .gate import ClientGone
+
+    app.add_exception_handler(ClientGone, _client_gone_handler)

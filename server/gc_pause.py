@@ -1,12 +1,15 @@
-"""The server's decision to pause the cyclic garbage collector while it builds a
-whole trace document.
+"""Pausing the cyclic garbage collector while a whole trace document is built.
+
+The service itself no longer needs it: ``server.tracing.document_bytes`` encodes a
+document a chunk of events at a time, so no whole document's objects are alive at once.
+bench/trace.py uses it for its whole-document route (build_trace, then encode).
 
 A document holds ~100 containers per event and no reference cycles: the collector
 would only rescan them again and again while they are made (a third of the build's
 time, measured in bench/trace.py), and once more at the first allocation after it is
 switched on again if the document is still alive then. convcore leaves the process
-alone; the service, which owns the process, pauses the collector around its build,
-encoding and freeing of a document.
+alone; a caller that owns the process and builds whole documents pauses the collector
+around the build, encoding and freeing of a document.
 """
 
 from __future__ import annotations

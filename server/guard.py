@@ -1,10 +1,12 @@
 """Size checks that run before anything is allocated or computed.
 
-Sizes are read from the request alone (a fill spec's ``shape``, or the lengths of the
-nested lists along their first items), so that a fill spec asking for 10^12 elements,
-or a padding that would make a 10^12-cell padded input, is refused by its numbers
-before anything is allocated. The event count comes from ``convcore.trace.count_events``
-(the one source of that fact); the geometry from ``ConvSpec`` (likewise).
+Input sizes are read from the request alone (a fill spec's ``shape``, or the lengths
+of the nested lists along their first items), so that a fill spec asking for 10^12
+elements is refused by its numbers before anything is generated. Everything derived
+(the padded input, the output, a view's matrices, the trace's cost) is read from the
+config convcore resolved once (``server.tracing.prepare``): a padding that would make a
+10^12-cell padded input is refused by the spec's numbers before anything is allocated,
+and the cost (``convcore.trace.cost``) before any event is generated.
 
 Everything else (ragged lists, non-numbers, NaN, values beyond ±max_abs, bad
 parameters) is left to ``convcore.trace.resolve_config``, whose messages name the
@@ -17,15 +19,13 @@ import math
 from typing import Any
 
 from convcore.messages import shorten
-from convcore.spec import ConvSpec
-from convcore.trace import DEFAULTS
-from convcore.trace.views import get_view
+from convcore.trace.cost import TraceCost
 from convcore.values import is_int
 
 from .errors import ApiError, too_large, unprocessable
 from .settings import Settings
 
-__all__ = ["TENSOR_KEYS", "check_inputs", "declared_shape", "elements", "raise_for", "spec_from_shapes"]
+__all__ = ["TENSOR_KEYS", "check_cost", "check_derived", "check_inputs", "derived_check", "declared_shape", "elements", "raise_for"]
 
 TENSOR_KEYS = ("x", "w", "b", "dout")
 
@@ -58,49 +58,12 @@ def elements(shape: tuple[int, ...]) -> int:
     return math.prod(shape)
 
 
-def _to_nchw(shape: tuple[int, ...], name: str, layout: Any) -> tuple[int, ...]:
-    """x (N, H, W, C) -> (N, C, H, W) and w (KH, KW, C, F) -> (F, C, KH, KW) for NHWC."""
-    if layout != "NHWC" or len(shape) != 4:
-        return shape
-    if name == "x":
-        n, h, w, c = shape
-        return (n, c, h, w)
-    kh, kw, c, f = shape
-    return (f, c, kh, kw)
-
-
-def spec_from_shapes(config: dict[str, Any], shapes: dict[str, tuple[int, ...]]) -> ConvSpec | None:
-    """The ConvSpec the request describes, from declared shapes only (no arrays).
-
-    An x or w left out is convcore's default tensor. None when x or w has no 4-D
-    declared shape (convcore reports that). Raises
-    ConvSpecError for a bad geometry.
-    """
-    layout = config.get("layout", "NCHW")
-    nchw = {}
-    for name in ("x", "w"):
-        if config.get(name) is None:  # convcore's default tensor, the same geometry in both layouts
-            nchw[name] = tuple(DEFAULTS[name]["shape"])
-        elif len(shapes.get(name, ())) == 4:
-            nchw[name] = _to_nchw(shapes[name], name, layout)
-        else:
-            return None
-    kwargs = {key: config[key] for key in ("stride", "padding", "dilation", "groups") if config.get(key) is not None}
-    return ConvSpec.create(nchw["x"], nchw["w"], **kwargs)
-
-
-def _derived_tensors(spec: ConvSpec, config: dict[str, Any]) -> dict[str, int]:
+def _derived_tensors(spec: Any, view: Any) -> dict[str, int]:
     """Element counts of the tensors a trace builds from the inputs, the view's own
-    included (``View.extra_shapes``), from the geometry alone."""
-    sizes = {
-        "xp": elements(spec.padded_shape),
-        "out": elements(spec.out_shape),
-    }
-    view_name = config.get("view") or DEFAULTS["view"]
-    view = get_view(view_name) if isinstance(view_name, str) else None
-    if view is not None:  # an unknown view: convcore names the allowed ones
-        for name, shape in view.extra_shapes(spec).items():
-            sizes[name] = elements(shape)
+    included (``View.extra_shapes``), from the spec alone (nothing allocated)."""
+    sizes = {"xp": elements(spec.padded_shape), "out": elements(spec.out_shape)}
+    for name, shape in view.extra_shapes(spec).items():
+        sizes[name] = elements(shape)
     return sizes
 
 
@@ -110,17 +73,12 @@ _DERIVED_NAMES = {
 }
 
 
-def check_inputs(config: dict[str, Any], settings: Settings) -> ConvSpec | None:
-    """Check a trace/conv config against the limits before anything is computed.
-
-    Raises ApiError (413). Returns the spec read from the declared shapes, or None when
-    the request is malformed and convcore must say what is wrong.
-    """
+def check_inputs(config: dict[str, Any], settings: Settings) -> None:
+    """Hold the input tensors' declared sizes to the limit before anything is generated
+    (a fill spec of 10^12 elements is refused by its numbers). Raises ApiError (413)."""
     limit = settings.max_tensor_elements
-    shapes: dict[str, tuple[int, ...]] = {}
     for name in TENSOR_KEYS:
-        value = config.get(name)
-        shape = declared_shape(value)
+        shape = declared_shape(config.get(name))
         if shape is None:
             continue
         count = elements(shape)
@@ -129,21 +87,52 @@ def check_inputs(config: dict[str, Any], settings: Settings) -> ConvSpec | None:
                 name,
                 f"{name} has {shorten(count)} elements (shape {shorten(list(shape))}), the limit is {limit} per tensor",
             )
-        shapes[name] = shape
-    try:
-        spec = spec_from_shapes(config, shapes)
-    except (TypeError, ValueError, OverflowError):
-        return None  # a geometry convcore will refuse, with its own message
-    if spec is None:
-        return None
-    for tensor, count in _derived_tensors(spec, config).items():
+
+
+def derived_check(settings: Settings):
+    """``check_spec(spec, view)`` for ``resolve_config``: holds the padded input, the
+    output and the view's own tensors to the tensor limit as soon as convcore knows the
+    geometry, before it makes anything output-sized. Raises ApiError (413)."""
+    return lambda spec, view: check_derived(spec, view, settings)
+
+
+def check_derived(spec: Any, view: Any, settings: Settings) -> None:
+    """Hold the tensors a trace of ``spec`` (a ConvSpec) in ``view`` (a View) derives to
+    the tensor limit. Raises ApiError (413)."""
+    limit = settings.max_tensor_elements
+    for tensor, count in _derived_tensors(spec, view).items():
         if count > limit:
-            field, what = _DERIVED_NAMES.get(tensor, ("view", f"the {config.get('view')} view's {tensor}"))
-            raise too_large(
-                field,
-                f"{what} would have {shorten(count)} elements, the limit is {limit} per tensor",
-            )
-    return spec
+            field, what = _DERIVED_NAMES.get(tensor, ("view", f"the {view.name} view's {tensor}"))
+            raise too_large(field, f"{what} would have {shorten(count)} elements, the limit is {limit} per tensor")
+
+
+def _megabytes(count: int) -> str:
+    return f"{count / 1e6:.1f} MB"
+
+
+def check_cost(cost: TraceCost, settings: Settings) -> None:
+    """Hold a trace's cost (``convcore.trace.cost``) to the limits: events, predicted
+    bytes, CPU work. Raises ApiError (413) naming the measure, its value and the limit."""
+    if cost.events > settings.max_events:
+        raise too_large(
+            None,
+            f"events: the trace would have {cost.events} events, the limit is {settings.max_events} "
+            f"(use granularity 'window', fewer phases or smaller tensors)",
+        )
+    if cost.bytes > settings.max_trace_bytes:
+        raise too_large(
+            None,
+            f"bytes: the trace would weigh up to {cost.bytes} bytes ({_megabytes(cost.bytes)}; "
+            f"{cost.cells_written} cells written over {cost.events} events), the limit is "
+            f"{settings.max_trace_bytes} bytes ({_megabytes(settings.max_trace_bytes)}) "
+            f"(use smaller kernels, fewer channels or phases 'forward')",
+        )
+    if cost.work > settings.max_work:
+        raise too_large(
+            None,
+            f"work: the trace would take {cost.work} units of work (events + cells written / 32), "
+            f"the limit is {settings.max_work} (use smaller tensors or granularity 'window')",
+        )
 
 
 def raise_for(exc: Exception) -> ApiError:

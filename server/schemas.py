@@ -13,6 +13,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
+from convcore.activations import ACTIVATIONS
+from convcore.fill import FILLS, MAX_SEED
+from convcore.spec import MAX_INDEX
+from convcore.trace.config import CHOICES
+from convcore.trace.views import get_view, view_names
+
 __all__ = [
     "ConvRequest",
     "ConvResult",
@@ -28,19 +34,22 @@ __all__ = [
 ]
 
 # -- documented shapes of the permissive request fields --------------------------------
+# Every enum comes from convcore's registries and every bound stated here is the one
+# convcore enforces: stride, dilation, padding and groups up to NumPy's largest index
+# (ConvSpec; a padding that makes the padded input too large is a 413 below that), the
+# seed by convcore.fill. Sizes and magnitudes are settings (max_tensor_elements,
+# max_abs_value: see /api/health), so the schema names them instead of stating numbers.
 
-_NUMBER = {"type": "number", "minimum": -1e6, "maximum": 1e6}
+BELOW = {"exclusiveMaximum": MAX_INDEX + 1}  # 2^63, exact as a JSON float (2^63 − 1 is not)
+GRANULARITIES = sorted({g for name in view_names() for g in get_view(name).granularities})
+
+_NUMBER = {"type": "number", "description": "A finite number, |value| at most max_abs_value (see /api/health)."}
 _NESTED = {
     "type": "array",
-    "description": "Nested lists of numbers, row-major; the shape comes from the nesting.",
+    "description": "Nested lists of numbers, row-major; the shape comes from the nesting. At most "
+                   "max_tensor_elements numbers (see /api/health).",
     "minItems": 1,
-    "maxItems": 64,
-    "items": {
-        "anyOf": [
-            _NUMBER,
-            {"type": "array", "maxItems": 64, "items": {"anyOf": [_NUMBER, {"type": "array", "maxItems": 64}]}},
-        ]
-    },
+    "items": {"anyOf": [_NUMBER, {"type": "array", "minItems": 1}]},
 }
 _FILL = {
     "type": "object",
@@ -53,38 +62,29 @@ _FILL = {
     ),
     "required": ["fill", "shape"],
     "properties": {
-        "fill": {
-            "type": "string",
-            "enum": ["randint", "normal", "uniform", "arange", "linspace", "zeros", "ones", "constant"],
-        },
+        "fill": {"type": "string", "enum": list(FILLS)},
         "shape": {
             "type": "array",
-            "items": {"type": "integer", "minimum": 1, "maximum": 4096},
+            "items": {"type": "integer", "minimum": 1},
             "minItems": 1,
             "maxItems": 4,
         },
-        "seed": {"type": "integer", "minimum": 0, "maximum": 2**32 - 1},
-        "low": _NUMBER,
-        "high": _NUMBER,
-        "mean": _NUMBER,
-        "std": {"type": "number", "minimum": 0, "maximum": 1e3},
-        "start": _NUMBER,
-        "step": _NUMBER,
-        "stop": _NUMBER,
-        "value": _NUMBER,
+        "seed": {"type": "integer", "minimum": 0, "maximum": MAX_SEED},
+        **{name: {"type": "number"} for name in sorted({p for f in FILLS.values() for p in f.defaults})},
     },
 }
 _TENSOR = {"anyOf": [_NESTED, _FILL]}
 # dout's fill spec may omit its shape: then it is the output's (the caller need not know it)
 _DOUT_FILL = {**_FILL, "title": "DoutFillSpec", "required": ["fill"],
               "description": _FILL["description"] + " Without shape: the output's shape."}
-_PAIR = {"type": "array", "items": {"type": "integer", "minimum": 1, "maximum": 64}, "minItems": 2, "maxItems": 2}
-_INT_OR_PAIR = {"anyOf": [{"type": "integer", "minimum": 1, "maximum": 64}, _PAIR]}
+_PAIR = {"type": "array", "items": {"type": "integer", "minimum": 1, **BELOW}, "minItems": 2, "maxItems": 2}
+_INT_OR_PAIR = {"anyOf": [{"type": "integer", "minimum": 1, **BELOW}, _PAIR]}
+_PAD = {"type": "integer", "minimum": 0, **BELOW}
 _PADDING = {
     "anyOf": [
-        {"type": "integer", "minimum": 0, "maximum": 64},
-        {"type": "array", "items": {"type": "integer", "minimum": 0, "maximum": 64}, "minItems": 2, "maxItems": 2},
-        {"type": "array", "items": {"type": "integer", "minimum": 0, "maximum": 64}, "minItems": 4, "maxItems": 4},
+        _PAD,
+        {"type": "array", "items": _PAD, "minItems": 2, "maxItems": 2},
+        {"type": "array", "items": _PAD, "minItems": 4, "maxItems": 4},
         {"type": "string", "enum": ["same", "valid"]},
     ]
 }
@@ -117,14 +117,12 @@ class ConvRequest(BaseModel):
         {"anyOf": [_NESTED, _DOUT_FILL, {"type": "null"}]},
         "Upstream gradient of out, the output's shape; omitted or null means ones (loss = sum of outputs).",
     ) = None
-    layout: _choice(["NCHW", "NHWC"], "NCHW (x NCHW, w OIHW) or NHWC (x NHWC, w HWIO).") = None
+    layout: _choice(list(CHOICES["layout"]), "NCHW (x NCHW, w OIHW) or NHWC (x NHWC, w HWIO).") = None
     stride: _doc(_INT_OR_PAIR, "int or [h, w], at least 1.") = None
     padding: _doc(_PADDING, "int, [h, w], [top, bottom, left, right], 'same' or 'valid'.") = None
     dilation: _doc(_INT_OR_PAIR, "int or [h, w]; 1 means none.") = None
-    groups: _doc({"type": "integer", "minimum": 1, "maximum": 64}, "Divides both C and F.") = None
-    activation: _choice(
-        ["identity", "relu", "leaky_relu", "sigmoid", "tanh"], "Applied after the convolution: out = act(z)."
-    ) = None
+    groups: _doc({"type": "integer", "minimum": 1}, "Divides both C and F.") = None
+    activation: _choice(list(ACTIVATIONS), "Applied after the convolution: out = act(z).") = None
 
     def config(self) -> dict[str, Any]:
         """The keys the caller sent, as the plain config dict convcore takes."""
@@ -134,8 +132,8 @@ class ConvRequest(BaseModel):
 class TraceConfig(ConvRequest):
     """The trace config of ``convcore.trace``: a layer, its inputs and how to show it."""
 
-    view: _choice(["direct", "im2col", "transposed"], "Which algorithm the steps follow.") = None
-    granularity: _choice(["window", "mac"], "One event per output position or per multiply-accumulate.") = None
+    view: _choice(view_names(), "Which algorithm the steps follow.") = None
+    granularity: _choice(GRANULARITIES, "One event per output position or per multiply-accumulate.") = None
     loop_order: _doc(
         {"type": "string", "pattern": "^[a-z]{1,8}$"},
         "A permutation of the view's loop letters, e.g. 'nfij' (direct, window).",
@@ -144,8 +142,8 @@ class TraceConfig(ConvRequest):
         {"type": "string", "pattern": "^[a-z]{1,8}$"},
         "Loop order of the separate dX phase (default: loop_order).",
     ) = None
-    backward: _choice(["fused", "separate"], "Fused: db, dW, dX per output position; separate: one after another.") = None
-    phases: _choice(["forward", "backward", "both"], "Which passes to trace.") = None
+    backward: _choice(list(CHOICES["backward"]), "Fused: db, dW, dX per output position; separate: one after another.") = None
+    phases: _choice(list(CHOICES["phases"]), "Which passes to trace.") = None
 
 
 # -- errors ---------------------------------------------------------------------------
@@ -169,8 +167,14 @@ class ErrorBody(BaseModel):
 class Limits(BaseModel):
     max_tensor_elements: int = Field(description="Elements allowed in any one tensor of a trace.")
     max_events: int = Field(description="Events allowed in one trace.")
+    max_trace_bytes: int = Field(description="Predicted bytes allowed for one trace (an upper bound of its reply).")
+    max_work: int = Field(description="Predicted work allowed for one trace (events + cells written / 32).")
     max_body_bytes: int = Field(description="Bytes allowed in one request body.")
     max_abs_value: float = Field(description="Largest magnitude of an input number.")
+    max_builds: int = Field(description="Traces built or sent at once by one worker; more wait, then get 503.")
+    queue_timeout: float = Field(description="Seconds a request waits for a build slot before its 503.")
+    request_timeout: float = Field(description="Seconds a client has to send the whole request (headers and body).")
+    idle_timeout: float = Field(description="Seconds a reply waits for a client that does not read.")
 
 
 class Health(BaseModel):

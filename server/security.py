@@ -1,12 +1,11 @@
-"""Security headers on every response, and the request body size limit.
+"""Security headers on every response, the Host check, and the request body's size
+and encoding.
 
-Both are plain ASGI middleware (not BaseHTTPMiddleware), so streamed responses pass
+All are plain ASGI middleware (not BaseHTTPMiddleware), so streamed responses pass
 through untouched and a client's disconnect still reaches the stream.
 """
 
 from __future__ import annotations
-
-import asyncio
 
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
@@ -15,7 +14,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from .encoding import encode_json
 from .errors import error_body
 
-__all__ = ["BodySizeLimit", "CONTENT_SECURITY_POLICY", "SecurityHeaders"]
+__all__ = ["CONTENT_SECURITY_POLICY", "HostCheck", "RequestBody", "SECURITY_HEADERS", "SecurityHeaders", "refuse"]
 
 # Only the page's own origin; no inline scripts; PNG export needs data: and blob: images.
 CONTENT_SECURITY_POLICY = "; ".join(
@@ -55,12 +54,62 @@ class SecurityHeaders:
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
-                present = {name for name, _ in message.get("headers", [])}
+                headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"server"]
+                present = {name for name, _ in headers}
                 extra = [(k, v) for k, v in SECURITY_HEADERS if k not in present]
-                message = {**message, "headers": [*message.get("headers", []), *extra]}
+                message = {**message, "headers": [*headers, *extra]}
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
+
+
+def _refusal(status: int, loc: list[str], msg: str, kind: str, extra: list[tuple[bytes, bytes]] = ()) -> tuple[dict, dict]:
+    body = encode_json(error_body(loc, msg, kind))
+    start = {
+        "type": "http.response.start",
+        "status": status,
+        "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *extra],
+    }
+    return start, {"type": "http.response.body", "body": body}
+
+
+async def refuse(send: Send, status: int, loc: list[str], msg: str, kind: str,
+                 extra: list[tuple[bytes, bytes]] = ()) -> None:
+    """Send a refusal in the service's error shape (the security headers are added by
+    ``SecurityHeaders``, which wraps everything)."""
+    for message in _refusal(status, loc, msg, kind, extra):
+        await send(message)
+
+
+class HostCheck:
+    """400 for a Host header naming none of ``hosts`` (DNS rebinding: a page elsewhere
+    that resolves its own name to this server's address cannot call the API).
+
+    ``hosts``: names and addresses without ports; "*" accepts any. Requests from
+    Starlette's in-process TestClient (client ("testclient", 50000), which no socket
+    gives) are not checked.
+    """
+
+    def __init__(self, app: ASGIApp, hosts: frozenset[str]) -> None:
+        self.app = app
+        self.hosts = hosts
+        self.any = "*" in hosts
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket") or self.any or tuple(scope.get("client") or ()) == ("testclient", 50000):
+            await self.app(scope, receive, send)
+            return
+        host = Headers(scope=scope).get("host", "")
+        name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+        if name.startswith("[") and name.endswith("]"):
+            name = name[1:-1]
+        if name.lower() in self.hosts:
+            await self.app(scope, receive, send)
+            return
+        shown = host[:60] or "(none)"
+        await refuse(send, 400, ["header", "host"],
+                     f"the Host header {shown!r} is not a name of this server; it answers to "
+                     f"{', '.join(sorted(self.hosts))} (add names with CONVSCOPE_ALLOWED_HOSTS)", "host_not_allowed")
 
 
 class _BodyTooLarge(HTTPException):
@@ -72,74 +121,83 @@ class _BodyTooLarge(HTTPException):
         )
 
 
-class _BodyTimeout(HTTPException):
-    def __init__(self, received: int, timeout: float):
+class _NotUtf8(HTTPException):
+    def __init__(self, what: str):
         super().__init__(
-            status_code=408,
-            detail=error_body(
-                ["body"],
-                f"the request body stopped arriving: nothing came for {timeout:g} s after {received} bytes",
-                "timeout",
-            )["detail"],
+            status_code=415,
+            detail=error_body(["body"], f"the body must be UTF-8 encoded JSON; it {what}", "unsupported_media_type")["detail"],
         )
 
 
-class BodySizeLimit:
-    """Refuses request bodies over ``limit`` bytes with a 413 naming both numbers, and
-    bodies that stall for ``timeout`` seconds with a 408.
+_BOMS = ((b"\xef\xbb\xbf", "starts with a UTF-8 byte order mark"), (b"\xff\xfe", "starts with a UTF-16 byte order mark"),
+         (b"\xfe\xff", "starts with a UTF-16 byte order mark"))
+
+
+def _content_type_problem(value: str | None) -> str | None:
+    """Why a POST body's Content-Type is not UTF-8 JSON, or None (no header: taken as JSON)."""
+    if value is None:
+        return None
+    kind, _, params = value.partition(";")
+    kind = kind.strip().lower()
+    if kind != "application/json" and not (kind.startswith("application/") and kind.endswith("+json")):
+        return f"the body must be JSON sent as Content-Type application/json; got {value[:80]!r}"
+    for param in params.split(";"):
+        key, _, val = param.partition("=")
+        if key.strip().lower() == "charset" and val.strip().strip('"').lower() not in ("utf-8", "utf8"):
+            return f"the body must be UTF-8 encoded JSON; the Content-Type says charset {val.strip()[:40]!r}"
+    return None
+
+
+class RequestBody:
+    """Refuses request bodies over ``limit`` bytes with a 413 naming both numbers, POST
+    bodies that are not UTF-8 JSON (another Content-Type or charset, a byte order mark,
+    NUL bytes as UTF-16 and UTF-32 have) with a 415 naming what came.
 
     A declared Content-Length over the limit is refused before the body is read; a
-    chunked body is counted as it arrives and refused once it passes the limit. The
-    timeout applies only while the body is arriving (afterwards the app waits on
-    ``receive`` for the client's disconnect during a stream, which may take long).
+    chunked body is counted as it arrives and refused once it passes the limit. (The
+    deadline for the whole request is the protocol's: ``server.protocol``.)
     """
 
-    def __init__(self, app: ASGIApp, limit: int, timeout: float = 15.0) -> None:
+    def __init__(self, app: ASGIApp, limit: int) -> None:
         self.app = app
         self.limit = limit
-        self.timeout = timeout
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        declared = Headers(scope=scope).get("content-length")
+        headers = Headers(scope=scope)
+        declared = headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.limit:
-            body = encode_json(
-                error_body(["body"], f"the request body has {int(declared)} bytes, the limit is {self.limit}", "too_large")
-            )
-            await send(
-                {
-                    "type": "http.response.start",
-                    "status": 413,
-                    "headers": [
-                        (b"content-type", b"application/json"),
-                        (b"content-length", str(len(body)).encode()),
-                        (b"connection", b"close"),
-                    ],
-                }
-            )
-            await send({"type": "http.response.body", "body": body})
+            await refuse(send, 413, ["body"], f"the request body has {int(declared)} bytes, the limit is {self.limit}",
+                         "too_large", [(b"connection", b"close")])
             return
+        if scope["method"] == "POST":
+            problem = _content_type_problem(headers.get("content-type"))
+            if problem is not None:
+                await refuse(send, 415, ["header", "content-type"], problem, "unsupported_media_type")
+                return
         received = 0
         body_done = False
-        limit, timeout = self.limit, self.timeout
+        limit = self.limit
 
         async def counting_receive() -> Message:
             nonlocal received, body_done
-            if body_done:
-                return await receive()
-            try:
-                message = await asyncio.wait_for(receive(), timeout)
-            except asyncio.TimeoutError:
-                raise _BodyTimeout(received, timeout) from None
-            if message["type"] == "http.request":
-                received += len(message.get("body", b""))
-                if received > limit:
-                    raise _BodyTooLarge(limit, limit, exact=False)
-                body_done = not message.get("more_body", False)
-            else:
+            message = await receive()
+            if body_done or message["type"] != "http.request":
                 body_done = True
+                return message
+            chunk = message.get("body", b"")
+            if received == 0:
+                for bom, what in _BOMS:
+                    if chunk.startswith(bom):
+                        raise _NotUtf8(what)
+            if b"\x00" in chunk:
+                raise _NotUtf8("holds NUL bytes (UTF-16 or UTF-32 text?)")
+            received += len(chunk)
+            if received > limit:
+                raise _BodyTooLarge(limit, limit, exact=False)
+            body_done = not message.get("more_body", False)
             return message
 
         await self.app(scope, counting_receive, send)

@@ -1,7 +1,9 @@
 """NDJSON streaming of a trace: header line first, event lines, end line.
 
 The trace generator (``convcore.trace.iter_trace``) is synchronous and CPU-bound. An
-async generator pulls it in chunks through the threadpool, so the event loop stays
+async generator pulls it in chunks (at most ``chunk_events`` lines, about
+``BLOCK_BYTES``) through the threadpool, each sent before the next is made (uvicorn
+waits until the socket drains: a slow reader holds one block, not the trace), so the event loop stays
 free, the header leaves before any event is generated, and when the client goes away
 the async generator is cancelled at its next await: its ``finally`` closes the trace
 generator and no further event is generated. (A sync generator handed to
@@ -54,8 +56,12 @@ def _error_line(exc: Exception) -> dict[str, Any]:
     return {"type": "error", "detail": [{"loc": loc, "msg": str(exc) or type(exc).__name__, "type": "trace_error"}]}
 
 
+BLOCK_BYTES = 256 * 1024  # a block ends after the line that passes this many bytes
+
+
 def _next_block(lines: Iterator[dict[str, Any]], limit: int, stats: StreamStats) -> tuple[bytes, str | None]:
-    """Pull up to ``limit`` lines and encode them as NDJSON; runs in a worker thread.
+    """Pull up to ``limit`` lines (and about ``BLOCK_BYTES``) and encode them as NDJSON;
+    runs in a worker thread.
 
     Returns the bytes and how the stream ended: None (not yet), "completed" (end line
     or exhaustion) or "failed" (an error line was written).
@@ -63,8 +69,11 @@ def _next_block(lines: Iterator[dict[str, Any]], limit: int, stats: StreamStats)
     parts: list[bytes] = []
     done: str | None = None
     events = 0
+    size = 0
     try:
         for _ in range(limit):
+            if size > BLOCK_BYTES:
+                break
             line = next(lines, None)
             if line is None:
                 done = "completed"
@@ -74,7 +83,9 @@ def _next_block(lines: Iterator[dict[str, Any]], limit: int, stats: StreamStats)
                 events += 1
             elif kind == "events":
                 events += len(line.get("events", ()))
-            parts.append(encode_json(line))
+            part = encode_json(line)
+            size += len(part)
+            parts.append(part)
             if kind in ("end", "error"):
                 done = "completed" if kind == "end" else "failed"
                 break

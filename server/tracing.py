@@ -1,14 +1,20 @@
-"""The service's use of ``convcore.trace``: check, count, build, stream, in that order.
+"""The service's use of ``convcore.trace``: check, resolve, cost, build, in that order.
 
-Every route that computes goes through ``prepare``: the limits are checked on the
-request's numbers first (``guard``), then convcore resolves and validates the config
-(cheap, no events), then the event count is compared with the limit. Only then is a
-trace generated. convcore's errors become 422s at ``["body", field]``.
+Every route that computes goes through ``prepare``: the declared input sizes are held
+to the limits on the request's numbers (``guard.check_inputs``, before any fill is
+generated), convcore resolves and validates the config once (``resolve_config``; the
+guard and the build share the result), the derived tensor sizes and the trace's cost
+(``convcore.trace.cost.trace_cost``: events, predicted bytes, CPU work, nothing
+generated) are held to the limits. Only then is a trace generated. convcore's errors
+become 422s at ``["body", field]``, a limit a 413 naming the measure, its value and
+the limit.
+
+Builds are cancellable: ``document_bytes`` pulls and encodes the events in chunks and
+stops at the next chunk once its ``cancel`` event is set (the client went away).
 """
 
 from __future__ import annotations
 
-import os
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -20,103 +26,128 @@ from convcore.gradcheck import directional_check
 from convcore.layer import layer_results
 from convcore.layout import hwio_to_oihw, nchw_to_nhwc, nhwc_to_nchw, oihw_to_hwio
 from convcore.spec import ConvSpecError
-from convcore.trace import build_trace, count_events, iter_trace, resolve_config
+from convcore.trace import iter_trace, resolve_config
+from convcore.trace.cost import TraceCost, trace_cost
 
 from . import guard
 from .encoding import encode_json
-from .errors import too_large
-from .gc_pause import paused_gc
 from .settings import Settings
 
-__all__ = ["INPUT_ERRORS", "DocumentCache", "Prepared", "conv_result", "document_bytes", "gradient_check", "prepare", "stream_lines"]
+__all__ = ["INPUT_ERRORS", "BuildCancelled", "DocumentCache", "Prepared", "conv_result", "document_bytes",
+           "gradient_check", "prepare", "stream_lines"]
 
 # What convcore raises for input it cannot use: ConvSpecError (a 422 at its field) and
 # MemoryError (a 413, see guard.raise_for). Anything else is a bug and a 500.
 INPUT_ERRORS = (ConvSpecError, MemoryError)
 
+ENCODE_CHUNK_EVENTS = 256  # events encoded at once by a document build (and between looks at its cancel flag)
+
+
+class BuildCancelled(Exception):
+    """The client left; the build stopped."""
+
 
 @dataclass(frozen=True)
 class Prepared:
-    """A config that passed every check, with its event count."""
+    """A config that passed every check: convcore's resolved config and its cost."""
 
     config: dict[str, Any]
     resolved: Any
-    total_events: int | None
+    cost: TraceCost | None
 
 
 def prepare(config: dict[str, Any], settings: Settings, count: bool = True) -> Prepared:
     """Check ``config`` against the limits and convcore's rules; raise ApiError if not.
 
-    ``count``: also count the trace's events and hold them to ``max_events``.
+    ``count``: also compute the trace's cost and hold it to the limits (the trace
+    routes; ``/api/conv`` makes no events).
     """
     guard.check_inputs(config, settings)
     try:
         resolved = resolve_config(
-            config, max_elements=settings.max_tensor_elements, max_abs=settings.max_abs_value
+            config, max_elements=settings.max_tensor_elements, max_abs=settings.max_abs_value,
+            check_spec=guard.derived_check(settings),
         )
     except INPUT_ERRORS as exc:
         raise guard.raise_for(exc) from exc
-    total = None
+    cost = None
     if count:
-        try:
-            total = int(count_events(resolved))
-        except INPUT_ERRORS as exc:
-            raise guard.raise_for(exc) from exc
-        if total > settings.max_events:
-            raise too_large(
-                None,
-                f"the trace would have {total} events, the limit is {settings.max_events} "
-                f"(use granularity 'window', fewer phases or smaller tensors)",
-            )
-    return Prepared(config, resolved, total)
+        cost = trace_cost(resolved)
+        guard.check_cost(cost, settings)
+    return Prepared(config, resolved, cost)
 
 
 def gradient_check(prepared: Prepared, header: dict[str, Any]) -> dict[str, Any] | None:
     """Verify the gradients a trace header carries (dx, dw, db: what the page shows)
     against directional derivatives of the forward pass along random directions.
 
+    Reads the header's own arrays (a trace made ``arrays=True``: 1-D float64 data,
+    reshaped, NHWC undone by a transpose): nothing is parsed or computed again.
     None when the trace has no backward results (phases "forward").
     """
     tensors = header["tensors"]
-    if "dx" not in tensors or "dw" not in tensors:
+    if "dx" not in tensors or "dw" not in tensors or "dz" not in tensors:
         return None
     rc = prepared.resolved
-    spec = rc.spec
+    nhwc = rc.layout == "NHWC"
 
     def array(name: str) -> np.ndarray:
-        return np.asarray(tensors[name]["data"], dtype=np.float64).reshape(tensors[name]["shape"])
+        data = tensors[name]["data"]
+        return np.asarray(data, dtype=np.float64).reshape(tensors[name]["shape"])
 
-    nhwc = rc.layout == "NHWC"
     grads = {
         "dx": nhwc_to_nchw(array("dx"), "dx") if nhwc else array("dx"),
         "dw": hwio_to_oihw(array("dw"), "dw") if nhwc else array("dw"),
     }
     if rc.b is not None and "db" in tensors:
         grads["db"] = array("db")
-    dz = layer_results(spec, rc.x, rc.w, rc.b, rc.activation, rc.dout).dz  # (N, F, Ho, Wo)
-    return directional_check(spec, rc.x, rc.w, rc.b, dz, grads)
+    dz = nhwc_to_nchw(array("dz"), "dz") if nhwc else array("dz")  # (N, F, Ho, Wo)
+    return directional_check(rc.spec, rc.x, rc.w, rc.b, dz, grads)
 
 
-# A whole document is built in memory (about three times its JSON size at the peak, e.g.
-# 127 MB for a 40 MB document): at most this many are built at once per process, so a
-# burst of large requests queues instead of multiplying the memory (builds are CPU-bound,
-# so more at once would not finish sooner). Streams generate lazily and need no slot.
-BUILD_SLOTS = threading.BoundedSemaphore(max(2, os.cpu_count() or 2))
+def _header_with_check(prepared: Prepared, lines: Iterator[dict[str, Any]]) -> dict[str, Any]:
+    header = next(lines)
+    header["check"] = gradient_check(prepared, header)
+    return header
 
 
-def document_bytes(prepared: Prepared) -> bytes:
-    """The whole trace document of a prepared config, with its gradient check, as JSON."""
-    # the document has no cycles to collect: the collector waits until it is encoded and
-    # freed (server/gc_pause.py)
-    with BUILD_SLOTS, paused_gc():
-        try:
-            doc = build_trace(prepared.resolved, arrays=True)  # encode_json writes the arrays
-            doc["check"] = gradient_check(prepared, doc)
-        except INPUT_ERRORS as exc:
-            raise guard.raise_for(exc) from exc
-        body = encode_json(doc)
-        del doc
-        return body
+def document_bytes(prepared: Prepared, cancel: threading.Event | None = None) -> bytes:
+    """The whole trace document of a prepared config, with its gradient check, as JSON:
+    the bytes ``encode_json`` gives for ``build_trace`` plus the check. Raises
+    BuildCancelled within ``ENCODE_CHUNK_EVENTS`` events once ``cancel`` is set.
+
+    The events are encoded a chunk at a time as they are generated, so only one chunk
+    of event objects lives at once (the bytes are the document's size; whole, the
+    objects were about three times it), and no single encoder call holds the GIL for
+    long (the event loop gets it back between chunks).
+    """
+    try:
+        lines = iter_trace(prepared.resolved, arrays=True)  # encode_json writes the arrays
+        header = _header_with_check(prepared, lines)
+    except INPUT_ERRORS as exc:
+        raise guard.raise_for(exc) from exc
+    head = {key: value for key, value in header.items() if key not in ("type", "total_events", "check")}
+    parts = [encode_json(head)[:-1], b',"events":[']  # {"schema":…,"phases":[…] then the events
+    chunk: list[dict[str, Any]] = []
+
+    def flush() -> None:
+        if chunk:
+            parts.append((b"," if len(parts) > 2 else b"") + encode_json(chunk)[1:-1])
+            chunk.clear()
+
+    for line in lines:
+        if line["type"] != "event":
+            break
+        del line["type"]
+        chunk.append(line)
+        if len(chunk) == ENCODE_CHUNK_EVENTS:
+            flush()
+            if cancel is not None and cancel.is_set():
+                raise BuildCancelled()
+    flush()
+    tail = encode_json({"total_events": header["total_events"], "check": header["check"]})
+    parts.append(b"]," + tail[1:])
+    return b"".join(parts)
 
 
 def stream_lines(prepared: Prepared) -> Iterator[dict[str, Any]]:
@@ -124,8 +155,7 @@ def stream_lines(prepared: Prepared) -> Iterator[dict[str, Any]]:
     the header is computed now, the events lazily as the iterator is pulled."""
     try:
         lines = iter(iter_trace(prepared.resolved, arrays=True))  # encode_json writes the arrays
-        header = next(lines)
-        header["check"] = gradient_check(prepared, header)
+        header = _header_with_check(prepared, lines)
     except INPUT_ERRORS as exc:  # before the header: a 422 like the other routes
         raise guard.raise_for(exc) from exc
 

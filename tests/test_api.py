@@ -124,8 +124,14 @@ def test_health_reports_version_and_limits(api_client, api_settings):
     assert body["limits"] == {
         "max_tensor_elements": api_settings.max_tensor_elements,
         "max_events": api_settings.max_events,
+        "max_trace_bytes": api_settings.max_trace_bytes,
+        "max_work": api_settings.max_work,
         "max_body_bytes": api_settings.max_body_bytes,
         "max_abs_value": api_settings.max_abs_value,
+        "max_builds": api_settings.max_builds,
+        "queue_timeout": api_settings.queue_timeout,
+        "request_timeout": api_settings.request_timeout,
+        "idle_timeout": api_settings.idle_timeout,
     }
 
 
@@ -142,7 +148,7 @@ def test_settings_come_from_the_environment():
     assert Settings.from_env(settings.to_env()) == settings
     with pytest.raises(SettingsError, match="CONVSCOPE_MAX_EVENTS='many'"):
         Settings.from_env({"CONVSCOPE_MAX_EVENTS": "many"})
-    with pytest.raises(SettingsError, match="max_events must be at least 1, got 0"):
+    with pytest.raises(SettingsError, match="CONVSCOPE_MAX_EVENTS=.0. is not valid: Input should be greater than or equal to 1"):
         Settings.from_env({"CONVSCOPE_MAX_EVENTS": "0"})
 
 
@@ -327,9 +333,9 @@ def _counting_builds(monkeypatch) -> list[int]:
     builds: list[int] = []
     real = trace_routes.document_bytes
 
-    def counted(prepared):
+    def counted(prepared, cancel=None):
         builds.append(1)
-        return real(prepared)
+        return real(prepared, cancel)
 
     monkeypatch.setattr(trace_routes, "document_bytes", counted)
     return builds
@@ -459,37 +465,44 @@ def test_conv_without_dout_uses_ones_and_gives_db_without_bias(api_client):
     assert got["db"] == [4]
 
 
-def test_whole_documents_are_built_a_few_at_a_time(api_settings, monkeypatch):
+def test_whole_documents_are_built_a_few_at_a_time(page_dir, monkeypatch):
     # a burst of large requests queues for a build slot instead of multiplying memory
     import threading
     import time
 
+    from fastapi.testclient import TestClient
+
     import server.tracing as tracing
+    from server.app import create_app
+    from server.settings import Settings
 
     running, peak, lock = 0, 0, threading.Lock()
-    real_build = tracing.build_trace
+    real_iter = tracing.iter_trace
 
-    def counting_build(config, **options):
+    def counting_iter(config, **options):
         nonlocal running, peak
         with lock:
             running += 1
             peak = max(peak, running)
         time.sleep(0.05)
         try:
-            return real_build(config, **options)
+            yield from real_iter(config, **options)
         finally:
             with lock:
                 running -= 1
 
-    monkeypatch.setattr(tracing, "build_trace", counting_build)
-    monkeypatch.setattr(tracing, "BUILD_SLOTS", threading.BoundedSemaphore(2))
-    prepared = tracing.prepare({}, api_settings)
-    threads = [threading.Thread(target=tracing.document_bytes, args=(prepared,)) for _ in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert peak == 2
+    monkeypatch.setattr(tracing, "iter_trace", counting_iter)
+    app = create_app(Settings(max_builds=2, cache_entries=0, queue_timeout=30), static_dir=page_dir)
+    with TestClient(app) as client:
+        bodies = [{**CONFIG, "x": {"fill": "normal", "shape": [1, 2, 5, 5], "seed": k}} for k in range(8)]
+        statuses: list[int] = []
+        threads = [threading.Thread(target=lambda body=body: statuses.append(client.post("/api/trace", json=body).status_code))
+                   for body in bodies]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert statuses == [200] * 8 and peak == 2
 
 
 @pytest.mark.parametrize("path", ["/api/trace", "/api/trace/stream", "/api/conv"])
@@ -497,7 +510,7 @@ def test_whole_documents_are_built_a_few_at_a_time(api_settings, monkeypatch):
 def test_other_methods_on_post_routes_are_405_with_allow_post(api_client, path, method):
     response = api_client.request(method, path)
     assert response.status_code == 405, response.text[:200]
-    assert response.headers["allow"] == "POST"
+    assert response.headers["allow"] == "POST, OPTIONS"
     if method != "HEAD":
         assert response.json()["detail"][0]["type"] == "method_not_allowed"
     # the page and its assets are still served by GET
@@ -509,3 +522,20 @@ def test_the_405_routes_are_not_in_the_schema(api_client):
     paths = api_client.get("/openapi.json").json()["paths"]
     for path in ("/api/trace", "/api/trace/stream", "/api/conv"):
         assert set(paths[path]) == {"post"}
+
+
+@pytest.mark.parametrize("config", [CONFIG, {**CONFIG, "layout": "NHWC", "x": {"fill": "normal", "shape": [1, 5, 5, 2]},
+                                             "w": {"fill": "normal", "shape": [3, 3, 2, 2]}, "view": "im2col",
+                                             "dout": {"fill": "normal", "seed": 4}},
+                                    {**CONFIG, "phases": "forward", "granularity": "mac"}])
+def test_the_document_is_encoded_in_chunks_to_the_same_bytes(api_settings, config):
+    # document_bytes encodes the events a chunk at a time: the bytes are those of the
+    # whole document encoded at once
+    from convcore.trace import build_trace
+    from server import tracing
+    from server.encoding import encode_json
+
+    prepared = tracing.prepare(config, api_settings)
+    doc = build_trace(prepared.resolved, arrays=True)
+    doc["check"] = tracing.gradient_check(prepared, doc)
+    assert tracing.document_bytes(prepared) == encode_json(doc)

@@ -275,7 +275,10 @@ def test_every_route_maps_an_input_error_the_same_way(api_client, monkeypatch):
     def refuse(*args, **kwargs):
         raise ConvSpecError("stride 7 cannot be used here", "stride")
 
-    monkeypatch.setattr(tracing, "layer_results", refuse)
+    import convcore.trace.document
+
+    monkeypatch.setattr(tracing, "layer_results", refuse)  # /api/conv
+    monkeypatch.setattr(convcore.trace.document, "layer_results", refuse)  # the trace's reference arrays
     for path in ("/api/trace", "/api/trace/stream", "/api/conv"):
         response = _post(api_client, path, {"stride": 1})
         assert response.status_code == 422, (path, response.text[:400])

@@ -1,4 +1,5 @@
-"""convcore leaves the garbage collector alone; the service pauses it around a build."""
+"""convcore leaves the garbage collector alone; so does the service (it encodes a document
+in chunks), and paused_gc (bench/trace.py's whole-document route) restores what it paused."""
 
 from __future__ import annotations
 
@@ -41,3 +42,18 @@ def test_paused_gc_leaves_a_collector_that_was_off_off():
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_the_service_builds_a_document_without_switching_the_collector(monkeypatch):
+    # the service encodes a document a chunk of events at a time (server/tracing.py): no
+    # whole document's objects are alive for the collector to rescan, so it is left alone
+    from server import tracing
+    from server.settings import Settings
+
+    def refuse():
+        raise AssertionError("the service switched the garbage collector")
+
+    monkeypatch.setattr(gc, "disable", refuse)
+    monkeypatch.setattr(gc, "enable", refuse)
+    prepared = tracing.prepare({"granularity": "mac", "backward": "separate"}, Settings())
+    assert tracing.document_bytes(prepared).startswith(b'{"schema":"convscope.trace/1"')

@@ -77,7 +77,13 @@ def test_trace_reports_a_missing_file(tmp_path, capsys):
 
 def test_serve_rejects_bad_limits(capsys):
     assert main(["serve", "--max-events", "0"]) == 2
-    assert "max_events must be at least 1, got 0" in capsys.readouterr().err
+    assert "max_events=0 is not valid: Input should be greater than or equal to 1" in capsys.readouterr().err
+
+
+def test_serve_stops_at_a_bad_variable(capsys, monkeypatch):
+    monkeypatch.setenv("CONVSCOPE_MAX_BUILDS", "lots")
+    assert main(["serve"]) == 2
+    assert "CONVSCOPE_MAX_BUILDS='lots' is not valid" in capsys.readouterr().err
 
 
 def free_port() -> int:

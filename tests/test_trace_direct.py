@@ -10,7 +10,8 @@ import orjson
 import pytest
 
 from convcore.trace import build_trace, count_events, iter_trace, replay, TraceReplayError
-from trace_checks import tensor
+from convcore.fill import format_number as fmt_number
+from trace_checks import nhwc_config, tensor
 
 D2L = {"x": [[[[0, 1, 2], [3, 4, 5], [6, 7, 8]]]], "w": [[[[0, 1], [2, 3]]]]}
 
@@ -74,12 +75,15 @@ def test_shared_phases_text_and_boxes():
 
 def test_sigma_text_for_large_windows_with_bias():
     rng = np.random.default_rng(0)
-    doc = build_trace({"x": rng.integers(-2, 3, (1, 3, 5, 7)).tolist(), "w": rng.integers(-1, 2, (2, 3, 3, 3)).tolist(),
-                       "b": [1, -2]})
+    x, w = rng.integers(-2, 3, (1, 3, 5, 7)), rng.integers(-1, 2, (2, 3, 3, 3))
+    doc = build_trace({"x": x.tolist(), "w": w.tolist(), "b": [1, -2]})
     e = [e for e in events(doc, "forward") if e["loop"] == {"n": 0, "f": 1, "i": 0, "j": 2}][0]
     value = tensor(doc, "z")[0, 1, 0, 2]
     expected_value = f"{int(value)}".replace("-", "−")
-    assert e["text"] == f"z[0,1,0,2] = Σ xp[0,0:3,0:3,2:5]·w[1] + b[1] = {expected_value}"
+    partial = [int(v) for v in (x[0, :, 0:3, 2:5] * w[1]).sum(axis=(1, 2))]  # per channel
+    said = " + ".join(f"(−{-v})" if v < 0 else str(v) for v in partial)
+    assert sum(partial) - 2 == value
+    assert e["text"] == f"z[0,1,0,2] = {said} [c = 0, 1, 2] + b[1] (−2) = {expected_value}"
     assert e["reads"][2] == {"tensor": "b", "start": [1], "stop": [2], "step": [1]}
 
 
@@ -192,7 +196,10 @@ def test_nhwc_text_and_boxes_use_nhwc_indices():
     assert doc["tensors"]["w"]["axes"] == ["kh", "kw", "c", "f"]
     assert doc["spec"]["x_shape"] == [1, 3, 3, 3] and doc["spec"]["out_shape"] == [1, 2, 2, 3]
     e = [e for e in events(doc, "forward") if e["loop"] == {"n": 0, "f": 2, "i": 1, "j": 0}][0]
-    assert e["text"].startswith("z[0,1,0,2] = Σ xp[0,1:3,0:2]·w[0:2,0:2,0:3,2] = ")
+    # per channel c: Σ over rows 1–2, columns 0–1 of x = (h·3 + w)·3 + c is 60 + 4c
+    assert e["text"] == "z[0,1,0,2] = 60 + 64 + 68 [c = 0, 1, 2] = 192"
+    back = [e for e in events(doc, "backward") if e["loop"] == {"n": 0, "f": 2, "i": 1, "j": 0}][0]
+    assert "+= 1·xp[0,1:3,0:2]" in back["text"] and "dxp[0,1:3,0:2] += 1·w[0:2,0:2,0:3,2]" in back["text"]
     assert e["reads"][1] == {"tensor": "w", "start": [0, 0, 0, 2], "stop": [2, 2, 3, 3], "step": [1, 1, 1, 1]}
 
 
@@ -245,3 +252,40 @@ def test_documents_are_strict_json_and_counts_match():
         assert all("type" not in e for e in doc["events"])
         assert list(doc) == ["schema", "spec", "tensors", "phases", "events", "total_events"]
         assert doc["schema"] == "convscope.trace/1"
+
+
+@pytest.mark.parametrize("view", ["direct", "transposed"])
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+def test_multi_channel_forward_text_shows_each_channels_partial_sum(view, layout):
+    """z[0,1,0,2] = (−3) + 1 + 0 [c = 0, 1, 2] + b[1] 1 = −1: the
+    partial sums are the window's products summed per channel (computed here), the
+    channels those of the filter's group, and they add up with the bias to z."""
+    import re
+
+    rng = np.random.default_rng(7)
+    x, w = rng.integers(-2, 3, (1, 4, 5, 5)).astype(float), rng.integers(-1, 2, (4, 2, 3, 3)).astype(float)
+    b = np.array([1.0, -1.0, 0.0, 2.0])
+    config = {"x": x.tolist(), "w": w.tolist(), "b": b.tolist(), "groups": 2, "padding": 1, "view": view}
+    if layout == "NHWC":
+        config = nhwc_config(config)
+    doc = build_trace(config)
+    xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    forward = [e for e in doc["events"] if e["phase"] == "forward"]
+    assert len(forward) == 4 * 5 * 5
+    for event in forward:
+        n, f, i, j = (event["loop"][k] for k in "nfij")
+        c0 = (f // 2) * 2
+        partial = (xp[n, c0:c0 + 2, i:i + 3, j:j + 3] * w[f]).sum(axis=(1, 2))
+        said = " + ".join(f"({fmt_number(v)})" if v < 0 else fmt_number(v) for v in partial)
+        bias = f"({fmt_number(b[f])})" if b[f] < 0 else fmt_number(b[f])
+        assert re.fullmatch(rf"z\[[0-9,]+\] = {re.escape(said)} \[c = {c0}, {c0 + 1}\] \+ b\[{f}\] {re.escape(bias)} = [−0-9]+",
+                            event["text"]), \
+            event["text"]
+        assert partial.sum() + b[f] == event["writes"][0]["value"][0]
+
+
+def test_single_channel_and_small_windows_keep_their_text():
+    doc = build_trace({"x": {"fill": "randint", "shape": [1, 1, 5, 5], "low": -2, "high": 2, "seed": 0},
+                       "w": {"fill": "randint", "shape": [1, 1, 4, 4], "low": -1, "high": 1, "seed": 1}})
+    assert [e["text"] for e in doc["events"] if e["phase"] == "forward"][0].startswith("z[0,0,0,0] = Σ xp[0,0,0:4,0:4]·w[0] = ")
+    assert "[c =" not in "".join(e["text"] for e in doc["events"])

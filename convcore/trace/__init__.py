@@ -6,6 +6,7 @@ doc = build_trace(config)   # {schema, spec, tensors, phases, events, total_even
 lines = iter_trace(config)  # lazy: header, events, end
 n = count_events(config)    # exact, from the spec alone
 state = replay(doc)         # {name: ndarray} rebuilt from the writes
+story = contributions(doc, "dx", (0, 0, 2, 3))  # the writes that made one cell
 ```
 
 Modules: ``model`` (Box, Write, Event and the stream's lines: the one place they are
@@ -17,12 +18,13 @@ activation, activation grad, crop, db: the phases views share), ``windows``
 fast generators' reference), ``events`` (the context: Boxes and Writes in the trace's
 layout, running state), ``format`` (numbers and indices in text), ``axes`` (tensor axes
 per layout), ``loops`` (loop nests in a chosen order), ``document`` (header, stream,
-counts), ``replay``. The format is described in docs/trace-format.md.
+counts), ``replay``, ``contributions`` (one cell's writes, in order). The format is described in docs/trace-format.md.
 """
 
 from . import direct as _direct  # noqa: F401  (registers the direct view)
 from . import im2col as _im2col  # noqa: F401  (registers the im2col view)
 from . import transposed as _transposed  # noqa: F401  (registers the transposed view)
+from .contributions import contributions
 from .config import DEFAULTS, ResolvedConfig, TraceConfigError, resolve_config
 from .document import SCHEMA, build_trace, count_events, iter_trace, plan_phases, trace_header
 from .replay import TraceReplayError, replay
@@ -37,6 +39,7 @@ __all__ = [
     "TraceReplayError",
     "View",
     "build_trace",
+    "contributions",
     "count_events",
     "iter_trace",
     "plan_phases",

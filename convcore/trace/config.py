@@ -33,7 +33,7 @@ With NHWC the default x and w shapes are given in NHWC / HWIO ([1,5,5,1], [3,3,1
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
@@ -74,7 +74,7 @@ DEFAULTS: dict[str, Any] = {
     "phases": "both",
 }
 
-_CHOICES = {
+CHOICES = _CHOICES = {
     "layout": ("NCHW", "NHWC"),
     "granularity": ("window", "mac"),
     "backward": ("fused", "separate"),
@@ -98,7 +98,6 @@ DEFAULT_FILLS: dict[str, dict[str, Any]] = {
     "dout": {"fill": "randint", "low": -2, "high": 2, "seed": 3},
 }
 
-CHOICES = _CHOICES  # the allowed values of the fixed-choice keys, for a page or a schema
 
 _AXES_WORDS = {
     ("x", "NCHW"): "(N, C, H, W)",
@@ -205,11 +204,14 @@ def resolve_config(
     *,
     max_elements: int | None = None,
     max_abs: float | None = None,
+    check_spec: Callable[[ConvSpec, View], None] | None = None,
 ) -> ResolvedConfig:
     """Validate ``config`` and build its arrays (no reference results, no events).
 
     ``max_elements`` / ``max_abs`` bound every input tensor (checked before a fill is
-    generated). A ResolvedConfig passes through unchanged. Raises TraceConfigError.
+    generated). ``check_spec(spec, view)``, when given, runs as soon as the geometry is
+    known, before any output-sized array is made (a server's size limits raise there).
+    A ResolvedConfig passes through unchanged. Raises TraceConfigError.
     """
     if isinstance(config, ResolvedConfig):
         return config
@@ -275,6 +277,8 @@ def resolve_config(
         )
     except ConvSpecError as exc:
         raise TraceConfigError(str(exc), exc.field) from exc
+    if check_spec is not None:
+        check_spec(spec, view)  # a caller's limits, before dout (output-sized) is made
 
     b = None
     if config.get("b") is not None:

@@ -23,7 +23,8 @@ rows of the shared phases) are 1-D float64 NumPy arrays instead, the same number
 for an encoder that writes arrays itself (orjson with OPT_SERIALIZE_NUMPY, as the
 service does), whose JSON is then byte for byte that of the plain trace, made
 without one Python float object per number. Other writes stay lists; ``replay``
-takes either.
+takes either. The header's tensor ``data`` are then 1-D arrays too (the service's
+gradient check reads them without parsing lists back).
 """
 
 from __future__ import annotations
@@ -134,14 +135,15 @@ def _spec_dict(rc: ResolvedConfig) -> dict[str, Any]:
     }
 
 
-def _header(rc: ResolvedConfig, plan: list[Phase], ref: dict[str, np.ndarray], roles: dict[str, str]) -> dict:
+def _header(rc: ResolvedConfig, plan: list[Phase], ref: dict[str, np.ndarray], roles: dict[str, str],
+            arrays: bool = False) -> dict:
     tensors = {}
     for name, arr in ref.items():
         kind = kind_of(name)
         ext = _external(name, arr, rc.layout)
         tensors[name] = {
             "shape": list(ext.shape),
-            "data": ext.ravel().tolist(),
+            "data": ext.ravel() if arrays else ext.ravel().tolist(),  # arrays: 1-D float64
             "axes": kind.axes_in(rc.layout),
             "grid": list(kind.grid),
             "role": roles[name],
@@ -194,7 +196,7 @@ def iter_trace(config: ConfigLike, *, arrays: bool = False) -> Iterator[dict]:
     rc = resolve_config(config)
     plan = plan_phases(rc)
     ref, roles = _reference(rc)
-    header = _header(rc, plan, ref, roles)
+    header = _header(rc, plan, ref, roles, arrays)
 
     def stream() -> Iterator[dict]:
         yield stream_line("header", header)
@@ -213,7 +215,8 @@ def build_trace(config: ConfigLike, *, arrays: bool = False) -> dict:
 
     The document holds ~100 containers per event and no reference cycles; a caller
     that owns its process may pause the cyclic garbage collector around the call (the
-    service does, ``server/gc_pause.py``): convcore itself changes nothing process-wide.
+    whole-document route of bench/trace.py does, ``server/gc_pause.py``; the service
+    encodes its documents in chunks instead): convcore itself changes nothing process-wide.
     """
     rc = resolve_config(config)
     return build_document(rc, plan_phases(rc), arrays=arrays)
@@ -223,7 +226,7 @@ def build_document(rc: ResolvedConfig, plan: list[Phase], *, arrays: bool = Fals
     """``build_trace`` of a resolved config with the phases ``plan`` (``plan_phases(rc)``
     or the same phases with other generators of the same events: ``reference``)."""
     ref, roles = _reference(rc)
-    doc = _header(rc, plan, ref, roles)
+    doc = _header(rc, plan, ref, roles, arrays)
     events = []
     for phase in _phase_events(rc, plan, ref, roles, arrays):
         events += phase

@@ -25,10 +25,13 @@ def forward_window(ctx: TraceContext) -> Iterator[Event]:
     window of xp, the filter ``w[f]`` (and ``b[f]``) and writes ``z[n,f,i,j]``, its
     value from the vectorised core. The text lists every product when a window has at
     most ``EXPAND_LIMIT`` cells (``z[0,0,1,0] = 3·0 + 4·1 + 6·2 + 7·3 = 37``), else
-    ``z[…] = Σ xp[…]·w[f] + b[f] = value``."""
+    ``z[…] = Σ xp[…]·w[f] + b[f] = value``; a window over several channels (at most
+    ``LIST_LIMIT``) shows each channel's partial sum instead: ``z[0,1,0,2] = (−3) + 1 +
+    0 [c = 0, 1, 2] + b[1] 1 = −1``."""
     fields = ReceptiveFields.of(ctx)
     filter_rows = ctx.ref["w"].reshape(fields.F, -1)
     z_flat = ctx.ref["z"].reshape(-1)
+    xp_flat = ctx.ref["xp"].reshape(-1)
     z_state = ctx.state["z"].reshape(-1)
     z_cells = ctx.cells("z")
     z_names, z_starts, z_stops = z_cells.names, z_cells.starts, z_cells.stops
@@ -42,6 +45,12 @@ def forward_window(ctx: TraceContext) -> Iterator[Event]:
         bias_said = [""] * fields.F
         sum_tail = [f"·{t} = " for t in fields.filter_text]
     expand = fields.cells <= fmt.EXPAND_LIMIT
+    by_channel = not expand and 1 < fields.cg <= fmt.LIST_LIMIT
+    if by_channel:  # the filters' taps per channel, and the channels each group reads
+        channel_taps = filter_rows.reshape(fields.F, fields.cg, -1)
+        channels = [f" [c = {', '.join(str(g * fields.cg + c) for c in range(fields.cg))}] "
+                    for g in range(fields.G)]
+        bias_said = [f"+ b[{f}] {said[3:]} " if said else "" for f, said in enumerate(bias_said)]  # "+ b[1] 1 "
     if expand:
         xp_factors = ctx.cells("xp").factors
         w_factors = fields.lists("w", np.vectorize(fmt.factor, otypes=[object])(filter_rows)) if filter_rows.size else []
@@ -50,12 +59,19 @@ def forward_window(ctx: TraceContext) -> Iterator[Event]:
         values = 0.0 + z_flat[chunk.z_cells]  # the state after the write: zero plus z
         z_state[chunk.z_cells] = values
         window_cells = fields.lists("xp", fields.window_cells(chunk)) if expand else repeat(None)
+        if by_channel:
+            taps = xp_flat[fields.window_cells(chunk)].reshape(len(values), fields.cg, -1)
+            partial = fmt.factor_list(fmt.number_list((taps * channel_taps[chunk.filters]).sum(axis=-1)))
+            window_cells = [" + ".join(partial[k:k + fields.cg]) for k in range(0, len(partial), fields.cg)]
         rows = zip(chunk.filter_list, chunk.z_list, chunk.loops, chunk.windows, values.tolist(), window_cells,
                    fmt.number_list(values))
         for f, z_cell, loop, (window, text), value, cells, said in rows:
             if expand:
                 products = " + ".join([f"{xp_factors[c]}·{w}" for c, w in zip(cells, w_factors[f])])
                 text = f"{z_names[z_cell]} = {products}{bias_said[f]} = {said}"
+            elif by_channel:  # cells: the partial sums, channel by channel
+                group = f // fields.fg
+                text = f"{z_names[z_cell]} = {cells}{channels[group]}{bias_said[f]}= {said}"
             else:
                 text = f"{z_names[z_cell]} = Σ {text}{sum_tail[f]}{said}"
             written = [value]  # delta = value (z starts at zero): one shared list

@@ -55,11 +55,18 @@ def forward_window_loops(ctx: TraceContext) -> Iterator[Event]:
         window, kernel = _window(spec, n, f, i, j), _filter(spec, f)
         reads = [ctx.box("xp", *window), ctx.box("w", *kernel)] + ([ctx.box("b", (f,), (f + 1,))] if b is not None else [])
         write = ctx.write_cell("z", (n, f, i, j), 0.0 + float(z[n, f, i, j]))  # z starts at 0 (0 + −0 is 0)
+        cg = spec.channels_per_group
         if spec.macs_per_output <= fmt.EXPAND_LIMIT:
             said = fmt.products(ctx.cell_list("xp", _part(xp, *window)), ctx.cell_list("w", _part(w, *kernel)))
             said += f" + {fmt.factor(b[f])}" if b is not None else ""
         else:
             said = f"Σ {ctx.text('xp', *window)}·{ctx.text('w', *kernel)}" + (f" + b[{f}]" if b is not None else "")
+            if 1 < cg <= fmt.LIST_LIMIT:  # each channel's partial sum instead
+                partial = (_part(xp, *window) * _part(w, *kernel)).reshape(cg, -1).sum(axis=-1)
+                c0 = window[0][1]
+                said = (f"{' + '.join(fmt.factor(v) for v in partial.tolist())} "
+                        f"[c = {', '.join(str(c) for c in range(c0, c0 + cg))}]")
+                said += f" + b[{f}] {fmt.factor(b[f])}" if b is not None else ""
         text = f"{ctx.cell_text('z', (n, f, i, j))} = {said} = {fmt.number(write['value'][0])}"
         yield make_event("forward", {"n": n, "f": f, "i": i, "j": j}, reads, [write], text)
 

@@ -1,4 +1,8 @@
-"""GET /api/health: version, trace schema, encoder and limits."""
+"""GET /api/health: version, trace schema, encoder and limits.
+
+An ``async def`` on the event loop: it never waits for a thread, so builds (which run
+in threads, at most ``max_builds`` at once) cannot queue it.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +19,6 @@ TRACE_SCHEMA = "convscope.trace/1"
 
 
 @router.get("/health", response_model=Health, summary="Version and limits")
-def health(request: Request) -> Health:
+async def health(request: Request) -> Health:
     settings = request.app.state.settings
     return Health(version=__version__, trace_schema=TRACE_SCHEMA, encoder=ENCODER, limits=Limits(**settings.limits()))

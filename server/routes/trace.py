@@ -3,15 +3,16 @@ POST /api/conv (the numbers without the steps)."""
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any
 
 from fastapi import APIRouter, Request
 from starlette.concurrency import run_in_threadpool
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import Response, StreamingResponse
 
 from .. import guard
-from ..encoding import JSONBytesResponse, encode_json
-from ..errors import error_body
+from ..encoding import encode_json
+from ..gate import build_until_disconnect, run_until_disconnect
+from ..replies import DocumentResponse, SlotStreamingResponse
 from ..schemas import (
     NDJSON_DESCRIPTION,
     NDJSON_LINE_SCHEMA,
@@ -28,13 +29,12 @@ from ..tracing import INPUT_ERRORS, conv_result, document_bytes, prepare, stream
 router = APIRouter(prefix="/api", tags=["trace"])
 
 REFUSALS: dict[int | str, dict[str, Any]] = {
-    413: {"model": ErrorBody, "description": "Too large: names the count and the limit."},
+    413: {"model": ErrorBody, "description": "Too large: names the measure, its value and the limit."},
+    415: {"model": ErrorBody, "description": "Not a JSON body: names the content type or charset sent."},
     422: {"model": ErrorBody, "description": "Bad input: names the field and the numbers."},
+    503: {"model": ErrorBody, "description": "Busy: every build slot of the worker stayed taken; see Retry-After.",
+          "headers": {"Retry-After": {"description": "Seconds to wait", "schema": {"type": "integer"}}}},
 }
-
-
-def _document(config: dict[str, Any], settings: Settings) -> bytes:
-    return document_bytes(prepare(config, settings))
 
 
 @router.post(
@@ -47,14 +47,17 @@ async def trace(body: TraceConfig, request: Request) -> Response:
     state = request.app.state
     key = await request.body()
     content = state.cache.get(key)
-    if content is None:
-        content = await run_in_threadpool(_document, body.config(), state.settings)
-        state.cache.put(key, content)
-    return JSONBytesResponse(content)
-
-
-def _lines(config: dict[str, Any], settings: Settings) -> Iterator[dict[str, Any]]:
-    return stream_lines(prepare(config, settings))
+    if content is not None:
+        return DocumentResponse(content)
+    prepared = prepare(body.config(), state.settings)  # cheap (bounded inputs, no events): no thread to wait for
+    slot = await state.gate.acquire(request)
+    try:
+        content = await build_until_disconnect(request, lambda cancel: document_bytes(prepared, cancel))
+    except BaseException:
+        slot.release()
+        raise
+    state.cache.put(key, content)
+    return DocumentResponse(content, slot)
 
 
 @router.post(
@@ -72,9 +75,16 @@ def _lines(config: dict[str, Any], settings: Settings) -> Iterator[dict[str, Any
 )
 async def trace_stream(body: TraceConfig, request: Request) -> StreamingResponse:
     state = request.app.state
-    lines = await run_in_threadpool(_lines, body.config(), state.settings)
-    return StreamingResponse(
+    prepared = prepare(body.config(), state.settings)  # cheap (bounded inputs, no events): no thread to wait for
+    slot = await state.gate.acquire(request)
+    try:
+        lines = await run_until_disconnect(request, run_in_threadpool(stream_lines, prepared))
+    except BaseException:
+        slot.release()
+        raise
+    return SlotStreamingResponse(
         ndjson_lines(lines, state.stream_stats, state.settings.stream_chunk_events),
+        slot,
         media_type=NDJSON_MEDIA_TYPE,
         headers={"cache-control": "no-store", "x-accel-buffering": "no"},
     )
@@ -97,18 +107,4 @@ def _conv(config: dict[str, Any], settings: Settings) -> bytes:
 )
 async def conv(body: ConvRequest, request: Request) -> Response:
     content = await run_in_threadpool(_conv, body.config(), request.app.state.settings)
-    return JSONBytesResponse(content)
-
-
-_OTHER_METHODS = ["GET", "HEAD", "PUT", "PATCH", "DELETE"]
-
-
-async def _post_only(request: Request) -> Response:
-    """405 for another method on a POST route. Without it the page's static mount at
-    ``/`` would answer ``GET /api/trace`` with a 404."""
-    msg = f"{request.method} is not allowed on {request.url.path}: send POST with a JSON body"
-    return JSONResponse(error_body(["method"], msg, "method_not_allowed"), status_code=405, headers={"Allow": "POST"})
-
-
-for _path in ("/trace", "/trace/stream", "/conv"):
-    router.add_api_route(_path, _post_only, methods=_OTHER_METHODS, include_in_schema=False)
+    return DocumentResponse(content)

@@ -1,5 +1,9 @@
 """``show()``: the ConvScope player inline in a notebook, with no server and no network.
 
+    from server.notebook import show
+    lesson = show(x, w, b, stride=2, padding=1)   # the player, inline and offline
+    lesson.trace().tensors["dw"]                  # the trace as NumPy arrays
+
 The player is the offline lesson file (``convscope export``) in an ``<iframe srcdoc>``:
 the same page, code and trace as the served one, self-contained, so the notebook keeps
 working when saved, shared or opened later without ConvScope installed. (An anywidget

@@ -1,0 +1,196 @@
+"""What a trace will cost, from the resolved config and its planned phases alone.
+
+``trace_cost(rc)`` reads the spec and ``plan_phases(rc)`` (names and exact event
+counts) and generates nothing: it is cheap enough to run on every request before any
+work, so that a service can refuse what it cannot afford. It returns
+
+- ``events``: the exact event count (the sum of the phase counts);
+- ``cells_written``: cells written over all events (each written cell puts a ``delta``
+  and a ``value`` number on the wire), from each phase's per-event geometry;
+- ``header_cells``: the numbers in the header's tensors (every tensor's data);
+- ``bytes``: an upper bound of the encoded document (JSON or NDJSON), from those counts
+  and the largest sizes their pieces take (below);
+- ``work``: a CPU measure in event-equivalents, ``events + cells_written / 32`` plus
+  the extra of phases whose events each gather many taps (the transposed view's dx:
+  one event-equivalent per three taps it sums): on a 2-core laptop an event costs
+  4–12 µs to generate and encode, a written cell about 0.2 µs, a transposed dx event
+  about 100 µs for 36 taps (bench/server.py measures the worst allowed requests).
+
+How ``bytes`` bounds the document: a number is at most ``NUMBER_BYTES`` as orjson
+writes it (``-1.2345678901234567e-100,``), and fewer when every input is an integer
+and the activation is identity or relu: then every number of the trace is an integer
+no larger than ``A²·K + A`` (A the largest input magnitude, K the most terms any sum
+of the trace adds), written as its digits and ``.0``; an event's fixed part (type, phase, loop,
+text: the text lists at most nine products or eight values) at most
+``EVENT_BASE_BYTES``; a Box (tensor, start, stop, step, with up to four axes of up to
+five digits) at most ``BOX_BYTES``. Measured over random specs (tests/test_cost.py)
+the real size lies between ``1 / BYTES_FACTOR`` of the bound and the bound.
+
+A phase this module does not know (a new view's) is charged as if each of its events
+wrote its largest tensor whole: safe, and loud in the tests (they list every view).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Callable
+
+import numpy as np
+
+from .config import ResolvedConfig
+from .document import plan_phases
+
+__all__ = ["BYTES_FACTOR", "TraceCost", "number_bytes", "trace_cost"]
+
+NUMBER_BYTES = 25
+EVENT_BASE_BYTES = 420
+BOX_BYTES = 100
+HEADER_BASE_BYTES = 1500
+HEADER_TENSOR_BYTES = 150
+CELLS_PER_EVENT_OF_WORK = 32
+BYTES_FACTOR = 4  # the real size is at least bytes / BYTES_FACTOR (tests/test_cost.py)
+
+
+@dataclass(frozen=True)
+class TraceCost:
+    """What one trace costs; see the module notes for each measure."""
+
+    events: int
+    cells_written: int
+    header_cells: int
+    bytes: int
+    work: int
+
+    def as_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+
+# per event of a phase: (boxes it names, cells it writes), from the spec alone; a phase
+# whose events differ gives the mean (mac backward: db is written at a position's first MAC)
+PerEvent = Callable[[ResolvedConfig], tuple[float, float]]
+
+
+def _window(rc: ResolvedConfig) -> int:
+    return rc.spec.macs_per_output  # (C/groups)·KH·KW
+
+
+def _bias(rc: ResolvedConfig) -> int:
+    return 1 if rc.has_bias else 0
+
+
+def _shared(name: str) -> PerEvent | None:
+    """The phases every view shares (convcore.trace.phases)."""
+    return {
+        "pad": lambda rc: (2, rc.spec.x_shape[3]),
+        "crop": lambda rc: (2, rc.spec.x_shape[3]),
+        "activation": lambda rc: (2, rc.spec.out_shape[3]),
+        "activation grad": lambda rc: (3, rc.spec.out_shape[3]),
+    }.get(name)
+
+
+_DIRECT_WINDOW: dict[str, PerEvent] = {
+    "forward": lambda rc: (3 + _bias(rc), 1),
+    "backward": lambda rc: (4 + 2 * _bias(rc), 2 * _window(rc) + _bias(rc)),
+    "db": lambda rc: (2, 1),
+    "dw": lambda rc: (3, _window(rc)),
+    "dx": lambda rc: (3, _window(rc)),
+}
+_DIRECT_MAC: dict[str, PerEvent] = {
+    "forward": lambda rc: (3 + _bias(rc), 1),
+    "backward": lambda rc: (4 + 2 * _bias(rc) / _window(rc), 2 + _bias(rc) / _window(rc)),
+    "db": lambda rc: (2, 1),
+    "dw": lambda rc: (3, 1),
+    "dx": lambda rc: (3, 1),
+}
+_IM2COL: dict[str, PerEvent] = {
+    "im2col": lambda rc: (2, rc.spec.C * rc.spec.KH * rc.spec.KW),
+    "forward": lambda rc: (3 + _bias(rc), 1),
+    "db": lambda rc: (2, 1),
+    "dw": lambda rc: (3, 1),
+    "dcols": lambda rc: (3, 1),
+    "col2im": lambda rc: (2, rc.spec.C * rc.spec.KH * rc.spec.KW),
+}
+_TRANSPOSED: dict[str, PerEvent] = {
+    "forward": lambda rc: (3 + _bias(rc), 1),
+    "db": lambda rc: (2, 1),
+    "dw": lambda rc: (3, 1),
+    "dilate dz": lambda rc: (2, rc.spec.out_shape[3]),
+    "rotate w": lambda rc: (2, _window(rc)),
+    "dx": lambda rc: (3, 1),
+}
+
+
+# extra event-equivalents of work per event, beyond the event itself and its cells
+_EXTRA_WORK: dict[tuple[str, str], Callable[[ResolvedConfig], float]] = {
+    ("transposed", "dx"): lambda rc: rc.spec.filters_per_group * rc.spec.KH * rc.spec.KW / 3,
+}
+
+
+def _view_table(rc: ResolvedConfig) -> dict[str, PerEvent]:
+    if rc.view == "direct":
+        return _DIRECT_MAC if rc.granularity == "mac" else _DIRECT_WINDOW
+    return {"im2col": _IM2COL, "transposed": _TRANSPOSED}.get(rc.view, {})
+
+
+def _tensor_shapes(rc: ResolvedConfig) -> dict[str, tuple[int, ...]]:
+    """Every tensor a trace of ``rc`` may put in its header (the view's extra tensors all,
+    an upper bound when a forward-only trace has fewer)."""
+    spec = rc.spec
+    shapes = {"x": spec.x_shape, "xp": spec.padded_shape, "w": spec.w_shape,
+              "z": spec.out_shape, "out": spec.out_shape}
+    if rc.has_bias:
+        shapes["b"] = (spec.F,)
+    if rc.backward_included:
+        shapes.update(dout=spec.out_shape, dz=spec.out_shape, dw=spec.w_shape,
+                      dxp=spec.padded_shape, dx=spec.x_shape)
+        if rc.has_bias:
+            shapes["db"] = (spec.F,)
+    shapes.update(rc.view_impl.extra_shapes(spec))
+    return shapes
+
+
+_INTEGER_ACTIVATIONS = ("identity", "relu")  # integers in, integers out (and f' in {0, 1})
+
+
+def number_bytes(rc: ResolvedConfig) -> int:
+    """The most bytes one number of the trace of ``rc`` takes, its comma included."""
+    arrays = [rc.x, rc.w, rc.dout] + ([rc.b] if rc.b is not None else [])
+    if rc.activation.name not in _INTEGER_ACTIVATIONS or not all(np.array_equal(a, np.round(a)) for a in arrays):
+        return NUMBER_BYTES
+    spec = rc.spec
+    n, f, ho, wo = spec.out_shape
+    largest = max(1.0, *(float(np.abs(a).max()) for a in arrays))
+    terms = max(spec.macs_per_output + 1, n * ho * wo, f * spec.KH * spec.KW)  # z, dw and db, dx and dcols
+    bound = largest * largest * terms + largest
+    if bound >= 1e15:
+        return NUMBER_BYTES
+    return min(NUMBER_BYTES, len(str(int(bound))) + 4)  # minus sign, digits, ".0", comma
+
+
+def trace_cost(rc: ResolvedConfig) -> TraceCost:
+    """The cost of the trace of ``rc`` (a ResolvedConfig), without generating it."""
+    shapes = _tensor_shapes(rc)
+    largest = max(math.prod(s) for s in shapes.values())
+    table = _view_table(rc)
+    events = cells = boxes = extra = 0
+    for phase in plan_phases(rc):
+        weight = _EXTRA_WORK.get((rc.view, phase.name))
+        extra += round(phase.count * weight(rc)) if weight else 0
+        per_event = _shared(phase.name) or table.get(phase.name)
+        n_boxes, n_cells = per_event(rc) if per_event else (6, largest)
+        events += phase.count
+        cells += round(phase.count * n_cells)
+        boxes += round(phase.count * n_boxes)
+    header_cells = sum(math.prod(s) for s in shapes.values())
+    number = number_bytes(rc)
+    size = (
+        HEADER_BASE_BYTES
+        + HEADER_TENSOR_BYTES * len(shapes)
+        + number * header_cells
+        + EVENT_BASE_BYTES * events
+        + BOX_BYTES * boxes
+        + 2 * number * cells
+    )
+    work = events + cells // CELLS_PER_EVENT_OF_WORK + extra
+    return TraceCost(events=events, cells_written=cells, header_cells=header_cells, bytes=size, work=work)
