@@ -9,10 +9,11 @@ Prints:
 - time to jump to a random step (seek + redraw + style/layout), p50/p95/max over 300
   random steps (target <= 16 ms); the follow-scroll runs at the next frame, so it is
   timed apart: jumps one frame apart, the follow's own time and the whole next frame;
-- with --against REV (e.g. --against 396f2aa): the same jumps on REV's page (its static/
-  from git) and on this one, alternating in rounds, side by side, then three whole plays
-  at top speed on each, alternating (each page reloaded, Play pressed a second after the
-  trace arrived, as in the first measure);
+- with --against REV (e.g. --against 860303d): at 1920x1080 and at 1366x768, the same
+  jumps on REV's page (its static/ from git, served by this server) and on this one,
+  alternating in rounds, side by side, then three whole plays at top speed on each,
+  alternating (each page reloaded, Play pressed a second after the trace arrived, as in
+  the first measure);
 - time from pressing Apply to the first drawn step for the CS231n preset (median of 7);
 - with --breakdown: two more plays at top speed with the page's per-frame breakdown on
   (style and layout forced after each part of a frame: seek, fold change, cell-size fit,
@@ -157,12 +158,16 @@ def old_static(rev: str) -> Path:
     return folder / "static"
 
 
-def compare(browser, rev: str, base_new: str) -> None:
-    """Random jumps on REV's page and on this one, alternating rounds of 50."""
+SCREENS = [(1920, 1080), (1366, 768)]
+
+
+def compare(browser, rev: str, base_new: str, viewport: tuple[int, int]) -> None:
+    """Random jumps on REV's page and on this one, alternating rounds of 50, then three
+    whole plays on each, alternating; both in a window of `viewport` (width, height)."""
     with live_server(old_static(rev)) as base_old:
         pages = {}
         for name, base in ((rev, base_old), ("this page", base_new)):
-            page = browser.new_page(viewport={"width": 1600, "height": 1000})
+            page = browser.new_page(viewport={"width": viewport[0], "height": viewport[1]})
             page.goto(base + "/" + lesson_hash(BIG))
             wait_complete(page, timeout=60)
             pages[name] = page
@@ -223,8 +228,9 @@ def main() -> None:
         print(summary("follow-scroll at the frame after a jump (its own time)", follows))
         print(summary("frame after a jump (follow + revealed slices drawn + style/layout)", spaced["next"]))
         if args.against:
-            print(f"random jumps side by side with {args.against} (alternating rounds of 50):")
-            compare(browser, args.against, base)
+            for screen in SCREENS:
+                print(f"at {screen[0]}x{screen[1]}: random jumps and plays side by side with {args.against} (alternating):")
+                compare(browser, args.against, base, screen)
 
         # 3. Apply -> first drawn step, CS231n preset
         page.select_option("#preset", "cs231n")

@@ -31,6 +31,7 @@ class Activation:
     formula : the forward pass in words, e.g. ``"relu(z) = max(z, 0)"``
     derivative_formula : the derivative, e.g. ``"relu'(z) = 1 if z > 0 else 0"``,
         for step text narrating ``dz = dout · f'(z)``
+    title : its name for people ("ReLU"), as a page's menu shows it
     """
 
     name: str
@@ -38,6 +39,7 @@ class Activation:
     derivative_formula: str
     _forward: Callable[[np.ndarray], np.ndarray]
     _derivative: Callable[[np.ndarray], np.ndarray]
+    title: str = ""
 
     def forward(self, z: np.ndarray) -> np.ndarray:
         """``f(z)``; ``z`` of any shape, result float64 of the same shape."""
@@ -80,6 +82,7 @@ ACTIVATIONS: dict[str, Activation] = {
             "identity'(z) = 1",
             _identity,
             lambda z: np.ones_like(z),
+            title="identity",
         ),
         Activation(
             "relu",
@@ -87,6 +90,7 @@ ACTIVATIONS: dict[str, Activation] = {
             "relu'(z) = 1 if z > 0 else 0",
             lambda z: np.maximum(z, 0.0),
             lambda z: (z > 0).astype(np.float64),
+            title="ReLU",
         ),
         Activation(
             "leaky_relu",
@@ -94,6 +98,7 @@ ACTIVATIONS: dict[str, Activation] = {
             f"leaky_relu'(z) = 1 if z > 0 else {LEAKY_RELU_SLOPE}",
             lambda z: np.where(z > 0, z, LEAKY_RELU_SLOPE * z),
             lambda z: np.where(z > 0, 1.0, LEAKY_RELU_SLOPE),
+            title="leaky ReLU",
         ),
         Activation(
             "sigmoid",
@@ -101,6 +106,7 @@ ACTIVATIONS: dict[str, Activation] = {
             "sigmoid'(z) = sigmoid(z)·(1 − sigmoid(z))",
             _sigmoid,
             _sigmoid_derivative,
+            title="sigmoid",
         ),
         Activation(
             "tanh",
@@ -108,6 +114,7 @@ ACTIVATIONS: dict[str, Activation] = {
             "tanh'(z) = 1 − tanh(z)²",
             np.tanh,
             lambda z: 1.0 - np.tanh(z) ** 2,
+            title="tanh",
         ),
     )
 }

@@ -50,6 +50,7 @@ class Fill:
     random : whether the seed matters
     generate : (rng, shape, params) -> float64 array of that shape
     words : params -> the values in words, e.g. "random integers in [−2, 2]"
+    title : its name for people ("random integers"), as a page's menu shows it
     """
 
     name: str
@@ -58,6 +59,7 @@ class Fill:
     random: bool
     generate: Callable[[np.random.Generator, tuple[int, ...], Params], np.ndarray]
     words: Callable[[Params], str]
+    title: str = ""
 
 
 def format_number(v: float) -> str:
@@ -93,6 +95,7 @@ FILLS: dict[str, Fill] = {
                 np.float64
             ),
             lambda p: f"random integers in [{format_number(p['low'])}, {format_number(p['high'])}]",
+            title="random integers",
         ),
         Fill(
             "normal",
@@ -101,6 +104,7 @@ FILLS: dict[str, Fill] = {
             True,
             lambda rng, s, p: rng.normal(p["mean"], p["std"], size=s),
             lambda p: f"normal samples with mean {format_number(p['mean'])} and std {format_number(p['std'])}",
+            title="normal",
         ),
         Fill(
             "uniform",
@@ -109,6 +113,7 @@ FILLS: dict[str, Fill] = {
             True,
             lambda rng, s, p: rng.uniform(p["low"], p["high"], size=s),
             lambda p: f"uniform samples in [{format_number(p['low'])}, {format_number(p['high'])})",
+            title="uniform",
         ),
         Fill(
             "arange",
@@ -117,6 +122,7 @@ FILLS: dict[str, Fill] = {
             False,
             _arange,
             lambda p: f"values counting from {format_number(p['start'])} in steps of {format_number(p['step'])}",
+            title="arange",
         ),
         Fill(
             "linspace",
@@ -125,9 +131,10 @@ FILLS: dict[str, Fill] = {
             False,
             _linspace,
             lambda p: f"values evenly spaced from {format_number(p['start'])} to {format_number(p['stop'])}",
+            title="linspace",
         ),
-        Fill("zeros", {}, frozenset(), False, lambda rng, s, p: np.zeros(s), lambda p: "zeros"),
-        Fill("ones", {}, frozenset(), False, lambda rng, s, p: np.ones(s), lambda p: "ones"),
+        Fill("zeros", {}, frozenset(), False, lambda rng, s, p: np.zeros(s), lambda p: "zeros", title="zeros"),
+        Fill("ones", {}, frozenset(), False, lambda rng, s, p: np.ones(s), lambda p: "ones", title="ones"),
         Fill(
             "constant",
             {"value": 1.0},
@@ -135,6 +142,7 @@ FILLS: dict[str, Fill] = {
             False,
             lambda rng, s, p: np.full(s, float(p["value"])),
             lambda p: f"values all equal to {format_number(p['value'])}",
+            title="constant",
         ),
     )
 }

@@ -4,10 +4,11 @@ import { TraceModel, Cursor, carryStep, nextPhaseStart, previousPhaseStart, phas
 import { Stage } from "./js/render.js";
 import { SPEEDS, DEFAULT_SPEED, speedLabel, keyAction, KEY_SHEET, Ticker } from "./js/player.js";
 import { encodeLesson, decodeLesson } from "./js/url.js";
-import { streamTrace, fetchPresets, fetchPreset, errorFields, ApiError, withDoutShape } from "./js/api.js";
+import { streamTrace, fetchPresets, fetchPreset, fetchMeta, errorFields, ApiError } from "./js/api.js";
 import { SetupEditors } from "./js/editors.js";
-import { DEFAULT_CONFIG, clone } from "./js/setup.js";
+import { adoptMeta, defaultConfig, clone } from "./js/setup.js";
 import { formatLong } from "./js/format.js";
+import { drawPhaseMarks, fitPhaseMarks } from "./js/scrub.js";
 import { exportJson, stagePng, download } from "./js/export.js";
 
 const $ = (id) => document.getElementById(id);
@@ -24,6 +25,7 @@ const app = {
   speedIndex: DEFAULT_SPEED,
   projector: false,
   allTensors: false, // false: tensors the current phase does not touch fold to their captions
+  setupOpen: true, // the settings drawer
   stageFits: false,
   controller: null,
   runStartedAt: 0,
@@ -36,7 +38,7 @@ const app = {
 };
 
 const stage = new Stage($("stage"), { onReveal: () => requestRedraw() });
-const editors = new SetupEditors($("setup-form"), onConfigEdited);
+let editors = null; // built once the server has published its controls (start)
 const ticker = new Ticker({ getSpeed: () => SPEEDS[app.speedIndex], onSteps: onTick });
 
 // ---- running traces ------------------------------------------------------------------
@@ -46,13 +48,16 @@ function onConfigEdited(config, { immediate }) {
   setPreset("");
   clearTimeout(app.debounce);
   app.debouncing = true;
+  drawStale();
   app.debounce = setTimeout(() => run(config), immediate ? 0 : 350);
 }
 
 /** Fetch and stream the trace of `config`; the previous trace stays until the header arrives. */
-async function run(config, { step = null } = {}) {
+async function run(config, { step = null, push = true } = {}) {
   clearTimeout(app.debounce);
   app.debouncing = false;
+  app.runError = "";
+  app.awaitingHeader = true; // the stage shows the previous trace until this one's header
   if (app.controller) app.controller.abort();
   const controller = new AbortController();
   app.controller = controller;
@@ -63,7 +68,6 @@ async function run(config, { step = null } = {}) {
   // the trace on screen before this run: put back if the stream fails after its header
   const previous = app.model ? { model: app.model, config: app.shownConfig, preset: app.shownPreset, step: current() } : null;
   try {
-    config = await withDoutShape(config, controller.signal);
     await streamTrace(
       config,
       {
@@ -73,7 +77,7 @@ async function run(config, { step = null } = {}) {
           model = new TraceModel(header);
           const target =
             step != null ? Math.min(step, model.total - 1) : old ? carryStep(old.phases, old.total, app.step, model.phases, model.total) : 0;
-          install(model, config, target);
+          install(model, config, target, { push });
         },
         onEvents(events) {
           if (controller.signal.aborted || !model) return;
@@ -107,6 +111,8 @@ async function run(config, { step = null } = {}) {
       fields = { _: `The trace could not be loaded: ${err.message}` };
     }
     editors.showErrors(fields);
+    app.runError = Object.values(fields).join("; ");
+    drawStale();
     const what = midStream ? `The trace stopped after ${model.received} of ${model.total} steps: ${err.message}` : `Not run: ${err.message}`;
     narrate(what);
     if (midStream) app.pendingNarration = what; // said again with the restored step
@@ -114,7 +120,9 @@ async function run(config, { step = null } = {}) {
   } finally {
     if (app.controller === controller) {
       app.controller = null;
+      app.awaitingHeader = false;
       showProgress(null);
+      drawStale();
     }
   }
 }
@@ -137,9 +145,11 @@ function clearStage() {
   $("eq-writes").replaceChildren();
   $("eq-reads").textContent = "";
   setBadge("pending", "no trace", "");
+  drawStale();
 }
 
-function install(model, config, target, { complete = false } = {}) {
+function install(model, config, target, { complete = false, push = false } = {}) {
+  app.awaitingHeader = false;
   app.model = model;
   app.cursor = new Cursor(model);
   app.config = clone(config);
@@ -151,11 +161,16 @@ function install(model, config, target, { complete = false } = {}) {
   editors.show(config);
   editors.showHeader(model.header);
   editors.showErrors({});
+  drawStale();
   buildScrubber(model);
-  $("legend-gap").hidden = !model.names.includes("dz_dilated");
+  // the legend names only the marks this trace's header uses
+  const kinds = new Set(Object.values(model.tensors).flatMap((t) => (t.marks ? Array.from(t.marks.join("")) : [])));
+  $("legend-pad").hidden = !kinds.has("p") && !kinds.has("g");
+  $("legend-gap").hidden = !kinds.has("z");
+  $("legend-unread").hidden = !kinds.has("u");
   if (complete && model.complete) showCheck(model);
   else setBadge("pending", "checking…", "The replay check runs when the whole trace has arrived.");
-  writeUrl(true);
+  writeUrl(true, { push });
   requestRedraw();
 }
 
@@ -180,9 +195,25 @@ function showCheck(model) {
 }
 
 function setBadge(state, text, title) {
+  app.badge = { state, text, title };
+  drawStale();
+}
+
+/**
+ * The badge, and the stage's banner when what is drawn is not what the form says: the
+ * form holds an error (its own or the server's), or an edit not traced yet.
+ */
+function drawStale() {
+  const problems = editors && editors.hasProblems;
+  const why = app.runError || problems ? "the setup has an error" : app.debouncing || app.awaitingHeader ? "the new setup is not traced yet" : "";
+  const stale = Boolean(why && app.model);
+  const banner = $("stale");
+  banner.hidden = !stale;
+  if (stale) banner.textContent = `Showing the last good trace, not the form: ${why}.`;
   const b = $("badge");
-  b.dataset.state = state;
-  b.textContent = text;
+  const { state, text, title } = app.badge ?? { state: "pending", text: "not checked yet", title: "" };
+  b.dataset.state = stale ? "stale" : state;
+  b.textContent = stale ? `last good trace, not the form · ${text}` : text;
   b.title = title;
 }
 
@@ -340,22 +371,8 @@ function drawTransport(shown) {
 }
 
 function buildScrubber(model) {
-  const sc = $("scrubber");
-  sc.max = String(Math.max(0, model.total - 1));
-  const host = $("scrub-phases");
-  host.replaceChildren();
-  const span = Math.max(1, model.total - 1);
-  for (const p of model.phases) {
-    if (p.stop <= p.start) continue;
-    const m = document.createElement("div");
-    m.className = "phase-mark";
-    const left = (100 * p.start) / span;
-    m.style.left = `${left}%`;
-    m.style.width = `${Math.max(0, Math.min(100 - left, (100 * (p.stop - p.start)) / span))}%`;
-    m.textContent = p.name;
-    m.title = `${p.name}: steps ${p.start + 1}–${p.stop}`;
-    host.append(m);
-  }
+  $("scrubber").max = String(Math.max(0, model.total - 1));
+  drawPhaseMarks($("scrub-phases"), model.phases, model.total);
 }
 
 // ---- moving ------------------------------------------------------------------------
@@ -457,6 +474,7 @@ function setProjector(on) {
   stage.forgetFits();
   fitStage();
   prefitPhases();
+  writeUrl(true);
   requestRedraw();
 }
 
@@ -465,6 +483,7 @@ function setAllTensors(on) {
   app.allTensors = on;
   $("all-tensors").setAttribute("aria-pressed", String(on));
   prefitPhases();
+  writeUrl(true);
   requestRedraw();
 }
 
@@ -511,8 +530,14 @@ function prefitPhases() {
  */
 function fitStage() {
   if (app.projector) stage.fitCells(true);
-  else if (app.stageFits) stage.fitCells(true, { fontPx: 13, maxCell: 52, fontRatio: 0.4 });
+  else if (app.stageFits) stage.fitCells(true, { fontPx: smallestCellText(window.innerWidth), maxCell: 72, fontRatio: 0.4 });
   else stage.fitCells(false);
+}
+
+/** The smallest cell text (px) on a desktop of `width` px: 12 on a small projector or
+ *  laptop, 14 from 1300 px on. */
+function smallestCellText(width) {
+  return width >= 1300 ? 14 : 12;
 }
 
 function readStageFits() {
@@ -521,13 +546,27 @@ function readStageFits() {
 
 // ---- the URL -----------------------------------------------------------------------
 
-function writeUrl(now) {
+/** The step the address holds: the one asked for until the trace has arrived (a reload
+ *  asks for a step that has not streamed in yet), then the one shown. */
+function urlStep() {
+  if (!app.model) return Math.max(0, app.step);
+  return app.model.complete ? current() : Math.max(0, app.step);
+}
+
+/** Write the place into the address: `push` for a new setup (back/forward move
+ *  between setups), a replacement for a new step or view setting. */
+function writeUrl(now, { push = false } = {}) {
   if (!app.config) return;
   clearTimeout(app.urlTimer);
   const write = () => {
-    const hash = encodeLesson({ config: app.config, step: app.model ? current() : 0, speed: app.speedIndex });
+    const hash = encodeLesson({
+      config: app.config, lesson: app.presetName, step: urlStep(), speed: app.speedIndex,
+      projector: app.projector, allTensors: app.allTensors,
+    });
+    if (location.hash === hash) return;
     try {
-      if (location.hash !== hash) history.replaceState(null, "", hash);
+      if (push && location.hash) history.pushState(null, "", hash);
+      else history.replaceState(null, "", hash);
     } catch {
       // a page that cannot keep its URL (a lesson in a notebook's iframe srcdoc) still plays
     }
@@ -541,7 +580,26 @@ function readUrl() {
     return decodeLesson(location.hash);
   } catch (err) {
     toast(err.message);
-    return { config: null, step: null, speed: null };
+    return decodeLesson("");
+  }
+}
+
+/** Go to the place the address names (a reopened link, back/forward, an edited address). */
+async function openPlace(place, { first = false } = {}) {
+  if (place.speed != null) setSpeed(place.speed);
+  if (place.projector !== app.projector) setProjector(place.projector);
+  if (place.allTensors !== app.allTensors) setAllTensors(place.allTensors);
+  const step = place.step ?? 0;
+  if (place.lesson) {
+    if (place.lesson !== app.presetName || first) await choosePreset(place.lesson, { step, push: false });
+    else if (app.cursor && step !== current()) setStep(step);
+  } else if (place.config) {
+    if (first || app.presetName || JSON.stringify(place.config) !== JSON.stringify(app.config)) {
+      setPreset("");
+      app.config = place.config;
+      editors.show(place.config, { fresh: true });
+      await run(place.config, { step });
+    } else if (app.cursor && step !== current()) setStep(step);
   }
 }
 
@@ -551,7 +609,15 @@ function setPreset(name) {
   app.presetName = name;
   $("preset").value = name;
   const p = app.presets.find((q) => q.name === name);
-  $("preset-sentence").textContent = p ? p.sentence : "";
+  // the lesson's title in full, then its whole description (the menu may be narrower)
+  const line = $("preset-sentence");
+  line.replaceChildren();
+  if (p) {
+    const title = document.createElement("strong");
+    title.className = "preset-title";
+    title.textContent = p.title;
+    line.append(title, ` — ${p.sentence}`);
+  }
 }
 
 async function loadPresets() {
@@ -565,7 +631,7 @@ async function loadPresets() {
   for (const p of app.presets) sel.append(new Option(p.title, p.name));
 }
 
-async function choosePreset(name) {
+async function choosePreset(name, { step = 0, push = true } = {}) {
   if (!name) {
     setPreset("");
     return;
@@ -575,9 +641,9 @@ async function choosePreset(name) {
     const p = await fetchPreset(name);
     setPreset(name);
     app.config = p.config;
-    editors.show(p.config);
+    editors.show(p.config, { fresh: true });
     pause();
-    await run(p.config, { step: 0 });
+    await run(p.config, { step, push });
   } catch (err) {
     toast(`Preset ${name}: ${err.message}`);
   } finally {
@@ -586,6 +652,43 @@ async function choosePreset(name) {
 }
 
 // ---- small UI helpers ----------------------------------------------------------------
+
+const SETUP_KEY = "convscope.setup";
+
+/** Open or close the settings drawer; `remember`: the user's choice, kept for next time. */
+function setSetupOpen(open, { remember = false } = {}) {
+  app.setupOpen = open;
+  document.body.classList.toggle("setup-closed", !open);
+  $("toggle-setup").setAttribute("aria-expanded", String(open));
+  if (remember) {
+    try {
+      localStorage.setItem(SETUP_KEY, open ? "open" : "closed");
+    } catch {
+      /* storage refused: the choice lasts this visit */
+    }
+  }
+  readStageFits();
+  stage.forgetFits();
+  fitStage();
+  requestRedraw();
+}
+
+/** The drawer at start: as the user last left it, else open only on wide screens. */
+function initialSetupOpen() {
+  let kept = null;
+  try {
+    kept = localStorage.getItem(SETUP_KEY);
+  } catch {
+    kept = null;
+  }
+  return kept ? kept === "open" : window.innerWidth >= 1440;
+}
+
+/** Focus the stage (a pick in a menu, Escape in a field): the keys drive the player. */
+function giveKeysToStage() {
+  if (document.activeElement && document.activeElement.blur) document.activeElement.blur();
+  $("stage").focus({ preventScroll: true });
+}
 
 let toastTimer = 0;
 function toast(text) {
@@ -612,7 +715,10 @@ function wire() {
   const speed = $("speed");
   SPEEDS.forEach((_, i) => speed.append(new Option(speedLabel(i), String(i))));
   speed.value = String(app.speedIndex);
-  speed.addEventListener("change", () => setSpeed(Number(speed.value)));
+  speed.addEventListener("change", () => {
+    setSpeed(Number(speed.value));
+    giveKeysToStage();
+  });
   $("btn-play").addEventListener("click", () => doAction("toggle"));
   $("btn-next").addEventListener("click", () => doAction("next"));
   $("btn-prev").addEventListener("click", () => doAction("prev"));
@@ -626,9 +732,13 @@ function wire() {
     setStep(Number(sc.value));
   });
   sc.addEventListener("change", () => (app.scrubbing = false));
-  $("preset").addEventListener("change", (e) => choosePreset(e.target.value));
+  $("preset").addEventListener("change", (e) => {
+    choosePreset(e.target.value);
+    giveKeysToStage();
+  });
   $("projector").addEventListener("click", () => doAction("projector"));
   $("all-tensors").addEventListener("click", () => setAllTensors(!app.allTensors));
+  $("toggle-setup").addEventListener("click", () => setSetupOpen(!app.setupOpen, { remember: true }));
   $("show-keys").addEventListener("click", () => doAction("keys"));
   $("copy-link").addEventListener("click", copyLink);
   $("apply").addEventListener("click", () => {
@@ -655,52 +765,63 @@ function wire() {
     dd.textContent = what;
     list.append(dt, dd);
   }
-  document.addEventListener("keydown", (e) => {
-    if ($("keys-dialog").open && e.key !== "?") return;
-    const action = keyAction(e);
-    if (!action) return;
-    e.preventDefault();
-    doAction(action);
-  });
-  let resizeTimer = 0;
-  window.addEventListener("resize", () => {
-    clearTimeout(resizeTimer);
-    resizeTimer = setTimeout(() => {
-      readStageFits();
-      stage.forgetFits();
-      fitStage();
-      prefitPhases();
-    }, 120);
-  });
-  window.addEventListener("hashchange", () => {
-    const lesson = readUrl();
-    if (lesson.config && JSON.stringify(lesson.config) !== JSON.stringify(app.config)) {
-      setPreset("");
-      editors.show(lesson.config);
-      run(lesson.config, { step: lesson.step ?? 0 });
-    } else if (lesson.step != null && app.cursor && lesson.step !== app.cursor.step) setStep(lesson.step);
-  });
+  // capture phase: a focused select, range or button never sees the player's keys
+  window.addEventListener(
+    "keydown",
+    (e) => {
+      if ($("keys-dialog").open && e.key !== "?") return;
+      const action = keyAction(e);
+      if (!action) return;
+      e.preventDefault();
+      e.stopPropagation();
+      if (action === "leaveField") giveKeysToStage();
+      else doAction(action);
+    },
+    true,
+  );
+  // the stage's room changed (window, drawer, a lesson's sentence, projector): the cell
+  // sizes found for the old room are forgotten and found again before the next paint
+  let room = "";
+  new ResizeObserver(() => {
+    readStageFits();
+    const c = $("stage");
+    const now = `${c.clientWidth}x${app.stageFits || app.projector ? c.clientHeight : 0}`;
+    if (now === room) return;
+    room = now;
+    stage.forgetFits();
+    fitStage();
+    prefitPhases();
+  }).observe($("stage"));
+  new ResizeObserver(() => fitPhaseMarks($("scrub-phases"))).observe($("scrub-phases"));
+  // back/forward between setups, and an address edited by hand
+  window.addEventListener("popstate", () => openPlace(readUrl()));
 }
 
 async function start() {
-  readStageFits();
-  wire();
-  const lesson = readUrl();
-  if (lesson.speed != null) setSpeed(lesson.speed);
   const presetsLoaded = loadPresets();
-  if (lesson.config) {
-    app.config = lesson.config;
-    editors.show(lesson.config);
-    await Promise.all([presetsLoaded, run(lesson.config, { step: lesson.step ?? 0 })]);
+  try {
+    adoptMeta(await fetchMeta());
+  } catch (err) {
+    $("eq-text").textContent = `The page could not load its controls from the server: ${err.message}`;
     return;
   }
+  editors = new SetupEditors($("setup-form"), { onChange: onConfigEdited, onProblem: drawStale });
+  wire();
+  setSetupOpen(initialSetupOpen());
+  const place = readUrl();
+  if (place.lesson || place.config) {
+    await presetsLoaded; // (the lesson menu and its sentence need the list)
+    await openPlace(place, { first: true });
+    return;
+  }
+  if (place.projector) setProjector(true);
   await presetsLoaded;
   const first = app.presets.find((p) => p.name === "d2l") ?? app.presets[0];
-  if (first) await choosePreset(first.name);
+  if (first) await choosePreset(first.name, { push: false });
   else {
-    app.config = clone(DEFAULT_CONFIG);
-    editors.show(app.config);
-    await run(app.config, { step: 0 });
+    app.config = defaultConfig();
+    editors.show(app.config, { fresh: true });
+    await run(app.config, { step: 0, push: false });
   }
 }
 

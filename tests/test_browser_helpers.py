@@ -39,6 +39,17 @@ def chromium_missing_reason() -> str | None:
     return None
 
 
+def require_chromium() -> None:
+    """Skip the calling test module when Chromium cannot run here; under CI=true, fail
+    instead (browser tests must run in CI, never skip). Call at module level."""
+    missing = chromium_missing_reason()
+    if not missing:
+        return
+    if os.environ.get("CI") == "true":
+        raise RuntimeError(f"browser tests cannot run in CI: {missing}")
+    pytest.skip(missing, allow_module_level=True)
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -7,7 +7,6 @@ server's own trace document replayed here (NumPy over the event boxes).
 from __future__ import annotations
 
 import json
-import os
 import time
 
 import pytest
@@ -19,7 +18,7 @@ from test_browser_helpers import (
     assert_equation_matches,
     assert_stage_matches,
     cell_texts,
-    chromium_missing_reason,
+    require_chromium,
     first_event,
     lesson_path,
     live_server,
@@ -33,11 +32,7 @@ from test_browser_helpers import (
 
 pytestmark = pytest.mark.browser
 
-_missing = chromium_missing_reason()
-if _missing:
-    if os.environ.get("CI") == "true":
-        raise RuntimeError(f"browser tests cannot run in CI: {_missing}")
-    pytest.skip(_missing, allow_module_level=True)
+require_chromium()
 
 # the fixtures every browser test uses: a live server, Chromium, a page opener
 from test_browser_helpers import base_url, browser, open_page  # noqa: E402,F401

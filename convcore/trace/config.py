@@ -44,7 +44,7 @@ from ..spec import ConvSpec, ConvSpecError
 from ..tensor_input import to_array
 from .views import View, get_view, view_names
 
-__all__ = ["CHOICES", "DEFAULTS", "ResolvedConfig", "TraceConfigError", "resolve_config"]
+__all__ = ["CHOICES", "CHOICE_TITLES", "DEFAULTS", "DEFAULT_FILLS", "ResolvedConfig", "TraceConfigError", "resolve_config"]
 
 
 class TraceConfigError(ConvSpecError):
@@ -80,6 +80,24 @@ CHOICES = _CHOICES = {
     "backward": ("fused", "separate"),
     "phases": ("forward", "backward", "both"),
 }
+
+# what each choice is called for people (a page's menus); the keys are _CHOICES's values
+CHOICE_TITLES: dict[str, dict[str, str]] = {
+    "layout": {"NCHW": "NCHW (x NCHW, w OIHW)", "NHWC": "NHWC (x NHWC, w HWIO)"},
+    "granularity": {"window": "a window", "mac": "a multiply-add"},
+    "backward": {"fused": "fused", "separate": "db, dW, dX apart"},
+    "phases": {"both": "forward + backward", "forward": "forward only", "backward": "backward only"},
+}
+
+# the generator a tensor gets when a person turns it on or resizes typed values away
+# (x and w as their defaults; b and dout random integers, each with its own seed)
+DEFAULT_FILLS: dict[str, dict[str, Any]] = {
+    "x": DEFAULT_X,
+    "w": DEFAULT_W,
+    "b": {"fill": "randint", "low": -1, "high": 1, "seed": 2},
+    "dout": {"fill": "randint", "low": -2, "high": 2, "seed": 3},
+}
+
 
 _AXES_WORDS = {
     ("x", "NCHW"): "(N, C, H, W)",

@@ -21,6 +21,7 @@ __all__ = ["DirectView"]
 
 class DirectView(View):
     name = "direct"
+    title = "direct loops"
     letters = {"window": "nfij", "mac": "nfijckl"}
 
     def forward_phases(self, rc) -> list[Phase]:

@@ -36,6 +36,7 @@ import numpy as np
 from ..layer import layer_results
 from .axes import kind_of
 from .config import ResolvedConfig, resolve_config
+from .drawing import tensor_drawing
 from .events import TraceContext
 from .model import Event, event_lines, stream_line
 from .phases import activation_grad_phase, activation_phase, crop_phase, pad_phase
@@ -146,6 +147,7 @@ def _header(rc: ResolvedConfig, plan: list[Phase], ref: dict[str, np.ndarray], r
             "axes": kind.axes_in(rc.layout),
             "grid": list(kind.grid),
             "role": roles[name],
+            **tensor_drawing(name, rc.spec),
         }
     phases, start = [], 0
     for p in plan:

@@ -235,6 +235,7 @@ def _col2im_events(ctx: TraceContext) -> Iterator[Event]:
 
 class Im2colView(View):
     name = "im2col"
+    title = "im2col"
     letters = {"window": "fnij"}
 
     def extra_shapes(self, spec) -> dict[str, tuple[int, ...]]:

@@ -236,6 +236,7 @@ def _dx_events(ctx: TraceContext) -> Iterator[Event]:
 
 class TransposedView(View):
     name = "transposed"
+    title = "transposed (dX)"
     letters = {"window": "nfij"}
 
     def extra_shapes(self, spec) -> dict[str, tuple[int, ...]]:

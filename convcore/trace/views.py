@@ -8,6 +8,7 @@ the header, phase boundaries, streaming, replay, NHWC — is the engine's.
 A view provides:
 
 ``name``                       the config's ``view`` value, e.g. ``"im2col"``
+``title``                      its name for people, e.g. ``"direct loops"``
 ``letters``                    ``{granularity: loop letters}`` for each ``granularity`` it
                                supports (direct: {"window": "nfij", "mac": "nfijckl"}):
                                ``granularities`` and ``loop_letters(granularity)`` read it;
@@ -72,6 +73,7 @@ class View:
     phase methods (and the extra tensors, if they name any)."""
 
     name: str = ""
+    title: str = ""  # its name for people ("direct loops"), as a page's menu shows it
     letters: dict[str, str] = {}
 
     @property

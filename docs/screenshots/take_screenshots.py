@@ -3,9 +3,10 @@
     .venv/bin/python docs/screenshots/take_screenshots.py
 
 Starts the real app under uvicorn on a free loopback port and drives Debian's Chromium:
-- page-1920x1080.png: CS231n's lesson in the backward pass, dW and dX accumulating;
-- projector-1920x1080.png: the same step in projector mode;
-- phone-390x844.png: CS231n's lesson on a phone, scrolled to the window being read;
+- {cs231n,depthwise}-{1024x768,1366x768,1920x1080,projector-1920x1080,phone-390x844}.png:
+  a backward step of the CS231n and the depthwise lessons on each classroom screen, each
+  opened from its address (lesson, step, projector) as a bookmark would;
+- page-1920x1080.png, projector-1920x1080.png, phone-390x844.png: CS231n's for the README;
 - im2col-1920x1080.png, transposed-1920x1080.png: the two other views mid-backward.
 """
 
@@ -61,25 +62,28 @@ def save(page, name):
     print("wrote", OUT / name)
 
 
+SCREENS = [("1024x768", (1024, 768), False), ("1366x768", (1366, 768), False), ("1920x1080", (1920, 1080), False),
+           ("projector-1920x1080", (1920, 1080), True), ("phone-390x844", (390, 844), False)]
+
+
 def main() -> None:
     with live_server() as base, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-
-        # a backward step of CS231n's lesson, past the middle: dW and dX are filling up
-        context, page = open_lesson(browser, base, (1920, 1080), preset="cs231n")
-        step = phase_step(page, "backward", 13)
-        page.evaluate(f"window.convscope.seek({step})")
-        save(page, "page-1920x1080.png")
-        page.keyboard.press("p")
-        save(page, "projector-1920x1080.png")
-        context.close()
-
-        context, page = open_lesson(browser, base, (390, 844), preset="cs231n", is_mobile=True, has_touch=True, device_scale_factor=2)
-        page.evaluate("window.convscope.seek(30)")
-        page.evaluate("""() => { const o = document.querySelector('[data-tensor="xp"] .box-outline');
-                                 window.scrollTo(0, window.scrollY + o.getBoundingClientRect().top - 300); }""")
-        save(page, "phone-390x844.png")
-        context.close()
+        for lesson, offset in (("cs231n", 13), ("depthwise", 5)):
+            for name, viewport, projector in SCREENS:
+                phone = viewport[0] < 600
+                extra = {"is_mobile": True, "has_touch": True, "device_scale_factor": 2} if phone else {}
+                context, page = open_lesson(browser, base, viewport, f"/#s=0&l={lesson}", **extra)
+                step = phase_step(page, "backward", offset)
+                context.close()
+                context, page = open_lesson(browser, base, viewport, f"/#s={step}&l={lesson}{'&p=1' if projector else ''}", **extra)
+                if phone:  # the page scrolled to the written cells, as a student would
+                    page.evaluate("""() => { const c = document.querySelector('.cell.wr');
+                                             window.scrollTo(0, window.scrollY + c.getBoundingClientRect().top - 420); }""")
+                save(page, f"{lesson}-{name}.png")
+                if lesson == "cs231n" and name in ("1920x1080", "projector-1920x1080", "phone-390x844"):
+                    save(page, "page-1920x1080.png" if name == "1920x1080" else f"{name}.png".replace("projector-", "projector-"))
+                context.close()
 
         for name, config, phase, offset in (("im2col", IM2COL, "col2im", 4), ("transposed", TRANSPOSED, "dx", 24)):
             context, page = open_lesson(browser, base, (1920, 1080), lesson_path(config))

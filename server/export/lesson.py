@@ -41,6 +41,7 @@ def lesson_html(
     refuse under ``settings`` (default: its limits), BundleError if the page is broken.
     """
     from ..encoding import encode_json
+    from ..routes.meta import build_meta
     from ..tracing import prepare, stream_lines  # NumPy and convcore: only when exporting
 
     settings = settings if settings is not None else Settings()
@@ -52,6 +53,8 @@ def lesson_html(
         "schema": LESSON_SCHEMA,
         "preset": {"name": name, "title": title, "teaches": sentence, "config": config},
         "lines": lines,
+        # what the page builds its controls from (GET /api/meta), for a page with no server
+        "meta": build_meta(settings.limits()).model_dump(mode="json"),
     }
     return inline_page(folder, {LESSON_ELEMENT: encode_json(lesson).decode("utf-8")}, title=f"{title} · ConvScope lesson")
 

@@ -43,6 +43,13 @@ export async function fetchPresets() {
   }));
 }
 
+/** What the page builds its controls from (GET /api/meta: convcore's registries). */
+export function fetchMeta() {
+  const lesson = embeddedLesson();
+  if (lesson && lesson.meta) return Promise.resolve(lesson.meta);
+  return getJson("api/meta");
+}
+
 export async function fetchPreset(name) {
   const lesson = embeddedLesson();
   if (lesson) return embeddedPreset(lesson);
@@ -86,29 +93,4 @@ export function errorFields(detail) {
     out[field] = out[field] ? `${out[field]}; ${d.msg}` : d.msg;
   }
   return out;
-}
-
-/**
- * dout generated without a shape (the shapes just changed): its shape is the output's,
- * which only the server knows. Ask /api/conv (numbers only, cheap) without dout and give
- * the generator the shape of the dout it returns. Other configs come back unchanged.
- */
-export async function withDoutShape(config, signal) {
-  const d = config.dout;
-  if (embeddedLesson()) return config; // a lesson file's config is the embedded one
-  if (!d || typeof d !== "object" || Array.isArray(d) || !("fill" in d) || Array.isArray(d.shape)) return config;
-  const { dout, ...rest } = config;
-  const body = { ...rest };
-  for (const key of ["view", "granularity", "loop_order", "backward", "phases"]) delete body[key];
-  const response = await fetch("api/conv", {
-    method: "POST",
-    headers: { "Content-Type": "application/json", Accept: "application/json" },
-    body: JSON.stringify(body),
-    signal,
-  });
-  if (!response.ok) throw await errorOf(response);
-  const result = await response.json();
-  const shape = [];
-  for (let v = result.dout; Array.isArray(v); v = v[0]) shape.push(v.length);
-  return { ...config, dout: { ...d, shape } };
 }

@@ -92,46 +92,25 @@ export function boxOutlines(layout, box) {
   return out;
 }
 
-/**
- * Padding cells of a padded tensor: true where (row, col) of the grid lies in the
- * padding given by spec.padding [top, bottom, left, right]. Used for xp and dxp, which
- * the header marks by having the spec's padded shape; returns null for other tensors.
- */
-export function paddingMask(meta, layout, spec) {
-  if (!spec || !Array.isArray(spec.padding) || !Array.isArray(spec.padded_shape)) return null;
-  if (!["xp", "dxp"].includes(meta.name)) return null;
-  const [top, bottom, left, right] = spec.padding;
-  if (!(top || bottom || left || right)) return null;
-  const { rows, cols } = layout;
-  const mask = new Uint8Array(rows * cols);
-  for (let r = 0; r < rows; r++) {
-    for (let c = 0; c < cols; c++) {
-      mask[r * cols + c] = r < top || r >= rows - bottom || c < left || c >= cols - right ? 1 : 0;
-    }
-  }
-  return mask;
-}
+/** What a header mark character says about a cell: its classes, and whether the cell is
+ *  zero by definition (never written, shown as 0 from the start). */
+export const MARK_STYLES = {
+  p: { cls: "pad", fixed: true },
+  g: { cls: "pad", fixed: false },
+  z: { cls: "gap", fixed: true },
+  u: { cls: "unread", fixed: false },
+};
 
 /**
- * The inserted zeros of the transposed view's dilated gradient: true where (row, col)
- * of a dz_dilated slice holds no dz value (the stride−1 rows/columns between dz cells
- * and the kernel−1 frame), i.e. the cells that stay 0 whatever dz is. A dz cell
- * (i, j) sits at (eh − 1 + i·sh, ew − 1 + j·sw), as the header's spec gives eh, ew
- * (kernel_extent), sh, sw (stride) and Ho, Wo (out_shape, in the spec's layout).
- * Returns null for every other tensor.
+ * The header's marks of tensor `meta` on one slice of its grid: an array (rows*cols)
+ * of mark characters ("." ordinary), or null when the header marks no cell.
+ * Throws when the marks do not match the grid.
  */
-export function insertedZeroMask(meta, layout, spec) {
-  if (meta.name !== "dz_dilated" || !spec || !Array.isArray(spec.kernel_extent) || !Array.isArray(spec.out_shape)) return null;
-  const [eh, ew] = spec.kernel_extent;
-  const [sh, sw] = spec.stride ?? [1, 1];
-  const nhwc = spec.layout === "NHWC";
-  const ho = spec.out_shape[nhwc ? 1 : 2];
-  const wo = spec.out_shape[nhwc ? 2 : 3];
-  const holds = (v, top, step, n) => v >= top && (v - top) % step === 0 && (v - top) / step < n;
+export function gridMarks(meta, layout) {
+  if (!meta.marks) return null;
   const { rows, cols } = layout;
-  const mask = new Uint8Array(rows * cols);
-  for (let r = 0; r < rows; r++) {
-    for (let c = 0; c < cols; c++) mask[r * cols + c] = holds(r, eh - 1, sh, ho) && holds(c, ew - 1, sw, wo) ? 0 : 1;
+  if (meta.marks.length !== rows || meta.marks.some((r) => r.length !== cols)) {
+    throw new Error(`${meta.name}: its marks are ${meta.marks.length} rows of ${meta.marks[0]?.length}, its grid is ${rows}×${cols}`);
   }
-  return mask;
+  return Array.from(meta.marks.join(""));
 }

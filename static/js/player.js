@@ -9,21 +9,31 @@ export function speedLabel(index) {
   return s < 1 ? `1 step / ${1 / s} s` : `${s} steps/s`;
 }
 
+/** Input types a person types into: there keys are theirs (Escape hands them back). */
+const TYPED_INPUTS = new Set(["text", "number", "search", "email", "url", "tel", "password"]);
+
+/** True when `target` is a field the user types in (text, number, textarea, editable). */
+export function isTypingField(target) {
+  if (!target || !target.tagName) return false;
+  const tag = target.tagName.toLowerCase();
+  if (tag === "textarea" || target.isContentEditable) return true;
+  return tag === "input" && TYPED_INPUTS.has(String(target.type || "text").toLowerCase());
+}
+
 /**
- * The action a key press asks for, or null. Keys typed into form fields are not
- * actions (except Escape), so editing a number never moves the player.
+ * The action a key press asks for, or null. The player's keys act whatever has focus
+ * (a select just used, a button, the scrubber), except in a field the user types in;
+ * there Escape is "leaveField" (it hands the keys back). Enter is never taken (it
+ * presses a focused button).
  * event: {key, target?, ctrlKey?, metaKey?, altKey?}
  */
 export function keyAction(event) {
   if (event.ctrlKey || event.metaKey || event.altKey) return null;
-  const tag = event.target && event.target.tagName ? event.target.tagName.toLowerCase() : "";
-  const typing = tag === "input" || tag === "textarea" || tag === "select" || (event.target && event.target.isContentEditable);
-  if (typing) return null;
-  const onButton = tag === "button" || tag === "summary" || tag === "a";
+  if (isTypingField(event.target)) return event.key === "Escape" ? "leaveField" : null;
   switch (event.key) {
     case " ":
     case "Spacebar":
-      return onButton ? null : "toggle";
+      return "toggle";
     case "ArrowRight":
     case "PageDown":
       return "next";

@@ -6,39 +6,12 @@
 // the last draw: cells whose value or written-state changed, and the highlights of the
 // previous and the current event.
 
-import { sliceLayout, boxOutlines, paddingMask, insertedZeroMask } from "./layout.js";
+import { sliceLayout, boxOutlines, gridMarks, MARK_STYLES } from "./layout.js";
 import { formatValue, colorLevel, absMax, maxTextLength } from "./format.js";
 
 export const MAX_CELLS_PER_TENSOR = 2400;
 
-// The order tensors are drawn in; names the header adds beyond these follow, in header order.
-// (the backward tensors in the order the phases write them: dz, db, dW, then dX's helpers)
-const ORDER = [
-  "x", "xp", "w", "b", "cols", "z", "out",
-  "dout", "dz", "db", "dw", "dcols", "dz_dilated", "w_rot", "dxp", "dx",
-];
-const GROUPS = {
-  x: "inputs", xp: "inputs", w: "inputs", b: "inputs",
-  cols: "forward", z: "forward", out: "forward",
-  dout: "backward", dz: "backward", dcols: "backward", db: "backward", dw: "backward", dxp: "backward", dx: "backward",
-  dz_dilated: "backward", w_rot: "backward",
-};
-const GROUP_TITLES = { inputs: "Input and parameters", forward: "Forward", backward: "Backward", other: "View" };
-export const DESCRIPTIONS = {
-  x: "input", xp: "padded input", w: "filters", b: "bias", cols: "im2col columns",
-  z: "pre-activation", out: "output", dout: "upstream gradient", dz: "gradient at z",
-  dcols: "gradient of the columns", db: "bias gradient", dw: "filter gradient",
-  dxp: "gradient of the padded input", dx: "input gradient",
-  dz_dilated: "dz dilated: stride−1 zeros between cells, padded for a full correlation",
-  w_rot: "w rotated 180°",
-};
-/** Longer help shown as the caption's tooltip (what the rows and columns of a matrix are). */
-const DETAILS = {
-  cols: "one column per output position (n, i, j); one row per input value a window reads (c, kh, kw)",
-  dcols: "Wᵀ·dZ: the gradient of every column entry; col2im adds it back into dxp",
-  dz_dilated: "dz with stride−1 zero rows and columns between its cells, framed by kernel−1 zeros: sliding the rotated kernel over it gives dX (hatched cells are inserted zeros)",
-  w_rot: "each kernel slice turned by 180°: w_rot[f,c,k,l] = w[f,c,KH−1−k,KW−1−l]",
-};
+const GROUP_TITLES = { inputs: "Input and parameters", forward: "Forward", backward: "Backward" };
 
 function el(tag, cls, text) {
   const e = document.createElement(tag);
@@ -47,9 +20,9 @@ function el(tag, cls, text) {
   return e;
 }
 
-export function orderedNames(names) {
-  const known = ORDER.filter((n) => names.includes(n));
-  return known.concat(names.filter((n) => !ORDER.includes(n)));
+/** The names of `tensors` ({name: meta}) in the header's drawing order. */
+export function orderedNames(tensors) {
+  return Object.keys(tensors).sort((a, b) => tensors[a].order - tensors[b].order);
 }
 
 /** The union {lo, hi} of ranges [lo, hi] (null ones left out), or null. */
@@ -117,18 +90,18 @@ export class Stage {
     this.focusNames = null;
     const frag = document.createDocumentFragment();
     const groups = {};
-    for (const name of orderedNames(model.names)) {
-      const group = GROUPS[name] ?? "other";
+    for (const name of orderedNames(model.tensors)) {
+      const group = model.tensors[name].group;
       if (!groups[group]) {
         groups[group] = el("section", `tensor-group group-${group}`);
-        groups[group].append(el("h2", "group-title", GROUP_TITLES[group]));
+        groups[group].append(el("h2", "group-title", GROUP_TITLES[group] ?? group));
         groups[group].dataset.group = group;
       }
       groups[group].append(this._buildTensor(model, name));
     }
     // while a phase is in focus, the folded figures come first in one row after this note
     frag.append(el("p", "fold-note", "Not used in this phase:"));
-    for (const g of ["inputs", "forward", "other", "backward"]) if (groups[g]) frag.append(groups[g]);
+    for (const g of Object.keys(groups)) frag.append(groups[g]);
     frag.append(el("div", "fold-break"));
     this.container.replaceChildren(frag);
     this.container.scrollTop = 0;
@@ -143,13 +116,10 @@ export class Stage {
   _buildTensor(model, name) {
     const meta = model.tensors[name];
     const layout = sliceLayout(meta, MAX_CELLS_PER_TENSOR);
-    // hatched: padding (xp, dxp) and the inserted zeros of dz_dilated; "fixed" cells
-    // are zero by definition (xp's padding, the inserted zeros), never written, and shown
-    // as 0 from the start; dxp's padding does receive gradient (cropped away at the end)
-    const padMask = paddingMask(meta, layout, model.spec);
-    const gapMask = insertedZeroMask(meta, layout, model.spec);
-    const mask = padMask ?? gapMask;
-    const fixedMask = name === "dxp" ? null : mask;
+    // the header's marks: padding and inserted zeros hatched, cells no window reads
+    // dimmed; "fixed" cells are zero by definition, never written, shown as 0 from the
+    // start (a padded gradient's padding does receive gradient: it is not fixed)
+    const marks = gridMarks(meta, layout);
     // every cell is made showing what it shows before the first event (step -1): an input
     // its value, a written tensor's fixed zeros 0, its other cells empty; so a figure
     // that unfolds for the first time has only the cells written since to draw
@@ -163,10 +133,11 @@ export class Stage {
     fig.dataset.role = meta.role;
     const cap = el("figcaption");
     cap.append(el("span", "tname", name));
-    const tdesc = el("span", "tdesc", DESCRIPTIONS[name] ?? "");
-    tdesc.append(el("span", "tdesc-shape", `${DESCRIPTIONS[name] ? " · " : ""}(${meta.shape.join(", ")}) · ${meta.axes.join(",")}`));
+    const tdesc = el("span", "tdesc", meta.title);
+    tdesc.append(el("span", "tdesc-shape", `${meta.title ? " · " : ""}(${meta.shape.join(", ")}) · ${meta.axes.join(",")}`));
     cap.append(tdesc);
-    if (DETAILS[name]) cap.title = DETAILS[name];
+    const shape = `${name} (${meta.shape.join(", ")}) · ${meta.axes.join(",")}`;
+    cap.title = meta.detail ? `${shape}: ${meta.detail}` : shape;
     fig.append(cap);
     const cells = new Array(meta.size);
     const grids = [];
@@ -203,8 +174,9 @@ export class Stage {
           const cell = el("div", "cell");
           cell.dataset.tensor = name;
           cell.dataset.idx = String(flat);
-          if (mask && mask[k]) cell.classList.add(gapMask ? "gap" : "pad");
-          const fixed = Boolean(fixedMask && fixedMask[k]);
+          const style = marks ? MARK_STYLES[marks[k]] : undefined;
+          if (style) cell.classList.add(style.cls);
+          const fixed = Boolean(style && style.fixed);
           if (fixed) cell.classList.add("fixed-zero");
           const val = input ? meta.data[flat] : 0;
           const level = input ? colorLevel(val, scale) : 0;
@@ -235,9 +207,9 @@ export class Stage {
     const posOf = new Int32Array(meta.size).fill(-1);
     for (let k = 0; k < drawn.length; k++) posOf[drawn[k]] = k;
     let padFlat = null;
-    if (fixedMask) {
+    if (marks && marks.some((m) => MARK_STYLES[m]?.fixed)) {
       padFlat = new Set();
-      for (const sl of layout.slices) for (let k = 0; k < sl.cells.length; k++) if (fixedMask[k]) padFlat.add(sl.cells[k]);
+      for (const sl of layout.slices) for (let k = 0; k < sl.cells.length; k++) if (MARK_STYLES[marks[k]]?.fixed) padFlat.add(sl.cells[k]);
     }
     this.views[name] = {
       meta, layout, fig, bandsEl, cells, grids, slicesEls, drawn, posOf, padFlat, skipped, perSlice: layout.rows * layout.cols, scrollsX: false,
@@ -275,7 +247,7 @@ export class Stage {
         }
         const flat = drawn[k];
         const val = values[flat];
-        // xp's padding and dz_dilated's inserted zeros are zero by definition, written or not
+        // cells the header marks zero by definition (padding, inserted zeros), written or not
         const written = counts === undefined || counts[flat] > 0 || (padFlat !== null && padFlat.has(flat)) ? 1 : 0;
         if (shownWritten[flat] === written && (shownValue[flat] === val || (!written && shownWritten[flat] === 0))) continue;
         const cell = cells[flat];
@@ -401,10 +373,10 @@ export class Stage {
     const shown = Object.keys(this.views).filter((n) => !this.views[n].fig.classList.contains("off-phase"));
     const chars = Math.max(1, ...shown.map((n) => maxTextLength(this.model.valueStats[n])));
     const CHAR_EM = 0.62; // advance of a monospace digit, with a margin
-    const minCell = Math.ceil(chars * CHAR_EM * fontPx + 10);
+    const minCell = Math.ceil(chars * CHAR_EM * fontPx + 6);
     const apply = (cell) => {
       // (an unchanged value is not set again: a new --cell restyles every cell)
-      const font = Math.max(fontPx, Math.min(cell * fontRatio, (cell - 10) / (chars * CHAR_EM)));
+      const font = Math.max(fontPx, Math.min(cell * fontRatio, (cell - 6) / (chars * CHAR_EM)));
       if (st.getPropertyValue("--cell") !== `${cell}px`) st.setProperty("--cell", `${cell}px`);
       if (st.getPropertyValue("--cell-font") !== `${Math.floor(font)}px`) st.setProperty("--cell-font", `${Math.floor(font)}px`);
     };

@@ -2,34 +2,28 @@
 // thing the server takes as its request body). These pure helpers read and change it
 // the way the controls need; the server validates it and says what is wrong.
 
-export const DEFAULT_CONFIG = Object.freeze({
-  x: { fill: "randint", shape: [1, 1, 5, 5], low: -2, high: 2, seed: 0 },
-  w: { fill: "randint", shape: [1, 1, 3, 3], low: -1, high: 1, seed: 1 },
-  b: null,
-  dout: null,
-  layout: "NCHW",
-  stride: 1,
-  padding: 0,
-  dilation: 1,
-  groups: 1,
-  activation: "identity",
-  view: "direct",
-  granularity: "window",
-  backward: "fused",
-});
+/**
+ * What the server publishes (GET /api/meta), adopted once at start by adoptMeta():
+ * the default setup, the fills with their parameters and defaults, the generator each
+ * tensor gets when it is turned on. Nothing here restates a fact the server owns.
+ */
+export const PUBLISHED = { meta: null, defaults: null, fills: {}, defaultFills: {} };
 
-export const FILLS = {
-  randint: { label: "random integers", params: { low: -2, high: 2 } },
-  normal: { label: "normal", params: { mean: 0, std: 1 } },
-  uniform: { label: "uniform", params: { low: -1, high: 1 } },
-  arange: { label: "arange", params: { start: 0, step: 1 } },
-  linspace: { label: "linspace", params: { start: -1, stop: 1 } },
-  ones: { label: "ones", params: {} },
-  zeros: { label: "zeros", params: {} },
-  constant: { label: "constant", params: { value: 1 } },
-};
+/** Adopt the server's published facts (the body of GET /api/meta). */
+export function adoptMeta(meta) {
+  PUBLISHED.meta = meta;
+  // the default setup, without the keys whose default is "the server decides" (null)
+  const defaults = {};
+  for (const [k, v] of Object.entries(meta.defaults)) if (v !== null || k === "b" || k === "dout") defaults[k] = v;
+  PUBLISHED.defaults = Object.freeze(defaults);
+  PUBLISHED.fills = Object.fromEntries(meta.fills.map((f) => [f.name, { label: f.title, params: f.params, random: f.random, integer: f.integer_params }]));
+  PUBLISHED.defaultFills = meta.default_fills;
+}
 
-export const TENSOR_INPUTS = ["x", "w", "b", "dout"];
+/** A copy of the server's default setup. */
+export function defaultConfig() {
+  return clone(PUBLISHED.defaults);
+}
 
 export function clone(value) {
   return value == null ? value : JSON.parse(JSON.stringify(value));
@@ -72,8 +66,8 @@ export function flattenNested(value) {
 /** The dimensions the controls edit, read from config.x and config.w in the config's layout. */
 export function dimsOf(config) {
   const nhwc = (config.layout ?? "NCHW") === "NHWC";
-  const xs = shapeOf(config.x) ?? DEFAULT_CONFIG.x.shape;
-  const ws = shapeOf(config.w) ?? DEFAULT_CONFIG.w.shape;
+  const xs = shapeOf(config.x) ?? PUBLISHED.defaults.x.shape;
+  const ws = shapeOf(config.w) ?? PUBLISHED.defaults.w.shape;
   const [N, C, H, W] = nhwc ? [xs[0], xs[3], xs[1], xs[2]] : xs;
   const [F, KH, KW] = nhwc ? [ws[3], ws[0], ws[1]] : [ws[0], ws[2], ws[3]];
   return { N, C, H, W, F, KH, KW };
@@ -94,19 +88,58 @@ function sameShape(a, b) {
 }
 
 /**
- * The config with x, w and b resized to `dims` (and `layout`, `groups` when given).
- * A fill spec keeps its generator and gets the new shape; typed-in values of another
- * shape are replaced by the default generator (returned in `reset`). dout follows the
- * output shape, which only the server knows: when the shapes change it goes back to
- * its default (ones) unless it is a generator, which is kept without a shape.
- * Returns {config, reset: [names]}.
+ * Typed values resized to `shape`: each cell whose index exists in both shapes keeps its
+ * value, new cells are 0. memory: {shape, data: flat row-major numbers} ->
+ * {values: nested lists of `shape`, kept, added, dropped} (cell counts).
  */
-export function withDims(config, dims, { layout, groups } = {}) {
+export function resizeTyped(memory, shape) {
+  const size = shape.reduce((p, v) => p * v, 1);
+  const out = new Array(size).fill(0);
+  const idx = new Array(shape.length).fill(0);
+  let kept = 0;
+  for (let k = 0; k < size; k++) {
+    let inside = memory.shape.length === shape.length;
+    let src = 0;
+    for (let a = 0; inside && a < shape.length; a++) {
+      if (idx[a] >= memory.shape[a]) inside = false;
+      else src = src * memory.shape[a] + idx[a];
+    }
+    if (inside) {
+      out[k] = Number(memory.data[src]);
+      kept += 1;
+    }
+    for (let a = shape.length - 1; a >= 0; a--) {
+      if (++idx[a] < shape[a]) break;
+      idx[a] = 0;
+    }
+  }
+  return { values: nestFlat(out, shape), kept, added: size - kept, dropped: memory.data.length - kept };
+}
+
+/** One sentence on what a resize did to a tensor's typed values (resizeTyped's counts). */
+export function resizeNote(name, { kept, added, dropped }) {
+  const parts = [`${kept} typed value${kept === 1 ? "" : "s"} kept`];
+  if (added) parts.push(`${added} new cell${added === 1 ? "" : "s"} set to 0`);
+  if (dropped) parts.push(`${dropped} set aside (they come back with the shape)`);
+  return `${name}: ${parts.join(", ")}.`;
+}
+
+/**
+ * The config with x, w and b resized to `dims` (and `layout`, `groups` when given).
+ * A fill spec keeps its generator and gets the new shape; typed values are resized from
+ * what was typed (`typed[name]` = {shape, data}, else the config's own values): cells
+ * that still exist keep their values, so a shape changed away and back gets them all
+ * back. dout follows the output shape, which only the server knows: when the shapes
+ * change a generator loses its shape (the server gives it the output's) and typed
+ * values go back to ones (said in a note).
+ * Returns {config, notes: [sentences]}.
+ */
+export function withDims(config, dims, { layout, groups, typed = {} } = {}) {
   const next = clone(config);
   if (layout) next.layout = layout;
   if (groups != null) next.groups = groups;
   const shapes = shapesFor(dims, next.layout ?? "NCHW", next.groups ?? 1);
-  const reset = [];
+  const notes = [];
   let changed = false;
   for (const name of ["x", "w", "b"]) {
     const cur = next[name];
@@ -115,8 +148,10 @@ export function withDims(config, dims, { layout, groups } = {}) {
     changed = true;
     if (isFill(cur)) next[name] = { ...cur, shape: shapes[name] };
     else {
-      next[name] = defaultFill(name, shapes[name]);
-      reset.push(name);
+      const memory = typed[name] ?? { shape: shapeOf(cur), data: flattenNested(cur) };
+      const r = resizeTyped(memory, shapes[name]);
+      next[name] = r.values;
+      notes.push(resizeNote(name, r));
     }
   }
   if (changed && next.dout != null) {
@@ -125,18 +160,17 @@ export function withDims(config, dims, { layout, groups } = {}) {
       next.dout = rest;
     } else {
       next.dout = null;
-      reset.push("dout");
+      notes.push("dout: the output's shape may change, so its typed values are set aside; back to ones.");
     }
   }
-  return { config: next, reset };
+  return { config: next, notes };
 }
 
-/** The generator a tensor gets by default. */
+/** The generator a tensor gets when it is turned on (the server's default_fills), with
+ *  `shape` (dout's is left out: the server gives it the output's). */
 export function defaultFill(name, shape) {
-  if (name === "w") return { fill: "randint", shape, low: -1, high: 1, seed: 1 };
-  if (name === "b") return { fill: "randint", shape, low: -1, high: 1, seed: 2 };
-  if (name === "dout") return { fill: "randint", shape, low: -1, high: 1, seed: 3 };
-  return { fill: "randint", shape, low: -2, high: 2, seed: 0 };
+  const { shape: _, ...fill } = PUBLISHED.defaultFills[name];
+  return name === "dout" || !shape ? fill : { ...fill, shape };
 }
 
 /** Bias on (a generator of shape (F,)) or off (null). */
@@ -178,13 +212,56 @@ export function paddingValue({ mode, values }) {
   return Number(values[0] ?? 0);
 }
 
+const NUMBER = /^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$/;
+
 /**
- * Numbers pasted from a spreadsheet, a NumPy print or a Python list: every number in
- * the text, in reading order. "[[1, 2], [3, -4.5]]" -> [1, 2, 3, -4.5]
+ * The numbers of a pasted or typed text (a spreadsheet block, a NumPy print, a Python
+ * list), in reading order: {numbers} when every token is a number, else {error} naming
+ * the first token that is not. "[[1, 2], [3, -4.5]]" -> {numbers: [1, 2, 3, -4.5]};
+ * "1 two 3" -> {error: '"two" (token 2 of 3) is not a number'}.
  */
+export function parseCells(text) {
+  const cleaned = String(text)
+    .replace(/−/g, "-")
+    .replace(/\b(?:array|tensor)\s*\(/g, " ")
+    .replace(/,?\s*dtype\s*=\s*[\w.]+/g, " ");
+  const tokens = cleaned.split(/[\s,;[\]()]+/).filter(Boolean);
+  const numbers = [];
+  for (let i = 0; i < tokens.length; i++) {
+    if (!NUMBER.test(tokens[i])) return { error: `"${tokens[i].slice(0, 20)}" (token ${i + 1} of ${tokens.length}) is not a number` };
+    numbers.push(Number(tokens[i]));
+  }
+  return { numbers };
+}
+
+/** The numbers of `text` (parseCells), or [] when a token is not a number. */
 export function parseNumbers(text) {
-  const found = String(text).replace(/−/g, "-").match(/[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?/g);
-  return found ? found.map(Number) : [];
+  return parseCells(text).numbers ?? [];
+}
+
+/**
+ * A whole number typed in a field: {value} or {error} naming the field and what came.
+ * text: the field's text; label: its name for people; min: the smallest allowed, or
+ * null when the bounds are the server's to check.
+ */
+export function wholeNumber(text, label, min = null) {
+  const t = String(text).trim();
+  if (t === "") return { error: `${label} is empty; type a whole number` };
+  const v = Number(t);
+  if (!Number.isFinite(v)) return { error: `${label} must be a whole number; got "${t.slice(0, 20)}"` };
+  if (!Number.isInteger(v)) return { error: `${label} must be a whole number; got ${t} (never rounded)` };
+  if (min != null && v < min) return { error: `${label} must be at least ${min}; got ${v}` };
+  return { value: v };
+}
+
+/** A copy of flat `data` with `numbers` written from flat index `at` on: {data} or
+ *  {error} when they do not fit (nothing is cut or shifted). */
+export function pasteCells(data, at, numbers) {
+  const room = data.length - at;
+  if (numbers.length > room) {
+    return { error: `${numbers.length} values pasted, but only ${room} cell${room === 1 ? "" : "s"} from here to the end; nothing was pasted` };
+  }
+  return { data: pasteInto(data, at, numbers) };
 }
 
 /** A copy of flat `data` with `numbers` written from flat index `at` on (clipped). */

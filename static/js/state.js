@@ -82,7 +82,11 @@ export function unravel(flat, shape) {
   return idx;
 }
 
-/** Metadata of one header tensor: {name, shape, strides, size, axes, grid, role, data}. */
+/**
+ * Metadata of one header tensor: {name, shape, strides, size, axes, grid, role, data,
+ * title, detail, group, order, marks}: how to draw it comes from the header's drawing
+ * facts (docs/trace-format.md), never from its name.
+ */
 export function tensorMeta(name, t) {
   const shape = t.shape.map(Number);
   const size = product(shape);
@@ -102,6 +106,11 @@ export function tensorMeta(name, t) {
     grid: t.grid ?? [shape.length > 1 ? axes[axes.length - 2] : null, axes[axes.length - 1]],
     role: t.role ?? "input",
     data: Float64Array.from(t.data),
+    title: t.title ?? "",
+    detail: t.detail ?? "",
+    group: t.group ?? "backward",
+    order: Number.isFinite(t.order) ? t.order : Infinity,
+    marks: Array.isArray(t.marks) ? t.marks : null,
   };
 }
 

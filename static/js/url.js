@@ -1,7 +1,8 @@
-// The lesson in the URL: the whole config and the step, in the fragment so that a
-// copied link reopens the same lesson at the same step. Pure.
+// The place in the URL: the lesson (by name when it is an unchanged lesson, else the
+// whole config), the step and the view settings, in the fragment so that a reload, a
+// bookmark or a copied link reopens the same place. Pure.
 //
-//   #s=<step>&c=<base64url of the config's JSON>[&x=<speed index>]
+//   #s=<step>[&x=<speed index>][&p=1 projector][&a=1 all tensors](&l=<lesson> | &c=<base64url of the config's JSON>)
 
 function toBase64Url(text) {
   const bytes = new TextEncoder().encode(text);
@@ -18,20 +19,33 @@ function fromBase64Url(text) {
   return new TextDecoder().decode(bytes);
 }
 
-/** "#s=12&c=..." for a config (plain JSON object) and a step (integer). */
-export function encodeLesson({ config, step, speed }) {
+/** The view settings the address keeps beside the lesson and step: key -> state field. */
+const FLAGS = { p: "projector", a: "allTensors" };
+const LESSON_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
+/**
+ * The address of a place: "#s=12&l=d2l&p=1" for an unchanged lesson (by name), or
+ * "#s=12&c=<config>" for any other setup. place: {step, lesson?, config?, speed?,
+ * projector?, allTensors?}; the lesson wins over the config when both are given.
+ */
+export function encodeLesson({ config, lesson, step, speed, projector, allTensors }) {
   const parts = [`s=${Math.max(0, step | 0)}`];
   if (speed != null) parts.push(`x=${speed | 0}`);
-  parts.push(`c=${toBase64Url(JSON.stringify(config))}`);
+  for (const [key, field] of Object.entries(FLAGS)) {
+    const on = { projector, allTensors }[field];
+    if (on) parts.push(`${key}=1`);
+  }
+  if (lesson) parts.push(`l=${encodeURIComponent(lesson)}`);
+  else if (config) parts.push(`c=${toBase64Url(JSON.stringify(config))}`);
   return `#${parts.join("&")}`;
 }
 
 /**
- * The lesson in a URL fragment: {config, step, speed} with absent parts null.
- * Throws an Error naming the part when the fragment is damaged.
+ * The place in a URL fragment: {config, lesson, step, speed, projector, allTensors},
+ * absent parts null (flags false). Throws an Error naming the part when it is damaged.
  */
 export function decodeLesson(hash) {
-  const out = { config: null, step: null, speed: null };
+  const out = { config: null, lesson: null, step: null, speed: null, projector: false, allTensors: false };
   const text = (hash ?? "").replace(/^#/, "");
   if (!text) return out;
   for (const part of text.split("&")) {
@@ -43,6 +57,12 @@ export function decodeLesson(hash) {
       const n = Number(value);
       if (!Number.isInteger(n) || n < 0) throw new Error(`the link's ${key === "s" ? "step" : "speed"} "${value}" is not a whole number`);
       out[key === "s" ? "step" : "speed"] = n;
+    } else if (key in FLAGS) {
+      out[FLAGS[key]] = value === "1";
+    } else if (key === "l") {
+      const name = decodeURIComponent(value);
+      if (!LESSON_NAME.test(name)) throw new Error(`the link's lesson name "${name.slice(0, 40)}" is not a lesson name`);
+      out.lesson = name;
     } else if (key === "c") {
       let config;
       try {

@@ -10,6 +10,11 @@ export function loadFixture(name) {
   return JSON.parse(readFileSync(join(FIXTURE_DIR, name), "utf8"));
 }
 
+/** GET /api/meta as the server publishes it (tests/fixtures/page/meta.json). */
+export function loadMeta() {
+  return JSON.parse(readFileSync(join(FIXTURE_DIR, "page", "meta.json"), "utf8"));
+}
+
 export function fixtureNames() {
   return readdirSync(FIXTURE_DIR).filter((f) => f.endsWith(".json")).sort();
 }

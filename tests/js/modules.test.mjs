@@ -1,15 +1,18 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { sliceLayout, boxOutlines, paddingMask } from "../../static/js/layout.js";
+import { sliceLayout, boxOutlines, gridMarks } from "../../static/js/layout.js";
 import { tensorMeta } from "../../static/js/state.js";
 import { formatValue, colorLevel, absMax } from "../../static/js/format.js";
 import { splitLines, readNdjsonBatches, consumeTrace, detailMessage } from "../../static/js/ndjson.js";
 import { encodeLesson, decodeLesson } from "../../static/js/url.js";
 import {
   dimsOf, withDims, withBias, shapesFor, paddingOf, paddingValue, parseNumbers, pasteInto,
-  nestFlat, flattenNested, shapeOf, DEFAULT_CONFIG,
+  nestFlat, flattenNested, shapeOf, adoptMeta, defaultConfig, parseCells, pasteCells, wholeNumber, resizeTyped,
 } from "../../static/js/setup.js";
-import { loadFixture } from "./fixtures.mjs";
+import { loadFixture, loadMeta } from "./fixtures.mjs";
+
+adoptMeta(loadMeta()); // what the server publishes (tests/fixtures/page/meta.json)
+const DEFAULT_CONFIG = defaultConfig();
 
 const meta = (name, shape, axes, grid) =>
   tensorMeta(name, { shape, axes, grid, data: new Array(shape.reduce((p, v) => p * v, 1)).fill(0) });
@@ -52,15 +55,18 @@ test("boxOutlines: a dilated window is outlined by its bounding rectangle on its
   assert.equal(boxOutlines(L, all).length, 2);
 });
 
-test("paddingMask marks the four padding sides of xp only", () => {
-  const m = meta("xp", [1, 1, 5, 6], ["n", "c", "h", "w"], ["h", "w"]);
+test("gridMarks reads the header's marks of a padded input, and refuses marks of another grid", () => {
+  const doc = loadFixture("trace_direct_geometry.json"); // padding [1, 0, 0, 1]
+  const m = tensorMeta("xp", doc.tensors.xp);
   const L = sliceLayout(m);
-  const mask = paddingMask(m, L, { padding: [1, 2, 0, 1], padded_shape: [1, 1, 5, 6] });
-  const row = (r) => Array.from(mask.slice(r * 6, r * 6 + 6)).join("");
-  assert.equal(row(0), "111111");
-  assert.equal(row(1), "000001");
-  assert.equal(row(3), "111111");
-  assert.equal(paddingMask(meta("x", [1, 1, 3, 3], ["n", "c", "h", "w"], ["h", "w"]), L, { padding: [1, 1, 1, 1], padded_shape: [1] }), null);
+  const marks = gridMarks(m, L);
+  assert.equal(marks.length, L.rows * L.cols);
+  const row = (r) => marks.slice(r * L.cols, (r + 1) * L.cols).join("");
+  assert.match(row(0), /^p+$/);
+  assert.equal(row(1).at(-1), "p");
+  assert.notEqual(row(1)[0], "p");
+  assert.equal(gridMarks(tensorMeta("z", doc.tensors.z), sliceLayout(tensorMeta("z", doc.tensors.z))), null);
+  assert.throws(() => gridMarks({ ...m, marks: ["pp"] }, L), /marks/);
 });
 
 test("formatValue and colour levels", () => {
@@ -143,9 +149,18 @@ test("the lesson URL round-trips config, step and speed (unicode too)", () => {
   assert.deepEqual(back.config, config);
   assert.equal(back.step, 42);
   assert.equal(back.speed, 3);
-  assert.deepEqual(decodeLesson(""), { config: null, step: null, speed: null });
+  assert.equal(back.lesson, null);
+  assert.deepEqual(decodeLesson(""), { config: null, lesson: null, step: null, speed: null, projector: false, allTensors: false });
   assert.throws(() => decodeLesson("#s=-1"), /step/);
   assert.throws(() => decodeLesson("#c=%%%"), /damaged/);
+});
+
+test("an unchanged lesson is addressed by name, with projector and all-tensors flags", () => {
+  const hash = encodeLesson({ config: { x: [[[[1]]]] }, lesson: "cs231n", step: 49, projector: true, allTensors: true });
+  assert.equal(hash, "#s=49&p=1&a=1&l=cs231n");
+  assert.deepEqual(decodeLesson(hash), { config: null, lesson: "cs231n", step: 49, speed: null, projector: true, allTensors: true });
+  assert.equal(decodeLesson("#s=3&l=d2l").projector, false);
+  assert.throws(() => decodeLesson("#l=a%20b"), /lesson name/);
 });
 
 test("dims are read in the config's layout and written back", () => {
@@ -153,14 +168,45 @@ test("dims are read in the config's layout and written back", () => {
   const nhwc = { ...DEFAULT_CONFIG, layout: "NHWC", x: { fill: "ones", shape: [2, 6, 7, 3] }, w: { fill: "ones", shape: [3, 2, 3, 4] } };
   assert.deepEqual(dimsOf(nhwc), { N: 2, C: 3, H: 6, W: 7, F: 4, KH: 3, KW: 2 });
   assert.deepEqual(shapesFor({ N: 1, C: 4, H: 5, W: 5, F: 6, KH: 3, KW: 3 }, "NCHW", 2).w, [6, 2, 3, 3]);
-  const { config, reset } = withDims({ ...DEFAULT_CONFIG, x: [[[[1, 2], [3, 4]]]], b: { fill: "ones", shape: [1] }, dout: [[[[1]]]] }, { N: 1, C: 1, H: 4, W: 4, F: 2, KH: 3, KW: 3 });
-  assert.deepEqual(config.x.shape, [1, 1, 4, 4]);
+  const { config, notes } = withDims({ ...DEFAULT_CONFIG, x: [[[[1, 2], [3, 4]]]], b: { fill: "ones", shape: [1] }, dout: [[[[1]]]] }, { N: 1, C: 1, H: 4, W: 4, F: 2, KH: 3, KW: 3 });
+  // typed x keeps its four values in the larger shape, new cells 0, and says so
+  assert.deepEqual(config.x, [[[[1, 2, 0, 0], [3, 4, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]]]]);
   assert.deepEqual(config.w.shape, [2, 1, 3, 3]);
   assert.deepEqual(config.b.shape, [2]);
   assert.equal(config.dout, null);
-  assert.deepEqual(reset.sort(), ["dout", "x"]);
+  assert.equal(notes.length, 2);
+  assert.match(notes[0], /^x: 4 typed values kept, 12 new cells set to 0\.$/);
+  assert.match(notes[1], /^dout: /);
   assert.deepEqual(withBias(DEFAULT_CONFIG, true).b.shape, [1]);
   assert.equal(withBias(config, false).b, null);
+});
+
+test("typed values survive a shape changed away and back, and say what was kept", () => {
+  const typed = { shape: [1, 1, 2, 2], data: [0, 1, 2, 3] }; // d2l's kernel
+  const cfg = { ...DEFAULT_CONFIG, x: { fill: "ones", shape: [1, 1, 3, 3] }, w: [[[[0, 1], [2, 3]]]] };
+  const away = withDims(cfg, { N: 1, C: 1, H: 3, W: 3, F: 1, KH: 5, KW: 2 }, { typed: { w: typed } });
+  assert.deepEqual(flattenNested(away.config.w), [0, 1, 2, 3, 0, 0, 0, 0, 0, 0]);
+  const smaller = withDims(cfg, { N: 1, C: 1, H: 3, W: 3, F: 1, KH: 1, KW: 2 }, { typed: { w: typed } });
+  assert.deepEqual(smaller.config.w, [[[[0, 1]]]]);
+  assert.match(smaller.notes[0], /2 set aside/);
+  const back = withDims(smaller.config, { N: 1, C: 1, H: 3, W: 3, F: 1, KH: 2, KW: 2 }, { typed: { w: typed } });
+  assert.deepEqual(back.config.w, [[[[0, 1], [2, 3]]]]);
+  assert.deepEqual(resizeTyped(typed, [1, 1, 2, 2]), { values: [[[[0, 1], [2, 3]]]], kept: 4, added: 0, dropped: 0 });
+});
+
+test("words in cells and pastes, oversize pastes and non-whole numbers are refused by name", () => {
+  assert.deepEqual(parseCells("1 two 3"), { error: '"two" (token 2 of 3) is not a number' });
+  assert.deepEqual(parseCells("abc").error, '"abc" (token 1 of 1) is not a number');
+  assert.deepEqual(parseCells("array([[1., 2.], [3., -4.]])").numbers, [1, 2, 3, -4]);
+  assert.deepEqual(parseCells("1.5e2\t−2; 3").numbers, [150, -2, 3]);
+  assert.deepEqual(pasteCells([0, 0, 0, 0], 2, [7, 8, 9]), { error: "3 values pasted, but only 2 cells from here to the end; nothing was pasted" });
+  assert.deepEqual(pasteCells([0, 0, 0, 0], 1, [7, 8, 9]), { data: [0, 7, 8, 9] });
+  assert.deepEqual(wholeNumber("1.5", "stride h", 1), { error: "stride h must be a whole number; got 1.5 (never rounded)" });
+  assert.deepEqual(wholeNumber("-1", "H", 1), { error: "H must be at least 1; got -1" });
+  assert.deepEqual(wholeNumber("", "H", 1).error, "H is empty; type a whole number");
+  assert.deepEqual(wholeNumber("0", "stride h"), { value: 0 }); // (the server's bound)
+  assert.deepEqual(wholeNumber(" 3 ", "H", 1), { value: 3 });
+  assert.deepEqual(wholeNumber("0", "padding", 0), { value: 0 });
 });
 
 test("padding modes, pasted numbers, nesting", () => {

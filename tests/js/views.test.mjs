@@ -2,9 +2,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { TraceModel, Cursor, phaseIndexAt } from "../../static/js/state.js";
-import { sliceLayout, insertedZeroMask, paddingMask } from "../../static/js/layout.js";
+import { sliceLayout, gridMarks } from "../../static/js/layout.js";
 import { formatValue, maxTextLength } from "../../static/js/format.js";
-import { orderedNames, DESCRIPTIONS } from "../../static/js/render.js";
+import { orderedNames } from "../../static/js/render.js";
 import { loadFixture, headerOf, naiveReplay } from "./fixtures.mjs";
 
 function modelOf(doc) {
@@ -16,10 +16,10 @@ function modelOf(doc) {
 test("im2col: cols and dcols are titled, drawn with the forward/backward tensors, and the phases touch them", () => {
   const doc = loadFixture("trace_im2col.json");
   const m = modelOf(doc);
-  const names = orderedNames(m.names);
+  const names = orderedNames(m.tensors);
   assert.ok(names.indexOf("cols") < names.indexOf("z"), names.join());
   assert.ok(names.indexOf("dw") < names.indexOf("dcols") && names.indexOf("dcols") < names.indexOf("dxp"), names.join());
-  for (const n of ["cols", "dcols"]) assert.ok(DESCRIPTIONS[n]);
+  for (const n of ["cols", "dcols"]) assert.ok(m.tensors[n].title && m.tensors[n].detail);
   const phase = (name) => m.phases.findIndex((p) => p.name === name);
   assert.deepEqual([...m.touched[phase("im2col")]].sort(), ["cols", "xp"]);
   assert.ok(m.touched[phase("col2im")].has("dcols") && m.touched[phase("col2im")].has("dxp"));
@@ -32,30 +32,24 @@ test("im2col: cols and dcols are titled, drawn with the forward/backward tensors
 test("transposed: dz_dilated and w_rot are titled and drawn between dW and dX", () => {
   const doc = loadFixture("trace_transposed.json");
   const m = modelOf(doc);
-  const names = orderedNames(m.names);
+  const names = orderedNames(m.tensors);
   assert.deepEqual(names.slice(names.indexOf("dw")), ["dw", "dz_dilated", "w_rot", "dxp", "dx"]);
-  assert.match(DESCRIPTIONS.dz_dilated, /stride−1 zeros between cells/);
-  assert.equal(DESCRIPTIONS.w_rot, "w rotated 180°");
+  assert.match(m.tensors.dz_dilated.title, /stride−1 zeros between cells/);
+  assert.equal(m.tensors.w_rot.title, "w rotated 180°");
 });
 
-test("transposed: the inserted-zero mask is exactly the dz_dilated cells no event writes", () => {
-  for (const name of ["trace_transposed.json"]) {
-    const doc = loadFixture(name);
-    const m = modelOf(doc);
-    const meta = m.tensors.dz_dilated;
-    const L = sliceLayout(meta);
-    const mask = insertedZeroMask(meta, L, doc.spec);
-    assert.ok(mask);
-    const written = new Set();
-    for (const ev of m.compiled) for (const w of ev.writes) if (w.tensor === "dz_dilated") for (const i of w.idx) written.add(i);
-    for (const sl of L.slices) {
-      sl.cells.forEach((flat, k) => assert.equal(mask[k] === 0, written.has(flat), `cell ${flat}`));
-    }
-    // rows 2, 4, 6 and columns 2, 4, 6 hold dz (kernel 3, stride 2): 9 of 81
-    assert.equal(mask.reduce((s, v) => s + (v === 0 ? 1 : 0), 0), 9);
-    assert.equal(insertedZeroMask(m.tensors.dz, sliceLayout(m.tensors.dz), doc.spec), null);
-    assert.equal(paddingMask(meta, L, doc.spec), null, "dz_dilated is not the padded input");
-  }
+test("transposed: the header's inserted zeros are exactly the dz_dilated cells no event writes", () => {
+  const doc = loadFixture("trace_transposed.json");
+  const m = modelOf(doc);
+  const meta = m.tensors.dz_dilated;
+  const L = sliceLayout(meta);
+  const marks = gridMarks(meta, L);
+  const written = new Set();
+  for (const ev of m.compiled) for (const w of ev.writes) if (w.tensor === "dz_dilated") for (const i of w.idx) written.add(i);
+  for (const sl of L.slices) sl.cells.forEach((flat, k) => assert.equal(marks[k] === ".", written.has(flat), `cell ${flat}`));
+  // rows 2, 4, 6 and columns 2, 4, 6 hold dz (kernel 3, stride 2): 9 of 81
+  assert.equal(marks.filter((c) => c === ".").length, 9);
+  assert.equal(gridMarks(m.tensors.dz, sliceLayout(m.tensors.dz)), null);
 });
 
 test("transposed: dx events read the dilated gradient and the rotated kernel, which earlier phases wrote", () => {

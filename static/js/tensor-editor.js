@@ -1,0 +1,266 @@
+// One tensor input's editor (x, w, b, dout: the inputs the server publishes): where its
+// values come from (a generator with its parameters, or typed values), and a grid of
+// cells to type or paste into. What was typed is remembered (`typed`: {shape, data}),
+// so that a generator picked and then left, or a shape changed away and back, gives it
+// back. A cell or paste that holds something else than numbers is refused with a
+// message naming it; nothing is dropped, cut or shifted silently.
+
+import { PUBLISHED, isFill, nestFlat, flattenNested, shapeOf, parseCells, pasteCells, resizeTyped, clone } from "./setup.js";
+import { formatValue } from "./format.js";
+
+const MAX_EDIT_CELLS = 1024;
+
+function el(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text != null) e.textContent = text;
+  return e;
+}
+
+function indexText(flat, shape) {
+  const idx = [];
+  for (let a = shape.length - 1; a >= 0; a--) {
+    idx.unshift(flat % shape[a]);
+    flat = Math.floor(flat / shape[a]);
+  }
+  return idx.join(",");
+}
+
+export class TensorEditor {
+  /**
+   * input: {name, title, null} as GET /api/meta publishes it; host: the element to
+   * build in; onEdit(value, {immediate}) gets the tensor's new config value;
+   * onProblem(text or "") says what is wrong with the editor's cells (or that nothing is).
+   */
+  constructor(input, host, { onEdit, onProblem }) {
+    this.name = input.name;
+    this.optional = input.null;
+    this.onEdit = onEdit;
+    this.onProblem = onProblem;
+    this.value = null; // the config's value of this tensor
+    this.tensor = null; // the header's tensor {shape, axes, data} of the trace on screen
+    this.typed = null; // what was last typed: {shape, data}
+    this.invalid = new Map(); // flat index -> message, for cells that do not hold a number
+    this.shownKey = "";
+    this._build(input, host);
+  }
+
+  _build(input, host) {
+    const name = this.name;
+    const box = (this.box = el("details", "tensor-editor"));
+    box.dataset.editor = name;
+    const sum = el("summary");
+    sum.append(el("span", "tname", name), " ", el("span", "tdesc", input.title));
+    box.append(sum);
+    const gen = el("div", "gen-row");
+    const kind = (this.kind = el("select"));
+    kind.name = `${name}_fill`;
+    kind.setAttribute("aria-label", `${name}: values from`);
+    if (input.null) kind.append(new Option(input.null, "default"));
+    for (const [k, v] of Object.entries(PUBLISHED.fills)) kind.append(new Option(v.label, k));
+    kind.append(new Option("typed values", "values"));
+    const kindLabel = el("label", null, "values from");
+    kindLabel.append(kind);
+    gen.append(kindLabel);
+    const most = Math.max(...Object.values(PUBLISHED.fills).map((f) => Object.keys(f.params).length));
+    this.params = [];
+    for (let i = 0; i < most; i++) {
+      const lab = el("label");
+      const span = el("span", "param-name", "");
+      const inp = el("input");
+      inp.type = "number";
+      inp.step = "any";
+      inp.name = `${name}_p${i}`;
+      lab.append(span, inp);
+      gen.append(lab);
+      this.params.push({ lab, span, inp });
+    }
+    const seedLab = el("label", null, "seed");
+    const seed = (this.seed = el("input"));
+    seed.type = "number";
+    seed.step = "1";
+    seed.min = "0";
+    seed.name = `${name}_seed`;
+    seedLab.append(seed);
+    gen.append(seedLab);
+    box.append(gen);
+    this.error = el("p", "field-error");
+    this.error.dataset.errorFor = name === "x" || name === "w" ? `${name}_values` : name;
+    this.error.setAttribute("role", "alert");
+    this.error.hidden = true;
+    this.note = el("p", "editor-note", "Type a number and press Tab for the next cell; paste a block of numbers into a cell to fill from there.");
+    this.grid = el("div", "edit-grid-wrap");
+    box.append(this.error, this.note, this.grid);
+    const onGen = (e) => this._onGenerator(e);
+    kind.addEventListener("change", onGen);
+    for (const p of this.params) p.inp.addEventListener("change", onGen);
+    seed.addEventListener("change", onGen);
+    this.grid.addEventListener("change", (e) => this._onCell(e));
+    this.grid.addEventListener("paste", (e) => this._onPaste(e));
+    host.append(box);
+  }
+
+  /** Show config value `value`; `fresh`: a new setup (what it types is what was typed). */
+  show(value, { fresh = false } = {}) {
+    this.value = clone(value);
+    if (fresh) this.typed = value != null && !isFill(value) ? { shape: shapeOf(value), data: flattenNested(value) } : null;
+    const kind = isFill(value) ? value.fill : value != null ? "values" : this.optional ? "default" : "randint";
+    this.kind.value = kind;
+    const spec = PUBLISHED.fills[kind];
+    const keys = spec ? Object.keys(spec.params) : [];
+    this.params.forEach((p, i) => {
+      p.lab.hidden = i >= keys.length;
+      if (i >= keys.length) return;
+      p.span.textContent = keys[i];
+      p.inp.dataset.key = keys[i];
+      const v = isFill(value) && value[keys[i]] != null ? value[keys[i]] : spec.params[keys[i]];
+      if (document.activeElement !== p.inp) p.inp.value = String(v);
+    });
+    const seeded = Boolean(spec && spec.random);
+    this.seed.parentElement.hidden = !seeded;
+    if (seeded && document.activeElement !== this.seed) this.seed.value = String(isFill(value) && value.seed != null ? value.seed : 0);
+    this.box.classList.toggle("is-off", Boolean(this.optional) && value == null);
+  }
+
+  /** The trace on screen has this tensor as `tensor` ({shape, axes, data}; null: none). */
+  showTensor(tensor) {
+    this.tensor = tensor;
+    if (!tensor) {
+      this.grid.replaceChildren();
+      this.note.hidden = true;
+      return;
+    }
+    const size = tensor.data.length;
+    if (size > MAX_EDIT_CELLS) {
+      this.grid.replaceChildren(el("p", "editor-note", `${this.name} has ${size} numbers, more than the ${MAX_EDIT_CELLS} this editor shows; paste or generate it.`));
+      this.shownKey = "";
+      return;
+    }
+    this.note.hidden = false;
+    const key = `${tensor.shape.join("x")}|${tensor.axes.join(",")}`;
+    if (this.shownKey !== key) this._buildGrid(tensor, key);
+    for (let i = 0; i < size; i++) {
+      const inp = this.inputs[i];
+      // a cell being typed in, or holding what is not a number, keeps its text
+      if (document.activeElement === inp || this.invalid.has(i)) continue;
+      const text = formatValue(tensor.data[i], 6).replace("−", "-");
+      if (inp.value !== text) inp.value = text;
+    }
+  }
+
+  _buildGrid(tensor, key) {
+    this.shownKey = key;
+    this.invalid.clear();
+    const { shape, axes } = tensor;
+    const size = tensor.data.length;
+    this.inputs = new Array(size);
+    const frag = document.createDocumentFragment();
+    const nd = shape.length;
+    const cols = shape[nd - 1];
+    const per = (nd >= 2 ? shape[nd - 2] : 1) * cols;
+    for (let s = 0; s < size / per; s++) {
+      if (nd > 2) {
+        const lead = indexText(s, shape.slice(0, nd - 2)).split(",");
+        frag.append(el("div", "edit-slice-label", `${this.name} · ${lead.map((v, a) => `${axes[a]}=${v}`).join(" · ")}`));
+      }
+      const g = el("div", "edit-grid");
+      g.style.gridTemplateColumns = `repeat(${cols}, max-content)`;
+      for (let k = 0; k < per; k++) {
+        const flat = s * per + k;
+        const inp = el("input");
+        inp.type = "text";
+        inp.inputMode = "decimal";
+        inp.dataset.idx = String(flat);
+        inp.setAttribute("aria-label", `${this.name}[${indexText(flat, shape)}]`);
+        this.inputs[flat] = inp;
+        g.append(inp);
+      }
+      frag.append(g);
+    }
+    this.grid.replaceChildren(frag);
+  }
+
+  _onGenerator(e) {
+    const kind = this.kind.value;
+    let value;
+    if (kind === "default") value = null;
+    else if (kind === "values") {
+      // back to typed values: what was typed (resized to the shape on screen), else the
+      // values on screen
+      const shape = this.tensor ? this.tensor.shape : shapeOf(this.value);
+      if (this.typed && shape) value = resizeTyped(this.typed, shape).values;
+      else if (this.tensor) value = nestFlat(this.tensor.data, this.tensor.shape);
+      else return;
+    } else {
+      const shape = this.name === "dout" ? null : shapeOf(this.value) ?? (this.tensor && this.tensor.shape);
+      value = shape ? { fill: kind, shape } : { fill: kind };
+      const keys = Object.keys(PUBLISHED.fills[kind].params);
+      this.params.forEach((p, i) => {
+        if (i < keys.length) value[keys[i]] = e && e.target === this.kind ? PUBLISHED.fills[kind].params[keys[i]] : Number(p.inp.value);
+      });
+      if (PUBLISHED.fills[kind].random) value.seed = Math.max(0, Math.trunc(Number(this.seed.value) || 0));
+    }
+    this.show(value);
+    this.onEdit(value, { immediate: true });
+  }
+
+  _problem() {
+    const first = this.invalid.values().next();
+    const text = first.done ? "" : `${first.value}${this.invalid.size > 1 ? ` (and ${this.invalid.size - 1} more cells)` : ""}`;
+    this.error.textContent = text;
+    this.error.hidden = !text;
+    this.onProblem(text);
+  }
+
+  _onCell(e) {
+    const inp = e.target;
+    if (!inp.dataset.idx || !this.tensor) return;
+    const at = Number(inp.dataset.idx);
+    const parsed = parseCells(inp.value);
+    const label = inp.getAttribute("aria-label");
+    if (parsed.error || parsed.numbers.length !== 1) {
+      inp.setAttribute("aria-invalid", "true");
+      this.invalid.set(at, parsed.error ? `${label}: ${parsed.error}` : `${label}: "${inp.value.trim().slice(0, 20)}" is not one number`);
+      this._problem();
+      return;
+    }
+    inp.removeAttribute("aria-invalid");
+    this.invalid.delete(at);
+    this._problem();
+    this._commit(pasteCells(this._data(), at, parsed.numbers).data);
+  }
+
+  _onPaste(e) {
+    const inp = e.target;
+    if (!inp.dataset || !inp.dataset.idx || !this.tensor) return;
+    const text = e.clipboardData ? e.clipboardData.getData("text") : "";
+    const parsed = parseCells(text);
+    if (!parsed.error && parsed.numbers.length <= 1) return; // one number pastes as typing does
+    e.preventDefault();
+    const at = Number(inp.dataset.idx);
+    const pasted = parsed.error ? parsed : pasteCells(this._data(), at, parsed.numbers);
+    if (pasted.error) {
+      this.error.textContent = `Paste into ${inp.getAttribute("aria-label")} refused: ${pasted.error}.`;
+      this.error.hidden = false;
+      return;
+    }
+    for (let i = at; i < at + parsed.numbers.length; i++) this.inputs[i].value = String(pasted.data[i]);
+    this._commit(pasted.data);
+  }
+
+  /** The values the cells hold now (the typed ones, else the trace's). flat: (size,) */
+  _data() {
+    const shape = this.tensor.shape;
+    const typed = this.typed && this.typed.shape.join() === shape.join() ? this.typed.data : null;
+    return Array.from(typed ?? this.tensor.data);
+  }
+
+  _commit(flat) {
+    const shape = this.tensor.shape;
+    this.typed = { shape: shape.slice(), data: flat.map(Number) };
+    if (this.invalid.size) return; // the edit runs once every cell holds a number
+    const value = nestFlat(flat, shape);
+    this.show(value);
+    this.onEdit(value, { immediate: false });
+  }
+}

@@ -1,0 +1,339 @@
+"""The page as a classroom instrument, in Debian's Chromium: keys always drive the
+player, the address is the place (lesson, step, projector), nothing typed is lost."""
+
+from __future__ import annotations
+
+
+import pytest
+
+from test_browser_helpers import (
+    choose_preset,
+    require_chromium,
+    step_of,
+    wait_complete,
+    wait_until,
+)
+
+pytestmark = pytest.mark.browser
+
+require_chromium()
+
+from test_browser_helpers import base_url, browser, open_page  # noqa: E402,F401
+
+
+def _state(page) -> dict:
+    return page.evaluate(
+        "({step: window.convscope.step, playing: window.convscope.playing, preset: window.convscope.preset,"
+        " menu: document.getElementById('preset').value, speed: document.getElementById('speed').value})"
+    )
+
+
+@pytest.mark.parametrize("menu", ["#preset", "#speed"])
+def test_after_a_pick_in_a_menu_the_keys_drive_the_player_not_the_menu(open_page, menu):
+    page = open_page(viewport=(1366, 768)).page
+    page.focus(menu)
+    if menu == "#preset":
+        page.select_option(menu, "cs231n")
+        wait_until(page, "window.convscope.preset === 'cs231n' && window.convscope.complete")
+    else:
+        page.select_option(menu, "1")
+    before = _state(page)
+    picked = page.input_value(menu)
+    assert before["step"] == 0
+    page.keyboard.press("PageDown")
+    wait_until(page, "window.convscope.step === 1", 3)
+    page.keyboard.press("ArrowRight")
+    wait_until(page, "window.convscope.step === 2", 3)
+    # focus back on the menu itself (a click on it): the keys still go to the player
+    page.focus(menu)
+    page.keyboard.press("PageDown")
+    wait_until(page, "window.convscope.step === 3", 3)
+    page.keyboard.press("ArrowRight")
+    wait_until(page, "window.convscope.step === 4", 3)
+    after = _state(page)
+    assert (after["preset"], after["menu"], after["speed"]) == (before["preset"], before["menu"], before["speed"])
+    page.keyboard.press(" ")
+    wait_until(page, "window.convscope.playing", 3)
+    page.keyboard.press(" ")
+    wait_until(page, "!window.convscope.playing", 3)
+    assert page.input_value(menu) == picked
+
+
+def test_space_on_a_focused_button_plays_and_escape_leaves_a_field(open_page):
+    page = open_page(viewport=(1366, 768)).page
+    page.focus("#btn-next")
+    page.keyboard.press(" ")
+    wait_until(page, "window.convscope.playing", 3)
+    page.keyboard.press(" ")
+    wait_until(page, "!window.convscope.playing", 3)
+    page.focus("#btn-play")
+    page.keyboard.press(" ")
+    wait_until(page, "window.convscope.playing", 3)
+    page.keyboard.press("Space")
+    wait_until(page, "!window.convscope.playing", 3)
+    page.evaluate("window.convscope.seek(0)")
+    # in a number field the keys are the field's; Escape hands them back
+    if page.evaluate("document.body.classList.contains('setup-closed')"):
+        page.click("#toggle-setup")
+    page.focus("input[name=H]")
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("PageDown")
+    assert step_of(page) == 0
+    page.keyboard.press("Escape")
+    page.keyboard.press("PageDown")
+    wait_until(page, "window.convscope.step === 1", 3)
+
+
+def test_reloads_a_bookmark_and_a_typed_address_land_on_the_same_lesson_step_and_mode(open_page, base_url, browser):
+    page = open_page(viewport=(1366, 768)).page
+    choose_preset(page, "cs231n")
+    page.evaluate("window.convscope.seek(49)")
+    page.keyboard.press("p")
+    wait_until(page, "document.body.classList.contains('projector') && location.hash.includes('p=1')", 3)
+    wait_until(page, "location.hash.startsWith('#s=49&')", 3)
+    title = page.inner_text("#preset-sentence")
+    assert title
+    link = page.url
+    assert "l=cs231n" in link
+
+    def lands(p) -> None:
+        wait_complete(p)
+        assert p.evaluate("window.convscope.preset") == "cs231n"
+        assert p.input_value("#preset") == "cs231n"
+        assert p.inner_text("#preset-sentence") == title
+        assert step_of(p) == 49
+        assert p.evaluate("document.body.classList.contains('projector')")
+        assert p.evaluate("location.hash").startswith("#s=49&")
+
+    for _ in range(3):
+        page.reload()
+        lands(page)
+    # a bookmark: a fresh tab opened on the address
+    lands(open_page(link.removeprefix(base_url), viewport=(1366, 768)).page)
+    # the address bar typed by hand (the fragment parts in another order)
+    lands(open_page("/#l=cs231n&p=1&s=49", viewport=(1366, 768)).page)
+
+
+def test_back_and_forward_move_between_setups_not_steps(open_page):
+    page = open_page(viewport=(1366, 768)).page
+    choose_preset(page, "cs231n")
+    for _ in range(5):
+        page.keyboard.press("ArrowRight")
+    wait_until(page, "location.hash.startsWith('#s=5&')", 3)
+    choose_preset(page, "stride2")
+    page.go_back()
+    wait_until(page, "window.convscope.preset === 'cs231n' && window.convscope.complete && window.convscope.step === 5", 10)
+    page.go_forward()
+    wait_until(page, "window.convscope.preset === 'stride2' && window.convscope.complete", 10)
+
+
+# -- nothing typed is lost -------------------------------------------------------------
+
+
+def _config(page) -> dict:
+    return page.evaluate("window.convscope.config")
+
+
+def _settled(page) -> None:
+    wait_until(page, "window.convscope.complete")
+
+
+def _stale(page) -> str:
+    """The stage's banner when it shows the last good trace, not the form ('' if not)."""
+    return page.evaluate("(() => { const b = document.getElementById('stale'); return b.hidden ? '' : b.textContent; })()")
+
+
+def _edit(page, name: str, value: str) -> None:
+    page.fill(f'input[name="{name}"]', value)
+    page.locator(f'input[name="{name}"]').blur()
+
+
+def _open_editor(page, name: str) -> None:
+    page.evaluate(f"document.querySelector('[data-editor={name}]').open = true")
+
+
+def _paste(page, selector: str, text: str) -> None:
+    page.evaluate(
+        """([sel, text]) => { const dt = new DataTransfer(); dt.setData('text/plain', text);
+             document.querySelector(sel).dispatchEvent(new ClipboardEvent('paste', {clipboardData: dt, bubbles: true, cancelable: true})); }""",
+        [selector, text],
+    )
+
+
+D2L_W = [[[[0, 1], [2, 3]]]]
+D2L_X = [[[[0, 1, 2], [3, 4, 5], [6, 7, 8]]]]
+
+
+def test_typed_values_survive_an_error_elsewhere_and_a_shape_away_and_back(open_page):
+    page = open_page().page  # d2l: x and w are typed values
+    assert _config(page)["w"] == D2L_W
+    # KH 2 -> 5: the server refuses it; the stage says it shows the last good trace
+    _edit(page, "KH", "5")
+    page.locator('[data-error-for="w"]').wait_for(state="visible", timeout=5000)
+    wait_until(page, "document.getElementById('badge').dataset.state === 'stale'", 5)
+    assert "last good trace" in _stale(page)
+    assert "last good trace" in page.inner_text("#badge")
+    _edit(page, "KH", "2")
+    _settled(page)
+    assert _config(page)["w"] == D2L_W
+    assert _stale(page) == ""
+    # H -1 (refused here, never sent) and back to 3: x is the typed x
+    _edit(page, "H", "-1")
+    page.locator('[data-error-for="x"]').wait_for(state="visible", timeout=5000)
+    assert "H must be at least 1; got -1" in page.inner_text('[data-error-for="x"]')
+    assert "last good trace" in _stale(page)
+    _edit(page, "H", "3")
+    _settled(page)
+    assert _config(page)["x"] == D2L_X
+    # a larger shape keeps every typed value and says so; back again, all of them return
+    _edit(page, "W", "4")
+    _settled(page)
+    assert _config(page)["x"] == [[[[0, 1, 2, 0], [3, 4, 5, 0], [6, 7, 8, 0]]]]
+    assert "x: 9 typed values kept, 3 new cells set to 0." in page.inner_text("#form-note")
+    _edit(page, "W", "2")
+    _settled(page)
+    assert "3 set aside" in page.inner_text("#form-note")
+    _edit(page, "W", "3")
+    _settled(page)
+    assert _config(page)["x"] == D2L_X
+
+
+def test_a_generator_and_back_restores_the_typed_values(open_page):
+    page = open_page().page
+    _open_editor(page, "w")
+    page.select_option('select[name="w_fill"]', "ones")
+    _settled(page)
+    assert _config(page)["w"]["fill"] == "ones"
+    page.select_option('select[name="w_fill"]', "values")
+    _settled(page)
+    assert _config(page)["w"] == D2L_W
+
+
+def test_a_word_in_a_cell_is_marked_and_kept_with_a_message_naming_the_cell(open_page):
+    page = open_page().page
+    _open_editor(page, "x")
+    cell = 'input[aria-label="x[0,0,0,1]"]'
+    page.fill(cell, "abc")
+    page.locator(cell).blur()
+    assert page.get_attribute(cell, "aria-invalid") == "true"
+    message = page.inner_text('[data-error-for="x_values"]')
+    assert "x[0,0,0,1]" in message and '"abc"' in message, message
+    assert "last good trace" in _stale(page)
+    page.evaluate("window.convscope.seek(3)")
+    assert page.input_value(cell) == "abc"  # never silently reverted
+    assert _config(page)["x"] == D2L_X
+    page.fill(cell, "7")
+    page.locator(cell).blur()
+    _settled(page)
+    assert _config(page)["x"][0][0][0][1] == 7
+    assert page.get_attribute(cell, "aria-invalid") is None
+    assert _stale(page) == ""
+
+
+def test_a_paste_with_a_word_or_too_many_values_is_refused_saying_why(open_page):
+    page = open_page().page
+    _open_editor(page, "x")
+    first = 'input[aria-label="x[0,0,0,0]"]'
+    _paste(page, first, "1 two 3")
+    message = page.inner_text('[data-error-for="x_values"]')
+    assert '"two"' in message and "token 2 of 3" in message, message
+    _paste(page, first, " ".join(str(v) for v in range(10)))
+    message = page.inner_text('[data-error-for="x_values"]')
+    assert "10 values pasted, but only 9 cells" in message, message
+    assert page.evaluate("window.convscope.complete")
+    assert _config(page)["x"] == D2L_X  # nothing was pasted
+    _paste(page, 'input[aria-label="x[0,0,2,0]"]', "-1 -2 -3")
+    _settled(page)
+    assert _config(page)["x"][0][0][2] == [-1, -2, -3]
+
+
+def test_a_non_integer_stride_is_refused_never_rounded(open_page):
+    page = open_page().page
+    _edit(page, "stride_h", "1.5")
+    err = page.locator('[data-error-for="stride"]')
+    err.wait_for(state="visible", timeout=5000)
+    assert "stride h must be a whole number; got 1.5 (never rounded)" in err.inner_text()
+    assert page.get_attribute('input[name="stride_h"]', "aria-invalid") == "true"
+    assert "stride" not in _config(page) or _config(page)["stride"] == 1
+    assert "last good trace" in _stale(page)
+
+
+def test_every_menu_offers_what_the_server_publishes(open_page, base_url):
+    import httpx
+
+    meta = httpx.get(base_url + "/api/meta").json()
+    page = open_page().page
+    options = page.evaluate(
+        """() => Object.fromEntries(Array.from(document.querySelectorAll('#setup-form select[name]'),
+             (s) => [s.name, Array.from(s.options, (o) => [o.value, o.textContent])]))"""
+    )
+    want = {
+        "activation": meta["activations"], "view": meta["views"], "layout": meta["choices"]["layout"],
+        "granularity": meta["choices"]["granularity"], "backward": meta["choices"]["backward"],
+        "phases": meta["choices"]["phases"], "padding_mode": meta["padding_forms"],
+    }
+    for name, items in want.items():
+        assert options[name] == [[c["name"], c["title"]] for c in items], name
+    fills = [[f["name"], f["title"]] for f in meta["fills"]]
+    for inp in meta["inputs"]:
+        got = options[f"{inp['name']}_fill"]
+        assert got[-1] == ["values", "typed values"]
+        assert got[:-1] == ([["default", inp["null"]]] if inp["null"] else []) + fills, inp["name"]
+    # the default setup's menus show the server's defaults
+    page.select_option("#preset", "")
+    for key in ("activation", "view", "granularity", "backward", "phases", "layout"):
+        assert page.input_value(f'select[name="{key}"]') == meta["defaults"][key]
+
+
+PHONE_JS = """async () => {
+  const frames = async (n) => { for (let k = 0; k < n; k++) await new Promise((r) => requestAnimationFrame(r)); };
+  await frames(4);
+  const dockBottom = () => document.querySelector('.dock').getBoundingClientRect().bottom;
+  const off = (c) => {
+    const r = c.getBoundingClientRect();
+    let box = {left: 0, top: dockBottom(), right: innerWidth, bottom: innerHeight};
+    for (let e = c.parentElement; e && e !== document.documentElement; e = e.parentElement) {
+      if (getComputedStyle(e).overflowX !== 'visible') { const b = e.getBoundingClientRect();
+        box = {...box, left: Math.max(box.left, b.left), right: Math.min(box.right, b.right)}; }
+    }
+    return r.left < box.left - 1 || r.right > box.right + 1 || r.top < box.top - 1 || r.bottom > box.bottom + 1;
+  };
+  // scroll the page to each group of cells in turn, as a student does (the page keeps
+  // the player on top and follows sideways inside each tensor)
+  const seen = {rd: {n: 0, off: []}, wr: {n: 0, off: []}};
+  for (const cls of ['rd', 'wr']) {
+    const all = Array.from(document.querySelectorAll(`.cell.${cls}`));
+    for (const name of new Set(all.map((c) => c.dataset.tensor))) {
+      const cells = all.filter((c) => c.dataset.tensor === name);
+      const top = Math.min(...cells.map((c) => c.getBoundingClientRect().top));
+      window.scrollTo(0, window.scrollY + top - dockBottom() - 8);
+      await frames(2);
+      seen[cls].n += cells.length;
+      seen[cls].off.push(...cells.filter(off).map((c) => `${c.dataset.tensor}[${c.dataset.idx}]`));
+    }
+  }
+  const targets = Array.from(document.querySelectorAll('.player button, .player select, #scrubber, .topbar button, .topbar select'))
+    .filter((e) => e.getBoundingClientRect().width > 0)
+    .map((e) => { const r = e.getBoundingClientRect(); return [e.id || e.className || e.tagName, Math.round(r.width), Math.round(r.height)]; });
+  return {seen, small: targets.filter(([, w, h]) => w < 44 || h < 44)};
+}"""
+
+
+@pytest.mark.parametrize("lesson", ["d2l", "cs231n"])
+def test_phone_shows_each_read_window_and_written_block_of_a_backward_step(open_page, base_url, lesson):
+    import httpx
+
+    doc = httpx.post(base_url + "/api/trace", json=httpx.get(f"{base_url}/api/presets/{lesson}").json()["config"]).json()
+    backward = next(p for p in doc["phases"] if p["name"] == "backward")
+    step = backward["start"] + (backward["stop"] - backward["start"]) // 2
+    page = open_page(f"/#s={step}&l={lesson}", viewport=(390, 844), is_mobile=True, has_touch=True).page
+    assert step_of(page) == step
+    got = page.evaluate(PHONE_JS)
+    assert not got["small"], f"touch targets under 44 px: {got['small']}"
+    off = {cls: got["seen"][cls]["off"] for cls in ("rd", "wr")}
+    if lesson == "cs231n" and any(off.values()):
+        # not met yet (issue 9): the window over three channels spans more than a phone
+        # screen sideways, and the stage follows one part of it
+        pytest.xfail(f"cs231n on a phone: cells off screen {off}")
+    for cls in ("rd", "wr"):
+        assert got["seen"][cls]["n"] and not off[cls], (cls, got["seen"][cls])

@@ -1,0 +1,94 @@
+"""The header's drawing facts (convcore/trace/drawing.py) against the trace itself: the
+cells marked "never read" are exactly those no forward window reads, padding is exactly
+where the padded input does not hold x, inserted zeros are exactly the cells of
+dz_dilated that hold no dz value and that no event writes."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+
+from convcore.trace import build_trace
+from strategies import conv_cases
+
+
+def _grid(marks: list[str]) -> np.ndarray:
+    return np.array([list(r) for r in marks])
+
+
+def _config(case, view: str) -> dict:
+    x, w, b, dout = case.arrays()
+    return {"x": x.tolist(), "w": w.tolist(), "b": None if b is None else b.tolist(), "dout": dout.tolist(),
+            "view": view, **case.kwargs()}
+
+
+def _read_cells(doc: dict, tensor: str, phase: str) -> np.ndarray:
+    """(rows, cols) bool: the grid cells of ``tensor`` some ``phase`` event reads."""
+    shape = doc["tensors"][tensor]["shape"]
+    seen = np.zeros(shape, dtype=bool)
+    for ev in doc["events"]:
+        if ev["phase"] != phase:
+            continue
+        for r in ev["reads"]:
+            if r["tensor"] == tensor:
+                seen[tuple(slice(a, b, s) for a, b, s in zip(r["start"], r["stop"], r["step"]))] = True
+    return seen.any(axis=(0, 1))
+
+
+@settings(max_examples=25, deadline=None)
+@given(conv_cases(max_n=2, max_cf=2, max_hw=7, max_k=3))
+def test_marks_of_the_padded_input_say_what_the_trace_does(case):
+    doc = build_trace(_config(case, "transposed"))
+    t = doc["tensors"]
+    xp_marks, dxp_marks = _grid(t["xp"]["marks"]), _grid(t["dxp"]["marks"])
+    assert xp_marks.shape == tuple(t["xp"]["shape"][2:])
+    xp = np.asarray(t["xp"]["data"]).reshape(t["xp"]["shape"])
+    x = np.asarray(t["x"]["data"]).reshape(t["x"]["shape"])
+    # padding: exactly the cells that are not x's (x is random normal, never 0)
+    inner = xp_marks != "p"
+    rows, cols = np.nonzero(inner.any(axis=1))[0], np.nonzero(inner.any(axis=0))[0]
+    np.testing.assert_array_equal(xp[:, :, rows[0] : rows[-1] + 1, cols[0] : cols[-1] + 1], x)
+    assert inner.sum() == x.shape[2] * x.shape[3]
+    assert np.all(xp[:, :, ~inner] == 0)
+    # never read: exactly the non-padding cells no forward window reads
+    read = _read_cells(doc, "xp", "forward")
+    np.testing.assert_array_equal(xp_marks == "u", ~read & inner)
+    # dxp: the same cells, padding marked as receiving gradient; unread cells get none
+    np.testing.assert_array_equal(dxp_marks == "g", ~inner)
+    np.testing.assert_array_equal(dxp_marks == "u", xp_marks == "u")
+    dxp = np.asarray(t["dxp"]["data"]).reshape(t["dxp"]["shape"])
+    assert np.all(dxp[:, :, dxp_marks == "u"] == 0)
+    # x and dx carry the interior's marks when some cell is never read
+    if (xp_marks == "u").any():
+        np.testing.assert_array_equal(_grid(t["x"]["marks"]), xp_marks[rows[0] : rows[-1] + 1, cols[0] : cols[-1] + 1])
+    else:
+        assert "marks" not in t["x"]
+
+
+@settings(max_examples=25, deadline=None)
+@given(conv_cases(max_n=2, max_cf=2, max_hw=7, max_k=3))
+def test_inserted_zeros_are_the_cells_of_dz_dilated_without_a_dz_value(case):
+    doc = build_trace(_config(case, "transposed"))
+    t = doc["tensors"]["dz_dilated"]
+    marks = _grid(t["marks"])
+    data = np.asarray(t["data"]).reshape(t["shape"])
+    dz = np.asarray(doc["tensors"]["dz"]["data"]).reshape(doc["tensors"]["dz"]["shape"])
+    # the dz values, in order, sit exactly on the ordinary cells
+    np.testing.assert_array_equal(data[:, :, marks == "."], dz.reshape(dz.shape[0], dz.shape[1], -1))
+    assert np.all(data[:, :, marks == "z"] == 0)
+    written = np.zeros(t["shape"], dtype=bool)
+    for ev in doc["events"]:
+        for w in ev["writes"]:
+            if w["tensor"] == "dz_dilated":
+                written[tuple(slice(a, b, s) for a, b, s in zip(w["start"], w["stop"], w["step"]))] = True
+    assert not written[:, :, marks == "z"].any()
+
+
+def test_every_tensor_has_a_title_a_group_and_a_distinct_order():
+    for view in ("direct", "im2col", "transposed"):
+        doc = build_trace({"b": [0.5], "view": view, "padding": 1})
+        tensors = doc["tensors"]
+        assert all(t["title"] and t["group"] in ("inputs", "forward", "backward") for t in tensors.values())
+        orders = [t["order"] for t in tensors.values()]
+        assert len(set(orders)) == len(orders)
+        assert tensors["x"]["order"] < tensors["z"]["order"] < tensors["dz"]["order"] < tensors["dx"]["order"]
