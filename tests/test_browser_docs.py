@@ -4,20 +4,15 @@ Content-Security-Policy reports no violation."""
 
 from __future__ import annotations
 
-import os
 from urllib.parse import urlparse
 
 import pytest
 
-from test_browser_helpers import base_url, browser, chromium_missing_reason, wait_until  # noqa: F401
+from test_browser_helpers import base_url, browser, require_chromium, wait_until  # noqa: F401
 
 pytestmark = pytest.mark.browser
 
-_missing = chromium_missing_reason()
-if _missing:
-    if os.environ.get("CI") == "true":
-        raise RuntimeError(f"browser tests cannot run in CI: {_missing}")
-    pytest.skip(_missing, allow_module_level=True)
+require_chromium()
 
 
 def test_the_api_docs_page_works_with_nothing_from_elsewhere(browser, base_url):  # noqa: F811

@@ -5,7 +5,6 @@ that editing needs the server, and not one request leaves the page."""
 from __future__ import annotations
 
 import json
-import os
 import time
 
 import pytest
@@ -16,7 +15,7 @@ from server.presets import PRESETS
 from test_browser_helpers import (
     assert_equation_matches,
     assert_stage_matches,
-    chromium_missing_reason,
+    require_chromium,
     step_of,
     wait_complete,
     wait_until,
@@ -24,11 +23,7 @@ from test_browser_helpers import (
 
 pytestmark = pytest.mark.browser
 
-_missing = chromium_missing_reason()
-if _missing:
-    if os.environ.get("CI") == "true":
-        raise RuntimeError(f"browser tests cannot run in CI: {_missing}")
-    pytest.skip(_missing, allow_module_level=True)
+require_chromium()
 
 MAX_BYTES = 1_000_000
 
