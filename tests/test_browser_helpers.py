@@ -223,23 +223,41 @@ def assert_stage_matches(page, doc: dict, step: int) -> None:
         wait_until(page, f"document.querySelectorAll('figure.tensor.off-phase').length === {len(folded)}")
 
 
+def _cell_problems(doc: dict, step: int, values: dict, counts: dict, pads: set, name: str,
+                   texts: dict[int, str]) -> list[str]:
+    """What the drawn cells of ``name`` show that the trace does not say at ``step``."""
+    t = doc["tensors"][name]
+    flat_values = (values[name] if name in values else np.asarray(t["data"]).reshape(t["shape"])).ravel()
+    flat_counts = counts[name].ravel() if name in counts else None
+    problems = []
+    for idx, text in texts.items():
+        shown = shown_number(text)
+        if flat_counts is not None and flat_counts[idx] == 0 and (name, idx) not in pads:
+            if shown is not None:
+                problems.append(f"{name}[{idx}] at step {step}: shows {text!r} before any write")
+            continue
+        want = float(flat_values[idx])
+        if shown is None or abs(shown - want) > 5e-3 * max(1.0, abs(want)):
+            problems.append(f"{name}[{idx}] at step {step}: shows {text!r}, trace says {want}")
+    return problems
+
+
 def _assert_cells(page, doc: dict, step: int, values: dict, counts: dict, pads: set, names: list[str]) -> None:
+    """Every drawn cell of ``names`` shows the trace's value at ``step``. The page paints
+    at animation frames (and a slice scrolled into view at the frame after it reports
+    itself visible), so a mismatch is read again at the next frames, for at most 5 s,
+    before it counts: a page that never shows the right value still fails."""
     for name in names:
-        t = doc["tensors"][name]
         reveal(page, name)
-        texts = cell_texts(page, name)
-        assert texts, f"no cells drawn for {name}"
-        flat_values = (values[name] if name in values else np.asarray(t["data"]).reshape(t["shape"])).ravel()
-        flat_counts = counts[name].ravel() if name in counts else None
-        for idx, text in texts.items():
-            shown = shown_number(text)
-            if flat_counts is not None and flat_counts[idx] == 0 and (name, idx) not in pads:
-                assert shown is None, f"{name}[{idx}] at step {step}: shows {text!r} before any write"
-                continue
-            want = float(flat_values[idx])
-            assert shown is not None and abs(shown - want) <= 5e-3 * max(1.0, abs(want)), (
-                f"{name}[{idx}] at step {step}: shows {text!r}, trace says {want}"
-            )
+        deadline = time.monotonic() + 5
+        while True:
+            texts = cell_texts(page, name)
+            assert texts, f"no cells drawn for {name}"
+            problems = _cell_problems(doc, step, values, counts, pads, name, texts)
+            if not problems or time.monotonic() > deadline:
+                break
+            page.evaluate("new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+        assert not problems, "\n".join(problems[:10])
 
 
 def assert_equation_matches(page, doc: dict, step: int) -> None:
