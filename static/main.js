@@ -8,6 +8,7 @@ import { initialState, reduce, currentStep, placeOf, isSettled } from "./js/page
 import { frameOf } from "./js/frame.js";
 import { Stage } from "./js/render.js";
 import { Chrome } from "./js/chrome.js";
+import { Inspector } from "./js/inspector.js";
 import { SPEEDS, speedLabel, keyAction, KEY_SHEET, Ticker } from "./js/player.js";
 import { encodeLesson, decodeLesson } from "./js/url.js";
 import { streamTrace, fetchPresets, fetchPreset, fetchMeta, errorFields, ApiError } from "./js/api.js";
@@ -24,6 +25,10 @@ const store = createStore(reduce, initialState({ setupOpen: initialSetupOpen() }
 const dispatch = (action) => store.dispatch(action);
 const stage = new Stage($("stage"), { onReveal: () => requestRedraw() });
 const chrome = new Chrome();
+const inspector = new Inspector({
+  onJump: (step) => dispatch({ type: "goto", step }),
+  onClose: () => dispatch({ type: "inspect", tensor: null }),
+});
 const ticker = new Ticker({ getSpeed: () => SPEEDS[store.state.speedIndex], onSteps: (steps) => dispatch({ type: "tick", steps }) });
 let editors = null; // built once the server has published its controls (start)
 let controller = null; // the running trace request
@@ -51,6 +56,11 @@ store.subscribe((state, prev, action) => {
   if (state.allTensors !== prev.allTensors || state.speedIndex !== prev.speedIndex) chrome.drawModes(state);
   if (state.trace && prev.trace && state.trace.model === prev.trace.model && state.trace.complete && !prev.trace.complete) {
     stage.revealAll();
+  }
+  // a cell's story needs the whole trace: drawn once it has arrived
+  if (state.inspect !== prev.inspect || state.trace !== prev.trace) {
+    const model = state.trace && state.trace.complete ? state.trace.model : null;
+    if (!state.inspect || model) inspector.draw(model, state.inspect);
   }
   if (state.formProblems !== prev.formProblems || state.runError !== prev.runError || state.run !== prev.run || state.badge !== prev.badge) chrome.drawBadge(state);
   const place = placeOf(state);
@@ -365,6 +375,11 @@ function doAction(name) {
     const d = $("keys-dialog");
     if (d.open) d.close();
     else d.showModal();
+  } else if (name === "inspect") {
+    // the story of the first cell the step writes (else the first it reads)
+    const ev = state.trace ? state.trace.model.compiled[currentStep(state)] : null;
+    const box = ev ? ev.writes[0] ?? ev.reads[0] : null;
+    if (box && box.idx.length) dispatch({ type: "inspect", tensor: box.tensor, flat: box.idx[0] });
   } else if (name === "fullscreen") {
     if (document.fullscreenElement) document.exitFullscreen().catch(() => {});
     else if (document.documentElement.requestFullscreen) {
@@ -410,6 +425,11 @@ function wire() {
     dispatch({ type: "setupOpen", open });
   });
   $("show-keys").addEventListener("click", () => doAction("keys"));
+  // a click on any cell opens its story
+  $("stage").addEventListener("click", (e) => {
+    const cell = e.target.closest(".cell");
+    if (cell) dispatch({ type: "inspect", tensor: cell.dataset.tensor, flat: Number(cell.dataset.idx) });
+  });
   $("copy-link").addEventListener("click", copyLink);
   $("apply").addEventListener("click", () => {
     const config = editors.config ?? store.state.config;
@@ -440,6 +460,10 @@ function wire() {
     "keydown",
     (e) => {
       if ($("keys-dialog").open && e.key !== "?") return;
+      if (e.key === "Escape" && store.state.inspect) {
+        dispatch({ type: "inspect", tensor: null });
+        return;
+      }
       const action = keyAction(e);
       if (!action) return;
       e.preventDefault();

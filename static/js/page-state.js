@@ -27,6 +27,7 @@ export function initialState({ setupOpen = true } = {}) {
     room: { width: 0, height: 0 }, // the stage's room (px)
     fits: false, // the style sheet sizes the stage to the window (it scrolls inside itself)
     scrubbing: false,
+    inspect: null, // the cell whose story the inspector shows: {tensor, flat}
   };
 }
 
@@ -110,7 +111,7 @@ export function reduce(state, action) {
     case "header": {
       const { model } = action;
       const trace = { model, received: model.received, complete: model.complete, config: action.config, lesson: action.lesson };
-      return { ...state, trace, step: action.step, run: "streaming", badge: { state: "pending", text: "checking…", title: "The replay check runs when the whole trace has arrived." } };
+      return { ...state, trace, inspect: null, step: action.step, run: "streaming", badge: { state: "pending", text: "checking…", title: "The replay check runs when the whole trace has arrived." } };
     }
     case "events": {
       if (!state.trace || state.trace.model !== action.model) return state;
@@ -165,6 +166,8 @@ export function reduce(state, action) {
       return { ...state, room: { width: action.width, height: action.height }, fits: action.fits };
     case "scrubbing":
       return set(state, { scrubbing: action.on });
+    case "inspect":
+      return set(state, { inspect: action.tensor == null ? null : { tensor: action.tensor, flat: action.flat } });
     default:
       throw new Error(`unknown action ${action.type}`);
   }

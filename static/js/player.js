@@ -63,6 +63,9 @@ export function keyAction(event) {
       return "projector";
     case "?":
       return "keys";
+    case "i":
+    case "I":
+      return "inspect";
     default:
       return null;
   }
@@ -77,6 +80,7 @@ export const KEY_SHEET = [
   ["+  /  −", "faster / slower"],
   ["F", "full screen"],
   ["P", "projector mode"],
+  ["I", "the story of a cell this step writes (or click any cell)"],
   ["?", "this key sheet"],
 ];
 
