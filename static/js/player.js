@@ -66,6 +66,9 @@ export function keyAction(event) {
     case "i":
     case "I":
       return "inspect";
+    case "b":
+    case "B":
+      return "follow";
     default:
       return null;
   }
@@ -81,6 +84,7 @@ export const KEY_SHEET = [
   ["F", "full screen"],
   ["P", "projector mode"],
   ["I", "the story of a cell this step writes (or click any cell)"],
+  ["B", "break away from the teacher's screen / rejoin it (in a class session)"],
   ["?", "this key sheet"],
 ];
 
