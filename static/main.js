@@ -13,7 +13,8 @@ import { Classroom } from "./js/classroom.js";
 import { AnimationDialog } from "./js/animation-dialog.js";
 import { SPEEDS, speedLabel, keyAction, KEY_SHEET, Ticker } from "./js/player.js";
 import { encodeLesson, decodeLesson } from "./js/url.js";
-import { streamTrace, fetchPresets, fetchPreset, fetchMeta, errorFields, ApiError } from "./js/api.js";
+import { streamTrace, fetchPresets, fetchPreset, fetchMeta, fetchLessonFile, errorFields, ApiError } from "./js/api.js";
+import { embeddedLesson } from "./js/offline.js";
 import { SetupEditors } from "./js/editors.js";
 import { adoptMeta, defaultConfig, clone } from "./js/setup.js";
 import { drawPhaseMarks, fitPhaseMarks } from "./js/scrub.js";
@@ -463,6 +464,20 @@ function wire() {
     dispatch({ type: "setupOpen", open });
   });
   $("show-keys").addEventListener("click", () => doAction("keys"));
+  // a lesson file has no server to make another one
+  $("download-lesson").hidden = Boolean(embeddedLesson());
+  $("download-lesson").addEventListener("click", async () => {
+    const state = store.state;
+    if (!state.trace) return;
+    const lesson = state.lessons.find((p) => p.name === state.trace.lesson);
+    const meta = lesson ? { name: lesson.name, title: lesson.title, sentence: lesson.sentence } : { name: "custom", title: "A convolution, step by step", sentence: "" };
+    try {
+      download(await fetchLessonFile(state.trace.config, meta), `convscope-${meta.name}.html`);
+      toast("Lesson file downloaded: it plays offline, from any folder or USB stick.");
+    } catch (err) {
+      toast(`No lesson file: ${err.message}`);
+    }
+  });
   $("export-anim").addEventListener("click", () => {
     if (store.state.trace && store.state.trace.complete) animations.open();
   });
