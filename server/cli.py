@@ -26,11 +26,10 @@ from typing import Any, Sequence
 from convcore import __version__
 
 from .export.lesson import add_export_command, export_command
+from .hosts import ALL_INTERFACES, network_address
 from .settings import Settings, SettingsError
 
 __all__ = ["build_parser", "main"]
-
-ALL_INTERFACES = ("0.0.0.0", "::", "")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -42,9 +41,10 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     serve = commands.add_parser("serve", help="run the page and the API", description="Run the page and the API with uvicorn.")
-    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1, this machine only; 0.0.0.0 shares with your network)")
+    serve.add_argument("--host", default=None, help="address to bind (default 127.0.0.1, this machine only; 0.0.0.0 shares with your network; --classroom: 0.0.0.0)")
     serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     serve.add_argument("--open", action="store_true", help="open the page in a browser")
+    serve.add_argument("--classroom", action="store_true", help="serve a class: listen on all interfaces (unless --host says otherwise) and give follow mode's join links this machine's network address")
     serve.add_argument("--workers", type=int, default=1, help="worker processes (default 1; the service is stateless)")
     serve.add_argument("--max-tensor-elements", type=int, help="elements allowed per tensor (CONVSCOPE_MAX_TENSOR_ELEMENTS)")
     serve.add_argument("--max-events", type=int, help="events allowed per trace (CONVSCOPE_MAX_EVENTS)")
@@ -70,6 +70,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _serve_settings(args: argparse.Namespace) -> Settings:
     changes: dict[str, Any] = {"bind_host": args.host}
+    if args.classroom:
+        address = network_address() if args.host in ALL_INTERFACES else args.host
+        if address:
+            changes["public_url"] = f"http://{address}:{args.port}/"
     for name in ("max_tensor_elements", "max_events", "max_trace_bytes", "max_body_bytes", "max_builds"):
         value = getattr(args, name)
         if value is not None:
@@ -93,6 +97,8 @@ def _url(host: str, port: int) -> str:
 def serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    if args.host is None:  # (a class reaches this machine over the network)
+        args.host = "0.0.0.0" if args.classroom else "127.0.0.1"
     try:
         settings = _serve_settings(args)
     except SettingsError as exc:
@@ -108,6 +114,12 @@ def serve(args: argparse.Namespace) -> int:
     os.environ.update(settings.to_env())
     url = _url(args.host, args.port)
     print(f"ConvScope running at {url}", flush=True)
+    if args.classroom:
+        print(
+            f"Class: students open {settings.public_url or f'http://<this machine address>:{args.port}/'}; "
+            "press Class on your page for the join code and its QR code",
+            flush=True,
+        )
     if args.host in ALL_INTERFACES:
         print(
             f"Listening on all interfaces: others on your network can open http://<this machine's address>:{args.port}/",

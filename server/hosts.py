@@ -11,7 +11,7 @@ import socket
 
 from .settings import Settings
 
-__all__ = ["ALL_INTERFACES", "allowed_hosts", "machine_names"]
+__all__ = ["ALL_INTERFACES", "allowed_hosts", "machine_names", "network_address"]
 
 ALL_INTERFACES = ("0.0.0.0", "::", "")
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -43,6 +43,18 @@ def machine_names() -> set[str]:
     except OSError:
         pass
     return {name.lower() for name in names if name}
+
+
+def network_address() -> str | None:
+    """The IPv4 address others on the network reach this machine at (the one that routes
+    outwards; no packet is sent by a UDP connect), or None without a network."""
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            probe.connect(("10.255.255.255", 1))
+            address = probe.getsockname()[0]
+    except OSError:
+        return None
+    return None if address.startswith("127.") or address == "0.0.0.0" else address
 
 
 def allowed_hosts(settings: Settings) -> frozenset[str]:

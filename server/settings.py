@@ -67,6 +67,8 @@ class Settings(BaseSettings):
         "(comma-separated; '*' accepts any)")
     bind_host: str = Field("127.0.0.1", description="the address the server is bound to (set by convscope serve); "
                            "with 0.0.0.0 or :: the machine's own names and addresses are accepted Hosts")
+    public_url: str = Field("", max_length=200, pattern=r"^(https?://[^\s/]+/)?$", description="the address students open, "
+                            "e.g. http://192.168.1.20:8000/ (set by convscope serve --classroom); follow mode's join links use it")
     debug: bool = Field(False, description="expose GET /api/debug/stats (stream counters; for tests)")
     stream_chunk_events: int = Field(256, ge=1, description="events pulled from the trace generator per thread hop")
     cache_entries: int = Field(64, ge=0, description="encoded trace documents kept in memory (0 = no cache)")

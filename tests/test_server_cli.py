@@ -148,3 +148,40 @@ def test_trace_of_a_huge_stride_on_a_one_window_axis(tmp_path, capsysbinary):
     assert main(["trace", str(tmp_path / "c.json")]) == 0
     doc = json.loads(capsysbinary.readouterr().out)
     assert doc["spec"]["stride"] == [2**62, 2**62] and doc["spec"]["out_shape"] == [1, 1, 1, 1]
+
+
+@pytest.mark.slow
+def test_serve_classroom_listens_on_the_network_and_gives_join_links_its_address():
+    """`convscope serve --classroom`: all interfaces, the address the class opens printed,
+    and follow mode's join links on that address (not the teacher's 127.0.0.1)."""
+    from server.hosts import network_address
+
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CONVSCOPE_")}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "server", "serve", "--classroom", "--port", str(port), "--log-level", "warning"],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    address = network_address()
+    try:
+        lines = [process.stdout.readline().strip() for _ in range(3)]
+        assert lines[0] == f"ConvScope running at http://127.0.0.1:{port}/"
+        public = f"http://{address}:{port}/" if address else None
+        want = f"Class: students open {public or f'http://<this machine address>:{port}/'}; press Class on your page for the join code and its QR code"
+        assert want in lines, lines
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                created = httpx.post(f"http://127.0.0.1:{port}/api/follow/sessions", json={}, timeout=2)
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline and process.poll() is None
+                time.sleep(0.1)
+        body = created.json()
+        assert created.status_code == 201, body
+        assert body["join_url"] == (f"{public}?follow={body['code']}" if public else None)
+        if address:  # the class reaches it at that address
+            assert httpx.get(f"http://{address}:{port}/api/health", timeout=5).status_code == 200
+    finally:
+        process.terminate()
+        process.wait(timeout=10)

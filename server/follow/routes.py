@@ -48,6 +48,7 @@ class SessionCreated(BaseModel):
     secret: str = Field(description="keep it in the teacher's page: it drives the session")
     driver: int = Field(description="this page's driver number (a take-over makes a new one)")
     join_path: str
+    join_url: str | None = Field(None, description="the join link on this server's network address (convscope serve --classroom), else null: the page makes it from its own address")
     events_path: str
     idle_seconds: float = Field(description="the session ends after this long without the teacher")
 
@@ -159,6 +160,7 @@ async def open_session(body: NewSession, request: Request, broker: BrokerDep) ->
         secret=credentials.secret,
         driver=1,
         join_path=f"/?follow={credentials.code}",
+        join_url=f"{public}?follow={credentials.code}" if (public := request.app.state.settings.public_url) else None,
         events_path=f"/api/follow/sessions/{session}/events",
         idle_seconds=broker.idle_seconds,
     )
