@@ -20,7 +20,8 @@ export class Classroom {
   /** Open a session with the page's `place`; the class joins at the URL it shows. */
   async start(place) {
     const s = await sendJson("POST", "/api/follow/sessions", { state: place });
-    const url = new URL(s.join_path, location.href).href;
+    // (convscope serve --classroom gives the link on the machine's network address)
+    const url = s.join_url ?? new URL(s.join_path, location.href).href;
     this.teacher = { session: s.session, secret: s.secret, driver: s.driver, code: s.code, url };
     this.onChange({ role: "teacher", code: s.code, url });
   }
