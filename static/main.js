@@ -167,7 +167,7 @@ function install(model, config, target, { complete = false, push = false } = {})
   const kinds = new Set(Object.values(model.tensors).flatMap((t) => (t.marks ? Array.from(t.marks.join("")) : [])));
   $("legend-pad").hidden = !kinds.has("p") && !kinds.has("g");
   $("legend-gap").hidden = !kinds.has("z");
-  $("legend-unread").hidden = !kinds.has("u");
+  $("legend-unread").hidden = !kinds.has("u") && !kinds.has("n");
   if (complete && model.complete) showCheck(model);
   else setBadge("pending", "checking…", "The replay check runs when the whole trace has arrived.");
   writeUrl(true, { push });
