@@ -203,7 +203,7 @@ function redraw(cause = "request") {
     chrome.panelEvent = undefined;
     metrics = null;
   }
-  if (!metrics && (state.fits || state.projector)) metrics = stage.measureMetrics();
+  if (!metrics) metrics = stage.measureMetrics();
   probe.part?.("start", { cause, from: stage.lastStep ?? -1 });
   const frame = frameOf(trace, state.step, viewOf(state), { width: window.innerWidth, room: state.room }, metrics);
   probe.part?.("seek");
@@ -377,6 +377,8 @@ function doAction(name) {
 function readRoom() {
   const fits = getComputedStyle(document.documentElement).getPropertyValue("--stage-fit").trim() === "1";
   const room = stage.room();
+  // a phone: the page scrolls under the player, which stays on top
+  if (!fits) room.height = Math.floor(window.innerHeight - document.querySelector(".dock").getBoundingClientRect().height - 16);
   dispatch({ type: "room", ...room, fits });
 }
 
@@ -447,12 +449,15 @@ function wire() {
     },
     true,
   );
-  new ResizeObserver(() => {
+  const roomChanged = new ResizeObserver(() => {
     metrics = null; // (a window crossing a media query changes the style sheet's sizes)
     readRoom();
     requestRedraw();
-  }).observe($("stage"));
+  });
+  roomChanged.observe($("stage"));
+  roomChanged.observe(document.querySelector(".dock")); // (on a phone the room is the screen below it)
   new ResizeObserver(() => fitPhaseMarks($("scrub-phases"))).observe($("scrub-phases"));
+  window.addEventListener("resize", () => readRoom()); // (a phone's screen height is the room)
   // back/forward between setups, and an address edited by hand
   window.addEventListener("popstate", () => openPlace(readUrl()));
 }
