@@ -7,7 +7,7 @@
 // previous and the current event.
 
 import { sliceLayout, boxOutlines, gridMarks, MARK_STYLES, orderedNames, MAX_CELLS_PER_TENSOR } from "./layout.js";
-import { formatValue, colorLevel, absMax } from "./format.js";
+import { formatValue, formatDelta, colorLevel, absMax } from "./format.js";
 import { span, shift, scrollTarget, cellSpan } from "./follow.js";
 
 function el(tag, cls, text) {
@@ -578,12 +578,13 @@ export class Stage {
       for (const w of event.writes) {
         const v = this.views[w.tensor];
         if (!v) continue;
-        writes.push({ view: v, cells: this._cellsOf(v, w.idx), idx: w.idx });
+        writes.push({ view: v, cells: this._cellsOf(v, w.idx), idx: w.idx, delta: w.delta });
         figs.set(v.fig, [figs.get(v.fig)?.[0] ?? false, true]);
       }
     }
     this._swapClass(this.prevReads, reads, "rd");
     this._swapClass(this.prevWrites, writes, "wr");
+    this._markChanges(this.prevWrites, writes);
     if (flash) {
       for (const { cells } of writes) {
         for (const c of cells) {
@@ -605,6 +606,34 @@ export class Stage {
     this.prevReads = reads;
     this.prevWrites = writes;
     this.outlines = slots;
+  }
+
+  /**
+   * Each cell the step writes shows what the step added (data-delta: "+6", "−2"); a
+   * write that adds exactly zero is marked dead ("+0", dimmed): a dead ReLU window, a
+   * zero dz, a tap on an inserted zero. The marks of the previous step's cells go.
+   */
+  _markChanges(before, after) {
+    const now = new Map();
+    for (const { view, idx, delta } of after) {
+      for (let i = 0; i < idx.length; i++) {
+        const c = view.cells[idx[i]];
+        if (c && delta && i < delta.length) now.set(c, delta[i]);
+      }
+    }
+    for (const { cells } of before) {
+      for (const c of cells) {
+        if (now.has(c)) continue;
+        delete c.dataset.delta;
+        c.classList.remove("dead");
+      }
+    }
+    for (const [c, d] of now) {
+      const text = formatDelta(d);
+      if (c.dataset.delta !== text) c.dataset.delta = text;
+      const dead = d === 0;
+      if (c.classList.contains("dead") !== dead) c.classList.toggle("dead", dead);
+    }
   }
 
   /** Move class `cls` from the cells of `before` to the cells of `after` ({cells} lists). */
