@@ -41,7 +41,7 @@ class LessonPreset:
 
 
 def _edge_image() -> list[list[list[list[int]]]]:
-    """d2l's 6×8 image: ones with a black band in columns 2–5, as (1, 1, 6, 8)."""
+    """d2l's 6×8 image: ones with a band of zeros in columns 2–5, as (1, 1, 6, 8)."""
     row = [1, 1, 0, 0, 0, 0, 1, 1]
     return [[[list(row) for _ in range(6)]]]
 
@@ -82,7 +82,7 @@ _PRESETS = [
         title="Edge detection with a [1, −1] kernel",
         teaches=(
             "The kernel [1, −1] subtracts each pixel's right neighbour, so the output is 1 "
-            "where white turns black, −1 where black turns white and 0 elsewhere."
+            "where the image steps down from 1 to 0, −1 where it steps up from 0 to 1 and 0 elsewhere."
         ),
         dout=ONES,
         config={"x": _edge_image(), "w": [[[[1, -1]]]]},

@@ -191,7 +191,7 @@ class Limits(BaseModel):
 class Health(BaseModel):
     status: Literal["ok"] = "ok"
     version: str
-    trace_schema: str = Field(description="The schema of trace documents, e.g. convscope.trace/1.")
+    trace_schema: str = Field(description="The schema of trace documents, e.g. convscope.trace/2.")
     encoder: str = Field(description="The JSON encoder of large bodies (orjson or json).")
     limits: Limits
 
@@ -279,12 +279,18 @@ class GradientCheck(BaseModel):
 
 
 class TraceDocument(BaseModel):
-    """A whole trace (schema convscope.trace/1): header fields plus every event."""
+    """A whole trace (schema convscope.trace/2): header fields plus every event."""
 
     model_config = ConfigDict(extra="allow", populate_by_name=True)
     schema_: str = Field(alias="schema")
     spec: dict[str, Any]
     tensors: dict[str, TensorData]
+    aliases: dict[str, str] = Field(
+        description="Tensors that are another tensor of this trace and so are not in `tensors`: {name: the "
+        "tensor that stands for it}. Without padding xp is x and dxp is dx (no pad or crop phase); with the "
+        "identity activation z is out and dz is dout (no activation phases).",
+    )
+    loop_names: dict[str, str] = Field(description="Each letter of the events' `loop` in words (i: output row, ...).")
     phases: list[Phase]
     events: list[Event]
     total_events: int

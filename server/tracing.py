@@ -90,7 +90,8 @@ def gradient_check(prepared: Prepared, header: dict[str, Any]) -> dict[str, Any]
     None when the trace has no backward results (phases "forward").
     """
     tensors = header["tensors"]
-    if "dx" not in tensors or "dw" not in tensors or "dz" not in tensors:
+    dz_name = header["aliases"].get("dz", "dz")  # dout itself with the identity activation
+    if "dx" not in tensors or "dw" not in tensors or dz_name not in tensors:
         return None
     rc = prepared.resolved
     nhwc = rc.layout == "NHWC"
@@ -105,7 +106,7 @@ def gradient_check(prepared: Prepared, header: dict[str, Any]) -> dict[str, Any]
     }
     if rc.b is not None and "db" in tensors:
         grads["db"] = array("db")
-    dz = nhwc_to_nchw(array("dz"), "dz") if nhwc else array("dz")  # (N, F, Ho, Wo)
+    dz = nhwc_to_nchw(array(dz_name), "dz") if nhwc else array(dz_name)  # (N, F, Ho, Wo)
     return directional_check(rc.spec, rc.x, rc.w, rc.b, dz, grads)
 
 

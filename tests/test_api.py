@@ -119,7 +119,7 @@ def test_health_reports_version_and_limits(api_client, api_settings):
     body = api_client.get("/api/health").json()
     assert body["status"] == "ok"
     assert body["version"] == __version__
-    assert body["trace_schema"] == "convscope.trace/1"
+    assert body["trace_schema"] == "convscope.trace/2"
     assert body["encoder"] in ("orjson", "json")
     assert body["limits"] == {
         "max_tensor_elements": api_settings.max_tensor_elements,
@@ -268,7 +268,7 @@ def test_preset_stride2_leaves_gaps_in_dx(api_client):
 def test_preset_dilation2_reads_with_step_2(api_client):
     doc = preset_doc(api_client, "dilation2")
     assert doc["spec"]["kernel_extent"] == [5, 5]
-    reads = [r for e in doc["events"] if e["phase"] == "forward" for r in e["reads"] if r["tensor"] == "xp"]
+    reads = [r for e in doc["events"] if e["phase"] == "forward" for r in e["reads"] if r["tensor"] == "x"]  # no padding
     assert reads and all(r["step"][2:] == [2, 2] for r in reads)
 
 

@@ -77,20 +77,23 @@ def test_d2l_preset_values_and_equation_at_several_steps(open_page, base_url):
     assert page.input_value("#preset") == "d2l"
     doc = server_document(base_url, page.evaluate("window.convscope.config"))
     assert page.evaluate("window.convscope.total") == doc["total_events"]
-    z_event = next(k for k, e in enumerate(doc["events"]) if any(x["tensor"] == "z" and x["start"] == [0, 0, 1, 0] for x in e["writes"]))
+    # no padding, the identity: 4 forward and 4 backward steps, reading x, writing out (z is out)
+    assert [p["name"] for p in doc["phases"]] == ["forward", "backward"] and doc["total_events"] == 8
+    z_event = next(k for k, e in enumerate(doc["events"]) if any(x["tensor"] == "out" and x["start"] == [0, 0, 1, 0] for x in e["writes"]))
     for step in (0, z_event, doc["total_events"] // 2, doc["total_events"] - 1):
         page.evaluate(f"window.convscope.seek({step})")
         assert step_of(page) == step
         assert_stage_matches(page, doc, step)
         assert_equation_matches(page, doc, step)
     page.evaluate(f"window.convscope.seek({z_event})")
-    # design.md's worked example: the cell z[0,0,1,0] shows 37, written this step
-    cell = page.locator('.cell[data-tensor="z"][data-idx="2"]')
+    # design.md's worked example: the cell out[0,0,1,0] (= z) shows 37, written this step
+    cell = page.locator('.cell[data-tensor="out"][data-idx="2"]')
     assert cell.text_content() == "37"
     assert "wr" in cell.get_attribute("class")
-    # its window is read on the padded input, with an outline, and narrated
-    assert page.locator('.cell.rd[data-tensor="xp"]').count() == 4
-    assert page.locator('[data-tensor="xp"] .box-outline').count() == 1
+    # its window is read on the input itself (no padding), with an outline, and narrated
+    assert page.locator('.cell.rd[data-tensor="x"]').count() == 4
+    assert page.locator('[data-tensor="x"] .box-outline').count() == 1
+    assert page.locator('[data-tensor="xp"], [data-tensor="z"]').count() == 0
     assert doc["events"][z_event]["text"] in page.inner_text("#narration")
     badge = page.inner_text("#badge")
     assert "replay-checked" in badge
@@ -103,6 +106,7 @@ def test_d2l_preset_values_and_equation_at_several_steps(open_page, base_url):
 def test_keys_and_buttons_move_the_step(open_page, base_url):
     w = open_page()
     page = w.page
+    choose_preset(page, "cs231n")  # four phases (pad, forward, backward, crop): d2l has two
     total = page.evaluate("window.convscope.total")
     phases = server_document(base_url, page.evaluate("window.convscope.config"))["phases"]
     page.locator("#stage").click(position={"x": 5, "y": 5})
@@ -178,20 +182,20 @@ def _label_forms(name: str) -> list[str]:
 def test_url_round_trip_reopens_the_same_lesson_at_the_same_step(open_page, base_url):
     w = open_page()
     page = w.page
-    choose_preset(page, "stride2")
+    choose_preset(page, "stride2")  # 8 steps: 4 forward, 4 backward
     config = page.evaluate("window.convscope.config")
-    page.evaluate("window.convscope.seek(17)")
-    wait_until(page, "location.hash.startsWith('#s=17&')", 3)
+    page.evaluate("window.convscope.seek(6)")
+    wait_until(page, "location.hash.startsWith('#s=6&')", 3)
     link = page.url
     page.reload()
     wait_complete(page)
-    assert step_of(page) == 17
+    assert step_of(page) == 6
     assert page.evaluate("window.convscope.config") == config
     doc = server_document(base_url, config)
-    assert_stage_matches(page, doc, 17)
+    assert_stage_matches(page, doc, 6)
     # a fresh tab from the copied link lands there too
     w2 = open_page(link.removeprefix(base_url))
-    assert step_of(w2.page) == 17
+    assert step_of(w2.page) == 6
 
 
 def test_projector_mode_large_text_and_contrast(open_page):
@@ -435,10 +439,11 @@ def test_desktop_backward_step_shows_the_window_filter_and_written_cells_with_ca
         _after_follow(page)
         seen = page.evaluate(IN_VIEW_JS)
         ev = doc["events"][step]
-        assert set(seen["figures"]) == {b["tensor"] for b in ev["reads"] + ev["writes"]} >= {"xp", "w", "dz", "dw", "dxp"}, seen
+        # the identity: dz is dout
+        assert set(seen["figures"]) == {b["tensor"] for b in ev["reads"] + ev["writes"]} >= {"xp", "w", "dout", "dw", "dxp"}, seen
         assert seen["cells"] > 0 and not seen["cellsOut"], (step, seen)
         assert not seen["captionsOut"], (step, seen)
-        assert {"x", "z", "out", "dx"} <= set(seen["folded"]), seen
+        assert {"x", "out", "dx"} <= set(seen["folded"]), seen
         assert seen["cellPx"] >= 26, seen
         assert seen["page"] == [1920, 1080], seen
         assert_equation_matches(page, doc, step)

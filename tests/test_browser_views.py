@@ -146,7 +146,7 @@ def test_mac_granularity_with_a_matrix_view_shows_the_servers_message(open_page)
     w = open_page()
     page = w.page
     page.evaluate("window.convscope.seek(3)")
-    before = cell_texts(page, "z")
+    before = cell_texts(page, "out")  # d2l: z is out (the identity)
     page.select_option('select[name="view"]', "im2col")
     wait_until(page, "window.convscope.complete && window.convscope.config.view === 'im2col' && document.querySelector('figure[data-tensor=\"cols\"]')")
     page.select_option('select[name="granularity"]', "mac")
@@ -161,7 +161,7 @@ def test_mac_granularity_with_a_matrix_view_shows_the_servers_message(open_page)
     page.select_option('select[name="granularity"]', "window")
     wait_until(page, "window.convscope.complete && document.querySelector('figure[data-tensor=\"w_rot\"]')")
     assert err.is_hidden()
-    assert before  # the d2l lesson had drawn z before all this
+    assert before  # the d2l lesson had drawn out before all this
 
 
 def test_rendering_starts_before_the_whole_stream_has_arrived(browser, base_url):
@@ -183,7 +183,7 @@ def test_rendering_starts_before_the_whole_stream_has_arrived(browser, base_url)
             """() => ({complete: window.convscope.complete, received: window.convscope.received,
                       total: window.convscope.total, progress: !document.getElementById('progress').hidden,
                       progressText: document.getElementById('progress-text').textContent,
-                      z0: document.querySelector('.cell[data-tensor="z"][data-idx="0"]').textContent,
+                      out0: document.querySelector('.cell[data-tensor="out"][data-idx="0"]').textContent,
                       xp: document.querySelectorAll('.cell[data-tensor="xp"]').length})"""
         )
         assert state["complete"] is False and state["received"] < state["total"] // 2, state
@@ -207,7 +207,9 @@ def test_a_stream_that_fails_midway_restores_the_last_good_trace(open_page, base
     page = w.page
     page.evaluate("window.convscope.seek(5)")
     d2l_config = page.evaluate("window.convscope.config")
-    before = {n: cell_texts(page, n) for n in ("z", "dw", "dxp")}
+    # d2l's step 5 is a backward step (4 forward, 4 backward): it reads x and writes dw and
+    # dx (dxp is dx without padding); out is folded in this phase and not repainted
+    before = {n: cell_texts(page, n) for n in ("x", "dw", "dx")}
     eq_before = page.inner_text("#eq-text")
     message = "the trace engine stopped at event 6: test failure"
 
@@ -226,12 +228,12 @@ def test_a_stream_that_fails_midway_restores_the_last_good_trace(open_page, base
     # the d2l lesson is back, at its step, drawn as before, and checked
     assert step_of(page) == 5
     assert page.evaluate("window.convscope.total") == server_document(base_url, d2l_config)["total_events"]
-    assert {n: cell_texts(page, n) for n in ("z", "dw", "dxp")} == before
+    assert {n: cell_texts(page, n) for n in ("x", "dw", "dx")} == before
     assert page.inner_text("#eq-text") == eq_before
     assert page.evaluate("window.convscope.config") == d2l_config
     assert page.input_value("#preset") == "d2l" and page.input_value('input[name="H"]') == "3"
     wait_until(page, "location.hash.startsWith('#s=5&')", 3)
-    assert page.locator('figure[data-tensor="xp"] .slice').count() == 1
+    assert page.locator('figure[data-tensor="x"] .slice').count() == 1
     assert "replay-checked" in page.inner_text("#badge")
     assert message in page.inner_text("#narration")
     assert page.locator("#progress").is_hidden()

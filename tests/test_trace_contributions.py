@@ -77,7 +77,7 @@ def test_contributions_sum_to_the_cell_and_count_what_reaches_it(case, mode, nhw
         cell = tuple(data.draw(st.integers(0, s - 1)) for s in shape)
         index = _external(tensor, cell, nhwc)
         found = contributions(doc, tensor, index)
-        meta = doc["tensors"][tensor]
+        meta = doc["tensors"][doc["aliases"].get(tensor, tensor)]  # z is out with the identity
         value = meta["data"][int(np.ravel_multi_index(index, meta["shape"]))]
         total = 0.0
         for item in found:
@@ -107,7 +107,7 @@ def test_a_dx_cell_lists_each_window_as_dz_times_w():
     assert {item["phase"] for item in found} == {"backward"}
     for item in found:
         (dz, dz_at), (wv, w_at) = ((f["value"], f["index"]) for f in item["factors"])
-        assert [f["tensor"] for f in item["factors"]] == ["dz", "w"]
+        assert [f["tensor"] for f in item["factors"]] == ["dout", "w"]  # the identity: dz is dout
         n, f, i, j = dz_at
         assert w_at == [f, 1, 3 - i, 4 - j]  # the tap of w that lands on dxp[0,1,3,4]
         assert item["delta"] == dz * wv
@@ -125,3 +125,15 @@ def test_inputs_have_no_contributions_and_bad_questions_are_named():
         contributions(doc, "z", ("a", 0, 0, 0))
     with pytest.raises(ValueError, match="trace document"):
         contributions({"header": 1}, "z", (0, 0, 0, 0))
+
+
+def test_an_aliased_name_reads_the_tensor_that_stands_for_it():
+    # no padding, identity: xp is x, dxp is dx, z is out, dz is dout (the header's aliases)
+    doc = build_trace({"x": {"fill": "randint", "shape": [1, 2, 4, 4], "low": -2, "high": 2, "seed": 3},
+                       "w": {"fill": "randint", "shape": [2, 2, 2, 2], "low": -1, "high": 1, "seed": 4},
+                       "dout": {"fill": "randint", "low": -2, "high": 2, "seed": 5}})
+    assert doc["aliases"] == {"xp": "x", "dxp": "dx", "z": "out", "dz": "dout"}
+    assert contributions(doc, "dxp", (0, 1, 2, 1)) == contributions(doc, "dx", (0, 1, 2, 1))
+    assert len(contributions(doc, "dx", (0, 1, 2, 1))) == 2 * 4  # 2 filters × the 4 windows that cover it
+    assert contributions(doc, "z", (0, 1, 1, 2)) == contributions(doc, "out", (0, 1, 1, 2))
+    assert contributions(doc, "xp", (0, 0, 0, 0)) == contributions(doc, "dz", (0, 0, 0, 0)) == []

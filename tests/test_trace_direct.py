@@ -21,22 +21,25 @@ def events(doc, phase):
 
 
 def test_worked_example_forward_event_exactly():
+    # no padding, the identity: the windows read x and write out (xp is x, z is out)
     doc = build_trace(D2L)
-    assert tensor(doc, "z").ravel().tolist() == [19, 25, 37, 43]
+    assert [(p["name"], p["stop"] - p["start"]) for p in doc["phases"]] == [("forward", 4), ("backward", 4)]
+    assert doc["aliases"] == {"xp": "x", "dxp": "dx", "z": "out", "dz": "dout"}
+    assert tensor(doc, "out").ravel().tolist() == [19, 25, 37, 43]
     fwd = events(doc, "forward")
     assert [e["text"] for e in fwd] == [
-        "z[0,0,0,0] = 0·0 + 1·1 + 3·2 + 4·3 = 19",
-        "z[0,0,0,1] = 1·0 + 2·1 + 4·2 + 5·3 = 25",
-        "z[0,0,1,0] = 3·0 + 4·1 + 6·2 + 7·3 = 37",
-        "z[0,0,1,1] = 4·0 + 5·1 + 7·2 + 8·3 = 43",
+        "out[0,0,0,0] = 0·0 + 1·1 + 3·2 + 4·3 = 19",
+        "out[0,0,0,1] = 1·0 + 2·1 + 4·2 + 5·3 = 25",
+        "out[0,0,1,0] = 3·0 + 4·1 + 6·2 + 7·3 = 37",
+        "out[0,0,1,1] = 4·0 + 5·1 + 7·2 + 8·3 = 43",
     ]
     assert fwd[2] == {
         "phase": "forward", "loop": {"n": 0, "f": 0, "i": 1, "j": 0},
-        "reads": [{"tensor": "xp", "start": [0, 0, 1, 0], "stop": [1, 1, 3, 2], "step": [1, 1, 1, 1]},
+        "reads": [{"tensor": "x", "start": [0, 0, 1, 0], "stop": [1, 1, 3, 2], "step": [1, 1, 1, 1]},
                   {"tensor": "w", "start": [0, 0, 0, 0], "stop": [1, 1, 2, 2], "step": [1, 1, 1, 1]}],
-        "writes": [{"tensor": "z", "start": [0, 0, 1, 0], "stop": [1, 1, 2, 1], "step": [1, 1, 1, 1],
+        "writes": [{"tensor": "out", "start": [0, 0, 1, 0], "stop": [1, 1, 2, 1], "step": [1, 1, 1, 1],
                     "delta": [37], "value": [37]}],
-        "text": "z[0,0,1,0] = 3·0 + 4·1 + 6·2 + 7·3 = 37",
+        "text": "out[0,0,1,0] = 3·0 + 4·1 + 6·2 + 7·3 = 37",
     }
 
 
@@ -45,16 +48,16 @@ def test_worked_example_fused_backward_event():
     back = events(doc, "backward")
     assert [e["loop"] for e in back] == [{"n": 0, "f": 0, "i": i, "j": j} for i in (0, 1) for j in (0, 1)]
     e = back[2]  # output (0, 0, 1, 0), dout = ones
-    assert e["reads"] == [
-        {"tensor": "dz", "start": [0, 0, 1, 0], "stop": [1, 1, 2, 1], "step": [1, 1, 1, 1]},
-        {"tensor": "xp", "start": [0, 0, 1, 0], "stop": [1, 1, 3, 2], "step": [1, 1, 1, 1]},
+    assert e["reads"] == [  # dz is dout (the identity), xp is x (no padding)
+        {"tensor": "dout", "start": [0, 0, 1, 0], "stop": [1, 1, 2, 1], "step": [1, 1, 1, 1]},
+        {"tensor": "x", "start": [0, 0, 1, 0], "stop": [1, 1, 3, 2], "step": [1, 1, 1, 1]},
         {"tensor": "w", "start": [0, 0, 0, 0], "stop": [1, 1, 2, 2], "step": [1, 1, 1, 1]},
     ]
-    dw, dxp = e["writes"]
+    dw, dx = e["writes"]
     assert dw["tensor"] == "dw" and dw["delta"] == [3, 4, 6, 7]
     assert dw["value"] == [0 + 1 + 3, 1 + 2 + 4, 3 + 4 + 6, 4 + 5 + 7]  # running: windows 0, 1, 2
-    assert dxp["tensor"] == "dxp" and dxp["start"] == [0, 0, 1, 0] and dxp["delta"] == [0, 1, 2, 3]
-    assert e["text"] == "dz[0,0,1,0] = 1: dw[0] += 1·xp[0,0,1:3,0:2]; dxp[0,0,1:3,0:2] += 1·w[0]"
+    assert dx["tensor"] == "dx" and dx["start"] == [0, 0, 1, 0] and dx["delta"] == [0, 1, 2, 3]
+    assert e["text"] == "dout[0,0,1,0] = 1: dw[0] += 1·x[0,0,1:3,0:2]; dx[0,0,1:3,0:2] += 1·w[0]"
     assert tensor(doc, "dw").ravel().tolist() == [8, 12, 20, 24]
 
 
@@ -71,6 +74,9 @@ def test_shared_phases_text_and_boxes():
     crop = events(doc, "crop")
     assert [c["text"].split(" = ")[:2] for c in crop] == [
         ["dx[0,0,0]", "dxp[0,0,1,1:4]"], ["dx[0,0,1]", "dxp[0,0,2,1:4]"], ["dx[0,0,2]", "dxp[0,0,3,1:4]"]]
+    assert crop[0]["text"].endswith(
+        "; the gradient landing on the padding (top 1, bottom 1, left 1, right 1) is discarded")
+    assert all(c["text"].endswith("; the padding's gradient is discarded") for c in crop[1:])
 
 
 def test_sigma_text_for_large_windows_with_bias():
@@ -78,12 +84,12 @@ def test_sigma_text_for_large_windows_with_bias():
     x, w = rng.integers(-2, 3, (1, 3, 5, 7)), rng.integers(-1, 2, (2, 3, 3, 3))
     doc = build_trace({"x": x.tolist(), "w": w.tolist(), "b": [1, -2]})
     e = [e for e in events(doc, "forward") if e["loop"] == {"n": 0, "f": 1, "i": 0, "j": 2}][0]
-    value = tensor(doc, "z")[0, 1, 0, 2]
+    value = tensor(doc, "out")[0, 1, 0, 2]
     expected_value = f"{int(value)}".replace("-", "−")
     partial = [int(v) for v in (x[0, :, 0:3, 2:5] * w[1]).sum(axis=(1, 2))]  # per channel
     said = " + ".join(f"(−{-v})" if v < 0 else str(v) for v in partial)
     assert sum(partial) - 2 == value
-    assert e["text"] == f"z[0,1,0,2] = {said} [c = 0, 1, 2] + b[1] (−2) = {expected_value}"
+    assert e["text"] == f"out[0,1,0,2] = {said} [c = 0, 1, 2] + b[1] (−2) = {expected_value}"
     assert e["reads"][2] == {"tensor": "b", "start": [1], "stop": [2], "step": [1]}
 
 
@@ -91,27 +97,28 @@ def test_numbers_in_text_integers_without_point_and_real_minus():
     doc = build_trace({"x": [[[[0.5]]]], "w": [[[[3]]]], "dout": [[[[-2]]]], "granularity": "mac",
                        "backward": "separate"})
     (dw,) = events(doc, "dw")
-    assert dw["text"] == "dw[0,0,0,0] += xp[0,0,0,0]·dz[0,0,0,0] = 0.5·(−2) → −1"
+    assert dw["text"] == "dw[0,0,0,0] += x[0,0,0,0]·dout[0,0,0,0] = 0.5·(−2) → −1"
     (dx,) = events(doc, "dx")
-    assert dx["text"] == "dxp[0,0,0,0] += w[0,0,0,0]·dz[0,0,0,0] = 3·(−2) → −6"
+    assert dx["text"] == "dx[0,0,0,0] += w[0,0,0,0]·dout[0,0,0,0] = 3·(−2) → −6"
     (fwd,) = events(doc, "forward")
-    assert fwd["text"] == "z[0,0,0,0] += xp[0,0,0,0]·w[0,0,0,0] = 0.5·3 → 1.5"
+    assert fwd["text"] == "out[0,0,0,0] += x[0,0,0,0]·w[0,0,0,0] = 0.5·3 → 1.5"
     for e in doc["events"]:
         assert "-" not in e["text"] and ".0 " not in e["text"] + " "
 
 
 def test_mac_dw_accumulates_like_seed_004():
-    """dw[f,c,k,l] += xp·dz over n, i, j: the running value after the last MAC is dw."""
+    """dw[f,c,k,l] += xp·dz over n, i, j: the running value after the last MAC is dw (no
+    padding and the identity: xp is x, dz is dout)."""
     x = [[[[1, 2, 0], [0.5, -1, 3], [2, 2, 1]]]]
     doc = build_trace({"x": x, "w": [[[[1, -1], [2, 0]]]], "dout": [[[[1, -2], [3, 0.5]]]],
                        "granularity": "mac", "backward": "separate"})
     dw = events(doc, "dw")
     to_00 = [e for e in dw if e["writes"][0]["start"] == [0, 0, 0, 0]]
     assert [e["text"] for e in to_00] == [
-        "dw[0,0,0,0] += xp[0,0,0,0]·dz[0,0,0,0] = 1·1 → 1",
-        "dw[0,0,0,0] += xp[0,0,0,1]·dz[0,0,0,1] = 2·(−2) → −3",
-        "dw[0,0,0,0] += xp[0,0,1,0]·dz[0,0,1,0] = 0.5·3 → −1.5",
-        "dw[0,0,0,0] += xp[0,0,1,1]·dz[0,0,1,1] = (−1)·0.5 → −2",
+        "dw[0,0,0,0] += x[0,0,0,0]·dout[0,0,0,0] = 1·1 → 1",
+        "dw[0,0,0,0] += x[0,0,0,1]·dout[0,0,0,1] = 2·(−2) → −3",
+        "dw[0,0,0,0] += x[0,0,1,0]·dout[0,0,1,0] = 0.5·3 → −1.5",
+        "dw[0,0,0,0] += x[0,0,1,1]·dout[0,0,1,1] = (−1)·0.5 → −2",
     ]
     assert tensor(doc, "dw")[0, 0, 0, 0] == -2
 
@@ -120,9 +127,9 @@ def test_mac_forward_bias_is_added_once_per_output():
     doc = build_trace({"x": [[[[1, 2], [3, 4]]]], "w": [[[[1, 1], [1, 1]]]], "b": [-0.5], "granularity": "mac",
                        "phases": "forward"})
     fwd = events(doc, "forward")
-    assert fwd[0]["text"] == "z[0,0,0,0] += xp[0,0,0,0]·w[0,0,0,0] + b[0] = 1·1 + (−0.5) → 0.5"
-    assert [r["tensor"] for r in fwd[0]["reads"]] == ["xp", "w", "b"]
-    assert [r["tensor"] for r in fwd[1]["reads"]] == ["xp", "w"]
+    assert fwd[0]["text"] == "out[0,0,0,0] += x[0,0,0,0]·w[0,0,0,0] + b[0] = 1·1 + (−0.5) → 0.5"
+    assert [r["tensor"] for r in fwd[0]["reads"]] == ["x", "w", "b"]
+    assert [r["tensor"] for r in fwd[1]["reads"]] == ["x", "w"]
     assert fwd[-1]["writes"][0]["value"] == [9.5]
 
 
@@ -136,7 +143,7 @@ def test_seed_004_loop_orders_are_expressible():
               "stride": 2, "padding": 1, "granularity": "mac", "backward": "separate",
               "loop_order": "nfijklc", "dx_loop_order": "nijklfc"}
     doc = build_trace(config)
-    assert [p["name"] for p in doc["phases"]] == ["pad", "forward", "activation", "activation grad", "db", "dw", "dx", "crop"]
+    assert [p["name"] for p in doc["phases"]] == ["pad", "forward", "db", "dw", "dx", "crop"]  # the identity
     N, F, H, W, C, K, L = 2, 2, 3, 3, 2, 2, 2
     dw_loops = [(n, f, i, j, c, k, l) for n in range(N) for f in range(F) for i in range(H) for j in range(W)
                 for k in range(K) for l in range(L) for c in range(C)]
@@ -160,33 +167,35 @@ def test_window_loop_order_and_separate_phases():
     assert _loops(doc, "dw", "nfij") == jinf
     assert _loops(doc, "dx", "nfij") == fnij
     db = events(doc, "db")
-    assert len(db) == 2 and db[1]["reads"] == [{"tensor": "dz", "start": [0, 1, 0, 0], "stop": [2, 2, 2, 2],
-                                                  "step": [1, 1, 1, 1]}]
-    assert db[1]["text"].startswith("db[1] = Σ dz[0:2,1] = ")
+    assert len(db) == 2 and db[1]["reads"] == [{"tensor": "dout", "start": [0, 1, 0, 0], "stop": [2, 2, 2, 2],
+                                                  "step": [1, 1, 1, 1]}]  # dz is dout (the identity)
+    assert db[1]["text"].startswith("db[1] = Σ dout[0:2,1] = ")
     assert all(len(e["writes"]) == 1 and e["writes"][0]["tensor"] == "dw" for e in events(doc, "dw"))
-    assert all(len(e["writes"]) == 1 and e["writes"][0]["tensor"] == "dxp" for e in events(doc, "dx"))
+    assert all(len(e["writes"]) == 1 and e["writes"][0]["tensor"] == "dx" for e in events(doc, "dx"))
     assert sizes  # the loops above enumerate these sizes
 
 
 def test_floor_truncated_rows_are_never_written_and_stay_zero():
-    # H = 6, kernel 3, stride 2: windows reach rows 0..4; row 5 of xp is never read
+    # H = 6, kernel 3, stride 2: windows reach rows 0..4; row 5 of x is never read (no
+    # padding: the windows write dx itself, and its marks say which cells they never reach)
     doc = build_trace({"x": {"fill": "normal", "shape": [1, 1, 6, 6], "seed": 0},
                        "w": {"fill": "normal", "shape": [1, 1, 3, 3], "seed": 1}, "stride": 2})
     assert doc["spec"]["reached_hw"] == [5, 5]
     for e in events(doc, "backward"):
-        (dxp,) = [w for w in e["writes"] if w["tensor"] == "dxp"]
-        assert dxp["stop"][2] <= 5 and dxp["stop"][3] <= 5
-    dxp = replay(doc)["dxp"]
-    assert np.all(dxp[0, 0, 5, :] == 0) and np.all(dxp[0, 0, :, 5] == 0)
-    assert np.any(dxp[0, 0, 4, :] != 0)
+        (dx,) = [w for w in e["writes"] if w["tensor"] == "dx"]
+        assert dx["stop"][2] <= 5 and dx["stop"][3] <= 5
+    dx = replay(doc)["dx"]
+    assert np.all(dx[0, 0, 5, :] == 0) and np.all(dx[0, 0, :, 5] == 0)
+    assert np.any(dx[0, 0, 4, :] != 0)
+    assert doc["tensors"]["dx"]["marks"] == ["....." + "n"] * 5 + ["n" * 6]
 
 
 def test_dilated_window_box_has_step_dilation():
     doc = build_trace({"x": {"fill": "arange", "shape": [1, 1, 7, 7]}, "w": {"fill": "ones", "shape": [1, 1, 2, 2]},
                        "stride": 2, "dilation": 2})
     e = [e for e in events(doc, "forward") if e["loop"] == {"n": 0, "f": 0, "i": 1, "j": 2}][0]
-    assert e["reads"][0] == {"tensor": "xp", "start": [0, 0, 2, 4], "stop": [1, 1, 5, 7], "step": [1, 1, 2, 2]}
-    assert e["text"] == "z[0,0,1,2] = 18·1 + 20·1 + 32·1 + 34·1 = 104"
+    assert e["reads"][0] == {"tensor": "x", "start": [0, 0, 2, 4], "stop": [1, 1, 5, 7], "step": [1, 1, 2, 2]}
+    assert e["text"] == "out[0,0,1,2] = 18·1 + 20·1 + 32·1 + 34·1 = 104"
 
 
 def test_nhwc_text_and_boxes_use_nhwc_indices():
@@ -197,9 +206,9 @@ def test_nhwc_text_and_boxes_use_nhwc_indices():
     assert doc["spec"]["x_shape"] == [1, 3, 3, 3] and doc["spec"]["out_shape"] == [1, 2, 2, 3]
     e = [e for e in events(doc, "forward") if e["loop"] == {"n": 0, "f": 2, "i": 1, "j": 0}][0]
     # per channel c: Σ over rows 1–2, columns 0–1 of x = (h·3 + w)·3 + c is 60 + 4c
-    assert e["text"] == "z[0,1,0,2] = 60 + 64 + 68 [c = 0, 1, 2] = 192"
+    assert e["text"] == "out[0,1,0,2] = 60 + 64 + 68 [c = 0, 1, 2] = 192"
     back = [e for e in events(doc, "backward") if e["loop"] == {"n": 0, "f": 2, "i": 1, "j": 0}][0]
-    assert "+= 1·xp[0,1:3,0:2]" in back["text"] and "dxp[0,1:3,0:2] += 1·w[0:2,0:2,0:3,2]" in back["text"]
+    assert "+= 1·x[0,1:3,0:2]" in back["text"] and "dx[0,1:3,0:2] += 1·w[0:2,0:2,0:3,2]" in back["text"]
     assert e["reads"][1] == {"tensor": "w", "start": [0, 0, 0, 2], "stop": [2, 2, 3, 3], "step": [1, 1, 1, 1]}
 
 
@@ -210,10 +219,10 @@ def test_backward_only_trace_takes_z_and_out_from_the_header():
               "phases": "backward"}
     doc = build_trace(config)
     roles = {k: t["role"] for k, t in doc["tensors"].items()}
-    assert roles == {"x": "input", "xp": "input", "w": "input", "b": "input", "z": "input", "out": "input",
-                     "dout": "input", "dz": "intermediate", "db": "result", "dw": "result",
-                     "dxp": "intermediate", "dx": "result"}
-    assert [p["name"] for p in doc["phases"]] == ["activation grad", "backward", "crop"]
+    assert roles == {"x": "input", "w": "input", "b": "input", "z": "input", "out": "input",
+                     "dout": "input", "dz": "intermediate", "db": "result", "dw": "result", "dx": "result"}
+    assert doc["aliases"] == {"xp": "x", "dxp": "dx"}  # no padding
+    assert [p["name"] for p in doc["phases"]] == ["activation grad", "backward"]
     state = replay(doc)
     full = build_trace(dict(config, phases="both"))
     for name in ("dx", "dw", "db", "z", "out"):
@@ -222,6 +231,9 @@ def test_backward_only_trace_takes_z_and_out_from_the_header():
 
 def test_forward_only_trace_has_no_gradients():
     doc = build_trace(dict(D2L, phases="forward"))
+    assert set(doc["tensors"]) == {"x", "w", "out"}
+    assert [p["name"] for p in doc["phases"]] == ["forward"]
+    doc = build_trace(dict(D2L, phases="forward", padding=1, activation="tanh"))
     assert set(doc["tensors"]) == {"x", "xp", "w", "z", "out"}
     assert [p["name"] for p in doc["phases"]] == ["pad", "forward", "activation"]
 
@@ -250,8 +262,8 @@ def test_documents_are_strict_json_and_counts_match():
         text = json.dumps(doc, allow_nan=False, ensure_ascii=False)
         assert json.loads(text)["total_events"] == len(doc["events"]) == count_events(config)
         assert all("type" not in e for e in doc["events"])
-        assert list(doc) == ["schema", "spec", "tensors", "phases", "events", "total_events"]
-        assert doc["schema"] == "convscope.trace/1"
+        assert list(doc) == ["schema", "spec", "tensors", "aliases", "loop_names", "phases", "events", "total_events"]
+        assert doc["schema"] == "convscope.trace/2"
 
 
 @pytest.mark.parametrize("view", ["direct", "transposed"])
@@ -278,7 +290,7 @@ def test_multi_channel_forward_text_shows_each_channels_partial_sum(view, layout
         partial = (xp[n, c0:c0 + 2, i:i + 3, j:j + 3] * w[f]).sum(axis=(1, 2))
         said = " + ".join(f"({fmt_number(v)})" if v < 0 else fmt_number(v) for v in partial)
         bias = f"({fmt_number(b[f])})" if b[f] < 0 else fmt_number(b[f])
-        assert re.fullmatch(rf"z\[[0-9,]+\] = {re.escape(said)} \[c = {c0}, {c0 + 1}\] \+ b\[{f}\] {re.escape(bias)} = [−0-9]+",
+        assert re.fullmatch(rf"out\[[0-9,]+\] = {re.escape(said)} \[c = {c0}, {c0 + 1}\] \+ b\[{f}\] {re.escape(bias)} = [−0-9]+",
                             event["text"]), \
             event["text"]
         assert partial.sum() + b[f] == event["writes"][0]["value"][0]
@@ -287,5 +299,5 @@ def test_multi_channel_forward_text_shows_each_channels_partial_sum(view, layout
 def test_single_channel_and_small_windows_keep_their_text():
     doc = build_trace({"x": {"fill": "randint", "shape": [1, 1, 5, 5], "low": -2, "high": 2, "seed": 0},
                        "w": {"fill": "randint", "shape": [1, 1, 4, 4], "low": -1, "high": 1, "seed": 1}})
-    assert [e["text"] for e in doc["events"] if e["phase"] == "forward"][0].startswith("z[0,0,0,0] = Σ xp[0,0,0:4,0:4]·w[0] = ")
+    assert [e["text"] for e in doc["events"] if e["phase"] == "forward"][0].startswith("out[0,0,0,0] = Σ x[0,0,0:4,0:4]·w[0] = ")
     assert "[c =" not in "".join(e["text"] for e in doc["events"])

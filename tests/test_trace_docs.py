@@ -23,7 +23,8 @@ def test_the_worked_example_is_the_engine_output():
     documented = json.loads(block)
     actual = build_trace({"x": [[[[0, 1, 2], [3, 4, 5], [6, 7, 8]]]], "w": [[[[0, 1], [2, 3]]]]})
     assert documented == actual
-    assert documented["tensors"]["z"]["data"] == [19, 25, 37, 43]
+    assert documented["tensors"]["out"]["data"] == [19, 25, 37, 43]  # z is out: the identity
+    assert documented["aliases"] == {"xp": "x", "dxp": "dx", "z": "out", "dz": "dout"}
 
 
 def test_the_ten_line_replay_works():

@@ -41,7 +41,7 @@ def test_seed000_case_matches_torch():
     b, dout = np.array(SEED000["b"]), tensor(doc, "dout")
     expected = torch_layer(x, w, b, dout, stride=2)
     z, dx, dw, db = expected.z, expected.dx, expected.dw, expected.db
-    assert_close(state["z"], z, "z", rtol=1e-10)
+    assert_close(state["out"], z, "out = z (the identity)", rtol=1e-10)
     assert state["dx"].shape == (2, 3, 7, 7)  # not the empty crop of pad:-pad with pad 0
     assert_close(state["dx"], dx, "dx", rtol=1e-10)
     assert_close(state["dw"], dw, "dw", rtol=1e-10)
@@ -53,7 +53,8 @@ def test_seed000_case_matches_torch():
         assert f" + b[{f}]" in e["text"]
     # cols keeps both images and all channels: (C·KH·KW, N·Ho·Wo) = (27, 18)
     assert tensor(doc, "cols").shape == (27, 18)
-    xp = tensor(doc, "xp")
+    xp = tensor(doc, "x")  # padding 0: xp is x
+    assert doc["aliases"]["xp"] == "x"
     for n in range(2):
         for i in range(3):
             for j in range(3):
@@ -65,15 +66,20 @@ def test_phases_and_counts():
     doc = build_trace(SEED000)
     got = [(p["name"], p["stop"] - p["start"]) for p in doc["phases"]]
     P = 2 * 3 * 3
-    assert got == [("pad", 2 * 3 * 7), ("im2col", P), ("forward", 4 * P), ("activation", 2 * 4 * 3),
-                   ("activation grad", 2 * 4 * 3), ("db", 4), ("dw", 4 * 27), ("dcols", 27 * P),
-                   ("col2im", P), ("crop", 2 * 3 * 7)]
+    # padding 0 and the identity: no pad, crop or activation phases
+    assert got == [("im2col", P), ("forward", 4 * P), ("db", 4), ("dw", 4 * 27), ("dcols", 27 * P), ("col2im", P)]
     assert count_events(SEED000) == sum(n for _, n in got)
     backward_only = build_trace(dict(SEED000, phases="backward"))
-    assert [p["name"] for p in backward_only["phases"]] == [
+    assert [p["name"] for p in backward_only["phases"]] == ["im2col", "db", "dw", "dcols", "col2im"]
+    assert [p["name"] for p in build_trace(dict(SEED000, phases="forward"))["phases"]] == ["im2col", "forward"]
+    padded = dict(SEED000, padding=1, activation="relu", dout={"fill": "normal", "seed": 2})  # 9×9 padded, out 4×4
+    got = [(p["name"], p["stop"] - p["start"]) for p in build_trace(padded)["phases"]]
+    P = 2 * 4 * 4
+    assert got == [("pad", 2 * 3 * 7), ("im2col", P), ("forward", 4 * P), ("activation", 2 * 4 * 4),
+                   ("activation grad", 2 * 4 * 4), ("db", 4), ("dw", 4 * 27), ("dcols", 27 * P),
+                   ("col2im", P), ("crop", 2 * 3 * 7)]
+    assert [p["name"] for p in build_trace(dict(padded, phases="backward"))["phases"]] == [
         "activation grad", "im2col", "db", "dw", "dcols", "col2im", "crop"]
-    assert [p["name"] for p in build_trace(dict(SEED000, phases="forward"))["phases"]] == [
-        "pad", "im2col", "forward", "activation"]
 
 
 def test_every_event_does_the_arithmetic_it_names():
@@ -90,12 +96,12 @@ def test_every_event_does_the_arithmetic_it_names():
         elif phase == "forward":
             cols, w = read(doc, reads[0]), read(doc, reads[1])
             expected = cols @ w + b[e["loop"]["f"]]
-            assert wr["tensor"] == "z" and wr["delta"][0] == pytest.approx(expected, rel=1e-12, abs=1e-12)
+            assert wr["tensor"] == "out" and wr["delta"][0] == pytest.approx(expected, rel=1e-12, abs=1e-12)
         elif phase in ("dw", "dcols"):
             expected = read(doc, reads[0]) @ read(doc, reads[1])
             assert wr["delta"][0] == pytest.approx(expected, rel=1e-12, abs=1e-12), e["text"]
         elif phase == "col2im":
-            assert wr["tensor"] == "dxp" and reads[0]["tensor"] == "dcols"
+            assert wr["tensor"] == "dxp" and reads[0]["tensor"] == "dcols"  # padding [1, 0, 2, 1]: dxp
             assert np.array_equal(wr["delta"], read(doc, reads[0]))
             assert wr["step"] == [1, 1, 1, 2] and wr["stop"][1] - wr["start"][1] == 4  # all channels
 
@@ -121,7 +127,7 @@ def test_floor_truncated_rows_get_exactly_zero():
     doc = build_trace(config)
     for e in events(doc, "col2im"):
         assert e["writes"][0]["stop"][2] <= 5 and e["writes"][0]["stop"][3] <= 5
-    dxp = replay(doc)["dxp"]
+    dxp = replay(doc)["dx"]  # no padding: col2im writes dx itself
     assert np.all(dxp[:, :, 5, :] == 0) and np.all(dxp[:, :, :, 5] == 0)
     assert np.any(dxp[:, :, 4, :] != 0)
 

@@ -16,6 +16,7 @@ from trace_checks import (
     check_rule4_forward_window_reads_receptive_field,
     check_rule5_counts,
     check_rule7_nhwc_is_nchw_transposed,
+    check_only_steps_that_compute,
 )
 
 
@@ -61,6 +62,11 @@ def _direct_configs() -> list:
                      id="direct-backward-only"),
         pytest.param(make_config(**grouped, phases="backward", granularity="mac", backward="separate", seed=8),
                      id="direct-mac-backward-only"),
+        # no padding and the identity: no pad, crop or activation phases (xp is x, z is out, ...)
+        pytest.param(make_config(**base, stride=[1, 2], seed=9), id="direct-window-fused-nopad-identity"),
+        pytest.param(make_config(**grouped, granularity="mac", seed=16), id="direct-mac-fused-nopad-identity"),
+        pytest.param(make_config(**base, phases="forward", activation="relu", seed=17),
+                     id="direct-forward-only-nopad-relu"),
     ]
     return c
 
@@ -100,6 +106,7 @@ RULES = {
     "rule4-forward-window-reads-receptive-field": check_rule4_forward_window_reads_receptive_field,
     "rule5-count-events-equals-events-yielded": check_rule5_counts,
     "rule7-nhwc-is-nchw-transposed": check_rule7_nhwc_is_nchw_transposed,
+    "only-steps-that-compute": check_only_steps_that_compute,
 }
 
 

@@ -47,7 +47,7 @@ def test_seed001_stride2_needs_zeros_between_dz_cells():
               "stride": 2, "padding": "same", "dout": rng.normal(size=(1, 3, 3, 1)).tolist()}
     doc = build_trace(config)
     assert doc["spec"]["padding"] == [0, 1, 0, 1]  # TensorFlow's same: the odd pixel bottom/right
-    dz = tensor(doc, "dz")[0, :, :, 0]
+    dz = tensor(doc, "dout")[0, :, :, 0]  # the identity: dz is dout
     dzd = tensor(doc, "dz_dilated")[0, :, :, 0]
     assert dzd.shape == (7 + 2, 7 + 2)  # Hp + extent − 1
     assert np.array_equal(dzd[2:7:2, 2:7:2], dz)  # eh − 1 = 2 zero rows above, then every 2nd row
@@ -68,7 +68,7 @@ def test_seed001_stride2_needs_zeros_between_dz_cells():
     # the seed's mistake: without the zeros the map has the wrong size (5×5 for a 7×7 dxp)
     # and, cropped to its top-left 6×6 corner, the wrong numbers
     wrong = full_correlation_ignoring_stride(dz, w[:, :, 0, 0])
-    assert wrong.shape == (5, 5) != state["dxp"].shape[1:3]
+    assert wrong.shape == (5, 5) != state["dxp"].shape[1:3]  # 'same' pads here: dxp is its own tensor
     assert not np.allclose(np.pad(wrong, ((0, 1), (0, 1)))[:6, :6], dx[0, 0])
     # the same full correlation of the *dilated* dz is the right answer
     assert_close(full_correlation_ignoring_stride(dzd[2:7, 2:7], w[:, :, 0, 0]), state["dxp"][0, :, :, 0],
@@ -114,7 +114,7 @@ def test_floor_truncated_cells_have_events_that_receive_nothing():
     for e in edge:
         assert e["writes"][0]["delta"] == [0.0] and "floor truncation" in e["text"]
         assert np.all(read(doc, e["reads"][0]) == 0)
-    assert np.all(replay(doc)["dxp"][0, 0, 5, :] == 0)
+    assert np.all(replay(doc)["dx"][0, 0, 5, :] == 0)  # no padding: the gathers write dx itself
     inner = [e for e in gathers if e["loop"]["y"] < 5 and e["loop"]["x"] < 5]
     assert all("floor truncation" not in e["text"] for e in inner)
     # dz_dilated: 2 rows above, dz rows 2 apart, then 2 + 1 (the unreached row) below
@@ -123,7 +123,8 @@ def test_floor_truncated_cells_have_events_that_receive_nothing():
 
 
 def test_phases_counts_and_settings_that_do_not_apply():
-    config = make_config((2, 3, 5, 4), (2, 3, 2, 2), padding=[0, 1, 1, 0], view="transposed", seed=34)
+    config = make_config((2, 3, 5, 4), (2, 3, 2, 2), padding=[0, 1, 1, 0], view="transposed", seed=34,
+                         activation="relu")
     doc = build_trace(config)
     got = [(p["name"], p["stop"] - p["start"]) for p in doc["phases"]]
     assert got == [("pad", 2 * 3 * 5), ("forward", 2 * 2 * 5 * 4), ("activation", 2 * 2 * 5),

@@ -25,6 +25,27 @@ PHASE_WRITES = {  # shared phases and what they write
 }
 FORWARD_RESULTS = {"z"}
 BACKWARD_RESULTS = {"db", "dw", "dxp"}
+COPY_PHASES = {"pad", "crop"}  # the phases that only move values (they teach where padding goes)
+# a view's phases whose copy is the lesson: the values move to where the next step needs them
+REARRANGING_PHASES = {"im2col": "receptive fields into columns", "col2im": "columns back onto the image",
+                      "dilate dz": "dz cells a stride apart", "rotate w": "the kernel turned 180°"}
+
+
+def expected_aliases(config: dict) -> dict[str, str]:
+    """The aliases the contract gives ``config``, from its settings alone: without padding
+    xp is x and dxp is dx; with the identity activation z is out and dz is dout."""
+    spec = resolve_config(config).spec
+    aliases = {}
+    if not any(spec.padding):
+        aliases.update(xp="x", dxp="dx")
+    if config.get("activation") in (None, "identity"):
+        aliases.update(z="out", dz="dout")
+    return aliases
+
+
+def traced(doc: dict, name: str) -> str:
+    """The trace's tensor that holds ``name`` (itself, or what the header's aliases say)."""
+    return doc["aliases"].get(name, name)
 
 
 def tensor(doc: dict, name: str) -> np.ndarray:
@@ -125,24 +146,67 @@ def check_rule1_only_inputs_unwritten(config: dict) -> None:
     roles = {name: t["role"] for name, t in doc["tensors"].items()}
     unwritten = {name for name, role in roles.items() if role == "input"}
     assert written == set(roles) - unwritten, (written, roles)
+    aliases = expected_aliases(config)
+    assert doc["aliases"] == aliases and not set(aliases) & set(roles), (doc["aliases"], roles)
+    named = {name for ev in doc["events"] for box in ev["reads"] + ev["writes"] for name in [box["tensor"]]}
+    assert named <= set(roles), named - set(roles)  # no Box names an aliased tensor
     mode = doc["spec"]["phases"]
     if mode == "both":
         assert unwritten == INPUTS & set(roles)
     elif mode == "backward":
-        assert unwritten == (INPUTS | {"xp", "z", "out"}) & set(roles)
+        assert unwritten == {traced(doc, t) for t in INPUTS | {"xp", "z", "out"}} & set(roles)
     for phase, names in PHASE_WRITES.items():
         if phase in written_by_phase:
             assert written_by_phase[phase] == names, (phase, written_by_phase[phase])
     names = [p["name"] for p in doc["phases"]]
+    padded, activated = "xp" not in aliases, "z" not in aliases
+    forward_end = 0  # the forward part: up to the last "forward" phase (every view has one)
     if mode in ("both", "forward"):
-        assert names[0] == "pad" and "activation" in names
-        fwd = names[1:names.index("activation")]
-        assert FORWARD_RESULTS <= set().union(*(written_by_phase[p] for p in fwd))
+        assert (names[0] == "pad") == padded and ("activation" in names) == activated, names
+        forward_end = len(names) - names[::-1].index("forward")
+        fwd = names[:forward_end]
+        assert {traced(doc, t) for t in FORWARD_RESULTS} <= set().union(*(written_by_phase[p] for p in fwd))
     if mode in ("both", "backward"):
-        assert names[-1] == "crop" and "activation grad" in names
-        bwd = names[names.index("activation grad") + 1:-1]
+        assert (names[-1] == "crop") == padded and ("activation grad" in names) == activated, names
+        bwd = names[forward_end:]
         expect = BACKWARD_RESULTS if "b" in roles else BACKWARD_RESULTS - {"db"}
-        assert expect <= set().union(*(written_by_phase[p] for p in bwd))
+        assert {traced(doc, t) for t in expect} <= set().union(*(written_by_phase[p] for p in bwd))
+
+
+def check_only_steps_that_compute(config: dict) -> None:
+    """No phase whose every step copies values unchanged, except pad and crop with
+    padding present. A step copies when each of its writes lands on zeros (value =
+    delta), moves something (a delta not all 0: a dead window copies nothing) and its
+    delta is, value for value, the cells of one of its reads (their values at that
+    step, replayed); its reads other than the copied ones do not change that
+    (identity′(z) = 1 makes dz a copy of dout whatever z is). Data with factors of
+    exactly 1 (dout = ones, a single filter) can make a product look like a copy: check
+    with generic numbers."""
+    doc = build_trace(config)
+    state = {name: (np.asarray(t["data"], float).reshape(t["shape"]) if t["role"] == "input"
+                    else np.zeros(t["shape"])) for name, t in doc["tensors"].items()}
+    copying: dict[str, bool] = {}
+    for ev in doc["events"]:
+        reads = [state[r["tensor"]][box_slices(r)].ravel().copy() for r in ev["reads"]]
+        copies = True
+        for wr in ev["writes"]:
+            block = state[wr["tensor"]][box_slices(wr)]
+            delta = np.asarray(wr["delta"], float)
+            block += delta.reshape(block.shape)
+            copies = copies and np.array_equal(wr["value"], delta) and np.any(delta != 0) and any(
+                r.shape == delta.shape and np.array_equal(r, delta) for r in reads)
+        copying[ev["phase"]] = copying.get(ev["phase"], True) and copies
+    rc = resolve_config(config)
+    padded = any(rc.spec.padding)
+    copy_only = {phase for phase, copies in copying.items() if copies}
+    allowed = (COPY_PHASES if padded else set()) | set(REARRANGING_PHASES)
+    if rc.activation.name in ("relu", "leaky_relu") and np.all(state["out"] > 0):
+        # a piecewise identity over a z that is positive everywhere passes it unchanged: the
+        # lesson of that data (the identity itself has no activation phases)
+        allowed |= {"activation", "activation grad"}
+    assert copy_only <= allowed, (copy_only, [p["name"] for p in doc["phases"]])
+    if padded and resolve_config(config).forward_included:
+        assert "pad" in copying
 
 
 # -- rule 2 ----------------------------------------------------------------------------
@@ -157,11 +221,14 @@ def check_rule2_replay_matches_header_and_core(config: dict, torch_results=None)
         assert_close(state[name], header, f"replay {name} vs header")
         if name in core:  # a view's own tensors (im2col's cols) have no core counterpart here
             assert_close(to_internal(name, header, layout), core[name], f"header {name} vs core")
+    for alias, name in doc["aliases"].items():  # an alias is the same tensor as the one it names
+        if name in doc["tensors"]:
+            assert_close(to_internal(name, state[name], layout), core[alias], f"replay {name} vs core {alias}")
     if torch_results is not None:
         for name, expected in torch_results.items():
-            if name in doc["tensors"]:
-                assert_close(to_internal(name, state[name], layout), expected, f"replay {name} vs torch",
-                             rtol=1e-10)
+            if traced(doc, name) in doc["tensors"]:
+                assert_close(to_internal(name, state[traced(doc, name)], layout), expected,
+                             f"replay {name} vs torch", rtol=1e-10)
 
 
 # -- rule 3 ----------------------------------------------------------------------------
@@ -206,7 +273,7 @@ def check_rule4_forward_window_reads_receptive_field(config: dict) -> None:
         if nhwc:
             start, stop, step = ([v[p] for p in NCHW_TO_NHWC] for v in (start, stop, step))
             wstart, wstop = ([v[p] for p in OIHW_TO_HWIO] for v in (wstart, wstop))
-        xp_reads = [r for r in ev["reads"] if r["tensor"] == "xp"]
+        xp_reads = [r for r in ev["reads"] if r["tensor"] == traced(doc, "xp")]
         w_reads = [r for r in ev["reads"] if r["tensor"] == "w"]
         if rc.view == "im2col":
             # the window is read from column (n, i, j) of cols, rows of f's group only; that
@@ -219,9 +286,9 @@ def check_rule4_forward_window_reads_receptive_field(config: dict) -> None:
             source = column_sources[col]
             full = [start[:], stop[:]]
             full[0][1 if not nhwc else 3], full[1][1 if not nhwc else 3] = 0, spec.C
-            assert source == [{"tensor": "xp", "start": full[0], "stop": full[1], "step": step}], source
+            assert source == [{"tensor": traced(doc, "xp"), "start": full[0], "stop": full[1], "step": step}], source
         else:
-            assert xp_reads == [{"tensor": "xp", "start": start, "stop": stop, "step": step}], ev
+            assert xp_reads == [{"tensor": traced(doc, "xp"), "start": start, "stop": stop, "step": step}], ev
         assert w_reads == [{"tensor": "w", "start": wstart, "stop": wstop, "step": [1, 1, 1, 1]}], ev
     if rc.granularity == "window" and rc.forward_included:
         assert seen == math.prod(spec.out_shape)

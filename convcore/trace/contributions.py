@@ -18,7 +18,10 @@ cell) has none.
 
 ``dx`` follows the gradient back through the crop: its contributions are those of the
 cell of ``dxp`` it was cropped from (the windows, taps or columns that wrote it), not the
-one crop step that copied it. An input tensor (no event writes it) has none.
+one crop step that copied it. Without padding there is no crop: the windows write dx
+itself. A name the header lists under ``aliases`` (``xp`` for ``x`` without padding,
+``z`` for ``out`` with the identity, …) is read as the tensor that stands for it. An
+input tensor (no event writes it) has none.
 """
 
 from __future__ import annotations
@@ -138,6 +141,8 @@ def contributions(doc: Mapping[str, Any], tensor: str, index: Sequence[int]) -> 
     ``event``, ``phase``, ``delta``, ``value`` and, where the reads show them,
     ``factors``. ``index``: one int per axis, in the header's axis order. Raises
     ValueError for a tensor the trace lacks or an index outside it."""
+    aliases = doc.get("aliases") if isinstance(doc, Mapping) else None
+    tensor = aliases.get(tensor, tensor) if isinstance(aliases, Mapping) else tensor
     cell = _checked_index(_tensor(doc, tensor), tensor, index)
     if tensor == "dx" and "dxp" in doc["tensors"]:
         tensor, cell = "dxp", _cropped_from(doc, cell)

@@ -38,6 +38,7 @@ from typing import Callable
 
 import numpy as np
 
+from .aliases import trace_aliases
 from .config import ResolvedConfig
 from .document import plan_phases
 
@@ -147,6 +148,8 @@ def _tensor_shapes(rc: ResolvedConfig) -> dict[str, tuple[int, ...]]:
         if rc.has_bias:
             shapes["db"] = (spec.F,)
     shapes.update(rc.view_impl.extra_shapes(spec))
+    for name in trace_aliases(rc):  # the same tensor as another: not in the header
+        shapes.pop(name, None)
     return shapes
 
 

@@ -69,7 +69,7 @@ def _forward_mac(ctx: TraceContext) -> Iterator[Event]:
     xp, w, z = ctx.cells("xp"), ctx.cells("w"), ctx.cells("z")
     xp_boxes, xp_names, xp_factors = xp.boxes, xp.names, xp.factors
     w_boxes, w_names, w_factors = w.boxes, w.names, w.factors
-    z_names, z_starts, z_stops = z.names, z.starts, z.stops
+    z_name, z_names, z_starts, z_stops = z.name, z.names, z.starts, z.stops
     xp_flat, w_flat = ctx.ref["xp"].reshape(-1), ctx.ref["w"].reshape(-1)
     z_state = ctx.state["z"].reshape(-1)
     one = ctx.ones(4)
@@ -98,7 +98,7 @@ def _forward_mac(ctx: TraceContext) -> Iterator[Event]:
                 text = (f"{z_names[z_cell]} += {xp_names[xp_cell]}·{w_names[w_cell]} = "
                         f"{xp_factors[xp_cell]}·{w_factors[w_cell]} → {said}")
             yield make_event("forward", {"n": n, "f": f, "i": i, "j": j, "c": c, "k": k, "l": l}, reads,
-                             [make_write("z", z_starts[z_cell], z_stops[z_cell], one, [add], [now])], text)
+                             [make_write(z_name, z_starts[z_cell], z_stops[z_cell], one, [add], [now])], text)
 
 
 def _fused_mac(ctx: TraceContext) -> Iterator[Event]:
@@ -111,7 +111,7 @@ def _fused_mac(ctx: TraceContext) -> Iterator[Event]:
     w_boxes, w_names, w_factors = w.boxes, w.names, w.factors
     dz_boxes, dz_names, dz_factors = dz.boxes, dz.names, dz.factors
     dw_names, dw_starts, dw_stops = dw.names, dw.starts, dw.stops
-    dxp_names, dxp_starts, dxp_stops = dxp.names, dxp.starts, dxp.stops
+    dxp_name, dxp_names, dxp_starts, dxp_stops = dxp.name, dxp.names, dxp.starts, dxp.stops
     xp_flat, w_flat, dz_flat = ctx.ref["xp"].reshape(-1), ctx.ref["w"].reshape(-1), ctx.ref["dz"].reshape(-1)
     dw_state, dxp_state = ctx.state["dw"].reshape(-1), ctx.state["dxp"].reshape(-1)
     bias = ctx.rc.has_bias
@@ -137,7 +137,7 @@ def _fused_mac(ctx: TraceContext) -> Iterator[Event]:
                 (dw_said, dxp_said) in rows:
             writes = [
                 make_write("dw", dw_starts[w_cell], dw_stops[w_cell], one, [dw_add], [dw_now]),
-                make_write("dxp", dxp_starts[xp_cell], dxp_stops[xp_cell], one, [dxp_add], [dxp_now]),
+                make_write(dxp_name, dxp_starts[xp_cell], dxp_stops[xp_cell], one, [dxp_add], [dxp_now]),
             ]
             g_factor = dz_factors[z_cell]
             text = (
@@ -158,7 +158,7 @@ def _one_product_mac(ctx: TraceContext, phase: str, order: str, source: str, tar
     src, dz, tgt = ctx.cells(source), ctx.cells("dz"), ctx.cells(target)
     src_boxes, src_names, src_factors = src.boxes, src.names, src.factors
     dz_boxes, dz_names, dz_factors = dz.boxes, dz.names, dz.factors
-    tgt_names, tgt_starts, tgt_stops = tgt.names, tgt.starts, tgt.stops
+    tgt_name, tgt_names, tgt_starts, tgt_stops = tgt.name, tgt.names, tgt.starts, tgt.stops
     src_flat, dz_flat = ctx.ref[source].reshape(-1), ctx.ref["dz"].reshape(-1)
     state = ctx.state[target].reshape(-1)
     from_xp = source == "xp"
@@ -172,7 +172,7 @@ def _one_product_mac(ctx: TraceContext, phase: str, order: str, source: str, tar
             yield make_event(
                 phase, {"n": n, "f": f, "i": i, "j": j, "c": c, "k": k, "l": l},
                 [src_boxes[src_cell], dz_boxes[z_cell]],
-                [make_write(target, tgt_starts[tgt_cell], tgt_stops[tgt_cell], one, [add], [now])],
+                [make_write(tgt_name, tgt_starts[tgt_cell], tgt_stops[tgt_cell], one, [add], [now])],
                 f"{tgt_names[tgt_cell]} += {src_names[src_cell]}·{dz_names[z_cell]} = "
                 f"{src_factors[src_cell]}·{dz_factors[z_cell]} → {said}",
             )

@@ -46,6 +46,8 @@ def backward_window(ctx: TraceContext, phase: str, order: str, *, writes: tuple[
     ``w[f]`` (for dx), and says ``dz[…] = g: db[f] += g → v; dw[f] += g·xp[…];
     dxp[…] += g·w[f]`` (the parts it writes). Per chunk NumPy makes every delta, running
     value and number text; the loop of the phase's kind only assembles the events.
+    A window whose dz is exactly 0 still writes (every delta 0) and says
+    ``dz[…] = 0: nothing flows back through this window`` (``format.DEAD_WINDOW``).
     """
     fields = ReceptiveFields.of(ctx)
     into_db = "db" in writes and "db" in ctx.state
@@ -55,6 +57,7 @@ def backward_window(ctx: TraceContext, phase: str, order: str, *, writes: tuple[
     dz_flat = ctx.ref["dz"].reshape(-1)
     dz_cells = ctx.cells("dz")
     dz_boxes, dz_names = dz_cells.boxes, dz_cells.names
+    dxp_name = ctx.name("dxp")  # dx itself when there is no padding
     filter_box = fields.filter_box
     filter_said = [f"·{t}" for t in fields.filter_text]  # "·w[f]"
     if into_dw:
@@ -63,6 +66,7 @@ def backward_window(ctx: TraceContext, phase: str, order: str, *, writes: tuple[
         dw_said = [f"{t} += " for t in fields.dw_text]  # "dw[f] += "
     db_start, db_stop = [[f] for f in range(fields.F)], [[f + 1] for f in range(fields.F)]
     one1, one4 = ctx.ones(1), ctx.ones(4)
+    dead = fmt.DEAD_WINDOW
     for chunk in fields.chunks(order):
         count = len(chunk.z_cells)
         dz = dz_flat[chunk.z_cells]
@@ -97,24 +101,27 @@ def backward_window(ctx: TraceContext, phase: str, order: str, *, writes: tuple[
         if into_dw and into_dx:
             for f, z_cell, loop, (window, text), g, factor, db_delta, db_value, db_said, dw_delta, dw_value, dx_delta, dx_value in rows:
                 dw_write = make_write("dw", dw_start[f], dw_stop[f], one4, dw_delta, dw_value)
-                dx_write = make_write("dxp", window["start"], window["stop"], window["step"], dx_delta, dx_value)
+                dx_write = make_write(dxp_name, window["start"], window["stop"], window["step"], dx_delta, dx_value)
                 said = f"{dw_said[f]}{factor}·{text}; d{text} += {factor}{filter_said[f]}"
                 if into_db:
                     sent = [make_write("db", db_start[f], db_stop[f], one1, db_delta, [db_value]), dw_write, dx_write]
-                    said = f"{dz_names[z_cell]} = {g}: db[{f}] += {g} → {db_said}; {said}"
+                    said = f"db[{f}] += {g} → {db_said}; {said}"
                 else:
-                    sent, said = [dw_write, dx_write], f"{dz_names[z_cell]} = {g}: {said}"
+                    sent = [dw_write, dx_write]
+                said = f"{dz_names[z_cell]} = {g}: {said if g != '0' else dead}"
                 yield make_event(phase, loop, [dz_boxes[z_cell], window, filter_box[f]], sent, said)
         elif into_dw:
             for f, z_cell, loop, (window, text), g, factor, dw_delta, dw_value in rows:
                 yield make_event(phase, loop, [dz_boxes[z_cell], window],
                                  [make_write("dw", dw_start[f], dw_stop[f], one4, dw_delta, dw_value)],
-                                 f"{dz_names[z_cell]} = {g}: {dw_said[f]}{factor}·{text}")
+                                 f"{dz_names[z_cell]} = {g}: {dw_said[f]}{factor}·{text}" if g != "0" else
+                                 f"{dz_names[z_cell]} = 0: {dead}")
         else:
             for f, z_cell, loop, (window, text), g, factor, dx_delta, dx_value in rows:
                 yield make_event(phase, loop, [dz_boxes[z_cell], filter_box[f]],
-                                 [make_write("dxp", window["start"], window["stop"], window["step"], dx_delta, dx_value)],
-                                 f"{dz_names[z_cell]} = {g}: d{text} += {factor}{filter_said[f]}")
+                                 [make_write(dxp_name, window["start"], window["stop"], window["step"], dx_delta, dx_value)],
+                                 f"{dz_names[z_cell]} = {g}: d{text} += {factor}{filter_said[f]}" if g != "0" else
+                                 f"{dz_names[z_cell]} = 0: {dead}")
 
 
 def _shared_rows(fields: ReceptiveFields, rows: np.ndarray, keys: np.ndarray) -> list:

@@ -8,9 +8,13 @@ lazily, phase by phase.
 Phases, in order: ``pad``, the view's forward phases (direct: ``forward``),
 ``activation`` — when ``phases`` is "forward" or "both"; ``activation grad``, the
 view's backward phases (direct: ``backward`` fused, or ``db``, ``dw``, ``dx``
-separate), ``crop`` — when ``phases`` is "backward" or "both". With
-``phases="backward"``, xp, z and out are in the header with role "input" (no event
-writes them; replay takes them from the header, as it does x, w, b and dout).
+separate), ``crop`` — when ``phases`` is "backward" or "both". Only steps that
+compute: without padding there is no ``pad`` and no ``crop`` (xp is x, dxp is dx),
+with the identity activation no ``activation`` and no ``activation grad`` (z is out,
+dz is dout); the header's ``aliases`` names those tensors (``aliases.py``) and its
+``tensors`` leave them out. With ``phases="backward"``, xp, z and out are in the
+header with role "input" (no event writes them; replay takes them from the header, as
+it does x, w, b and dout).
 
 Roles: "input" — no event writes it (x, w, b, dout, and xp, z, out in a backward-only
 trace); "intermediate" — xp, z, dz, dxp and a view's extra tensors; "result" — out,
@@ -34,29 +38,38 @@ from typing import Any, Iterator, Mapping
 import numpy as np
 
 from ..layer import layer_results
+from .aliases import has_padding, is_identity, trace_aliases
 from .axes import kind_of
 from .config import ResolvedConfig, resolve_config
 from .drawing import tensor_drawing
 from .events import TraceContext
+from .loops import loop_names
 from .model import Event, event_lines, stream_line
 from .phases import activation_grad_phase, activation_phase, crop_phase, pad_phase
 from .views import Phase
 
 __all__ = ["SCHEMA", "build_document", "build_trace", "count_events", "iter_trace", "plan_phases", "trace_header"]
 
-SCHEMA = "convscope.trace/1"
+SCHEMA = "convscope.trace/2"
 
 ConfigLike = Mapping[str, Any] | ResolvedConfig | None
 
 
 def plan_phases(rc: ResolvedConfig) -> list[Phase]:
-    """The phases of the trace, in order, with their exact counts (no tensors needed)."""
+    """The phases of the trace, in order, with their exact counts (no tensors needed).
+    Only phases that compute: pad and crop with padding, the activation phases with
+    an activation other than the identity."""
     view = rc.view_impl
+    padded, activated = has_padding(rc), not is_identity(rc)
     phases: list[Phase] = []
     if rc.forward_included:
-        phases += [pad_phase(rc), *view.forward_phases(rc), activation_phase(rc)]
+        phases += [pad_phase(rc)] if padded else []
+        phases += view.forward_phases(rc)
+        phases += [activation_phase(rc)] if activated else []
     if rc.backward_included:
-        phases += [activation_grad_phase(rc), *view.backward_phases(rc), crop_phase(rc)]
+        phases += [activation_grad_phase(rc)] if activated else []
+        phases += view.backward_phases(rc)
+        phases += [crop_phase(rc)] if padded else []
     return phases
 
 
@@ -137,8 +150,11 @@ def _spec_dict(rc: ResolvedConfig) -> dict[str, Any]:
 
 def _header(rc: ResolvedConfig, plan: list[Phase], ref: dict[str, np.ndarray], roles: dict[str, str],
             arrays: bool = False) -> dict:
+    aliases = trace_aliases(rc)
     tensors = {}
     for name, arr in ref.items():
+        if name in aliases:
+            continue  # the same tensor as another of the header
         kind = kind_of(name)
         ext = _external(name, arr, rc.layout)
         tensors[name] = {
@@ -153,17 +169,21 @@ def _header(rc: ResolvedConfig, plan: list[Phase], ref: dict[str, np.ndarray], r
     for p in plan:
         phases.append({"name": p.name, "start": start, "stop": start + p.count})
         start += p.count
+    letters = "".join(p.letters or rc.view_impl.loop_letters(rc.granularity) for p in plan)
     return {
         "schema": SCHEMA,
         "spec": _spec_dict(rc),
         "tensors": tensors,
+        "aliases": aliases,
+        "loop_names": loop_names(letters, groups=rc.spec.groups, padded=has_padding(rc)),
         "phases": phases,
         "total_events": start,
     }
 
 
 def trace_header(config: ConfigLike) -> dict:
-    """The header alone (schema, spec, tensors, phases, total_events), no events."""
+    """The header alone (schema, spec, tensors, aliases, loop_names, phases,
+    total_events), no events."""
     rc = resolve_config(config)
     plan = plan_phases(rc)
     ref, roles = _reference(rc)
@@ -208,7 +228,8 @@ def iter_trace(config: ConfigLike, *, arrays: bool = False) -> Iterator[dict]:
 
 
 def build_trace(config: ConfigLike, *, arrays: bool = False) -> dict:
-    """The whole trace document: {schema, spec, tensors, phases, events, total_events}.
+    """The whole trace document: {schema, spec, tensors, aliases, loop_names, phases,
+    events, total_events}.
 
     ``arrays=True``: the delta and value rows a view makes in bulk are 1-D float64
     arrays instead of lists, with the same numbers (module notes); for encoders.

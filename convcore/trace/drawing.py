@@ -8,12 +8,15 @@ recomputes no geometry:
 ``group``   where it belongs in the data flow: "inputs", "forward" or "backward"
 ``order``   its place in drawing order (smaller first)
 ``detail``  (when there is more to say) a longer help text, e.g. what a matrix's rows are
-``marks``   (padded, dilated and floor-truncated tensors only) one string per row of the
-            tensor's grid (its two ``grid`` axes), one character per cell, the same for
-            every slice: ``.`` an ordinary cell, ``p`` padding (zero by definition, never
-            written), ``g`` padding that receives gradient (cropped away at the end),
-            ``z`` an inserted zero (zero by definition, never written), ``u`` a cell no
-            window reads (floor truncation: its gradient is exactly zero)
+``marks``   (padded, dilated, strided past the kernel and floor-truncated tensors only)
+            one string per row of the tensor's grid (its two ``grid`` axes), one
+            character per cell, the same for every slice: ``.`` an ordinary cell, ``p``
+            padding (zero by definition, never written), ``g`` padding that receives
+            gradient (cropped away at the end), ``z`` an inserted zero (zero by
+            definition, never written), ``u`` an input cell no window reads (x, xp),
+            ``n`` its gradient cell (dx, dxp): never reached by a window, so no window
+            adds to it and its gradient is exactly 0 from the start (stride gaps,
+            floor-truncated rows and columns)
 
 A view that names a new tensor registers its facts with ``register_drawing``.
 """
@@ -33,6 +36,7 @@ MARK_KINDS: dict[str, str] = {
     "g": "padding (receives gradient, cropped away)",
     "z": "inserted zero",
     "u": "never read",
+    "n": "never reached by a window (its gradient is exactly 0)",
 }
 
 # name -> (title, group, detail); the order of this table is the drawing order
@@ -81,14 +85,15 @@ def _rows(chars: np.ndarray) -> list[str]:
     return ["".join(r) for r in chars]
 
 
-def _padded_marks(spec: ConvSpec, pad_char: str) -> np.ndarray:
-    """(Hp, Wp) marks of xp (pad_char "p") or dxp ("g"): padding, then unread cells."""
+def _padded_marks(spec: ConvSpec, pad_char: str, unread_char: str) -> np.ndarray:
+    """(Hp, Wp) marks of xp (pad_char "p", unread_char "u") or dxp ("g", "n"): padding,
+    then the cells no window reads."""
     (hp, wp), (ho, wo) = spec.padded_hw, spec.out_hw
     top, bottom, left, right = spec.padding
     rows = _read_lines(ho, spec.stride[0], spec.dilation[0], spec.KH, hp)
     cols = _read_lines(wo, spec.stride[1], spec.dilation[1], spec.KW, wp)
     marks = np.full((hp, wp), ".", dtype="<U1")
-    marks[~np.logical_and.outer(rows, cols)] = "u"
+    marks[~np.logical_and.outer(rows, cols)] = unread_char
     pad = np.ones((hp, wp), dtype=bool)
     pad[top : hp - bottom, left : wp - right] = False
     marks[pad] = pad_char
@@ -97,12 +102,13 @@ def _padded_marks(spec: ConvSpec, pad_char: str) -> np.ndarray:
 
 def _marks(name: str, spec: ConvSpec) -> list[str] | None:
     if name in ("xp", "dxp"):
-        return _rows(_padded_marks(spec, "p" if name == "xp" else "g"))
+        return _rows(_padded_marks(spec, *(("p", "u") if name == "xp" else ("g", "n"))))
     if name in ("x", "dx"):
         top, bottom, left, right = spec.padding
         hp, wp = spec.padded_hw
-        inner = _padded_marks(spec, "p")[top : hp - bottom, left : wp - right]
-        return _rows(inner) if (inner == "u").any() else None
+        unread = "u" if name == "x" else "n"
+        inner = _padded_marks(spec, "p", unread)[top : hp - bottom, left : wp - right]
+        return _rows(inner) if (inner == unread).any() else None
     if name == "dz_dilated":
         (hp, wp), (eh, ew), (ho, wo) = spec.padded_hw, spec.kernel_extent, spec.out_hw
         marks = np.full((hp + eh - 1, wp + ew - 1), "z", dtype="<U1")

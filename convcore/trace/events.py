@@ -33,6 +33,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from . import format as fmt
+from .aliases import trace_aliases
 from .axes import kind_of
 from .model import Box, Write, make_box, make_boxes, make_write
 
@@ -134,6 +135,12 @@ class TraceContext:
         self._index: dict[tuple, CellIndex] = {}
         self._ones = {}
         self.memo: dict[str, Any] = {}  # per-trace objects a view shares between its phases
+        self.aliases = trace_aliases(rc)  # engine name -> the trace's tensor (aliases.py)
+
+    def name(self, name: str) -> str:
+        """The trace's name of the engine's tensor ``name`` (``xp`` is ``x`` without
+        padding, ``z`` is ``out`` with the identity activation: ``aliases``)."""
+        return self.aliases.get(name, name)
 
     # -- boxes ------------------------------------------------------------------------
 
@@ -174,11 +181,11 @@ class TraceContext:
     def box(self, name: str, start: Sequence[int], stop: Sequence[int], step: Sequence[int] | None = None) -> Box:
         """The Box of ``name`` from internal-order start/stop/step (step None: all 1)."""
         step = self.order(name, step) if step is not None else self.ones(len(start))
-        return make_box(name, self.order(name, start), self.order(name, stop), step)
+        return make_box(self.name(name), self.order(name, start), self.order(name, stop), step)
 
     def text(self, name: str, start: Sequence[int], stop: Sequence[int], step: Sequence[int] | None = None) -> str:
         """``xp[0,0:3,0:3,4:7]``: the Box as text, in the trace's order."""
-        return name + self.slices(name, start, stop, step)
+        return self.name(name) + self.slices(name, start, stop, step)
 
     def slices(self, name: str, start: Sequence[int], stop: Sequence[int], step: Sequence[int] | None = None) -> str:
         """The bracket part of ``text`` (``[0,0:3,0:3,4:7]``, "" for the whole tensor).
@@ -188,7 +195,7 @@ class TraceContext:
 
     def cell_text(self, name: str, index: Sequence[int]) -> str:
         """``z[0,1,0,2]``, in the trace's order."""
-        return fmt.cell(name, self.order(name, index))
+        return fmt.cell(self.name(name), self.order(name, index))
 
     # -- writes -----------------------------------------------------------------------
 
@@ -208,7 +215,8 @@ class TraceContext:
         delta = np.broadcast_to(np.asarray(delta, dtype=np.float64), block.shape)
         block += delta
         box = self.box(name, start, stop, step)
-        return make_write(name, box["start"], box["stop"], box["step"], self.cell_list(name, delta), self.cell_list(name, block))
+        return make_write(box["tensor"], box["start"], box["stop"], box["step"], self.cell_list(name, delta),
+                          self.cell_list(name, block))
 
     def write_cell(self, name: str, index: Sequence[int], delta: float) -> Write:
         """Add the float ``delta`` to one cell (internal index) and return the Write."""
@@ -217,7 +225,8 @@ class TraceContext:
         value = float(arr[index]) + delta
         arr[index] = value
         one = self.ones(len(index))
-        return make_write(name, self.order(name, index), self.order(name, [i + 1 for i in index]), one, [delta], [value])
+        return make_write(self.name(name), self.order(name, index), self.order(name, [i + 1 for i in index]), one,
+                          [delta], [value])
 
     def rows(self, block: np.ndarray) -> list:
         """float64 (K, M) -> its K rows, each a delta or value: lists of floats, or
@@ -245,7 +254,7 @@ class TraceContext:
             index = self._index.get(key)
             if index is None:
                 index = self._index[key] = CellIndex(arr.shape, self.perm[name])
-            table = self._cells[name] = CellTable(name, index, arr)
+            table = self._cells[name] = CellTable(self.name(name), index, arr)
         return table
 
 

@@ -23,11 +23,13 @@ import numpy as np
 
 from ..fill import format_number
 
-__all__ = ["EXPAND_LIMIT", "LIST_LIMIT", "number", "number_list", "factor", "factor_list", "numbers", "products", "row_slices",
+__all__ = ["DEAD_WINDOW", "EXPAND_LIMIT", "LIST_LIMIT", "number", "number_list", "factor", "factor_list", "numbers", "products", "row_slices",
            "cell", "cell_names", "box_text", "box_slices"]
 
 LIST_LIMIT = 8  # values a text lists
 EXPAND_LIMIT = 9  # products a text writes out
+# what a backward window step says when its dz is exactly 0 (its writes all add 0)
+DEAD_WINDOW = "nothing flows back through this window"
 
 _CACHE_LIMIT = 1 << 12
 _numbers: dict[float, str] = {}

@@ -34,7 +34,7 @@ def forward_window(ctx: TraceContext) -> Iterator[Event]:
     xp_flat = ctx.ref["xp"].reshape(-1)
     z_state = ctx.state["z"].reshape(-1)
     z_cells = ctx.cells("z")
-    z_names, z_starts, z_stops = z_cells.names, z_cells.starts, z_cells.stops
+    z_name, z_names, z_starts, z_stops = z_cells.name, z_cells.names, z_cells.starts, z_cells.stops
     bias = ctx.ref.get("b")
     filter_box = fields.filter_box
     if bias is not None:
@@ -77,7 +77,7 @@ def forward_window(ctx: TraceContext) -> Iterator[Event]:
             written = [value]  # delta = value (z starts at zero): one shared list
             yield make_event(
                 "forward", loop, [window, filter_box[f], bias_box[f]] if bias is not None else [window, filter_box[f]],
-                [make_write("z", z_starts[z_cell], z_stops[z_cell], one, written, written)], text,
+                [make_write(z_name, z_starts[z_cell], z_stops[z_cell], one, written, written)], text,
             )
 
 

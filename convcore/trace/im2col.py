@@ -252,7 +252,7 @@ class Im2colView(View):
     @staticmethod
     def _im2col_phase(rc) -> Phase:
         n, _, ho, wo = rc.spec.out_shape
-        return Phase("im2col", n * ho * wo, _im2col_events)
+        return Phase("im2col", n * ho * wo, _im2col_events, "nij")
 
     def forward_phases(self, rc) -> list[Phase]:
         return [self._im2col_phase(rc), Phase("forward", math.prod(rc.spec.out_shape), _forward_events)]
@@ -265,9 +265,9 @@ class Im2colView(View):
         if rc.has_bias:
             phases.append(db_phase(rc))
         phases += [
-            Phase("dw", math.prod(spec.w_shape), _dw_events),
-            Phase("dcols", rows * n * ho * wo, _dcols_events),
-            Phase("col2im", n * ho * wo, _col2im_events),
+            Phase("dw", math.prod(spec.w_shape), _dw_events, "fckl"),
+            Phase("dcols", rows * n * ho * wo, _dcols_events, "cklnij"),
+            Phase("col2im", n * ho * wo, _col2im_events, "nij"),
         ]
         return phases
 

@@ -1,4 +1,5 @@
-"""Loop nests in a chosen order, yielding indices in a fixed (canonical) order."""
+"""Loop nests in a chosen order, yielding indices in a fixed (canonical) order, and
+what each loop letter means in words (the header's ``loop_names``)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,33 @@ from typing import Iterator, Mapping
 
 import numpy as np
 
-__all__ = ["ordered", "ordered_chunks", "sub_order"]
+__all__ = ["LOOP_WORDS", "loop_names", "ordered", "ordered_chunks", "sub_order"]
+
+# every loop letter an event's ``loop`` may hold, in words
+LOOP_WORDS: dict[str, str] = {
+    "n": "image",
+    "f": "filter",
+    "i": "output row",
+    "j": "output column",
+    "c": "input channel",
+    "k": "kernel row",
+    "l": "kernel column",
+    "h": "input row",
+    "y": "row of the padded input",
+    "x": "column of the padded input",
+}
+
+
+def loop_names(letters: str, *, groups: int = 1, padded: bool = True) -> dict[str, str]:
+    """``{letter: words}`` for ``letters`` (each once, in their order). With ``groups`` > 1
+    the letter c indexes w's second axis where a step reads w cell by cell (MACs, dw);
+    without padding y and x are the input's own rows and columns."""
+    words = dict(LOOP_WORDS)
+    if groups > 1:
+        words["c"] = "input channel (in a multiply-add and in dw: the channel within the filter's group, w's second axis)"
+    if not padded:
+        words["y"], words["x"] = "input row", "input column"
+    return {letter: words[letter] for letter in dict.fromkeys(letters)}
 
 
 def sub_order(order: str, letters: str) -> str:

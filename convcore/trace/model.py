@@ -1,4 +1,4 @@
-"""The event model of schema ``convscope.trace/1`` in code: Box, Write, Event and the
+"""The event model of schema ``convscope.trace/2`` in code: Box, Write, Event and the
 stream's lines, each built by one function here and nowhere else.
 
 ```

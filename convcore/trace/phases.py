@@ -12,8 +12,12 @@ phases keep the attention):
 - ``activation grad``: one event per output row, N·F·Ho events: reads ``dout[n,f,i]``
   and ``z[n,f,i]``, writes ``dz[n,f,i] = dout·f′(z)``.
 - ``crop``: one event per row of dx, N·C·H events: reads ``dxp[n,c,top+h,left:left+W]``
-  and writes ``dx[n,c,h]``. Rows and columns of dxp outside the crop (the padding and
-  the floor-truncated edge) are left behind.
+  and writes ``dx[n,c,h]``. Rows and columns of dxp outside the crop (the padding) are
+  left behind, and the text says so: the gradient landing on the padding is discarded.
+
+Only phases that compute are planned (``document.plan_phases``, ``aliases.py``): pad and
+crop only with padding, the activation phases only for an activation other than the
+identity.
 
 Loop letters: pad and crop use n, c, h (input row); activation phases n, f, i.
 Values are listed in the text when a row has at most ``format.LIST_LIMIT`` cells.
@@ -64,9 +68,10 @@ def _delta_value_rows(ctx: TraceContext, rows: np.ndarray) -> tuple[list, list]:
 
 
 def _copy_rows(ctx: TraceContext, phase: str, src: str, dst: str, src_top: int, src_left: int,
-               dst_top: int, dst_left: int, note: str = "") -> Iterator[Event]:
+               dst_top: int, dst_left: int, first_note: str, note: str = "") -> Iterator[Event]:
     """One event per input row (n, c, h): ``dst[n, c, dst_top + h, dst_left …] =
-    src[n, c, src_top + h, src_left …]``, W cells (pad: x -> xp; crop: dxp -> dx)."""
+    src[n, c, src_top + h, src_left …]``, W cells (pad: x -> xp; crop: dxp -> dx). The
+    text ends with ``first_note`` on each slice's first row, ``note`` on the others."""
     n_, c_, h_, w_ = ctx.spec.x_shape
     source, state = ctx.ref[src], ctx.state[dst]
     for n in range(n_):
@@ -82,7 +87,7 @@ def _copy_rows(ctx: TraceContext, phase: str, src: str, dst: str, src_top: int, 
                 yield make_event(
                     phase, {"n": n, "c": c, "h": h}, [make_box(src, a0, b0, s0)],
                     [make_write(dst, a1, b1, s1, row, value)],
-                    f"{dst}{t1} = {src}{t0}{_listed(row)}{note if h == 0 else ''}",
+                    f"{dst}{t1} = {src}{t0}{_listed(row)}{first_note if h == 0 else note}",
                 )
 
 
@@ -90,27 +95,30 @@ def _pad_events(ctx: TraceContext) -> Iterator[Event]:
     """Phase "pad", rows (n, c, h) row-major: each event reads x[n,c,h] and writes it
     into xp at row top + h."""
     top, bottom, left, right = ctx.spec.padding
-    note = f"; padding (top {top}, bottom {bottom}, left {left}, right {right}) stays 0" if any(ctx.spec.padding) else ""
+    note = f"; padding (top {top}, bottom {bottom}, left {left}, right {right}) stays 0"
     return _copy_rows(ctx, "pad", "x", "xp", 0, 0, top, left, note)
 
 
 def pad_phase(rc) -> Phase:
-    """Phase "pad": N·C·H events writing xp from x."""
+    """Phase "pad": N·C·H events writing xp from x (only with padding: without, xp is x)."""
     n, c, h, _ = rc.spec.x_shape
-    return Phase("pad", n * c * h, _pad_events)
+    return Phase("pad", n * c * h, _pad_events, "nch")
 
 
 def _crop_events(ctx: TraceContext) -> Iterator[Event]:
     """Phase "crop", rows (n, c, h) row-major: each event reads the interior row of dxp
-    and writes dx[n,c,h]."""
-    top, _, left, _ = ctx.spec.padding
-    return _copy_rows(ctx, "crop", "dxp", "dx", top, left, 0, 0)
+    and writes dx[n,c,h]; the text says that the gradient on the padding is discarded."""
+    top, bottom, left, right = ctx.spec.padding
+    first = (f"; the gradient landing on the padding (top {top}, bottom {bottom}, left {left}, right {right}) "
+             "is discarded")
+    return _copy_rows(ctx, "crop", "dxp", "dx", top, left, 0, 0, first, "; the padding's gradient is discarded")
 
 
 def crop_phase(rc) -> Phase:
-    """Phase "crop": N·C·H events writing dx from the interior of dxp."""
+    """Phase "crop": N·C·H events writing dx from the interior of dxp (only with
+    padding: without, the backward writes dx itself)."""
     n, c, h, _ = rc.spec.x_shape
-    return Phase("crop", n * c * h, _crop_events)
+    return Phase("crop", n * c * h, _crop_events, "nch")
 
 
 def _output_rows(ctx: TraceContext, phase: str, target: str, reads: tuple[str, ...], say) -> Iterator[Event]:
@@ -140,7 +148,7 @@ def _activation_events(ctx: TraceContext) -> Iterator[Event]:
 def activation_phase(rc) -> Phase:
     """Phase "activation": N·F·Ho events writing out = f(z)."""
     n, f, ho, _ = rc.spec.out_shape
-    return Phase("activation", n * f * ho, _activation_events)
+    return Phase("activation", n * f * ho, _activation_events, "nfi")
 
 
 def _activation_grad_events(ctx: TraceContext) -> Iterator[Event]:
@@ -153,7 +161,7 @@ def _activation_grad_events(ctx: TraceContext) -> Iterator[Event]:
 def activation_grad_phase(rc) -> Phase:
     """Phase "activation grad": N·F·Ho events writing dz = dout·f′(z)."""
     n, f, ho, _ = rc.spec.out_shape
-    return Phase("activation grad", n * f * ho, _activation_grad_events)
+    return Phase("activation grad", n * f * ho, _activation_grad_events, "nfi")
 
 
 def _db_events(ctx: TraceContext) -> Iterator[Event]:
@@ -172,4 +180,4 @@ def _db_events(ctx: TraceContext) -> Iterator[Event]:
 def db_phase(rc) -> Phase:
     """Phase "db" as every view's window granularity shows it: F events, one per
     filter, each the sum of that filter's dz."""
-    return Phase("db", rc.spec.F, _db_events)
+    return Phase("db", rc.spec.F, _db_events, "f")

@@ -90,7 +90,7 @@ def backward_window_loops(ctx: TraceContext, phase: str, order: str, *, writes: 
             reads.append(ctx.box("w", *kernel))
             sent.append(ctx.write("dxp", *window, g * _part(w, *kernel)))
             said.append(f"{ctx.text('dxp', *window)} += {fmt.factor(g)}·{ctx.text('w', *kernel)}")
-        text = f"{ctx.cell_text('dz', (n, f, i, j))} = {fmt.number(g)}: " + "; ".join(said)
+        text = f"{ctx.cell_text('dz', (n, f, i, j))} = {fmt.number(g)}: " + ("; ".join(said) if g else fmt.DEAD_WINDOW)
         yield make_event(phase, {"n": n, "f": f, "i": i, "j": j}, reads, sent, text)
 
 
@@ -192,5 +192,5 @@ def reference_trace(config: Any) -> dict:
     rc = resolve_config(config)
     loops = _reference_generators(rc) if rc.view == "direct" else (
         {"forward": forward_window_loops} if rc.view == "transposed" else {})
-    plan = [Phase(p.name, p.count, loops.get(p.name, p.events)) for p in plan_phases(rc)]
+    plan = [Phase(p.name, p.count, loops.get(p.name, p.events), p.letters) for p in plan_phases(rc)]
     return build_document(rc, plan)

@@ -258,10 +258,10 @@ class TransposedView(View):
         n, f, ho, _ = spec.out_shape
         phases = [db_phase(rc)] if rc.has_bias else []
         phases += [
-            Phase("dw", math.prod(spec.w_shape), _dw_events),
-            Phase("dilate dz", n * f * ho, _dilate_events),
-            Phase("rotate w", spec.F, _rotate_events),
-            Phase("dx", math.prod(spec.padded_shape), _dx_events),
+            Phase("dw", math.prod(spec.w_shape), _dw_events, "fckl"),
+            Phase("dilate dz", n * f * ho, _dilate_events, "nfi"),
+            Phase("rotate w", spec.F, _rotate_events, "f"),
+            Phase("dx", math.prod(spec.padded_shape), _dx_events, "ncyx"),
         ]
         return phases
 

@@ -51,6 +51,7 @@ class ReceptiveFields:
         spec = ctx.spec
         self.ctx = ctx
         self.spec = spec
+        self.name = ctx.name("xp")  # the tensor the windows read: x itself without padding
         _, self.C, self.Hp, self.Wp = spec.padded_shape
         self.N, self.F, self.Ho, self.Wo = spec.out_shape
         self.G, self.cg, self.fg = spec.groups, spec.channels_per_group, spec.filters_per_group
@@ -136,7 +137,7 @@ class ReceptiveFields:
                 keep -= 1
         self._extent = np.array([(1, self.cg, *self.spec.kernel_extent)])
         self._step = step
-        self._text = "xp[" + ",".join(parts[:keep]) + "]\x00" if keep else None
+        self._text = self.name + "[" + ",".join(parts[:keep]) + "]\x00" if keep else None
         self._text_columns = [c for c in columns if c[1] < keep]
 
     def _make(self, n: np.ndarray, g: np.ndarray, i: np.ndarray, j: np.ndarray) -> list[tuple[Box, str]]:
@@ -145,9 +146,9 @@ class ReceptiveFields:
         stop = start + self._extent
         start, stop = self.ctx.order_rows("xp", start), self.ctx.order_rows("xp", stop)
         step = self._step  # one list shared by every window Box
-        boxes = make_boxes("xp", start.tolist(), stop.tolist(), step)
+        boxes = make_boxes(self.name, start.tolist(), stop.tolist(), step)
         if self._text is None:
-            return [(box, "xp") for box in boxes]
+            return [(box, self.name) for box in boxes]
         both = (start, stop)
         values = np.stack([both[kind][:, a] for kind, a in self._text_columns], axis=1)
         texts = ((self._text * len(boxes)) % tuple(values.ravel().tolist())).split("\x00")

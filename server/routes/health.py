@@ -9,13 +9,14 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 
 from convcore import __version__
+from convcore.trace import SCHEMA
 
 from ..encoding import ENCODER
 from ..schemas import Health, Limits
 
 router = APIRouter(prefix="/api", tags=["service"])
 
-TRACE_SCHEMA = "convscope.trace/1"
+TRACE_SCHEMA = SCHEMA  # the engine says which schema its documents follow
 
 
 @router.get("/health", response_model=Health, summary="Version and limits")

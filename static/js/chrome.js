@@ -126,7 +126,7 @@ export class Chrome {
     const kinds = new Set(Object.values(model ? model.tensors : {}).flatMap((t) => (t.marks ? Array.from(t.marks.join("")) : [])));
     $("legend-pad").hidden = !kinds.has("p") && !kinds.has("g");
     $("legend-gap").hidden = !kinds.has("z");
-    $("legend-unread").hidden = !kinds.has("u");
+    $("legend-unread").hidden = !kinds.has("u") && !kinds.has("n");
   }
 
   /** Follow mode's bar: the join code and URL on the teacher's page; following or

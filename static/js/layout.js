@@ -107,6 +107,7 @@ export const MARK_STYLES = {
   g: { cls: "pad", fixed: false },
   z: { cls: "gap", fixed: true },
   u: { cls: "unread", fixed: false },
+  n: { cls: "unread", fixed: false },
 };
 
 /**

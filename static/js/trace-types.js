@@ -47,9 +47,11 @@
 /**
  * The trace's header: the document without its events.
  * @typedef {object} Header
- * @property {"convscope.trace/1"} schema
+ * @property {"convscope.trace/2"} schema
  * @property {Object<string, *>} spec
  * @property {Object<string, TensorInfo>} tensors
+ * @property {Object<string, string>} aliases  names that are another tensor here ({xp: "x"}: no padding)
+ * @property {Object<string, string>} loop_names  each loop letter in words ({i: "output row"})
  * @property {Phase[]} phases
  * @property {number} total_events
  */

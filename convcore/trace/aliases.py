@@ -1,0 +1,46 @@
+"""Which tensors are the same tensor in one trace: only steps that compute.
+
+A phase whose every step would copy values unchanged is not in the trace:
+
+- no padding (all four paddings 0): no ``pad`` phase and no ``crop`` phase; the padded
+  input ``xp`` is ``x`` and its gradient ``dxp`` is ``dx``, so the events read ``x``
+  and write ``dx`` directly;
+- the identity activation: no ``activation`` and no ``activation grad`` phase; the
+  pre-activation ``z`` is ``out`` and its gradient ``dz`` is ``dout``, so the forward
+  writes ``out`` and the backward reads ``dout``.
+
+``trace_aliases(rc)`` names each such tensor and the tensor that stands for it
+(``{"xp": "x", "dxp": "dx", "z": "out", "dz": "dout"}``, or the part of it that
+applies). The header publishes it as ``aliases``; the aliased names are absent from its
+``tensors``, and no Box names them. Generators keep working with the engine's names
+(``xp``, ``z``, …): ``TraceContext.name`` maps them to the trace's names at the edge.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["IDENTITY_ALIASES", "PADDING_ALIASES", "has_padding", "is_identity", "trace_aliases"]
+
+PADDING_ALIASES = {"xp": "x", "dxp": "dx"}  # without padding
+IDENTITY_ALIASES = {"z": "out", "dz": "dout"}  # with the identity activation
+
+
+def has_padding(rc: Any) -> bool:
+    """True when any of the four paddings is not 0 (then pad and crop teach something)."""
+    return any(rc.spec.padding)
+
+
+def is_identity(rc: Any) -> bool:
+    """True for the identity activation (then out = z and dz = dout: nothing to show)."""
+    return rc.activation.name == "identity"
+
+
+def trace_aliases(rc: Any) -> dict[str, str]:
+    """{engine name: the trace's tensor that stands for it} for the ResolvedConfig ``rc``."""
+    aliases: dict[str, str] = {}
+    if not has_padding(rc):
+        aliases.update(PADDING_ALIASES)
+    if is_identity(rc):
+        aliases.update(IDENTITY_ALIASES)
+    return aliases
