@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from test_browser_helpers import choose_preset, require_chromium, server_document
+from test_browser_helpers import choose_preset, require_chromium, server_document, wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -60,3 +60,35 @@ def test_a_dead_relu_step_marks_its_writes_as_zero_changes_and_a_live_one_its_ch
     page.evaluate(f"window.convscope.seek({dead[0]})")
     stale = page.evaluate("document.querySelectorAll('.cell[data-delta]:not(.wr), .cell.dead:not(.wr)').length")
     assert stale == 0
+
+
+@pytest.mark.parametrize("lesson", ["cs231n", "stride2"])
+def test_the_inspector_on_a_dx_cell_lists_its_contributions_and_their_sum(open_page, base_url, lesson):
+    """Click a dx cell at the last step: the inspector lists as many contributions as the
+    library finds (convcore.trace.contributions, through the crop) and their sum, the
+    cell's value; a step in it jumps there."""
+    import numpy as np
+
+    from convcore.trace import contributions
+
+    page = open_page(viewport=(1366, 768)).page
+    choose_preset(page, lesson)
+    doc = server_document(base_url, page.evaluate("window.convscope.config"))
+    last = doc["total_events"] - 1
+    page.evaluate(f"window.convscope.seek({last})")
+    shape = doc["tensors"]["dx"]["shape"]
+    index = tuple(min(s - 1, k) for s, k in zip(shape, (0, 0, 2, 3)))
+    flat = int(np.ravel_multi_index(index, shape))
+    want = contributions(doc, "dx", index)
+    assert want, "the cell has contributions"
+    page.click(f'.cell[data-tensor="dx"][data-idx="{flat}"]')
+    wait_until(page, "document.getElementById('inspector').open")
+    total = doc["tensors"]["dx"]["data"][flat]
+    said = page.inner_text("#insp-sum")
+    value = str(int(total)) if float(total).is_integer() else f"{total:.6g}"
+    assert said == f"{len(want)} contribution{'' if len(want) == 1 else 's'}, summing to {value.replace('-', '−')}", said
+    assert page.locator("#insp-steps li").count() == len(want)
+    page.locator("#insp-steps .insp-step").first.click()
+    wait_until(page, f"window.convscope.step === {want[0]['event']}")
+    page.keyboard.press("Escape")
+    wait_until(page, "!document.getElementById('inspector').open")

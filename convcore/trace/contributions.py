@@ -91,7 +91,9 @@ def _factors(doc: Mapping[str, Any], reads: Sequence[Box], target: str, size: in
     read is a scalar factor, a read of the write's size gives the cell at the same
     position. The tensor whose gradient ``target`` is (xp for dxp) is not a factor of
     it."""
-    skip = target[1:] if target.startswith("d") else None
+    meta = doc["tensors"][target]
+    # (a header without the drawing fact: a gradient is named d + what it is the gradient of)
+    skip = meta.get("gradient_of", target[1:] if target.startswith("d") else None)
     found = []
     for box in reads:
         if box["tensor"] == skip:
@@ -100,8 +102,10 @@ def _factors(doc: Mapping[str, Any], reads: Sequence[Box], target: str, size: in
         if cells == 1 or cells == size:
             cell = _cell_at(box, 0 if cells == 1 else offset)
             found.append({"tensor": box["tensor"], "index": cell, "value": _value(doc, box["tensor"], cell)})
-    bias = [f for f in found if f["tensor"] == "b"]
-    others = [f for f in found if f["tensor"] != "b"]
+    # the bias is added, never multiplied (the header's drawing fact ``added``)
+    added = {n for n, t in doc["tensors"].items() if t.get("added", n == "b")}
+    bias = [f for f in found if f["tensor"] in added]
+    others = [f for f in found if f["tensor"] not in added]
     if len(others) == 1 and others[0]["value"] == delta:
         return others
     for k, a in enumerate(others):
@@ -144,6 +148,7 @@ def contributions(doc: Mapping[str, Any], tensor: str, index: Sequence[int]) -> 
     aliases = doc.get("aliases") if isinstance(doc, Mapping) else None
     tensor = aliases.get(tensor, tensor) if isinstance(aliases, Mapping) else tensor
     cell = _checked_index(_tensor(doc, tensor), tensor, index)
-    if tensor == "dx" and "dxp" in doc["tensors"]:
-        tensor, cell = "dxp", _cropped_from(doc, cell)
+    source = doc["tensors"][tensor].get("cropped_from", "dxp" if tensor == "dx" and "dxp" in doc["tensors"] else None)
+    if source:
+        tensor, cell = source, _cropped_from(doc, cell)
     return list(_writes_to(doc, tensor, cell))

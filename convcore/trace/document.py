@@ -165,6 +165,8 @@ def _header(rc: ResolvedConfig, plan: list[Phase], ref: dict[str, np.ndarray], r
             "role": roles[name],
             **tensor_drawing(name, rc.spec),
         }
+    if "dx" in tensors and "dxp" in tensors:  # (a drawing fact: dx is dxp's crop)
+        tensors["dx"]["cropped_from"] = "dxp"
     phases, start = [], 0
     for p in plan:
         phases.append({"name": p.name, "start": start, "stop": start + p.count})

@@ -8,6 +8,9 @@ recomputes no geometry:
 ``group``   where it belongs in the data flow: "inputs", "forward" or "backward"
 ``order``   its place in drawing order (smaller first)
 ``detail``  (when there is more to say) a longer help text, e.g. what a matrix's rows are
+``gradient_of``  (gradients only) the tensor this one is the gradient of ("xp" for dxp):
+            a reader of a step's factors leaves it out (dxp += dz·w reads xp too)
+``added``   (the bias only) true: the tensor is added to a sum, never multiplied
 ``marks``   (padded, dilated, strided past the kernel and floor-truncated tensors only)
             one string per row of the tensor's grid (its two ``grid`` axes), one
             character per cell, the same for every slice: ``.`` an ordinary cell, ``p``
@@ -29,7 +32,7 @@ import numpy as np
 
 from ..spec import ConvSpec
 
-__all__ = ["DRAWINGS", "MARK_KINDS", "register_drawing", "tensor_drawing"]
+__all__ = ["DRAWINGS", "GRADIENT_OF", "MARK_KINDS", "register_drawing", "tensor_drawing"]
 
 MARK_KINDS: dict[str, str] = {
     "p": "padding",
@@ -63,6 +66,12 @@ DRAWINGS: dict[str, tuple[str, str, str]] = {
     "dxp": ("gradient of the padded input", "backward", ""),
     "dx": ("input gradient", "backward", ""),
 }
+
+
+# a gradient -> the tensor it is the gradient of
+# the tensors added to a sum, never multiplied
+ADDED = frozenset({"b"})
+GRADIENT_OF: dict[str, str] = {"dout": "out", "dz": "z", "db": "b", "dw": "w", "dcols": "cols", "dxp": "xp", "dx": "x"}
 
 
 def register_drawing(name: str, title: str, group: str, detail: str = "") -> None:
@@ -125,6 +134,10 @@ def tensor_drawing(name: str, spec: ConvSpec) -> dict[str, Any]:
     facts: dict[str, Any] = {"title": title, "group": group, "order": names.index(name) if name in names else len(names)}
     if detail:
         facts["detail"] = detail
+    if name in GRADIENT_OF:
+        facts["gradient_of"] = GRADIENT_OF[name]
+    if name in ADDED:
+        facts["added"] = True
     marks = _marks(name, spec)
     if marks is not None:
         facts["marks"] = marks

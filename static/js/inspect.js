@@ -3,8 +3,8 @@
 //
 // A written cell: every write that reached it, in event order, with what it added, the
 // running value, and the read cells whose product is that change where the reads show
-// them. A cell that is only ever copied from another written cell (dx cropped from dxp)
-// tells the story of the cell it was copied from. An input cell: every step that read it
+// them. A cell of a crop (the header's cropped_from: dx of dxp) tells the story of the
+// cell it was cropped from. An input cell: every step that read it
 // and the cells that step wrote.
 
 import { cellName } from "./state.js";
@@ -15,17 +15,18 @@ function offsetOf(idx, flat) {
   return -1;
 }
 
-/** The single read of `ev` that the write at `offset` of `w` copies, or null. */
+/** The cell of the tensor `w` is cropped from (the header's `cropped_from`) that the
+ *  write at `offset` of `w` copies, or null. */
 function copiedFrom(model, ev, w, offset) {
-  if (ev.reads.length !== 1) return null;
-  const r = ev.reads[0];
-  if (r.idx.length !== w.idx.length || model.tensors[r.tensor].role === "input") return null;
+  const source = model.tensors[w.tensor].croppedFrom;
+  const r = ev.reads.find((x) => x.tensor === source);
+  if (!r || r.idx.length !== w.idx.length) return null;
   const src = r.idx[offset];
   return w.delta[offset] === w.value[offset] && model.tensors[r.tensor].data[src] === w.value[offset] ? { tensor: r.tensor, flat: src } : null;
 }
 
 /**
- * The read cells whose product (plus one more single cell: a bias) is `delta`: a one-cell
+ * The read cells whose product (plus the bias, on a bias MAC) is `delta`: a one-cell
  * read is a scalar factor, a read of the write's size gives the cell at the same
  * position; the tensor the written one is the gradient of (the header's gradient_of) is
  * not a factor of it. null when no such factors are read.
@@ -39,14 +40,17 @@ function factorsOf(model, ev, w, offset, delta) {
     if (n !== 1 && n !== w.idx.length) continue;
     const flat = r.idx[n === 1 ? 0 : offset];
     const meta = model.tensors[r.tensor];
-    found.push({ tensor: r.tensor, flat, name: cellName(meta, flat), value: meta.data[flat], single: n === 1 });
+    found.push({ tensor: r.tensor, flat, name: cellName(meta, flat), value: meta.data[flat] });
   }
-  if (found.length === 1 && found[0].value === delta) return found;
-  for (let a = 0; a < found.length; a++) {
-    for (let b = a + 1; b < found.length; b++) {
-      const p = found[a].value * found[b].value;
-      if (p === delta) return [found[a], found[b]];
-      for (const c of found) if (c !== found[a] && c !== found[b] && c.single && p + c.value === delta) return [found[a], found[b], c];
+  // the bias (the header's `added`) is added to a product, never a factor of it
+  const bias = found.filter((f) => model.tensors[f.tensor].added);
+  const others = found.filter((f) => !model.tensors[f.tensor].added);
+  if (others.length === 1 && others[0].value === delta) return others;
+  for (let a = 0; a < others.length; a++) {
+    for (let b = a + 1; b < others.length; b++) {
+      const p = others[a].value * others[b].value;
+      if (p === delta) return [others[a], others[b]];
+      if (bias.length && p + bias[0].value === delta) return [others[a], others[b], bias[0]];
     }
   }
   return null;

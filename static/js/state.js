@@ -112,6 +112,8 @@ export function tensorMeta(name, t) {
     order: Number.isFinite(t.order) ? t.order : Infinity,
     marks: Array.isArray(t.marks) ? t.marks : null,
     gradientOf: t.gradient_of ?? null, // the tensor this one is the gradient of (a drawing fact)
+    added: t.added === true, // the bias: added to a sum, never a factor
+    croppedFrom: t.cropped_from ?? null, // the tensor this one is a crop of (dx of dxp)
   };
 }
 
