@@ -26,7 +26,7 @@ made included. Its header adds (docs/trace-format.md, "Mistake traces"):
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 import numpy as np
 
@@ -53,15 +53,15 @@ def _external(name: str, arr: np.ndarray, layout: str) -> np.ndarray:
 
 def _tensors(run: Run, rc: Any, true_shapes: Mapping[str, tuple]) -> dict[str, dict[str, Any]]:
     """The header's tensors: what the mistaken loops wrote, drawn as the engine draws
-    them (a tensor of another shape than the truth's has no marks: they describe the
-    true geometry)."""
+    them (a tensor of another shape than the truth's, ``true_shapes`` in the header's
+    layout, has no marks: they describe the true geometry)."""
     tensors = {}
     order = list(DRAWINGS)
     for name in sorted(run.tensors, key=order.index):
         arr = run.tensors[name]
         ext = _external(name, arr, rc.layout)
         facts = tensor_drawing(name, rc.spec)
-        if tuple(arr.shape) != true_shapes.get(name):
+        if tuple(ext.shape) != true_shapes.get(name):
             facts.pop("marks", None)
         kind = kind_of(name)
         tensors[name] = {"shape": list(ext.shape), "data": ext.ravel().tolist(),
@@ -70,12 +70,18 @@ def _tensors(run: Run, rc: Any, true_shapes: Mapping[str, tuple]) -> dict[str, d
     return tensors
 
 
+def _cells(write: Mapping) -> tuple:
+    """The rows and columns (per axis) a Write's Box covers (Boxes of other steps may
+    cover the same cells: a one-cell axis)."""
+    return (write["tensor"], *(tuple(range(a, b, s)) for a, b, s in zip(write["start"], write["stop"], write["step"])))
+
+
 def _same_writes(a: Mapping, b: Mapping) -> bool:
     """Two events write the same values into the same cells."""
     if len(a["writes"]) != len(b["writes"]):
         return False
     for wa, wb in zip(a["writes"], b["writes"]):
-        if any(list(wa[k]) != list(wb[k]) for k in ("tensor", "start", "stop", "step")):
+        if _cells(wa) != _cells(wb):
             return False
         va, vb = np.asarray(wa["value"], dtype=np.float64), np.asarray(wb["value"], dtype=np.float64)
         if va.shape != vb.shape or not np.all(values_equal(vb, va)):
@@ -83,13 +89,18 @@ def _same_writes(a: Mapping, b: Mapping) -> bool:
     return True
 
 
-def first_divergence(mistaken: list, correct: list) -> int | None:
-    """The index of the first event of ``mistaken`` whose writes differ from those of
-    ``correct`` at that index (one of the two ending there counts); None if none does."""
-    for k, (a, b) in enumerate(zip(mistaken, correct)):
-        if not _same_writes(a, b):
-            return k
-    return None if len(mistaken) == len(correct) else min(len(mistaken), len(correct))
+def first_divergence(mistaken: list, correct: Iterable) -> tuple[int | None, Mapping | None]:
+    """The index of the first event of ``mistaken`` whose writes differ from those of the
+    events ``correct`` at that index (one of the two ending there counts; None if none
+    does), and that correct event (None if they had ended). ``correct`` is pulled only
+    as far as that."""
+    correct = iter(correct)
+    for k, a in enumerate(mistaken):
+        b = next(correct, None)
+        if b is None or not _same_writes(a, b):
+            return k, b
+    b = next(correct, None)
+    return (None, None) if b is None else (len(mistaken), b)
 
 
 def _failures(run: Run, rc: Any, mistake: Mistake) -> dict[str, dict[str, Any]]:
@@ -116,7 +127,7 @@ def _failures(run: Run, rc: Any, mistake: Mistake) -> dict[str, dict[str, Any]]:
     return failures
 
 
-def _divergence(k: int | None, run: Run, correct: Run, failures: Mapping, mistake: Mistake) -> dict | None:
+def _divergence(k: int | None, run: Run, correct: Mapping | None, failures: Mapping, mistake: Mistake) -> dict | None:
     if k is None:
         return None
     events = run.events
@@ -126,15 +137,17 @@ def _divergence(k: int | None, run: Run, correct: Run, failures: Mapping, mistak
     raised = [f for f in failures.values() if f["event"] is not None and f["event"] <= k]
     if raised and (stopped or at == raised[0]["event"]):
         did = f"the code raised {raised[0]['kind']}: {raised[0]['message']}"
-    should = correct.events[k]["text"] if k < len(correct.events) else "no further step: the truth is complete"
+    should = correct["text"] if correct is not None else "no further step: the truth is complete"
     return {"event": at, "stopped": stopped, "phase": events[at]["phase"] if events else None,
             "did": did, "should": should, "wrong": mistake.wrong, "fix": mistake.should}
 
 
-def mistake_header(rc: Any, mistake: Mistake, run: Run, correct: Run) -> dict[str, Any]:
+def mistake_header(rc: Any, mistake: Mistake, run: Run) -> dict[str, Any]:
     """The header of the mistake trace of ``run`` (module notes)."""
     truth_doc = trace_header(rc)
-    true_shapes = {name: tuple(arr.shape) for name, arr in correct.tensors.items()}
+    correct = PlainLoops(rc, mistake.convention)
+    k, correct_event = first_divergence(run.events, correct.events())
+    true_shapes = {name: tuple(t["shape"]) for name, t in truth_doc["tensors"].items()}
     truth = {name: {"shape": truth_doc["tensors"][name]["shape"], "data": truth_doc["tensors"][name]["data"]}
              for name in RESULTS}
     failures = _failures(run, rc, mistake)
@@ -145,7 +158,7 @@ def mistake_header(rc: Any, mistake: Mistake, run: Run, correct: Run) -> dict[st
             expected = np.asarray(truth[name]["data"], dtype=np.float64).reshape(truth[name]["shape"])
             got = np.asarray(tensors[name]["data"], dtype=np.float64).reshape(tensors[name]["shape"])
             differences[name] = compare_tensor(name, expected, got).to_dict()
-    divergence = _divergence(first_divergence(run.events, correct.events), run, correct, failures, mistake)
+    divergence = _divergence(k, run, correct_event, failures, mistake)
     return {
         "schema": truth_doc["schema"],
         "spec": truth_doc["spec"],
@@ -161,20 +174,18 @@ def mistake_header(rc: Any, mistake: Mistake, run: Run, correct: Run) -> dict[st
     }
 
 
-def _runs(config: Any, mistake_id: Any) -> tuple[Any, Mistake, Run, Run]:
+def _runs(config: Any, mistake_id: Any) -> tuple[Any, Mistake, Run]:
     mistake = lab_mistake(mistake_id)
     rc = resolve_config(config)
     check_lab_config(rc, mistake)
-    run = traced_loops(mistake.id)(rc, mistake.convention).run()
-    correct = PlainLoops(rc, mistake.convention).run()
-    return rc, mistake, run, correct
+    return rc, mistake, traced_loops(mistake.id)(rc, mistake.convention).run()
 
 
 def build_mistake_trace(config: Any, mistake_id: Any) -> dict[str, Any]:
     """The whole mistake trace document: the header (module notes) and the events.
     Raises TraceConfigError for an unknown mistake or a config its code cannot take."""
-    rc, mistake, run, correct = _runs(config, mistake_id)
-    doc = mistake_header(rc, mistake, run, correct)
+    rc, mistake, run = _runs(config, mistake_id)
+    doc = mistake_header(rc, mistake, run)
     total = doc.pop("total_events")
     return {**doc, "events": run.events, "total_events": total}
 
@@ -182,8 +193,8 @@ def build_mistake_trace(config: Any, mistake_id: Any) -> dict[str, Any]:
 def iter_mistake_trace(config: Any, mistake_id: Any) -> Iterator[dict[str, Any]]:
     """The mistake trace as stream items (header, events, end), as ``iter_trace``'s;
     the runs are made (and errors raised) when this is called."""
-    rc, mistake, run, correct = _runs(config, mistake_id)
-    header = mistake_header(rc, mistake, run, correct)
+    rc, mistake, run = _runs(config, mistake_id)
+    header = mistake_header(rc, mistake, run)
 
     def stream() -> Iterator[dict[str, Any]]:
         yield stream_line("header", header)

@@ -13,8 +13,10 @@ the field.
 mistake trace replaces, the direct window trace of the same config, scaled by how much
 further the mistaken loops run (a loop over the input's size instead of the output's,
 a wider padding) and by the runs it makes (the mistaken loops, the correct ones for the
-first divergence, the catalogue's code for a crash's message), plus the true tensors
-the header carries.
+first divergence, the catalogue's code for a crash's message) and by what one of their
+steps costs beside one of the engine's (``LOOP_WORK``), plus the true tensors the header
+carries. Lessons are small: the work limit admits mistake traces of layers a twelfth
+the size of the largest plain traces.
 """
 
 from __future__ import annotations
@@ -32,6 +34,9 @@ __all__ = ["LAB_SETTINGS", "check_lab_config", "lab_mistake", "mistake_cost"]
 LAB_SETTINGS = {"view": "direct", "granularity": "window", "backward": "fused", "phases": "both"}
 
 RUNS = 3  # the mistaken loops, the correct loops, the catalogue's code (for a crash's message)
+# work of one event of these loops, in the engine's event-equivalents: they compute with
+# NumPy window by window, as student code does (bench/mistakes.py measures the ratio)
+LOOP_WORK = 5
 HEADER_EXTRA_BYTES = 8192  # mistake, differences (at most 20 cells per tensor), divergence, failures
 
 
@@ -96,6 +101,6 @@ def mistake_cost(rc: ResolvedConfig, mistake: Mistake) -> TraceCost:
     header_cells = math.ceil(base.header_cells * reach)
     size = (math.ceil(base.bytes * reach) + NUMBER_BYTES * (truth_cells + 3 * gather_events * spec.C)
             + 500 * gather_events + HEADER_EXTRA_BYTES)
-    work = RUNS * (math.ceil(base.work * reach) + gather_events + gather_work)
+    work = RUNS * LOOP_WORK * (math.ceil(base.work * reach) + gather_events + gather_work)
     return TraceCost(events=events, cells_written=cells, header_cells=header_cells + truth_cells, bytes=size,
                      work=work)

@@ -29,7 +29,7 @@ failure stops the layer convention's backward too (it has no cache), not the oth
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -173,30 +173,38 @@ class PlainLoops:
 
     def run(self) -> Run:
         """Every step as events, and the tensors they wrote (module notes)."""
+        run = self.events()
+        self.result.events = list(run)
+        return self.result
+
+    def events(self) -> Iterator[Event]:
+        """The events one by one, as they are made (``self.result`` fills as they are
+        pulled: the tensors, the phases, what raised)."""
         rc, spec = self.rc, self.spec
-        self.result = run = Run()
+        self.result, self.made = Run(), 0
         self.ctx = TraceContext(rc, {}, [])
         b = rc.b if rc.b is not None else np.zeros(spec.F)
         for name, arr in (("x", rc.x), ("w", rc.w), ("b", b), ("dout", rc.dout)):
             self._declare(name, arr, "input")
-        forward = self._pass("forward", (self._pad, self._forward, self._activation))
+        forward = yield from self._pass("forward", (self._pad, self._forward, self._activation))
         if forward or self.convention != "layer":
-            self._pass("backward", (self._activation_grad, self._db, self._backward, self._dx_gather, self._crop))
-        return run
+            yield from self._pass("backward", (self._activation_grad, self._db, self._backward, self._dx_gather,
+                                               self._crop))
 
-    def _pass(self, name: str, phases: tuple) -> bool:
-        """Run ``phases`` in order; an exception stops the pass. True when it finished."""
+    def _pass(self, name: str, phases: tuple) -> Iterator[Event]:
+        """Run ``phases`` in order; an exception stops the pass. Returns True when it finished."""
         for phase in phases:
-            start = len(self.result.events)
+            start = self.made
             try:
                 for event in phase():
-                    self.result.events.append(event)
+                    self.made += 1
+                    yield event
             except Exception as exc:  # noqa: BLE001 - the code's own error is what it computes
-                self.result.raised[name] = (exc, len(self.result.events))
+                self.result.raised[name] = (exc, self.made)
                 return False
             finally:
-                if len(self.result.events) > start:
-                    self.result.phases.append({"name": self.phase, "start": start, "stop": len(self.result.events)})
+                if self.made > start:
+                    self.result.phases.append({"name": self.phase, "start": start, "stop": self.made})
         return True
 
     def _declare(self, name: str, data: np.ndarray, role: str) -> np.ndarray:
