@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .plain_trace import PlainLoops, _clamped
+from .plain_steps import _clamped
+from .plain_trace import PlainLoops
 
 __all__ = ["TRACED", "traced_loops"]
 
@@ -71,11 +72,17 @@ class Squeezed(PlainLoops):
     def kernel(self, w, f):
         return w[f, 0]
 
+    def kernel_words(self, f):
+        return f"w[{f},0]"
+
 
 @_traces("bias_not_added")
 class NoBias(PlainLoops):
     def bias(self, b, f):
         return 0.0
+
+    def bias_words(self, f):
+        return ""
 
 
 @_traces("empty_crop")
@@ -152,12 +159,16 @@ class RotatedNoStride(PlainLoops):
 
 @_traces("activation_derivative_skipped")
 class DerivativeSkipped(PlainLoops):
+    dz_words = "dout (f′(z) left out)"
+
     def dz(self, z, out, dout):
         return np.array(dout, dtype=np.float64)
 
 
 @_traces("activation_derivative_of_output")
 class DerivativeOfOutput(PlainLoops):
+    dz_words = "dout·f′(out)"
+
     def dz(self, z, out, dout):
         return self.rc.activation.backward(out, dout)
 
@@ -170,9 +181,14 @@ class FlippedKernel(PlainLoops):
     def forward_kernel(self, kernel):
         return kernel[:, ::-1, ::-1]
 
+    def kernel_words(self, f):
+        return f"w[{f}] turned 180°"
+
 
 @_traces("dw_rotated")
 class DwRotated(PlainLoops):
+    dw_words = " turned 180°"
+
     def dw_window(self, window):
         return window[:, ::-1, ::-1]
 
