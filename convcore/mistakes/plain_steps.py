@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["PlainSteps"]
+__all__ = ["PlainSteps", "clamped"]
 
 
-def _clamped(sl: slice, size: int) -> tuple[int, int, int]:
+def clamped(sl: slice, size: int) -> tuple[int, int, int]:
     """start, stop, step of ``sl`` on an axis of ``size`` cells, as NumPy clamps it
     (an empty slice has stop = start)."""
     start, stop, step = sl.indices(size)
@@ -75,7 +75,7 @@ class PlainSteps:
         (C/groups, KH', KW')."""
         (dh, dw), (kh, kw) = dilation, (self.spec.KH, self.spec.KW)
         slices = (self.channels(f), slice(r, r + dh * (kh - 1) + 1, dh), slice(c, c + dw * (kw - 1) + 1, dw))
-        parts = [(n, n + 1, 1)] + [_clamped(s, size) for s, size in zip(slices, xp.shape[1:])]
+        parts = [(n, n + 1, 1)] + [clamped(s, size) for s, size in zip(slices, xp.shape[1:])]
         start, stop, step = zip(*parts)
         return start, stop, step, xp[(n, *slices)]
 

@@ -1,5 +1,6 @@
-"""The plain loops of a conv layer as trace events, one overridable method per step: the
-generator that the mistakes lab changes one step of (``convcore.mistakes.traced``).
+"""The plain loops of a conv layer as trace events: the generator that the mistakes lab
+changes one step of (``convcore.mistakes.traced``); the steps, one overridable method
+each, are ``convcore.mistakes.plain_steps.PlainSteps``.
 
 ``PlainLoops(rc, convention).run()`` computes the layer as the naive code of a
 convention does (cs231n, layer or torch; ``convcore.mistakes.conventions``) and
@@ -15,6 +16,8 @@ built through ``convcore.trace.events.TraceContext``, in the request's layout):
 - ``db``: one event: db = Σ dz over n, i, j;
 - ``backward``: one event per output position (n, i, j): dxp[window] += Σ_f dz·w[f] and
   dw[f] += window·dz for each filter (the loops of CS231n's and seed 001's backward);
+- ``dx`` (only when ``dx_by_rotation``): one event per cell (n, r, c) of dxp, gathered
+  from dz and the rotated kernel;
 - ``crop``: one event per (n, c): dx[n, c] = the interior of dxp[n, c].
 
 Unlike the engine's views, which fill ``value`` from the vectorised core, these loops
@@ -37,7 +40,7 @@ from ..trace import format as fmt
 from ..trace.axes import kind_of
 from ..trace.events import TraceContext
 from ..trace.model import Event, make_event
-from .plain_steps import PlainSteps, _clamped
+from .plain_steps import PlainSteps, clamped
 
 __all__ = ["PlainLoops", "Run"]
 
@@ -269,7 +272,7 @@ class PlainLoops(PlainSteps):
         rows, cols = self.crop(spec.H, spec.W)
         dx = dxp[:, :, rows, cols]
         self._declare("dx", np.zeros(dx.shape), "result")
-        (r0, r1, rs), (c0, c1, cs) = _clamped(rows, dxp.shape[2]), _clamped(cols, dxp.shape[3])
+        (r0, r1, rs), (c0, c1, cs) = clamped(rows, dxp.shape[2]), clamped(cols, dxp.shape[3])
         for n in range(dx.shape[0]):  # an empty crop still makes its steps: each writes nothing
             for c in range(dx.shape[1]):
                 src = ((n, c, r0, c0), (n + 1, c + 1, r1, c1), (1, 1, rs, cs))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .plain_steps import _clamped
+from .plain_steps import clamped
 from .plain_trace import PlainLoops
 
 __all__ = ["TRACED", "traced_loops"]
@@ -66,7 +66,7 @@ class Squeezed(PlainLoops):
         kept = [axis for axis in range(4) if xp.shape[axis] != 1]
         start, stop = [0] * 4, list(xp.shape)
         for axis, sl in zip(kept[:2], (slice(r, r + kh), slice(c, c + kw))):
-            start[axis], stop[axis], _ = _clamped(sl, xp.shape[axis])
+            start[axis], stop[axis], _ = clamped(sl, xp.shape[axis])
         return tuple(start), tuple(stop), (1, 1, 1, 1), cells
 
     def kernel(self, w, f):
