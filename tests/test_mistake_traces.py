@@ -125,6 +125,12 @@ def test_on_its_smallest_setup_the_trace_is_what_the_code_computes(mistake_id):
     doc = assert_trace_is_the_code(mistake_id, m.setup)
     assert_replay_holds(doc)
     assert doc["mistake"]["id"] == mistake_id and doc["mistake"]["wrong"] == m.wrong
+    assert doc["aliases"] == {}  # every step of the code is in the trace, copies included
+    assert set(doc["loop_names"]) == {letter for event in doc["events"] for letter in event["loop"]}
+    phases = doc["phases"]
+    assert phases[0]["start"] == 0 and phases[-1]["stop"] == doc["total_events"] == len(doc["events"])
+    assert all(a["stop"] == b["start"] for a, b in zip(phases, phases[1:]))
+    assert all(e["phase"] == p["name"] for p in phases for e in doc["events"][p["start"]:p["stop"]])
 
 
 @pytest.mark.parametrize("mistake_id", IDS)

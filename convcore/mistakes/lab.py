@@ -31,6 +31,7 @@ from typing import Any, Iterable, Iterator, Mapping
 import numpy as np
 
 from ..compare import compare_tensor, values_equal
+from ..layer import layer_results
 from ..trace.axes import kind_of
 from ..trace.config import resolve_config
 from ..trace.document import trace_header
@@ -44,6 +45,11 @@ from .plain_trace import RESULTS, PlainLoops, Run
 from .traced import traced_loops
 
 __all__ = ["build_mistake_trace", "first_divergence", "iter_mistake_trace", "mistake_header"]
+
+
+# what each letter of the events' ``loop`` means (the header's ``loop_names``)
+LOOP_WORDS = {"n": "image", "f": "filter", "i": "output row", "j": "output column", "c": "input channel",
+              "h": "input row", "y": "row of the padded input", "x": "column of the padded input"}
 
 
 def _external(name: str, arr: np.ndarray, layout: str) -> np.ndarray:
@@ -144,12 +150,16 @@ def _divergence(k: int | None, run: Run, correct: Mapping | None, failures: Mapp
 
 def mistake_header(rc: Any, mistake: Mistake, run: Run) -> dict[str, Any]:
     """The header of the mistake trace of ``run`` (module notes)."""
-    truth_doc = trace_header(rc)
+    truth_doc = trace_header(rc)  # the schema and the resolved spec
     correct = PlainLoops(rc, mistake.convention)
     k, correct_event = first_divergence(run.events, correct.events())
-    true_shapes = {name: tuple(t["shape"]) for name, t in truth_doc["tensors"].items()}
-    truth = {name: {"shape": truth_doc["tensors"][name]["shape"], "data": truth_doc["tensors"][name]["data"]}
-             for name in RESULTS}
+    true = layer_results(rc.spec, rc.x, rc.w, rc.b, rc.activation, rc.dout)
+    truth = {}
+    for name in RESULTS:
+        ext = _external(name, getattr(true, name), rc.layout)
+        truth[name] = {"shape": list(ext.shape), "data": ext.ravel().tolist()}
+    arrays = {"x": rc.x, "w": rc.w, "b": rc.b, "dout": rc.dout, **true._asdict()}
+    true_shapes = {name: tuple(_external(name, arr, rc.layout).shape) for name, arr in arrays.items()}
     failures = _failures(run, rc, mistake)
     tensors = _tensors(run, rc, true_shapes)
     differences = {}
@@ -159,10 +169,13 @@ def mistake_header(rc: Any, mistake: Mistake, run: Run) -> dict[str, Any]:
             got = np.asarray(tensors[name]["data"], dtype=np.float64).reshape(tensors[name]["shape"])
             differences[name] = compare_tensor(name, expected, got).to_dict()
     divergence = _divergence(k, run, correct_event, failures, mistake)
+    letters = set().union(*(event["loop"] for event in run.events))
     return {
         "schema": truth_doc["schema"],
         "spec": truth_doc["spec"],
         "tensors": tensors,
+        "aliases": {},  # a mistake trace keeps every step of the code, copies included: mistakes live there
+        "loop_names": {letter: words for letter, words in LOOP_WORDS.items() if letter in letters},
         "phases": run.phases,
         "total_events": len(run.events),
         "mistake": {key: getattr(mistake, key) for key in ("id", "title", "wrong", "should", "source", "convention")},

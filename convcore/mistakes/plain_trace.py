@@ -261,7 +261,7 @@ class PlainLoops(PlainSteps):
                     rows = (max(0, r - kh + 1), min(dz.shape[2], r + 1))
                     cols = (max(0, c - kw + 1), min(dz.shape[3], c + 1))
                     box = ((n, 0, rows[0], cols[0]), (n + 1, dz.shape[1], max(rows), max(cols)))
-                    yield make_event("dx", {"n": n, "r": r, "c": c}, [ctx.box("dz", *box), ctx.box("w", (0, 0, 0, 0), w.shape)],
+                    yield make_event("dx", {"n": n, "y": r, "x": c}, [ctx.box("dz", *box), ctx.box("w", (0, 0, 0, 0), w.shape)],
                                      [write], f"{ctx.text('dxp', start, stop)} = Σ dz framed·w rotated 180° = "
                                               f"{fmt.numbers(write['value'])}")
 
