@@ -8,6 +8,8 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from convcore.mistakes import MISTAKES, get_convention
 from convcore.mistakes.lab import build_mistake_trace
@@ -136,3 +138,48 @@ def test_the_openapi_schema_names_the_mistake_field_and_the_route(api_client):
     assert "/api/mistakes" in schema["paths"]
     document = schema["components"]["schemas"]["TraceDocument"]["properties"]
     assert {"mistake", "truth", "differences", "failures", "first_divergence", "divergence"} <= set(document)
+
+
+@st.composite
+def layers(draw):
+    """A trace request with a mistake over a random small layer whose shapes fit (the
+    geometry and the mistake's convention may still not: then a 422)."""
+    groups = draw(st.integers(1, 2))
+    cg, fg = draw(st.integers(1, 2)), draw(st.integers(1, 2))
+    body = {"mistake": draw(st.sampled_from(IDS)),
+            "x": {"fill": "randint", "shape": [draw(st.integers(1, 2)), groups * cg, draw(st.integers(1, 6)),
+                                               draw(st.integers(1, 6))], "low": -3, "high": 3,
+                  "seed": draw(st.integers(0, 99))},
+            "w": {"fill": "randint", "shape": [groups * fg, cg, draw(st.integers(1, 3)), draw(st.integers(1, 3))],
+                  "low": -2, "high": 2, "seed": 5},
+            "b": {"fill": "randint", "shape": [groups * fg], "low": -2, "high": 2, "seed": 6},
+            "dout": {"fill": "randint", "low": -2, "high": 2, "seed": 7}, "groups": groups}
+    optional = {"stride": st.one_of(st.integers(1, 3), st.lists(st.integers(1, 3), min_size=2, max_size=2)),
+                "padding": st.one_of(st.integers(0, 2), st.lists(st.integers(0, 2), min_size=4, max_size=4),
+                                     st.sampled_from(["same", "valid"])),
+                "dilation": st.integers(1, 2), "activation": st.sampled_from(["identity", "relu", "tanh"]),
+                "layout": st.sampled_from(["NCHW", "NHWC"])}
+    for key, values in optional.items():
+        if draw(st.booleans()):
+            body[key] = draw(values)
+    if body.get("layout") == "NHWC":
+        n, c, h, w = body["x"]["shape"]
+        f, c_g, kh, kw = body["w"]["shape"]
+        body["x"]["shape"], body["w"]["shape"] = [n, h, w, c], [kh, kw, c_g, f]
+    return body
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@given(body=layers())
+def test_any_layer_with_any_mistake_is_a_clear_4xx_or_a_trace_that_replays(api_client, body):
+    """Random layers with every mistake: never a 500; a trace's replay rebuilds its tensors."""
+    response = api_client.post("/api/trace", json=body)
+    assert response.status_code in (200, 413, 422), response.text
+    if response.status_code != 200:
+        assert response.json()["detail"][0]["msg"]
+        return
+    doc = response.json()
+    state = replay(doc)
+    for name, t in doc["tensors"].items():
+        assert np.allclose(state[name], np.reshape(t["data"], t["shape"])), name
+    assert set(doc["failures"]) | set(doc["differences"]) == {"out", "dx", "dw", "db"}

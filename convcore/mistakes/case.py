@@ -63,7 +63,7 @@ class Case:
     kh, kw : kernel rows and columns
     stride : (sh, sw); padding : (top, bottom, left, right); dilation : (dh, dw), 1 = none
     activation : a name of ``convcore.activations``
-    values : "int" (distinct non-zero small integers) or "float" (normal)
+    values : "int" (distinct non-zero small integers), "float" (normal) or "given" (``with_inputs``)
     seed : the seed the inputs are drawn with
     """
 
