@@ -85,6 +85,7 @@ class PlainLoops(PlainSteps):
         rc, spec = self.rc, self.spec
         self.result, self.made = Run(), 0
         self.ctx = TraceContext(rc, {}, [])
+        self.ctx.aliases = {}  # every tensor under its own name: the code makes xp, z, dz, dxp even when they copy
         b = rc.b if rc.b is not None else np.zeros(spec.F)
         for name, arr in (("x", rc.x), ("w", rc.w), ("b", b), ("dout", rc.dout)):
             self._declare(name, arr, "input")
