@@ -9,14 +9,15 @@ bias (the code adds b) and shows the direct view's loops at window granularity, 
 both passes. ``check_lab_config`` says what does not fit in a TraceConfigError naming
 the field.
 
-``mistake_cost`` is the cost (``convcore.trace.cost.trace_cost``) of the trace the
-mistake trace replaces, the direct window trace of the same config, scaled by how much
-further the mistaken loops run (a loop over the input's size instead of the output's,
-a wider padding) and by the runs it makes (the mistaken loops, the correct ones for the
-first divergence, the catalogue's code for a crash's message) and by what one of their
-steps costs beside one of the engine's (``LOOP_WORK``), plus the true tensors the header
-carries. Lessons are small: the work limit admits mistake traces of layers a twelfth
-the size of the largest plain traces.
+``mistake_cost`` is the cost of a mistake trace in the measures of
+``convcore.trace.cost`` (events, cells written, header cells, a bound of the bytes,
+work), with its constants, counted from the mistaken loops' own geometry (their phases
+and how far they run: a loop over the input's size instead of the output's, a wider
+padding; ``plain_trace``'s table of phases), not from the engine's trace, whose phases
+differ. Its work counts the runs a mistake trace makes (the mistaken loops, the correct
+ones up to the first divergence, the catalogue's code for a crash's message) and what
+one of their steps costs beside one of the engine's (``LOOP_WORK``, measured by
+bench/mistakes.py). The service holds it to the same limits as every trace.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ import math
 from typing import Any
 
 from ..trace.config import ResolvedConfig, TraceConfigError
-from ..trace.cost import NUMBER_BYTES, TraceCost, trace_cost
+from ..trace.cost import (BOX_BYTES, CELLS_PER_EVENT_OF_WORK, EVENT_BASE_BYTES, HEADER_BASE_BYTES, HEADER_TENSOR_BYTES,
+                          NUMBER_BYTES, TraceCost)
 from .catalogue import MISTAKES, Mistake
 
 __all__ = ["LAB_SETTINGS", "check_lab_config", "lab_mistake", "mistake_cost"]
@@ -38,6 +40,7 @@ RUNS = 3  # the mistaken loops, the correct loops, the catalogue's code (for a c
 # NumPy window by window, as student code does (bench/mistakes.py measures the ratio)
 LOOP_WORK = 5
 HEADER_EXTRA_BYTES = 8192  # mistake, differences (at most 20 cells per tensor), divergence, failures
+TEXT_PER_FILTER = 80  # a backward step's text says each filter's dw write
 
 
 def lab_mistake(value: Any) -> Mistake:
@@ -82,25 +85,52 @@ def check_lab_config(rc: ResolvedConfig, mistake: Mistake) -> None:
                                f"{rc.activation.name!r}", "activation")
 
 
+def _loop_phases(rc: ResolvedConfig, loops: Any) -> list[tuple[int, int, int, int]]:
+    """Per phase of the mistaken loops ``loops`` (a PlainLoops): (events, boxes, writes and
+    cells written per event), upper bounds from the geometry alone (plain_trace's table)."""
+    spec = rc.spec
+    n, c, h, w = spec.x_shape
+    f, window = spec.F, spec.KH * spec.KW
+    top, bottom, left, right = loops.pads()
+    hp, wp = h + top + bottom, w + left + right
+    ho, wo = (max(0, size) for size in loops.out_hw())
+    bh, bw = (max(0, size) for size in loops.backward_hw())
+    dz_hw = max(ho, spec.out_hw[0]) * max(wo, spec.out_hw[1])  # z's shape broadcast with dout's
+    phases = [
+        (n * c * h, 2, 1, w),  # pad: one per row of x
+        (n * f * ho * wo, 4, 1, 1),  # forward: one per output position
+        (n * f, 3, 1, ho * wo),  # activation
+        (n * f, 3, 1, dz_hw),  # activation grad
+        (1, 2, 1, f + max(wo, spec.out_hw[1])),  # db (over the wrong axes: a row of dz)
+        (n * bh * bw, 2 * f + 3, f + 1, (c + f * spec.channels_per_group) * window),  # backward
+        (n * c, 2, 1, hp * wp),  # crop
+    ]
+    if loops.dx_by_rotation:
+        phases.append((n * hp * wp, 3, 1, c))  # the dx gather: one per cell of dxp
+    return phases
+
+
 def mistake_cost(rc: ResolvedConfig, mistake: Mistake) -> TraceCost:
-    """The cost of the mistake trace of ``rc`` (module notes), from the geometry alone."""
+    """The cost of the mistake trace of ``rc`` (module notes), from the geometry alone, in
+    the measures and with the constants of ``convcore.trace.cost``."""
     from .traced import traced_loops
 
-    base = trace_cost(rc)
     spec, loops = rc.spec, traced_loops(mistake.id)(rc, mistake.convention)
-    positions = spec.out_hw[0] * spec.out_hw[1]
+    phases = _loop_phases(rc, loops)
+    events = sum(count for count, *_ in phases)
+    boxes = sum(count * per for count, per, _, _ in phases)
+    writes = sum(count * per for count, _, per, _ in phases)
+    cells = sum(count * per for count, _, _, per in phases)
+    n, c, h, w = spec.x_shape
     top, bottom, left, right = loops.pads()
-    padded = (spec.H + top + bottom) * (spec.W + left + right)
-    reach = max(1.0, math.prod(loops.out_hw()) / positions, math.prod(loops.backward_hw()) / positions,
-                padded / math.prod(spec.padded_hw))
-    gather_events = spec.N * padded if loops.dx_by_rotation else 0  # one per cell of dxp
-    gather_work = gather_events * spec.F * spec.KH * spec.KW // 3
-    truth_cells = math.prod(spec.out_shape) + math.prod(spec.x_shape) + math.prod(spec.w_shape) + spec.F
-    events = math.ceil(base.events * reach) + gather_events + 1  # + 1: the one db event
-    cells = math.ceil(base.cells_written * reach) + gather_events * spec.C
-    header_cells = math.ceil(base.header_cells * reach)
-    size = (math.ceil(base.bytes * reach) + NUMBER_BYTES * (truth_cells + 3 * gather_events * spec.C)
-            + 500 * gather_events + HEADER_EXTRA_BYTES)
-    work = RUNS * LOOP_WORK * (math.ceil(base.work * reach) + gather_events + gather_work)
-    return TraceCost(events=events, cells_written=cells, header_cells=header_cells + truth_cells, bytes=size,
-                     work=work)
+    padded = n * c * (h + top + bottom) * (w + left + right)
+    outputs = n * spec.F * max(math.prod(loops.out_hw()), math.prod(spec.out_hw)) * 2  # as large as dz may be
+    inputs = math.prod(spec.x_shape) + math.prod(spec.w_shape) + spec.F + math.prod(spec.out_shape)
+    truth = math.prod(spec.out_shape) + math.prod(spec.x_shape) + math.prod(spec.w_shape) + spec.F
+    header_cells = inputs + 3 * padded + 2 * outputs + math.prod(spec.w_shape) + phases[4][3] + truth
+    size = (HEADER_BASE_BYTES + HEADER_TENSOR_BYTES * 16 + NUMBER_BYTES * header_cells + HEADER_EXTRA_BYTES
+            + TEXT_PER_FILTER * spec.F * (2 + phases[5][0])  # the backward texts (and the divergence's)
+            + EVENT_BASE_BYTES * events + BOX_BYTES * boxes + 2 * NUMBER_BYTES * cells)
+    gather = phases[7][0] * spec.F * spec.KH * spec.KW // 3 if loops.dx_by_rotation else 0  # taps, as cost's
+    work = RUNS * LOOP_WORK * (events + writes + cells // CELLS_PER_EVENT_OF_WORK + gather)
+    return TraceCost(events=events, cells_written=cells, header_cells=header_cells, bytes=size, work=work)
