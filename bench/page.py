@@ -40,7 +40,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from playwright.sync_api import sync_playwright  # noqa: E402
 
-from test_browser_helpers import CHROMIUM, CHROMIUM_ARGS, live_server, wait_complete, wait_until  # noqa: E402
+from test_browser_helpers import CHROMIUM, CHROMIUM_ARGS, debug_url, live_server, wait_complete, wait_until  # noqa: E402
 
 BIG = {
     "x": {"fill": "randint", "shape": [2, 3, 16, 16], "low": -2, "high": 2, "seed": 0},
@@ -168,7 +168,7 @@ def compare(browser, rev: str, base_new: str, viewport: tuple[int, int]) -> None
         pages = {}
         for name, base in ((rev, base_old), ("this page", base_new)):
             page = browser.new_page(viewport={"width": viewport[0], "height": viewport[1]})
-            page.goto(base + "/" + lesson_hash(BIG))
+            page.goto(debug_url(base + "/" + lesson_hash(BIG)))
             wait_complete(page, timeout=60)
             pages[name] = page
         total = pages[rev].evaluate("window.convscope.total")
@@ -204,7 +204,7 @@ def main() -> None:
     with live_server() as base, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1600, "height": 1000})
-        page.goto(base + "/" + lesson_hash(BIG))
+        page.goto(debug_url(base + "/" + lesson_hash(BIG)))
         wait_complete(page, timeout=60)
         total = page.evaluate("window.convscope.total")
         cells = page.evaluate("document.querySelectorAll('.cell').length")
@@ -244,7 +244,7 @@ def main() -> None:
         print(f"Apply -> first drawn step, CS231n preset ({page.evaluate('window.convscope.total')} events): "
               f"median {statistics.median(applies):.1f} ms, min {min(applies):.1f} ms, max {max(applies):.1f} ms (n=7)")
         if args.breakdown:
-            page.goto(base + "/" + lesson_hash(BIG))
+            page.goto(debug_url(base + "/" + lesson_hash(BIG)))
             wait_complete(page, timeout=60)
             print_breakdown(page)
         browser.close()

@@ -1,187 +1,83 @@
-// ConvScope page: wiring. Event handlers only change `app`; one redraw reads it.
+// ConvScope page: wiring. The store (js/page-state.js) owns every changing fact; input
+// handlers dispatch actions; effects (fetching a trace, the ticker, the address) dispatch
+// what they learn; one redraw per frame draws frameOf(trace, step, view, viewport).
 
-import { TraceModel, Cursor, carryStep, nextPhaseStart, previousPhaseStart, phaseIndexAt, replayCheck, cellName } from "./js/state.js";
+import { TraceModel, carryStep, replayCheck } from "./js/state.js";
+import { createStore } from "./js/store.js";
+import { initialState, reduce, currentStep, placeOf, isSettled } from "./js/page-state.js";
+import { frameOf } from "./js/frame.js";
 import { Stage } from "./js/render.js";
-import { SPEEDS, DEFAULT_SPEED, speedLabel, keyAction, KEY_SHEET, Ticker } from "./js/player.js";
+import { Chrome } from "./js/chrome.js";
+import { SPEEDS, speedLabel, keyAction, KEY_SHEET, Ticker } from "./js/player.js";
 import { encodeLesson, decodeLesson } from "./js/url.js";
 import { streamTrace, fetchPresets, fetchPreset, fetchMeta, errorFields, ApiError } from "./js/api.js";
 import { SetupEditors } from "./js/editors.js";
 import { adoptMeta, defaultConfig, clone } from "./js/setup.js";
-import { formatLong } from "./js/format.js";
 import { drawPhaseMarks, fitPhaseMarks } from "./js/scrub.js";
 import { exportJson, stagePng, download } from "./js/export.js";
 
 const $ = (id) => document.getElementById(id);
 const reducedMotion = window.matchMedia("(prefers-reduced-motion: reduce)");
+const SETUP_KEY = "convscope.setup";
 
-const app = {
-  config: null,
-  presetName: "",
-  presets: [],
-  model: null,
-  cursor: null,
-  step: -1, // the step asked for; the step shown is the cursor's (clamped to what arrived)
-  playing: false,
-  speedIndex: DEFAULT_SPEED,
-  projector: false,
-  allTensors: false, // false: tensors the current phase does not touch fold to their captions
-  setupOpen: true, // the settings drawer
-  stageFits: false,
-  controller: null,
-  runStartedAt: 0,
-  firstStepDrawnAt: 0,
-  frameTimes: [],
-  lastNarrated: -2,
-  lastPanelEvent: undefined,
-  urlTimer: 0,
-  debounce: 0,
-};
-
+const store = createStore(reduce, initialState({ setupOpen: initialSetupOpen() }));
+const dispatch = (action) => store.dispatch(action);
 const stage = new Stage($("stage"), { onReveal: () => requestRedraw() });
+const chrome = new Chrome();
+const ticker = new Ticker({ getSpeed: () => SPEEDS[store.state.speedIndex], onSteps: (steps) => dispatch({ type: "tick", steps }) });
 let editors = null; // built once the server has published its controls (start)
-const ticker = new Ticker({ getSpeed: () => SPEEDS[app.speedIndex], onSteps: onTick });
+let controller = null; // the running trace request
+let debounce = 0;
+let metrics = null; // the style sheet's sizes the stage layout needs (measured per trace and mode)
+let pendingNarration = ""; // said with the next step drawn (a trace that stopped midway)
+/** Hooks that js/debug.js (loaded on ?debug only) sets: frame timing for tests and benchmarks. */
+const probe = { onFrame: null, part: null, measureLayout: false, runStartedAt: 0, firstStepDrawnAt: 0 };
+
+// ---- effects of a change of state ------------------------------------------------------
+
+store.subscribe((state, prev, action) => {
+  if (state.playing !== prev.playing) {
+    if (state.playing) ticker.start();
+    else {
+      ticker.stop();
+      chrome.panelEvent = undefined; // narrate the step we stopped on
+    }
+  }
+  if (state.projector !== prev.projector || state.setupOpen !== prev.setupOpen) {
+    chrome.drawModes(state);
+    metrics = null; // another style sheet's sizes
+    if (state.projector !== prev.projector) stage.revealAll(); // projector draws every slice
+  }
+  if (state.allTensors !== prev.allTensors || state.speedIndex !== prev.speedIndex) chrome.drawModes(state);
+  if (state.trace && prev.trace && state.trace.model === prev.trace.model && state.trace.complete && !prev.trace.complete) {
+    stage.revealAll();
+  }
+  if (state.formProblems !== prev.formProblems || state.runError !== prev.runError || state.run !== prev.run || state.badge !== prev.badge) chrome.drawBadge(state);
+  const place = placeOf(state);
+  const before = placeOf(prev);
+  if (action.type === "header") writeUrl(true, { push: action.push });
+  else if (state.playing !== prev.playing || place.projector !== before.projector || place.allTensors !== before.allTensors) writeUrl(true);
+  else if (place.step !== before.step || place.speed !== before.speed) writeUrl(false);
+  // the ticker runs at the start of a frame: its step is drawn in that frame
+  if (action.type === "tick") redraw("tick");
+  else requestRedraw();
+});
 
 // ---- running traces ------------------------------------------------------------------
 
 function onConfigEdited(config, { immediate }) {
-  app.config = config;
-  setPreset("");
-  clearTimeout(app.debounce);
-  app.debouncing = true;
-  drawStale();
-  app.debounce = setTimeout(() => run(config), immediate ? 0 : 350);
+  dispatch({ type: "edited", config });
+  clearTimeout(debounce);
+  debounce = setTimeout(() => run(config, { typed: true }), immediate ? 0 : 350);
 }
 
-/** Fetch and stream the trace of `config`; the previous trace stays until the header arrives. */
-async function run(config, { step = null, push = true } = {}) {
-  clearTimeout(app.debounce);
-  app.debouncing = false;
-  app.runError = "";
-  app.awaitingHeader = true; // the stage shows the previous trace until this one's header
-  if (app.controller) app.controller.abort();
-  const controller = new AbortController();
-  app.controller = controller;
-  app.runStartedAt = performance.now();
-  app.firstStepDrawnAt = 0;
-  showProgress("Computing the trace…");
-  let model = null;
-  // the trace on screen before this run: put back if the stream fails after its header
-  const previous = app.model ? { model: app.model, config: app.shownConfig, preset: app.shownPreset, step: current() } : null;
-  try {
-    await streamTrace(
-      config,
-      {
-        onHeader(header) {
-          if (controller.signal.aborted) return;
-          const old = app.model;
-          model = new TraceModel(header);
-          const target =
-            step != null ? Math.min(step, model.total - 1) : old ? carryStep(old.phases, old.total, app.step, model.phases, model.total) : 0;
-          install(model, config, target, { push });
-        },
-        onEvents(events) {
-          if (controller.signal.aborted || !model) return;
-          model.addEvents(events);
-          showProgress(`Streaming ${model.received} of ${model.total} steps…`);
-          requestRedraw();
-        },
-        onEnd() {
-          if (controller.signal.aborted || !model) return;
-          showCheck(model);
-          stage.forgetFits(); // every value has arrived: the widest number is known
-          fitStage();
-          prefitPhases();
-        },
-      },
-      controller.signal,
-    );
-  } catch (err) {
-    if (err.name === "AbortError" || controller.signal.aborted) return;
-    const midStream = model !== null && app.model === model;
-    if (midStream) {
-      // a half trace is no lesson: back to the last good one, still with its step
-      if (previous) restore(previous);
-      else clearStage();
-    }
-    let fields;
-    if (err instanceof ApiError) {
-      fields = errorFields(err.detail);
-      if (err.status === 413 || midStream) fields._ = err.message;
-    } else {
-      fields = { _: `The trace could not be loaded: ${err.message}` };
-    }
-    editors.showErrors(fields);
-    app.runError = Object.values(fields).join("; ");
-    drawStale();
-    const what = midStream ? `The trace stopped after ${model.received} of ${model.total} steps: ${err.message}` : `Not run: ${err.message}`;
-    narrate(what);
-    if (midStream) app.pendingNarration = what; // said again with the restored step
-    if (midStream || app.projector) toast(what);
-  } finally {
-    if (app.controller === controller) {
-      app.controller = null;
-      app.awaitingHeader = false;
-      showProgress(null);
-      drawStale();
-    }
-  }
-}
-
-/** Put back a trace that was on screen before a run that failed midway. */
-function restore({ model, config, preset, step }) {
-  pause();
-  setPreset(preset ?? "");
-  install(model, config, step, { complete: true });
-}
-
-function clearStage() {
-  pause();
-  app.model = null;
-  app.cursor = null;
-  stage.clear();
-  $("eq-phase").textContent = "–";
-  $("eq-loop").textContent = "";
-  $("eq-text").textContent = "No trace: fix the setup and it runs again.";
-  $("eq-writes").replaceChildren();
-  $("eq-reads").textContent = "";
-  setBadge("pending", "no trace", "");
-  drawStale();
-}
-
-function install(model, config, target, { complete = false, push = false } = {}) {
-  app.awaitingHeader = false;
-  app.model = model;
-  app.cursor = new Cursor(model);
-  app.config = clone(config);
-  app.shownConfig = clone(config); // the setup of the trace on screen
-  app.step = target;
-  app.lastPanelEvent = undefined;
-  app.shownPreset = app.presetName;
-  stage.build(model);
-  editors.show(config);
-  editors.showHeader(model.header);
-  editors.showErrors({});
-  drawStale();
-  buildScrubber(model);
-  // the legend names only the marks this trace's header uses
-  const kinds = new Set(Object.values(model.tensors).flatMap((t) => (t.marks ? Array.from(t.marks.join("")) : [])));
-  $("legend-pad").hidden = !kinds.has("p") && !kinds.has("g");
-  $("legend-gap").hidden = !kinds.has("z");
-  $("legend-unread").hidden = !kinds.has("u");
-  if (complete && model.complete) showCheck(model);
-  else setBadge("pending", "checking…", "The replay check runs when the whole trace has arrived.");
-  writeUrl(true, { push });
-  requestRedraw();
-}
-
-function showCheck(model) {
+function checkBadge(model) {
   // Two checks: this page replays every event's deltas and compares with the header;
   // the server verified the header's dx, dw and db against the forward pass.
   const server = model.header.check ?? null;
   const r = replayCheck(model);
   const err = r.maxError === 0 ? "0" : r.maxError.toExponential(1);
-  const parts = [r.ok ? (r.maxError === 0 ? "replay-checked" : `replay-checked · max error ${err}`)
-                      : `replay mismatch · max error ${err}`];
+  const parts = [r.ok ? (r.maxError === 0 ? "replay-checked" : `replay-checked · max error ${err}`) : `replay mismatch · max error ${err}`];
   let ok = r.ok;
   let title = "Replaying every event's deltas from zero rebuilds every tensor in the header (checked in this page).";
   if (server && Number.isFinite(server.max_rel_error)) {
@@ -191,36 +87,83 @@ function showCheck(model) {
     parts.push(verified ? `gradients verified to ${rel}` : `gradient mismatch ${rel}`);
     title += ` The server verified dx, dw and db with ${server.method}: largest relative error ${server.max_rel_error.toExponential(1)}.`;
   }
-  setBadge(ok ? "ok" : "bad", parts.join(" · "), `${parts.join(" · ")}. ${title}`);
+  return { state: ok ? "ok" : "bad", text: parts.join(" · "), title: `${parts.join(" · ")}. ${title}` };
 }
 
-function setBadge(state, text, title) {
-  app.badge = { state, text, title };
-  drawStale();
+/** Fetch and stream the trace of `config`; the previous trace stays until the header
+ *  arrives. typed: the setup is what the user typed (kept in the form if the run fails). */
+async function run(config, { step = null, push = true, typed = false } = {}) {
+  clearTimeout(debounce);
+  if (controller) controller.abort();
+  const mine = new AbortController();
+  controller = mine;
+  dispatch({ type: "runStarted" });
+  probe.runStartedAt = performance.now();
+  probe.firstStepDrawnAt = 0;
+  let model = null;
+  const before = store.state; // the trace on screen: put back if the stream fails after its header
+  const lesson = before.lesson;
+  try {
+    await streamTrace(
+      config,
+      {
+        onHeader(header) {
+          if (mine.signal.aborted) return;
+          model = new TraceModel(header);
+          const old = store.state.trace;
+          const target =
+            step != null ? Math.min(step, model.total - 1) : old ? carryStep(old.model.phases, old.model.total, store.state.step, model.phases, model.total) : 0;
+          editors.show(config);
+          editors.showHeader(header);
+          editors.showErrors({});
+          buildScrubber(model);
+          dispatch({ type: "header", model, config: clone(config), lesson, step: target, push });
+        },
+        onEvents(events) {
+          if (mine.signal.aborted || !model) return;
+          model.addEvents(events);
+          dispatch({ type: "events", model });
+        },
+        onEnd() {
+          if (mine.signal.aborted || !model) return;
+          dispatch({ type: "checked", badge: checkBadge(model) });
+        },
+      },
+      mine.signal,
+    );
+  } catch (err) {
+    if (err.name === "AbortError" || mine.signal.aborted) return;
+    const midStream = model !== null && store.state.trace?.model === model;
+    let fields;
+    if (err instanceof ApiError) {
+      fields = errorFields(err.detail);
+      if (err.status === 413 || midStream) fields._ = err.message;
+    } else fields = { _: `The trace could not be loaded: ${err.message}` };
+    // a half trace is no lesson: back to the last good one, still at its step
+    const restore = midStream && before.trace ? { trace: before.trace, step: currentStep(before), badge: before.badge } : null;
+    // a lesson picked or a link opened goes back with its trace; a typed setup stays typed
+    if (restore && !typed) {
+      Object.assign(restore, { config: before.trace.config, lesson: before.trace.lesson });
+      editors.show(restore.config, { fresh: true });
+    }
+    editors.showErrors(fields);
+    dispatch({ type: "runFailed", message: Object.values(fields).join("; "), restore, clear: midStream && !before.trace });
+    if (restore) buildScrubber(restore.trace.model);
+    const what = midStream ? `The trace stopped after ${model.received} of ${model.total} steps: ${err.message}` : `Not run: ${err.message}`;
+    chrome.narrate(what);
+    if (midStream) pendingNarration = what; // said again with the restored step
+    if (midStream || store.state.projector) toast(what);
+  } finally {
+    if (controller === mine) {
+      controller = null;
+      dispatch({ type: "runDone" });
+    }
+  }
 }
 
-/**
- * The badge, and the stage's banner when what is drawn is not what the form says: the
- * form holds an error (its own or the server's), or an edit not traced yet.
- */
-function drawStale() {
-  const problems = editors && editors.hasProblems;
-  const why = app.runError || problems ? "the setup has an error" : app.debouncing || app.awaitingHeader ? "the new setup is not traced yet" : "";
-  const stale = Boolean(why && app.model);
-  const banner = $("stale");
-  banner.hidden = !stale;
-  if (stale) banner.textContent = `Showing the last good trace, not the form: ${why}.`;
-  const b = $("badge");
-  const { state, text, title } = app.badge ?? { state: "pending", text: "not checked yet", title: "" };
-  b.dataset.state = stale ? "stale" : state;
-  b.textContent = stale ? `last good trace, not the form · ${text}` : text;
-  b.title = title;
-}
-
-function showProgress(text) {
-  const p = $("progress");
-  p.hidden = !text;
-  if (text) $("progress-text").textContent = text;
+function buildScrubber(model) {
+  $("scrubber").max = String(Math.max(0, model.total - 1));
+  drawPhaseMarks($("scrub-phases"), model.phases, model.total);
 }
 
 // ---- drawing ---------------------------------------------------------------------
@@ -235,344 +178,77 @@ function requestRedraw() {
   });
 }
 
-// Per-frame breakdown (bench/page.py --breakdown), off unless asked for: each redraw
-// forces style and layout after each part of the frame and records the part's time with
-// its layout (so frames take longer than without), the steps the frame covers, the
-// cells it wrote per tensor and the slices content-visibility revealed since the last.
-const breakdown = { on: false, rows: [], row: null, at: 0 };
-
-function part(name) {
-  const row = breakdown.row;
-  if (!row) return;
-  void document.body.offsetHeight;
-  const t = performance.now();
-  row[name] = (row[name] ?? 0) + t - breakdown.at;
-  breakdown.at = t;
+/** The view settings and the viewport a frame is drawn for. */
+function viewOf(state) {
+  return { projector: state.projector, allTensors: state.allTensors, fits: state.fits, playing: state.playing };
 }
 
 function redraw(cause = "request") {
   const t0 = performance.now();
-  const model = app.model;
-  if (!model) return;
-  if (breakdown.on) {
-    breakdown.row = { cause, from: app.cursor.step };
-    breakdown.at = t0;
-    stage.onPart = part;
-    stage.writes = {};
-  }
-  const shown = app.cursor.seek(app.step);
-  part("seek");
-  // the phase's tensors in focus (the others fold to their captions, or hide on a projector)
-  const pi = shown >= 0 ? phaseIndexAt(model.phases, shown) : -1;
-  const focus = focusOf(model, pi);
-  if (stage.setFocus(focus)) {
-    part("fold");
-    fitStage();
-    part("fit");
-  }
-  const slow = SPEEDS[app.speedIndex] <= 8 || !app.playing;
-  // Playing too fast to watch, the stage does not follow each event, and the slices
-  // content-visibility skips are drawn as well: writing into a skipped slice lays
-  // nothing out (the browser lays it out if it comes into view), whereas a slice left
-  // undrawn would have every cell written since it was skipped to draw, at once, in
-  // the frame after it comes into view (after each phase change: 700-1300 cells).
-  const fast = app.playing && SPEEDS[app.speedIndex] > 12;
-  stage.draw(
-    { step: shown, event: app.cursor.event, values: app.cursor.values, counts: app.cursor.counts },
-    { flash: slow && !reducedMotion.matches, skippedToo: fast },
-  );
-  // keep the event in view (at the next frame), except while playing too fast to watch it
-  if (!fast) stage.followEvent();
-  drawPanel(shown);
-  part("panel");
-  drawTransport(shown);
-  part("transport");
-  if (app.measureLayout) void document.body.offsetHeight; // include style and layout in the frame time
-  if (shown >= 0 && !app.firstStepDrawnAt) app.firstStepDrawnAt = performance.now();
-  const dt = performance.now() - t0;
-  if (breakdown.row) {
-    Object.assign(breakdown.row, { to: shown, total: dt, focus: stage.focusKey, writes: stage.writes, revealed: stage.revealed });
-    breakdown.rows.push(breakdown.row);
-    breakdown.row = null;
-    stage.onPart = null;
-    stage.revealed = 0;
-  }
-  app.frameTimes.push(dt);
-  if (app.frameTimes.length > 2000) app.frameTimes.splice(0, 1000);
-}
-
-function fmtBox(box) {
-  const parts = box.start.map((s, a) => {
-    const n = Math.ceil((box.stop[a] - s) / box.step[a]);
-    if (n === 1) return String(s);
-    return box.step[a] === 1 ? `${s}:${box.stop[a]}` : `${s}:${box.stop[a]}:${box.step[a]}`;
-  });
-  return `${box.tensor}[${parts.join(",")}]`;
-}
-
-function drawPanel(shown) {
-  const ev = app.cursor.event;
-  if (ev === app.lastPanelEvent) return;
-  app.lastPanelEvent = ev;
-  const model = app.model;
-  if (!ev) {
-    $("eq-phase").textContent = "–";
-    $("eq-loop").textContent = "";
-    $("eq-text").textContent = model.total ? "Waiting for the first step…" : "This trace has no steps.";
-    $("eq-writes").replaceChildren();
-    $("eq-reads").textContent = "";
+  const state = store.state;
+  chrome.drawLesson(state);
+  chrome.drawProgress(state);
+  const trace = state.trace;
+  if (!trace) {
+    if (stage.model) {
+      stage.clear();
+      chrome.drawNoTrace();
+      chrome.drawLegend(null);
+    }
     return;
   }
-  $("eq-phase").textContent = ev.phase;
-  $("eq-loop").textContent = Object.entries(ev.loop).map(([k, v]) => `${k}=${v}`).join("  ");
-  $("eq-text").textContent = ev.text;
-  const writes = [];
-  let count = 0;
-  for (const w of ev.writes) {
-    const meta = model.tensors[w.tensor];
-    for (let i = 0; i < w.idx.length; i++) {
-      if (count++ >= 6) continue;
-      const span = document.createElement("span");
-      span.className = "w";
-      span.textContent = `${cellName(meta, w.idx[i])} = ${formatLong(w.value[i])}`;
-      writes.push(span);
-    }
+  if (stage.model !== trace.model) {
+    stage.build(trace.model);
+    chrome.drawLegend(trace.model);
+    chrome.panelEvent = undefined;
+    metrics = null;
   }
-  if (count > 6) writes.push(document.createTextNode(`… ${count - 6} more cells`));
-  $("eq-writes").replaceChildren(...writes);
-  // (projector mode leaves out a long list: the written cells show their values on the stage)
-  $("equation").classList.toggle("many-writes", count > 4);
-  $("eq-reads").textContent = ev.reads.length ? `reads ${ev.reads.map((r) => fmtBox(r.box)).join(", ")}` : "";
-  if (!app.playing || SPEEDS[app.speedIndex] <= 2) {
-    const before = app.pendingNarration ? `${app.pendingNarration}. ` : "";
-    app.pendingNarration = "";
-    narrate(`${before}Step ${shown + 1} of ${model.total}, ${ev.phase}: ${ev.text}`);
-  }
+  if (!metrics && (state.fits || state.projector)) metrics = stage.measureMetrics();
+  probe.part?.("start", { cause, from: stage.lastStep ?? -1 });
+  const frame = frameOf(trace, state.step, viewOf(state), { width: window.innerWidth, room: state.room }, metrics);
+  probe.part?.("seek");
+  if (stage.setFocus(frame.focus)) probe.part?.("fold");
+  stage.applyLayout(frame.layout);
+  probe.part?.("fit");
+  const speed = SPEEDS[state.speedIndex];
+  // Playing too fast to watch, the stage does not follow each event, and the slices
+  // content-visibility skips are drawn as well (a slice left undrawn would have every
+  // cell written since it was skipped to draw at once when it comes into view).
+  const fast = state.playing && speed > 12;
+  stage.draw(frame, { flash: (speed <= 8 || !state.playing) && !reducedMotion.matches, skippedToo: fast });
+  stage.lastStep = frame.step;
+  if (!fast) stage.followEvent();
+  const said = chrome.drawPanel(frame, state, pendingNarration);
+  if (said) pendingNarration = "";
+  probe.part?.("panel");
+  chrome.drawTransport(frame, state);
+  chrome.drawBadge(state);
+  probe.part?.("transport");
+  if (probe.measureLayout) void document.body.offsetHeight; // include style and layout in the frame time
+  if (frame.step >= 0 && !probe.firstStepDrawnAt) probe.firstStepDrawnAt = performance.now();
+  probe.onFrame?.(performance.now() - t0, frame);
 }
 
-function narrate(text) {
-  $("narration").textContent = text;
-}
+// ---- the address ---------------------------------------------------------------------
 
-function drawTransport(shown) {
-  const model = app.model;
-  const total = model.total;
-  const sc = $("scrubber");
-  if (document.activeElement !== sc || !app.scrubbing) sc.value = String(Math.max(0, shown));
-  $("scrub-loaded").style.width = `${total ? (100 * model.received) / total : 0}%`;
-  $("step-counter").textContent = `step ${shown + 1} / ${total}`;
-  sc.setAttribute("aria-valuetext", `step ${shown + 1} of ${total}${shown >= 0 && app.cursor.event ? `, ${app.cursor.event.phase}` : ""}`);
-  const play = $("btn-play");
-  const label = app.playing ? "❚❚ Pause" : "▶ Play";
-  if (play.textContent !== label) {
-    play.textContent = label;
-    play.setAttribute("aria-label", app.playing ? "Pause" : "Play");
-  }
-}
-
-function buildScrubber(model) {
-  $("scrubber").max = String(Math.max(0, model.total - 1));
-  drawPhaseMarks($("scrub-phases"), model.phases, model.total);
-}
-
-// ---- moving ------------------------------------------------------------------------
-
-function lastReachable() {
-  return app.model ? Math.max(0, app.model.received - 1) : 0;
-}
-
-/** The step in effect: the one asked for, within what has arrived (drawn at the next frame). */
-function current() {
-  return Math.max(0, Math.min(app.step, lastReachable()));
-}
-
-function setStep(t, { keepPlaying = false } = {}) {
-  if (!app.model) return;
-  if (!keepPlaying) pause();
-  app.step = Math.max(0, Math.min(lastReachable(), t));
-  writeUrl(false);
-  requestRedraw();
-}
-
-function onTick(steps) {
-  if (!app.model) return;
-  const shown = app.cursor.step;
-  const next = shown + steps;
-  if (next >= lastReachable()) {
-    app.step = lastReachable();
-    if (app.model.complete) pause();
-  } else app.step = next;
-  redraw("tick");
-  writeUrl(false);
-}
-
-function play() {
-  if (!app.model || app.playing) return;
-  if (app.cursor.step >= app.model.total - 1) app.step = 0; // play again from the start
-  app.playing = true;
-  ticker.start();
-  requestRedraw();
-}
-
-function pause() {
-  if (!app.playing) return;
-  app.playing = false;
-  ticker.stop();
-  app.lastPanelEvent = undefined; // narrate the step we stopped on
-  writeUrl(true);
-  requestRedraw();
-}
-
-function setSpeed(index) {
-  app.speedIndex = Math.max(0, Math.min(SPEEDS.length - 1, index));
-  $("speed").value = String(app.speedIndex);
-  writeUrl(false);
-}
-
-const actions = {
-  toggle: () => (app.playing ? pause() : play()),
-  next: () => setStep(current() + 1),
-  prev: () => setStep(current() - 1),
-  first: () => setStep(0),
-  last: () => setStep(app.model.total - 1),
-  nextPhase: () => {
-    const s = nextPhaseStart(app.model.phases, current());
-    if (s != null) setStep(s);
-  },
-  prevPhase: () => {
-    const s = previousPhaseStart(app.model.phases, current());
-    if (s != null) setStep(s);
-  },
-  faster: () => setSpeed(app.speedIndex + 1),
-  slower: () => setSpeed(app.speedIndex - 1),
-  fullscreen: () => {
-    if (document.fullscreenElement) document.exitFullscreen().catch(() => {});
-    else if (document.documentElement.requestFullscreen) {
-      document.documentElement.requestFullscreen().catch(() => toast("Full screen is not available here."));
-    }
-  },
-  projector: () => setProjector(!app.projector),
-  keys: () => {
-    const d = $("keys-dialog");
-    if (d.open) d.close();
-    else d.showModal();
-  },
-};
-
-function doAction(name) {
-  if (!actions[name]) return;
-  if (!app.model && !["projector", "keys", "fullscreen", "faster", "slower"].includes(name)) return;
-  actions[name]();
-}
-
-function setProjector(on) {
-  app.projector = on;
-  document.body.classList.toggle("projector", on);
-  document.documentElement.classList.toggle("projector", on);
-  $("projector").setAttribute("aria-pressed", String(on));
-  stage.revealAll(); // projector draws every slice (no content-visibility skipping)
-  stage.forgetFits();
-  fitStage();
-  prefitPhases();
-  writeUrl(true);
-  requestRedraw();
-}
-
-/** Show every tensor in full (on) or fold those the current phase does not touch. */
-function setAllTensors(on) {
-  app.allTensors = on;
-  $("all-tensors").setAttribute("aria-pressed", String(on));
-  prefitPhases();
-  writeUrl(true);
-  requestRedraw();
-}
-
-/** The figures in focus at a step of phase `pi` (-1: none): the phase's tensors (the
- *  others fold to their captions, or hide on a projector), or null for all. */
-function focusOf(model, pi) {
-  return pi >= 0 && model.touched[pi].size && (app.projector || !app.allTensors) ? model.touched[pi] : null;
-}
-
-let prefitRound = 0;
-// a long idle period (no frame due for 40 ms): fitting one phase lays the stage out a
-// few times (30-60 ms here), which would delay a frame while playing
-const whenIdle = window.requestIdleCallback
-  ? (f) => requestIdleCallback((d) => (d.timeRemaining() >= 40 ? f() : whenIdle(f)))
-  : (f) => setTimeout(f, 50);
-
-/**
- * Once every step has arrived (and again when the sizes are forgotten), find the cell
- * size of every phase's figures in idle time, one phase per idle callback, so that a
- * phase change while playing finds its size known. Only on a desktop whose stage
- * scrolls inside itself: there the stage's room is the same at every step, so a size
- * does not depend on where it is found. (On a projector the step's text panel grows
- * and shrinks with the text, and the stage with it: a size found at another step's
- * text could be too large at this one, so a phase's size is found when it is shown.)
- */
-function prefitPhases() {
-  const round = ++prefitRound; // (a round still running stops)
-  const model = app.model;
-  if (!model || !model.complete || !app.stageFits || app.projector) return;
-  let pi = 0;
-  const next = () => {
-    if (round !== prefitRound || app.model !== model) return;
-    while (pi < model.phases.length && !stage.prefit(focusOf(model, pi), fitStage)) pi++;
-    pi++;
-    if (pi < model.phases.length) whenIdle(next);
-  };
-  whenIdle(next);
-}
-
-/**
- * Cell size: on a projector, and on a desktop whose stage scrolls inside itself (the
- * style sheet says so with --stage-fit: 1), the largest size at which the figures on
- * show fit the stage; elsewhere the style sheet's.
- */
-function fitStage() {
-  if (app.projector) stage.fitCells(true);
-  else if (app.stageFits) stage.fitCells(true, { fontPx: smallestCellText(window.innerWidth), maxCell: 72, fontRatio: 0.4 });
-  else stage.fitCells(false);
-}
-
-/** The smallest cell text (px) on a desktop of `width` px: 12 on a small projector or
- *  laptop, 14 from 1300 px on. */
-function smallestCellText(width) {
-  return width >= 1300 ? 14 : 12;
-}
-
-function readStageFits() {
-  app.stageFits = getComputedStyle(document.documentElement).getPropertyValue("--stage-fit").trim() === "1";
-}
-
-// ---- the URL -----------------------------------------------------------------------
-
-/** The step the address holds: the one asked for until the trace has arrived (a reload
- *  asks for a step that has not streamed in yet), then the one shown. */
-function urlStep() {
-  if (!app.model) return Math.max(0, app.step);
-  return app.model.complete ? current() : Math.max(0, app.step);
-}
-
-/** Write the place into the address: `push` for a new setup (back/forward move
- *  between setups), a replacement for a new step or view setting. */
+let urlTimer = 0;
+/** Write the place into the address: `push` for a new setup (back/forward move between
+ *  setups), a replacement for a new step or view setting. */
 function writeUrl(now, { push = false } = {}) {
-  if (!app.config) return;
-  clearTimeout(app.urlTimer);
+  if (!store.state.config) return;
+  clearTimeout(urlTimer);
   const write = () => {
-    const hash = encodeLesson({
-      config: app.config, lesson: app.presetName, step: urlStep(), speed: app.speedIndex,
-      projector: app.projector, allTensors: app.allTensors,
-    });
+    const hash = encodeLesson(placeOf(store.state));
     if (location.hash === hash) return;
     try {
-      if (push && location.hash) history.pushState(null, "", hash);
-      else history.replaceState(null, "", hash);
+      if (push && location.hash) history.pushState(null, "", `${location.search}${hash}`);
+      else history.replaceState(null, "", `${location.search}${hash}`);
     } catch {
       // a page that cannot keep its URL (a lesson in a notebook's iframe srcdoc) still plays
     }
   };
   if (now) write();
-  else app.urlTimer = setTimeout(write, app.playing ? 1000 : 150);
+  else urlTimer = setTimeout(write, store.state.playing ? 1000 : 150);
 }
 
 function readUrl() {
@@ -586,92 +262,50 @@ function readUrl() {
 
 /** Go to the place the address names (a reopened link, back/forward, an edited address). */
 async function openPlace(place, { first = false } = {}) {
-  if (place.speed != null) setSpeed(place.speed);
-  if (place.projector !== app.projector) setProjector(place.projector);
-  if (place.allTensors !== app.allTensors) setAllTensors(place.allTensors);
+  const state = store.state;
+  if (place.speed != null) dispatch({ type: "speed", index: place.speed });
+  dispatch({ type: "projector", on: place.projector });
+  dispatch({ type: "allTensors", on: place.allTensors });
   const step = place.step ?? 0;
+  const sameStep = () => state.trace && step === currentStep(store.state);
   if (place.lesson) {
-    if (place.lesson !== app.presetName || first) await choosePreset(place.lesson, { step, push: false });
-    else if (app.cursor && step !== current()) setStep(step);
+    if (place.lesson !== state.lesson || first) await openLesson(place.lesson, { step, push: false });
+    else if (!sameStep()) dispatch({ type: "goto", step });
   } else if (place.config) {
-    if (first || app.presetName || JSON.stringify(place.config) !== JSON.stringify(app.config)) {
-      setPreset("");
-      app.config = place.config;
+    if (first || state.lesson || JSON.stringify(place.config) !== JSON.stringify(state.config)) {
+      dispatch({ type: "customOpened", config: place.config });
       editors.show(place.config, { fresh: true });
-      await run(place.config, { step });
-    } else if (app.cursor && step !== current()) setStep(step);
+      await run(place.config, { step, push: false });
+    } else if (!sameStep()) dispatch({ type: "goto", step });
   }
 }
 
-// ---- presets -----------------------------------------------------------------------
+// ---- lessons -------------------------------------------------------------------------
 
-function setPreset(name) {
-  app.presetName = name;
-  $("preset").value = name;
-  const p = app.presets.find((q) => q.name === name);
-  // the lesson's title in full, then its whole description (the menu may be narrower)
-  const line = $("preset-sentence");
-  line.replaceChildren();
-  if (p) {
-    const title = document.createElement("strong");
-    title.className = "preset-title";
-    title.textContent = p.title;
-    line.append(title, ` — ${p.sentence}`);
-  }
-}
-
-async function loadPresets() {
+async function loadLessons() {
   try {
-    app.presets = await fetchPresets();
+    dispatch({ type: "lessonsLoaded", lessons: await fetchPresets() });
   } catch (err) {
     toast(`Presets could not be loaded: ${err.message}`);
-    return;
   }
-  const sel = $("preset");
-  for (const p of app.presets) sel.append(new Option(p.title, p.name));
 }
 
-async function choosePreset(name, { step = 0, push = true } = {}) {
-  if (!name) {
-    setPreset("");
-    return;
-  }
-  app.loadingPreset = true;
+async function openLesson(name, { step = 0, push = true } = {}) {
+  if (!name) return;
+  dispatch({ type: "lessonLoading", on: true });
   try {
     const p = await fetchPreset(name);
-    setPreset(name);
-    app.config = p.config;
+    dispatch({ type: "lessonOpened", name, config: p.config });
     editors.show(p.config, { fresh: true });
-    pause();
     await run(p.config, { step, push });
   } catch (err) {
     toast(`Preset ${name}: ${err.message}`);
   } finally {
-    app.loadingPreset = false;
+    dispatch({ type: "lessonLoading", on: false });
   }
 }
 
 // ---- small UI helpers ----------------------------------------------------------------
-
-const SETUP_KEY = "convscope.setup";
-
-/** Open or close the settings drawer; `remember`: the user's choice, kept for next time. */
-function setSetupOpen(open, { remember = false } = {}) {
-  app.setupOpen = open;
-  document.body.classList.toggle("setup-closed", !open);
-  $("toggle-setup").setAttribute("aria-expanded", String(open));
-  if (remember) {
-    try {
-      localStorage.setItem(SETUP_KEY, open ? "open" : "closed");
-    } catch {
-      /* storage refused: the choice lasts this visit */
-    }
-  }
-  readStageFits();
-  stage.forgetFits();
-  fitStage();
-  requestRedraw();
-}
 
 /** The drawer at start: as the user last left it, else open only on wide screens. */
 function initialSetupOpen() {
@@ -682,6 +316,14 @@ function initialSetupOpen() {
     kept = null;
   }
   return kept ? kept === "open" : window.innerWidth >= 1440;
+}
+
+function rememberSetupOpen(open) {
+  try {
+    localStorage.setItem(SETUP_KEY, open ? "open" : "closed");
+  } catch {
+    /* storage refused: the choice lasts this visit */
+  }
 }
 
 /** Focus the stage (a pick in a menu, Escape in a field): the keys drive the player. */
@@ -709,53 +351,79 @@ async function copyLink() {
   }
 }
 
-// ---- wiring ------------------------------------------------------------------------
+// ---- input: keys, clicks and edits become actions --------------------------------------
+
+const MOVES = new Set(["next", "prev", "first", "last", "nextPhase", "prevPhase"]);
+
+/** What a key or a player button asks for. */
+function doAction(name) {
+  const state = store.state;
+  if (MOVES.has(name)) dispatch({ type: "move", how: name });
+  else if (name === "toggle" || name === "faster" || name === "slower") dispatch({ type: name });
+  else if (name === "projector") dispatch({ type: "projector", on: !state.projector });
+  else if (name === "keys") {
+    const d = $("keys-dialog");
+    if (d.open) d.close();
+    else d.showModal();
+  } else if (name === "fullscreen") {
+    if (document.fullscreenElement) document.exitFullscreen().catch(() => {});
+    else if (document.documentElement.requestFullscreen) {
+      document.documentElement.requestFullscreen().catch(() => toast("Full screen is not available here."));
+    }
+  }
+}
+
+/** The stage's room: measured when the window, the drawer or the chrome changes size. */
+function readRoom() {
+  const fits = getComputedStyle(document.documentElement).getPropertyValue("--stage-fit").trim() === "1";
+  const room = stage.room();
+  dispatch({ type: "room", ...room, fits });
+}
 
 function wire() {
   const speed = $("speed");
   SPEEDS.forEach((_, i) => speed.append(new Option(speedLabel(i), String(i))));
-  speed.value = String(app.speedIndex);
+  speed.value = String(store.state.speedIndex);
   speed.addEventListener("change", () => {
-    setSpeed(Number(speed.value));
+    dispatch({ type: "speed", index: Number(speed.value) });
     giveKeysToStage();
   });
-  $("btn-play").addEventListener("click", () => doAction("toggle"));
-  $("btn-next").addEventListener("click", () => doAction("next"));
-  $("btn-prev").addEventListener("click", () => doAction("prev"));
-  $("btn-first").addEventListener("click", () => doAction("first"));
-  $("btn-last").addEventListener("click", () => doAction("last"));
-  $("btn-next-phase").addEventListener("click", () => doAction("nextPhase"));
-  $("btn-prev-phase").addEventListener("click", () => doAction("prevPhase"));
+  const buttons = { "btn-play": "toggle", "btn-next": "next", "btn-prev": "prev", "btn-first": "first", "btn-last": "last", "btn-next-phase": "nextPhase", "btn-prev-phase": "prevPhase" };
+  for (const [id, name] of Object.entries(buttons)) $(id).addEventListener("click", () => doAction(name));
   const sc = $("scrubber");
   sc.addEventListener("input", () => {
-    app.scrubbing = true;
-    setStep(Number(sc.value));
+    dispatch({ type: "scrubbing", on: true });
+    dispatch({ type: "goto", step: Number(sc.value) });
   });
-  sc.addEventListener("change", () => (app.scrubbing = false));
+  sc.addEventListener("change", () => dispatch({ type: "scrubbing", on: false }));
   $("preset").addEventListener("change", (e) => {
-    choosePreset(e.target.value);
+    openLesson(e.target.value);
     giveKeysToStage();
   });
   $("projector").addEventListener("click", () => doAction("projector"));
-  $("all-tensors").addEventListener("click", () => setAllTensors(!app.allTensors));
-  $("toggle-setup").addEventListener("click", () => setSetupOpen(!app.setupOpen, { remember: true }));
+  $("all-tensors").addEventListener("click", () => dispatch({ type: "allTensors", on: !store.state.allTensors }));
+  $("toggle-setup").addEventListener("click", () => {
+    const open = !store.state.setupOpen;
+    rememberSetupOpen(open);
+    dispatch({ type: "setupOpen", open });
+  });
   $("show-keys").addEventListener("click", () => doAction("keys"));
   $("copy-link").addEventListener("click", copyLink);
   $("apply").addEventListener("click", () => {
-    const config = editors.config ?? app.config;
-    if (config) run(config);
+    const config = editors.config ?? store.state.config;
+    if (config) run(config, { typed: true });
   });
   $("export-json").addEventListener("click", () => {
-    if (app.model) exportJson(app.model.toDocument());
+    if (store.state.trace) exportJson(store.state.trace.model.toDocument());
   });
   $("export-png").addEventListener("click", async () => {
-    if (!app.model) return;
+    if (!store.state.trace) return;
     // the picture includes slices scrolled out of view, which content-visibility lets
     // the page skip drawing: draw them first
     stage.revealAll();
     redraw();
     const blob = await stagePng($("stage"), window.devicePixelRatio || 1);
-    download(blob, `convscope-step-${app.cursor.step + 1}.png`);
+    download(blob, `convscope-step-${stage.lastStep + 1}.png`);
   });
   const list = $("keys-list");
   for (const [k, what] of KEY_SHEET) {
@@ -779,103 +447,49 @@ function wire() {
     },
     true,
   );
-  // the stage's room changed (window, drawer, a lesson's sentence, projector): the cell
-  // sizes found for the old room are forgotten and found again before the next paint
-  let room = "";
   new ResizeObserver(() => {
-    readStageFits();
-    const c = $("stage");
-    const now = `${c.clientWidth}x${app.stageFits || app.projector ? c.clientHeight : 0}`;
-    if (now === room) return;
-    room = now;
-    stage.forgetFits();
-    fitStage();
-    prefitPhases();
+    metrics = null; // (a window crossing a media query changes the style sheet's sizes)
+    readRoom();
+    requestRedraw();
   }).observe($("stage"));
   new ResizeObserver(() => fitPhaseMarks($("scrub-phases"))).observe($("scrub-phases"));
   // back/forward between setups, and an address edited by hand
   window.addEventListener("popstate", () => openPlace(readUrl()));
 }
 
+/** What js/debug.js reads and drives (tests and benchmarks only). */
+const page = { store, stage, redraw, probe, isSettled: () => isSettled(store.state) && controller === null, clone };
+
 async function start() {
-  const presetsLoaded = loadPresets();
+  if (new URLSearchParams(location.search).has("debug")) (await import("./js/debug.js")).install(page);
+  const lessonsLoaded = loadLessons();
   try {
     adoptMeta(await fetchMeta());
   } catch (err) {
     $("eq-text").textContent = `The page could not load its controls from the server: ${err.message}`;
     return;
   }
-  editors = new SetupEditors($("setup-form"), { onChange: onConfigEdited, onProblem: drawStale });
+  editors = new SetupEditors($("setup-form"), { onChange: onConfigEdited, onProblem: () => dispatch({ type: "formProblems", has: editors.hasProblems }) });
   wire();
-  setSetupOpen(initialSetupOpen());
+  chrome.drawModes(store.state);
+  readRoom();
   const place = readUrl();
   if (place.lesson || place.config) {
-    await presetsLoaded; // (the lesson menu and its sentence need the list)
+    await lessonsLoaded; // (the lesson menu and its sentence need the list)
     await openPlace(place, { first: true });
     return;
   }
-  if (place.projector) setProjector(true);
-  await presetsLoaded;
-  const first = app.presets.find((p) => p.name === "d2l") ?? app.presets[0];
-  if (first) await choosePreset(first.name, { push: false });
+  if (place.projector) dispatch({ type: "projector", on: true });
+  await lessonsLoaded;
+  const lessons = store.state.lessons;
+  const first = lessons.find((p) => p.name === "d2l") ?? lessons[0];
+  if (first) await openLesson(first.name, { push: false });
   else {
-    app.config = defaultConfig();
-    editors.show(app.config, { fresh: true });
-    await run(app.config, { step: 0, push: false });
+    const config = defaultConfig();
+    dispatch({ type: "customOpened", config });
+    editors.show(config, { fresh: true });
+    await run(config, { step: 0, push: false });
   }
 }
-
-// A small handle for tests and benchmarks: read-only views of the state, and the same
-// actions the keys trigger.
-window.convscope = {
-  get step() {
-    return app.model && app.model.received ? current() : -1;
-  },
-  get shownStep() {
-    return app.cursor ? app.cursor.step : -1;
-  },
-  get total() {
-    return app.model ? app.model.total : 0;
-  },
-  get received() {
-    return app.model ? app.model.received : 0;
-  },
-  get complete() {
-    return Boolean(app.model && app.model.complete && !app.controller && !app.debouncing && !app.loadingPreset);
-  },
-  get playing() {
-    return app.playing;
-  },
-  get speed() {
-    return SPEEDS[app.speedIndex];
-  },
-  get preset() {
-    return app.presetName;
-  },
-  get config() {
-    return clone(app.config);
-  },
-  document: () => (app.model ? app.model.toDocument() : null),
-  frameTimes: () => app.frameTimes.slice(),
-  resetFrameTimes: () => (app.frameTimes = []),
-  followTimes: () => stage.followTimes.slice(),
-  resetFollowTimes: () => (stage.followTimes = []),
-  timings: () => ({ runStartedAt: app.runStartedAt, firstStepDrawnAt: app.firstStepDrawnAt }),
-  seek: (t) => {
-    setStep(t);
-    redraw();
-    return app.cursor.step;
-  },
-  setSpeedIndex: setSpeed,
-  measureLayout: (on) => (app.measureLayout = Boolean(on)),
-  breakdown: (on) => {
-    breakdown.on = Boolean(on);
-    breakdown.rows = [];
-    stage.revealed = 0;
-  },
-  breakdownRows: () => breakdown.rows.slice(),
-  play,
-  pause,
-};
 
 start();

@@ -337,3 +337,23 @@ def test_phone_shows_each_read_window_and_written_block_of_a_backward_step(open_
         pytest.xfail(f"cs231n on a phone: cells off screen {off}")
     for cls in ("rd", "wr"):
         assert got["seen"][cls]["n"] and not off[cls], (cls, got["seen"][cls])
+
+
+def test_a_page_opened_without_debug_loads_no_hooks(browser, base_url):
+    """The test and benchmark handle (window.convscope, js/debug.js) loads only with
+    ?debug; the page a class opens plays without it."""
+    context = browser.new_context(viewport={"width": 1366, "height": 768})
+    page = context.new_page()
+    requests: list[str] = []
+    page.on("request", lambda r: requests.append(r.url))
+    page.goto(base_url + "/#s=2&l=d2l")
+    wait_until(page, "document.getElementById('badge').dataset.state === 'ok'")
+    page.keyboard.press("ArrowRight")
+    wait_until(page, "document.getElementById('step-counter').textContent.startsWith('step 4 /')")
+    assert page.evaluate("typeof window.convscope") == "undefined"
+    assert not [u for u in requests if "debug" in u], requests
+    page.goto(base_url + "/?debug#s=2&l=d2l")
+    wait_complete(page)
+    assert page.evaluate("window.convscope.step") == 2
+    assert any(u.endswith("/js/debug.js") for u in requests)
+    context.close()

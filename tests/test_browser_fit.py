@@ -13,7 +13,7 @@ import math
 
 import pytest
 
-from test_browser_helpers import require_chromium, server_document, wait_complete
+from test_browser_helpers import debug_url, require_chromium, server_document, wait_complete
 
 pytestmark = pytest.mark.browser
 
@@ -100,7 +100,7 @@ def _check_screen(browser, base_url, path, config, screen) -> list[str]:
     problems = []
     try:
         page = context.new_page()
-        page.goto(f"{base_url}{path}{'&p=1' if projector else ''}")
+        page.goto(debug_url(f"{base_url}{path}{'&p=1' if projector else ''}"))
         wait_complete(page)
         assert page.evaluate("document.body.classList.contains('projector')") == projector
         for step, got in zip(steps, page.evaluate(STEPS_JS, steps)):
@@ -129,12 +129,9 @@ def _screen_id(screen) -> str:
 # the written cells of these steps are together taller than the stage at the smallest
 # legible cell, or the follow-scroll has not caught up. Expected to fail (not strict:
 # some pass on an idle machine); every other lesson and screen must pass.
-KNOWN_MISFITS = {
-    ("cs231n", "1280x720"): "backward: xp's read windows and dxp's written cells do not fit one stage height",
-    ("batch2", "1024x768"): "backward: the second image's read window and dw do not fit one stage height",
-    ("depthwise", "1024x768"): "backward: the last step's read window on xp and dz are not both in view",
-    ("depthwise", "1280x720"): "failed once in the full suite under load (passed in the runs before)",
-}
+# every lesson fits every screen (the misfits listed here before the stage layout by data
+# flow are gone): a lesson that stops fitting fails
+KNOWN_MISFITS: dict[tuple[str, str], str] = {}
 
 
 @pytest.mark.parametrize("screen", SCREENS, ids=_screen_id)
@@ -173,7 +170,8 @@ CUSTOM = {
 
 # Not met yet (issue 9): larger custom setups at 1366×768 leave read or written cells of
 # a step off screen (the stage follows, but not all of a step's boxes fit at once).
-CUSTOM_MISFITS = set(CUSTOM) - {"transposed-stride2"}
+# the custom setups that do not fit yet at 1366x768 (a setup that starts to fit passes)
+CUSTOM_MISFITS = set(CUSTOM) - {"transposed-stride2", "batch2-stride2", "12x12-k4-stride3-same"}
 
 
 @pytest.mark.parametrize("name", list(CUSTOM))

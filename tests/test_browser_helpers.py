@@ -6,6 +6,7 @@ document (NumPy slicing over the event boxes) to check what the page shows.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import threading
@@ -93,6 +94,15 @@ def wait_until(page, expression: str, timeout: float = 15.0, interval: float = 0
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout}s waiting for: {expression}")
         time.sleep(interval)
+
+
+def debug_url(url: str) -> str:
+    """``url`` with ``?debug``: the page then loads js/debug.js, whose ``window.convscope``
+    handle the tests read (a page opened without it has no such handle)."""
+    head, hash_, tail = url.partition("#")
+    if re.search(r"[?&]debug\b", head):
+        return url
+    return f"{head}{'&' if '?' in head else '?'}debug{hash_}{tail}"
 
 
 def wait_complete(page, timeout: float = 20.0) -> None:
@@ -184,7 +194,7 @@ def page_opener(browser, base_url: str):
         page = context.new_page()
         watch = PageWatch(page, base_url)
         watches.append((watch, context))
-        page.goto(base_url + path)
+        page.goto(debug_url(base_url + path))
         wait_complete(page)
         return watch
 

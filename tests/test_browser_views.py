@@ -14,6 +14,7 @@ import pytest
 from test_browser_helpers import (
     CHROMIUM,
     CHROMIUM_ARGS,
+    debug_url,
     PageWatch,
     assert_equation_matches,
     assert_stage_matches,
@@ -176,8 +177,8 @@ def test_rendering_starts_before_the_whole_stream_has_arrived(browser, base_url)
     # ~10 MB of NDJSON at 400 kB/s: some 25 s for the whole stream
     cdp.send("Network.emulateNetworkConditions", {"offline": False, "latency": 0, "downloadThroughput": 400_000, "uploadThroughput": -1})
     try:
-        page.goto(base_url + lesson_path(BIG))
-        wait_until(page, "window.convscope.shownStep === 0 && document.getElementById('eq-text').textContent.length > 20", 20)
+        page.goto(debug_url(base_url + lesson_path(BIG)))
+        wait_until(page, "window.convscope && window.convscope.shownStep === 0 && document.getElementById('eq-text').textContent.length > 20", 20)
         state = page.evaluate(
             """() => ({complete: window.convscope.complete, received: window.convscope.received,
                       total: window.convscope.total, progress: !document.getElementById('progress').hidden,

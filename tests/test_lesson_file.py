@@ -43,7 +43,7 @@ class OfflinePage:
     """A page opened from a file: every request it makes and every console message."""
 
     def __init__(self, browser, path, viewport=(1600, 1000)):
-        self.url = path.as_uri()
+        self.url = path.as_uri() + "?debug"
         self.context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]})
         self.requests: list[str] = []
         self.errors: list[str] = []

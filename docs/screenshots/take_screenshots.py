@@ -20,7 +20,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from playwright.sync_api import sync_playwright  # noqa: E402
 
-from test_browser_helpers import CHROMIUM, CHROMIUM_ARGS, lesson_path, live_server, wait_complete, wait_until  # noqa: E402
+from test_browser_helpers import CHROMIUM, CHROMIUM_ARGS, debug_url, lesson_path, live_server, wait_complete, wait_until  # noqa: E402
 
 OUT = Path(__file__).resolve().parent
 
@@ -39,7 +39,7 @@ def open_lesson(browser, base, viewport, path="/", preset=None, **ctx):
     context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]}, **ctx)
     page = context.new_page()
     page.emulate_media(reduced_motion="reduce")  # no flash caught half-way
-    page.goto(base + path)
+    page.goto(debug_url(base + path))
     wait_complete(page)
     if preset:
         page.select_option("#preset", preset)

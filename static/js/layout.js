@@ -2,6 +2,14 @@
 // slice per combination of the other axes. Pure geometry from the header's axes/grid;
 // no special case per tensor name.
 
+/** At most this many cells of one tensor are drawn (the rest are in the exported trace). */
+export const MAX_CELLS_PER_TENSOR = 2400;
+
+/** The names of `tensors` ({name: meta}) in the header's drawing order. */
+export function orderedNames(tensors) {
+  return Object.keys(tensors).sort((a, b) => tensors[a].order - tensors[b].order);
+}
+
 /**
  * Slices of tensor `meta` for drawing.
  * Returns {rowAxis, colAxis, rows, cols, sliceAxes, bands, slices, drawnCells, totalCells}

@@ -6,42 +6,15 @@
 // the last draw: cells whose value or written-state changed, and the highlights of the
 // previous and the current event.
 
-import { sliceLayout, boxOutlines, gridMarks, MARK_STYLES } from "./layout.js";
-import { formatValue, colorLevel, absMax, maxTextLength } from "./format.js";
-
-export const MAX_CELLS_PER_TENSOR = 2400;
-
-const GROUP_TITLES = { inputs: "Input and parameters", forward: "Forward", backward: "Backward" };
+import { sliceLayout, boxOutlines, gridMarks, MARK_STYLES, orderedNames, MAX_CELLS_PER_TENSOR } from "./layout.js";
+import { formatValue, colorLevel, absMax } from "./format.js";
+import { span, shift, scrollTarget, cellSpan } from "./follow.js";
 
 function el(tag, cls, text) {
   const e = document.createElement(tag);
   if (cls) e.className = cls;
   if (text != null) e.textContent = text;
   return e;
-}
-
-/** The names of `tensors` ({name: meta}) in the header's drawing order. */
-export function orderedNames(tensors) {
-  return Object.keys(tensors).sort((a, b) => tensors[a].order - tensors[b].order);
-}
-
-/** The union {lo, hi} of ranges [lo, hi] (null ones left out), or null. */
-function span(ranges) {
-  let u = null;
-  for (const r of ranges) {
-    if (!r) continue;
-    u = u ? { lo: Math.min(u.lo, r.lo), hi: Math.max(u.hi, r.hi) } : { lo: r.lo, hi: r.hi };
-  }
-  return u;
-}
-
-/** The smallest scroll that shows [lo, hi] within [boxLo, boxHi] (its start if too long). */
-function shift(lo, hi, boxLo, boxHi) {
-  const margin = 8;
-  if (hi - lo > boxHi - boxLo - 2 * margin) hi = lo + boxHi - boxLo - 2 * margin;
-  if (lo < boxLo + margin) return lo - boxLo - margin;
-  if (hi > boxHi - margin) return hi - boxHi + margin;
-  return 0;
 }
 
 /** The key of a focus: the sorted names of a Set, "" for null (every figure on show). */
@@ -61,24 +34,34 @@ export class Stage {
     this.geometryDirty = true;
     this.followQueued = false;
     this.followTimes = [];
-    this.fitCache = new Map();
-    this.prefitted = new Set(); // focus keys prefit() has fitted
     this.prevReads = [];
     this.prevWrites = [];
     this.outlines = [];
     this.onPart = null; // (main.js's per-frame breakdown: called after the cells and the highlight)
     this.writes = {}; // cells written per tensor by the last draw (counted while onPart is set)
     this.revealed = 0; // slices content-visibility has revealed
+    // the line of folded figures (kept: the flow's room is below it) and the flow
+    this.folded = el("div", "folded");
+    this.folded.append(el("span", "fold-note", "Not used in this phase:"));
+    this.flow = el("div", "flow");
+    this.rest = el("div", "flow-rest"); // ("All tensors": the figures the phase does not use)
+    this.columns = [];
+    container.replaceChildren(this.folded, this.flow, this.rest);
   }
 
   /** Remove every tensor (no trace to show). */
   clear() {
     this.model = null;
     this.views = {};
-    this.container.replaceChildren();
+    this.folded.replaceChildren(this.folded.firstChild);
+    this.flow.replaceChildren();
+    this.rest.replaceChildren();
+    this.columns = [];
   }
 
-  /** Build the DOM for every tensor of `model` (a TraceModel). */
+  /** Build the DOM for every tensor of `model` (a TraceModel): the figures the phase
+   *  does not use fold into one line at the top, the others stand in the flow's columns
+   *  (applyLayout says which). */
   build(model) {
     this.model = model;
     this.views = {};
@@ -88,26 +71,16 @@ export class Stage {
     this.lastEvent = undefined;
     this.focusKey = undefined;
     this.focusNames = null;
-    const frag = document.createDocumentFragment();
-    const groups = {};
-    for (const name of orderedNames(model.tensors)) {
-      const group = model.tensors[name].group;
-      if (!groups[group]) {
-        groups[group] = el("section", `tensor-group group-${group}`);
-        groups[group].append(el("h2", "group-title", GROUP_TITLES[group] ?? group));
-        groups[group].dataset.group = group;
-      }
-      groups[group].append(this._buildTensor(model, name));
-    }
-    // while a phase is in focus, the folded figures come first in one row after this note
-    frag.append(el("p", "fold-note", "Not used in this phase:"));
-    for (const g of Object.keys(groups)) frag.append(groups[g]);
-    frag.append(el("div", "fold-break"));
-    this.container.replaceChildren(frag);
+    this.layoutKey = undefined;
+    this.folded.replaceChildren(this.folded.firstChild);
+    const column = el("div", "flow-col");
+    for (const name of orderedNames(model.tensors)) column.append(this._buildTensor(model, name));
+    this.flow.replaceChildren(column);
+    this.rest.replaceChildren();
+    this.columns = [column];
     this.container.scrollTop = 0;
     this.container.scrollLeft = 0;
     this.overflowX = this.overflowY = false;
-    this.forgetFits();
     // measured after the first frame is drawn (not to delay it), then the event followed
     this.invalidateGeometry();
     this.requestFollow();
@@ -142,59 +115,54 @@ export class Stage {
     const cells = new Array(meta.size);
     const grids = [];
     const slicesEls = [];
+    // every slice in one grid: the stage's layout says how many go on a line
     const bandsEl = el("div", "bands");
-    for (const band of layout.bands) {
-      const bandEl = el("div", "band");
-      const slicesEl = el("div", "slices");
-      for (const sl of band.slices) {
-        const sliceEl = el("div", "slice");
-        // content-visibility: auto lets the browser skip slices out of view; draw() skips
-        // them too and catches up when they come back
-        sliceEl.style.setProperty("--rows", layout.rows);
-        sliceEl.style.setProperty("--cols", layout.cols);
-        const sliceIndex = slicesEls.length;
-        slicesEls.push(sliceEl);
-        sliceEl.addEventListener("contentvisibilityautostatechange", (e) => {
-          const view = this.views[name];
-          if (!view) return;
-          view.skipped[sliceIndex] = e.skipped ? 1 : 0;
-          if (!e.skipped) {
-            this.revealed += 1;
-            this.onReveal();
-          }
-        });
-        const label = el("div", sl.shortLabel ? "slice-label" : "slice-label same-as-caption");
-        // (projector mode hides the repeated tensor name: the caption says it)
-        label.append(el("span", "slice-name", sl.shortLabel ? `${name} · ` : name), sl.shortLabel);
-        sliceEl.append(label);
-        const grid = el("div", "grid");
-        grid.style.gridTemplateColumns = `repeat(${layout.cols}, var(--cell))`;
-        for (let k = 0; k < sl.cells.length; k++) {
-          const flat = sl.cells[k];
-          const cell = el("div", "cell");
-          cell.dataset.tensor = name;
-          cell.dataset.idx = String(flat);
-          const style = marks ? MARK_STYLES[marks[k]] : undefined;
-          if (style) cell.classList.add(style.cls);
-          const fixed = Boolean(style && style.fixed);
-          if (fixed) cell.classList.add("fixed-zero");
-          const val = input ? meta.data[flat] : 0;
-          const level = input ? colorLevel(val, scale) : 0;
-          cell.dataset.c = String(level);
-          if (!input && !fixed) cell.classList.add("empty");
-          cell.append(document.createTextNode(input || fixed ? formatValue(val) : ""));
-          shownValue[flat] = val;
-          shownWritten[flat] = input || fixed ? 1 : 0;
-          shownLevel[flat] = level;
-          cells[flat] = cell;
-          grid.append(cell);
+    for (const sl of layout.slices) {
+      const sliceEl = el("div", "slice");
+      // content-visibility: auto lets the browser skip slices out of view; draw() skips
+      // them too and catches up when they come back
+      sliceEl.style.setProperty("--rows", layout.rows);
+      sliceEl.style.setProperty("--cols", layout.cols);
+      const sliceIndex = slicesEls.length;
+      slicesEls.push(sliceEl);
+      sliceEl.addEventListener("contentvisibilityautostatechange", (e) => {
+        const view = this.views[name];
+        if (!view) return;
+        view.skipped[sliceIndex] = e.skipped ? 1 : 0;
+        if (!e.skipped) {
+          this.revealed += 1;
+          this.onReveal();
         }
-        grids.push(grid);
-        sliceEl.append(grid);
-        slicesEl.append(sliceEl);
+      });
+      const label = el("div", sl.shortLabel ? "slice-label" : "slice-label same-as-caption");
+      // (projector mode hides the repeated tensor name: the caption says it)
+      label.append(el("span", "slice-name", sl.shortLabel ? `${name} · ` : name), sl.shortLabel);
+      sliceEl.append(label);
+      const grid = el("div", "grid");
+      grid.style.gridTemplateColumns = `repeat(${layout.cols}, var(--cell))`;
+      for (let k = 0; k < sl.cells.length; k++) {
+        const flat = sl.cells[k];
+        const cell = el("div", "cell");
+        cell.dataset.tensor = name;
+        cell.dataset.idx = String(flat);
+        const style = marks ? MARK_STYLES[marks[k]] : undefined;
+        if (style) cell.classList.add(style.cls);
+        const fixed = Boolean(style && style.fixed);
+        if (fixed) cell.classList.add("fixed-zero");
+        const val = input ? meta.data[flat] : 0;
+        const level = input ? colorLevel(val, scale) : 0;
+        cell.dataset.c = String(level);
+        if (!input && !fixed) cell.classList.add("empty");
+        cell.append(document.createTextNode(input || fixed ? formatValue(val) : ""));
+        shownValue[flat] = val;
+        shownWritten[flat] = input || fixed ? 1 : 0;
+        shownLevel[flat] = level;
+        cells[flat] = cell;
+        grid.append(cell);
       }
-      bandEl.append(slicesEl);
-      bandsEl.append(bandEl);
+      grids.push(grid);
+      sliceEl.append(grid);
+      bandsEl.append(sliceEl);
     }
     fig.append(bandsEl);
     if (layout.drawnCells < layout.totalCells) {
@@ -314,104 +282,108 @@ export class Stage {
     this.geometryDirty = true;
   }
 
-  /** Forget the cell sizes found for each set of shown figures (the screen changed). */
-  forgetFits() {
-    this.fitCache.clear();
-    this.prefitted.clear();
+  /**
+   * The style sheet's fixed sizes the stage layout needs (px), read from the DOM once
+   * per trace and per change of mode or window (never per step): a figure's padding,
+   * its caption, a slice's label, the gaps. Returns null when no figure is on show.
+   */
+  measureMetrics() {
+    const v = Object.values(this.views ?? {}).find((x) => !x.folded && x.slicesEls.length);
+    if (!v || !v.fig.offsetParent) return null;
+    const px = (e, prop) => parseFloat(getComputedStyle(e)[prop]) || 0;
+    const fig = v.fig;
+    const cap = fig.firstChild;
+    const label = v.slicesEls[0].firstChild;
+    const flowCol = this.columns[0];
+    let nameW = 0;
+    for (const x of Object.values(this.views)) nameW = Math.max(nameW, x.fig.querySelector(".tname").offsetWidth);
+    // the width of a column's own scrollbar (a column scrolls when the layout cannot fit)
+    const probe = el("div", "flow-col");
+    probe.style.cssText = "position:absolute;visibility:hidden;overflow-y:scroll;width:100px;height:20px";
+    this.flow.append(probe);
+    const scrollbar = probe.offsetWidth - probe.clientWidth;
+    probe.remove();
+    return {
+      figPadX: px(fig, "paddingLeft") + px(fig, "paddingRight") + px(fig, "borderLeftWidth") + px(fig, "borderRightWidth"),
+      figPadY: px(fig, "paddingTop") + px(fig, "paddingBottom") + px(fig, "borderTopWidth") + px(fig, "borderBottomWidth"),
+      captionH: cap.getBoundingClientRect().height + px(cap, "marginBottom"),
+      labelH: label.offsetParent ? label.getBoundingClientRect().height + px(label, "marginBottom") : 0,
+      gap: px(v.grids[0], "columnGap"),
+      sliceGapX: px(v.bandsEl, "columnGap"),
+      sliceGapY: px(v.bandsEl, "rowGap"),
+      colGap: px(this.flow, "columnGap"),
+      rowGap: px(flowCol, "rowGap"),
+      minFigW: Math.ceil(nameW + 2),
+      scrollbar,
+    };
   }
 
-  /**
-   * Find the cell size for the figures that focus `names` (a Set, or null = all) shows,
-   * with `fit()` (a call of fitCells, which remembers it), then put the focus, the cell
-   * size and the scroll offsets back as they were, in the same task: nothing is painted
-   * in between, and a later change to that focus (a phase change while playing) finds
-   * its size without laying the stage out again and again. Returns false if there was
-   * nothing to do (that focus is on show or was fitted already).
-   */
-  prefit(names, fit) {
-    const key = focusKeyOf(names);
-    if (!this.model || key === this.focusKey || this.prefitted.has(key)) return false;
-    this.prefitted.add(key);
+  /** The room (px) the flow has: the stage's content box below the folded line. */
+  room() {
     const c = this.container;
-    const scroll = [c.scrollTop, c.scrollLeft];
-    const bands = Object.values(this.views).map((v) => [v.bandsEl, v.bandsEl.scrollLeft]);
-    const back = this.focusNames ?? null;
-    const follow = this.followQueued;
-    this.followQueued = true; // (fitCells asks for a follow: not for these sizes)
-    try {
-      this.setFocus(names);
-      fit();
-      this.setFocus(back);
-      fit();
-    } finally {
-      this.followQueued = follow;
-    }
-    [c.scrollTop, c.scrollLeft] = scroll;
-    for (const [el, left] of bands) if (el.scrollLeft !== left) el.scrollLeft = left;
-    return true;
+    const px = (prop) => parseFloat(getComputedStyle(c)[prop]) || 0;
+    const folded = this.folded.offsetParent ? this.folded.getBoundingClientRect().height + px("rowGap") : 0;
+    return {
+      width: Math.floor(c.clientWidth - px("paddingLeft") - px("paddingRight")) - 2,
+      height: Math.floor(c.clientHeight - px("paddingTop") - px("paddingBottom") - folded) - 2,
+    };
   }
 
   /**
-   * The largest cell size (px, at most maxCell) at which the figures on show fit the
-   * stage without scrolling; never below the size that keeps the widest number any
-   * shown tensor will hold whole at `fontPx` (the smallest text allowed), in which case
-   * the stage scrolls and follows the current event. Projector mode (fontPx 24) and a
-   * desktop stage that scrolls inside itself (fontPx 13) use it. on=false: back to the
-   * style sheet's sizes. The size found is remembered per set of shown figures, so a
-   * phase seen before costs no layout. Returns the cell size used (px) or null.
+   * Put the figures where `layout` (stage-layout.js's layoutStage) says: its columns in
+   * the flow, each figure's slices `perLine` a line, the cell size and its text on the
+   * stage. layout null: the style sheet's sizes, the shown figures in one column
+   * wrapping their slices. Only what changed is touched.
    */
-  fitCells(on, { fontPx = 24, maxCell = 160, fontRatio = 0.5 } = {}) {
+  applyLayout(layout) {
+    if (!this.model) return;
+    const names = Object.keys(this.views).filter((n) => !this.views[n].folded);
+    const columns = layout ? layout.columns : [{ names: orderedNames(this.model.tensors).filter((n) => names.includes(n)), perLine: 0 }];
+    const rest = layout ? layout.rest ?? [] : [];
+    const key = JSON.stringify([columns, rest, layout ? [layout.cell, layout.font, layout.fits, layout.room] : null]);
+    if (key === this.layoutKey) return;
+    this.layoutKey = key;
     const st = this.container.style;
-    this.invalidateGeometry();
-    this.requestFollow();
-    if (!on || !this.model) {
+    if (layout) {
+      st.setProperty("--cell", `${layout.cell}px`);
+      st.setProperty("--cell-font", `${layout.font}px`);
+    } else {
       st.removeProperty("--cell");
       st.removeProperty("--cell-font");
-      this.cellPx = null;
-      return null;
     }
-    const shown = Object.keys(this.views).filter((n) => !this.views[n].fig.classList.contains("off-phase"));
-    const chars = Math.max(1, ...shown.map((n) => maxTextLength(this.model.valueStats[n])));
-    const CHAR_EM = 0.62; // advance of a monospace digit, with a margin
-    const minCell = Math.ceil(chars * CHAR_EM * fontPx + 6);
-    const apply = (cell) => {
-      // (an unchanged value is not set again: a new --cell restyles every cell)
-      const font = Math.max(fontPx, Math.min(cell * fontRatio, (cell - 6) / (chars * CHAR_EM)));
-      if (st.getPropertyValue("--cell") !== `${cell}px`) st.setProperty("--cell", `${cell}px`);
-      if (st.getPropertyValue("--cell-font") !== `${Math.floor(font)}px`) st.setProperty("--cell-font", `${Math.floor(font)}px`);
-    };
-    const key = `${fontPx}/${maxCell}/${chars}/${shown.join(",")}`;
-    const known = this.fitCache.get(key);
-    if (known !== undefined) {
-      apply(known);
-      this.cellPx = known;
-      return known;
+    this.cellPx = layout ? layout.cell : null;
+    // a layout that does not fit whole: each column scrolls on its own, the stage not
+    const colScroll = Boolean(layout && !layout.fits);
+    this.container.classList.toggle("col-scroll", colScroll);
+    if (colScroll) st.setProperty("--flow-height", `${layout.room.height}px`);
+    else st.removeProperty("--flow-height");
+    while (this.columns.length < columns.length) {
+      const col = el("div", "flow-col");
+      this.flow.append(col);
+      this.columns.push(col);
     }
-    const c = this.container;
-    const fits = () => c.scrollHeight <= c.clientHeight + 1 && c.scrollWidth <= c.clientWidth + 1;
-    let lo = minCell;
-    let hi = Math.max(minCell, maxCell);
-    // While measuring, every slice is laid out for real: a slice that content-visibility
-    // skips keeps the size it last had ("auto"), which is wrong once --cell changes, and
-    // made the fit too large now and then (cells of a written tensor off screen).
-    c.classList.add("fitting");
-    try {
-      apply(lo);
-      if (fits()) {
-        while (lo < hi) {
-          const mid = Math.ceil((lo + hi) / 2);
-          apply(mid);
-          if (fits()) lo = mid;
-          else hi = mid - 1;
-        }
-        apply(lo);
-      }
-    } finally {
-      c.classList.remove("fitting");
+    columns.forEach((c, i) => {
+      const col = this.columns[i];
+      c.names.forEach((n, k) => {
+        const v = this.views[n];
+        if (col.children[k] !== v.fig) col.insertBefore(v.fig, col.children[k] ?? null);
+        const lined = c.perLine > 0;
+        v.bandsEl.classList.toggle("lined", lined);
+        if (lined) v.bandsEl.style.setProperty("--per-line", c.perLine);
+      });
+    });
+    for (let i = 0; i < this.columns.length; i++) this.columns[i].hidden = i >= columns.length;
+    rest.forEach((n, k) => {
+      const v = this.views[n];
+      v.bandsEl.classList.remove("lined");
+      if (this.rest.children[k] !== v.fig) this.rest.insertBefore(v.fig, this.rest.children[k] ?? null);
+    });
+    for (const n in this.views) {
+      const v = this.views[n];
+      if (v.folded && v.fig.parentElement !== this.folded) this.folded.append(v.fig);
     }
-    this.fitCache.set(key, lo);
-    this.cellPx = lo;
-    return lo;
+    this.invalidateGeometry();
+    this.requestFollow();
   }
 
   /**
@@ -425,15 +397,23 @@ export class Stage {
   measure() {
     this.geometryDirty = false;
     const c = this.container;
-    const st = getComputedStyle(c);
-    this.overflowY = /auto|scroll/.test(st.overflowY) && c.scrollHeight > c.clientHeight + 1;
+    const scrolls = (e) => /auto|scroll/.test(getComputedStyle(e).overflowY) && e.scrollHeight > e.clientHeight + 1;
+    // what scrolls up and down: each column of the flow on its own when the layout does
+    // not fit whole (so that each shows its own part of the step), else the stage
+    this.scrollers = this.container.classList.contains("col-scroll") ? this.columns.filter((col) => !col.hidden && scrolls(col)) : scrolls(c) ? [c] : [];
+    this.overflowY = this.scrollers.length > 0;
     this.overflowX = false;
-    const box = c.getBoundingClientRect();
-    const top0 = box.top + c.clientTop - c.scrollTop;
+    const origin = new Map(); // scroller -> the top of its content in the viewport
+    for (const e of [c, ...this.columns]) {
+      const r = e.getBoundingClientRect();
+      origin.set(e, r.top + e.clientTop - e.scrollTop);
+    }
     for (const name in this.views) {
       const v = this.views[name];
       v.geo = null;
       v.scrollsX = false;
+      v.scroller = this.scrollers.includes(v.fig.parentElement) ? v.fig.parentElement : c;
+      const top0 = origin.get(v.scroller);
       const fr = v.fig.getBoundingClientRect();
       const bands = v.bandsEl.getBoundingClientRect();
       if (!fr.height || !bands.height || !v.grids.length) continue; // folded or hidden
@@ -507,62 +487,29 @@ export class Stage {
       }
     }
     if (!this.overflowY) return;
-    // what is worth seeing: each tensor's written cells (2), read cells (1), and its caption
-    // (0.5, counted only with its cells); the first view on which the most is whole wins,
-    // the one needing the least scrolling among equals
-    const parts = [];
+    // what is worth seeing, per scroller: each tensor's written cells (2), read cells (1),
+    // and its caption (0.5, counted only with its cells)
+    const parts = new Map(this.scrollers.map((e) => [e, []]));
     for (const [list, worth] of [[this.prevWrites, 2], [this.prevReads, 1]]) {
       for (const { view, idx } of list) {
         const r = rows(view, idx);
-        if (!r) continue;
-        parts.push({ ...r, worth });
-        if (view.geo) parts.push({ lo: Math.min(r.lo, view.geo.capTop), hi: Math.max(r.hi, view.geo.capBottom), worth: 0.5 });
+        const mine = parts.get(view.scroller);
+        if (!r || !mine) continue;
+        mine.push({ ...r, worth });
+        mine.push({ lo: Math.min(r.lo, view.geo.capTop), hi: Math.max(r.hi, view.geo.capBottom), worth: 0.5 });
       }
     }
-    if (!parts.length) return;
-    const c = this.container;
-    const top = c.scrollTop;
-    const height = c.clientHeight;
-    const margin = 8;
-    const maxTop = Math.max(0, c.scrollHeight - height);
-    let best = null;
-    for (const p of parts) {
-      for (const want of [p.lo - margin, p.hi + margin - height]) {
-        const start = Math.max(0, Math.min(maxTop, want));
-        let score = 0;
-        for (const q of parts) if (q.lo >= start + margin - 0.5 && q.hi <= start + height - margin + 0.5) score += q.worth;
-        // already in view: no scroll needed
-        const by = start - top;
-        if (!best || score > best.score || (score === best.score && Math.abs(by) < Math.abs(best.by))) best = { score, by };
-      }
+    for (const [e, list] of parts) {
+      const top = scrollTarget(list, { top: e.scrollTop, height: e.clientHeight, maxTop: Math.max(0, e.scrollHeight - e.clientHeight) });
+      if (top !== null) e.scrollTop = top;
     }
-    // the scroll now, if the view already shows as much, stays
-    let here = 0;
-    for (const q of parts) if (q.lo >= top + margin - 0.5 && q.hi <= top + height - margin + 0.5) here += q.worth;
-    if (best && best.score > here) c.scrollTop = top + best.by;
   }
 
   /** The span {lo, hi} of the cells `idx` of `view` along "y" (stage content) or "x"
    *  (the figure's own scrolling content), from the measured grid geometry; null if
    *  none is drawn. At most 256 cells are looked at. */
   _cellRanges(view, idx, axis) {
-    const g = view.geo;
-    if (!g) return null;
-    const { rows, cols } = view.layout;
-    const per = rows * cols;
-    let lo = Infinity;
-    let hi = -Infinity;
-    const n = Math.min(idx.length, 256);
-    for (let i = 0; i < n; i++) {
-      const k = view.posOf[idx[i]];
-      if (k < 0) continue;
-      const s = (k / per) | 0;
-      const m = k - s * per;
-      const at = axis === "y" ? g.sliceTop[s] + g.gridDy + ((m / cols) | 0) * g.pitch : g.sliceLeft[s] + g.gridDx + (m % cols) * g.pitch;
-      if (at < lo) lo = at;
-      if (at + g.cell > hi) hi = at + g.cell;
-    }
-    return lo <= hi ? { lo, hi } : null;
+    return view.geo ? cellSpan(view.geo, view.layout, view.posOf, idx, axis) : null;
   }
 
   /** follow() once per event, at the next frame (the page calls this when not playing fast). */

@@ -154,6 +154,7 @@ export class TraceModel {
     this.checkpoints = []; // checkpoints[k] = {values, counts} before event k * checkpointEvery
     this.complete = this.total === 0;
     this.touched = this.phases.map(() => new Set()); // per phase: tensors its events read or write
+    this.wrote = this.phases.map(() => new Set()); // per phase: tensors its events write
     // per tensor: what its cells will ever show (for sizing cells)
     this.valueStats = {};
     for (const n of this.names) {
@@ -197,7 +198,10 @@ export class TraceModel {
       const pi = phaseIndexAt(this.phases, k);
       if (pi >= 0) {
         for (const r of reads) this.touched[pi].add(r.tensor);
-        for (const w of writes) this.touched[pi].add(w.tensor);
+        for (const w of writes) {
+          this.touched[pi].add(w.tensor);
+          this.wrote[pi].add(w.tensor);
+        }
       }
       this.events.push(ev);
       this.compiled.push({ phase: ev.phase, loop: ev.loop ?? {}, text: ev.text ?? "", reads, writes });

@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { TraceModel, Cursor, phaseIndexAt } from "../../static/js/state.js";
 import { sliceLayout, gridMarks } from "../../static/js/layout.js";
 import { formatValue, maxTextLength } from "../../static/js/format.js";
-import { orderedNames } from "../../static/js/render.js";
+import { orderedNames } from "../../static/js/layout.js";
 import { loadFixture, headerOf, naiveReplay } from "./fixtures.mjs";
 
 function modelOf(doc) {

@@ -1,0 +1,142 @@
+// Everything around the stage, drawn from the page state and the frame: the step panel,
+// the transport, the badge and the stale banner, the lesson's line, the page's modes.
+// Each draw writes only what differs from what it last wrote.
+
+import { staleReason } from "./page-state.js";
+import { SPEEDS } from "./player.js";
+
+const $ = (id) => document.getElementById(id);
+
+/** Set `el.textContent` (or a property/attribute) only when it differs. */
+function text(el, value) {
+  if (el.textContent !== value) el.textContent = value;
+}
+
+export class Chrome {
+  constructor() {
+    this.panelEvent = undefined;
+    this.lessonKey = undefined;
+    this.legendModel = undefined;
+    this.narrated = "";
+  }
+
+  /** The step panel for `frame` (once per event; narrated when not playing fast). */
+  drawPanel(frame, state, pending = "") {
+    if (frame.event === this.panelEvent && !pending) return "";
+    this.panelEvent = frame.event;
+    const p = frame.panel;
+    text($("eq-phase"), p.phase);
+    text($("eq-loop"), p.loop);
+    text($("eq-text"), p.text);
+    const spans = p.writes.map((w) => {
+      const s = document.createElement("span");
+      s.className = "w";
+      s.textContent = w;
+      return s;
+    });
+    if (p.more) spans.push(document.createTextNode(`… ${p.more} more cells`));
+    $("eq-writes").replaceChildren(...spans);
+    // (projector mode leaves out a long list: the written cells show their values on the stage)
+    $("equation").classList.toggle("many-writes", p.writes.length + p.more > 4);
+    text($("eq-reads"), p.reads);
+    if (frame.event && (!state.playing || SPEEDS[state.speedIndex] <= 2)) {
+      const said = `${pending ? `${pending}. ` : ""}${p.narration}`;
+      this.narrate(said);
+      return said;
+    }
+    return "";
+  }
+
+  /** An empty panel: no trace on show. */
+  drawNoTrace() {
+    this.panelEvent = undefined;
+    text($("eq-phase"), "–");
+    text($("eq-loop"), "");
+    text($("eq-text"), "No trace: fix the setup and it runs again.");
+    $("eq-writes").replaceChildren();
+    text($("eq-reads"), "");
+  }
+
+  narrate(said) {
+    this.narrated = said;
+    text($("narration"), said);
+  }
+
+  drawTransport(frame, state) {
+    const t = frame.transport;
+    const sc = $("scrubber");
+    if (sc.max !== String(t.max)) sc.max = String(t.max);
+    if (document.activeElement !== sc || !state.scrubbing) sc.value = String(t.value);
+    const loaded = `${t.loaded}%`;
+    if ($("scrub-loaded").style.width !== loaded) $("scrub-loaded").style.width = loaded;
+    text($("step-counter"), t.counter);
+    if (sc.getAttribute("aria-valuetext") !== t.valuetext) sc.setAttribute("aria-valuetext", t.valuetext);
+    const play = $("btn-play");
+    if (play.textContent !== t.playLabel) {
+      play.textContent = t.playLabel;
+      play.setAttribute("aria-label", t.playAria);
+    }
+  }
+
+  /** The badge, and the stage's banner when what is drawn is not what the form says. */
+  drawBadge(state) {
+    const why = staleReason(state);
+    const banner = $("stale");
+    banner.hidden = !why;
+    if (why) text(banner, `Showing the last good trace, not the form: ${why}.`);
+    const b = $("badge");
+    const { state: kind, text: said, title } = state.badge;
+    b.dataset.state = why ? "stale" : kind;
+    text(b, why ? `last good trace, not the form · ${said}` : said);
+    if (b.title !== title) b.title = title;
+  }
+
+  drawProgress(state) {
+    const t = state.trace;
+    const what =
+      state.run === "tracing" ? "Computing the trace…" : state.run === "streaming" && t && !t.complete ? `Streaming ${t.received} of ${t.model.total} steps…` : "";
+    $("progress").hidden = !what;
+    if (what) text($("progress-text"), what);
+  }
+
+  /** The lesson menu's choice, and the lesson's title and whole description. */
+  drawLesson(state) {
+    const key = `${state.lesson}|${state.lessons.length}`;
+    if (key === this.lessonKey) return;
+    this.lessonKey = key;
+    const sel = $("preset");
+    if (sel.options.length <= 1 && state.lessons.length) for (const p of state.lessons) sel.append(new Option(p.title, p.name));
+    sel.value = state.lesson;
+    const p = state.lessons.find((q) => q.name === state.lesson);
+    const line = $("preset-sentence");
+    line.replaceChildren();
+    if (p) {
+      const title = document.createElement("strong");
+      title.className = "preset-title";
+      title.textContent = p.title;
+      line.append(title, ` — ${p.sentence}`);
+    }
+  }
+
+  /** The legend names only the marks this trace's header uses. */
+  drawLegend(model) {
+    if (model === this.legendModel) return;
+    this.legendModel = model;
+    const kinds = new Set(Object.values(model ? model.tensors : {}).flatMap((t) => (t.marks ? Array.from(t.marks.join("")) : [])));
+    $("legend-pad").hidden = !kinds.has("p") && !kinds.has("g");
+    $("legend-gap").hidden = !kinds.has("z");
+    $("legend-unread").hidden = !kinds.has("u");
+  }
+
+  /** The page's modes: projector, the drawer, "All tensors", the speed menu. */
+  drawModes(state) {
+    document.body.classList.toggle("projector", state.projector);
+    document.documentElement.classList.toggle("projector", state.projector);
+    $("projector").setAttribute("aria-pressed", String(state.projector));
+    document.body.classList.toggle("setup-closed", !state.setupOpen);
+    $("toggle-setup").setAttribute("aria-expanded", String(state.setupOpen));
+    $("all-tensors").setAttribute("aria-pressed", String(state.allTensors));
+    const speed = $("speed");
+    if (speed.value !== String(state.speedIndex)) speed.value = String(state.speedIndex);
+  }
+}

@@ -1,0 +1,102 @@
+// Hooks for tests and benchmarks, loaded only when the address has ?debug: a read-only
+// view of the page state as window.convscope, the actions the keys trigger, frame times
+// and bench/page.py's per-frame breakdown. A page opened without ?debug has none of it.
+
+import { currentStep } from "./page-state.js";
+import { SPEEDS } from "./player.js";
+
+/** Install window.convscope for `page` = {store, stage, redraw, probe, isSettled, clone}. */
+export function install(page) {
+  const { store, stage, redraw, probe, clone } = page;
+  const state = () => store.state;
+  let frameTimes = [];
+  // Per-frame breakdown (bench/page.py --breakdown), off unless asked for: each part of
+  // the frame forces style and layout and records its time (so frames take longer than
+  // without), with the steps the frame covers and the cells it wrote per tensor.
+  const breakdown = { on: false, rows: [], row: null, at: 0 };
+  probe.onFrame = (dt, frame) => {
+    frameTimes.push(dt);
+    if (frameTimes.length > 2000) frameTimes.splice(0, 1000);
+    if (breakdown.row) {
+      Object.assign(breakdown.row, { to: frame.step, total: dt, focus: stage.focusKey, writes: stage.writes, revealed: stage.revealed });
+      breakdown.rows.push(breakdown.row);
+      breakdown.row = null;
+      stage.onPart = null;
+      stage.revealed = 0;
+    }
+  };
+  const part = (name, start) => {
+    if (!breakdown.on) return;
+    if (name === "start") {
+      breakdown.row = { cause: start.cause, from: start.from };
+      breakdown.at = performance.now();
+      stage.onPart = (n) => part(n);
+      stage.writes = {};
+      return;
+    }
+    const row = breakdown.row;
+    if (!row) return;
+    void document.body.offsetHeight;
+    const t = performance.now();
+    row[name] = (row[name] ?? 0) + t - breakdown.at;
+    breakdown.at = t;
+  };
+  window.convscope = {
+    get step() {
+      const s = state();
+      return s.trace && s.trace.received ? currentStep(s) : -1;
+    },
+    get shownStep() {
+      return stage.model ? (stage.lastStep ?? -1) : -1;
+    },
+    get total() {
+      return state().trace ? state().trace.model.total : 0;
+    },
+    get received() {
+      return state().trace ? state().trace.received : 0;
+    },
+    get complete() {
+      return page.isSettled();
+    },
+    get playing() {
+      return state().playing;
+    },
+    get speed() {
+      return SPEEDS[state().speedIndex];
+    },
+    get preset() {
+      return state().lesson;
+    },
+    get config() {
+      return clone(state().config);
+    },
+    /** The whole page state (a copy without the trace's model). */
+    get state() {
+      const { trace, ...rest } = state();
+      return clone({ ...rest, trace: trace ? { received: trace.received, complete: trace.complete, lesson: trace.lesson } : null });
+    },
+    document: () => (state().trace ? state().trace.model.toDocument() : null),
+    frameTimes: () => frameTimes.slice(),
+    resetFrameTimes: () => (frameTimes = []),
+    followTimes: () => stage.followTimes.slice(),
+    resetFollowTimes: () => (stage.followTimes = []),
+    timings: () => ({ runStartedAt: probe.runStartedAt, firstStepDrawnAt: probe.firstStepDrawnAt }),
+    seek: (t) => {
+      store.dispatch({ type: "goto", step: t });
+      redraw();
+      return stage.lastStep;
+    },
+    setSpeedIndex: (index) => store.dispatch({ type: "speed", index }),
+    measureLayout: (on) => (probe.measureLayout = Boolean(on)),
+    breakdown: (on) => {
+      breakdown.on = Boolean(on);
+      breakdown.rows = [];
+      stage.revealed = 0;
+      probe.part = breakdown.on ? part : null;
+    },
+    breakdownRows: () => breakdown.rows.slice(),
+    play: () => store.dispatch({ type: "play" }),
+    pause: () => store.dispatch({ type: "pause" }),
+    dispatch: (action) => store.dispatch(action),
+  };
+}

@@ -1,0 +1,76 @@
+// Where the stage scrolls so that the step's cells are in view: pure arithmetic on the
+// grid geometry render.js measures once per layout (never per step). No DOM.
+
+const MARGIN = 8;
+
+/** The union {lo, hi} of ranges [lo, hi] (null ones left out), or null. */
+export function span(ranges) {
+  let u = null;
+  for (const r of ranges) {
+    if (!r) continue;
+    u = u ? { lo: Math.min(u.lo, r.lo), hi: Math.max(u.hi, r.hi) } : { lo: r.lo, hi: r.hi };
+  }
+  return u;
+}
+
+/** The smallest scroll that shows [lo, hi] within [boxLo, boxHi] (its start if too long). */
+export function shift(lo, hi, boxLo, boxHi) {
+  if (hi - lo > boxHi - boxLo - 2 * MARGIN) hi = lo + boxHi - boxLo - 2 * MARGIN;
+  if (lo < boxLo + MARGIN) return lo - boxLo - MARGIN;
+  if (hi > boxHi - MARGIN) return hi - boxHi + MARGIN;
+  return 0;
+}
+
+/**
+ * The span {lo, hi} (px) of cells `idx` (flat indices) along "y" (the stage's content)
+ * or "x" (the figure's own sideways content), from geometry `geo` = {sliceTop,
+ * sliceLeft: (slices,), gridDy, gridDx, pitch, cell}, the figure's `layout` {rows, cols}
+ * and `posOf` (flat index -> slice * rows * cols + row * cols + col, -1 not drawn).
+ * null if none is drawn. At most 256 cells are looked at.
+ */
+export function cellSpan(geo, layout, posOf, idx, axis) {
+  const { rows, cols } = layout;
+  const per = rows * cols;
+  let lo = Infinity;
+  let hi = -Infinity;
+  const n = Math.min(idx.length, 256);
+  for (let i = 0; i < n; i++) {
+    const k = posOf[idx[i]];
+    if (k < 0) continue;
+    const s = (k / per) | 0;
+    const m = k - s * per;
+    const at = axis === "y" ? geo.sliceTop[s] + geo.gridDy + ((m / cols) | 0) * geo.pitch : geo.sliceLeft[s] + geo.gridDx + (m % cols) * geo.pitch;
+    if (at < lo) lo = at;
+    if (at + geo.cell > hi) hi = at + geo.cell;
+  }
+  return lo <= hi ? { lo, hi } : null;
+}
+
+/**
+ * The scroll offset that shows the most of `parts` ([{lo, hi, worth}], px in the
+ * scrolled content): of the offsets that put some part's start or end at an edge, the
+ * one whose wholly visible parts are worth the most, the nearest among equals; null to
+ * stay where it is (`top`), when that shows as much.
+ * view: {top, height, maxTop}.
+ */
+export function scrollTarget(parts, { top, height, maxTop }) {
+  if (!parts.length) return null;
+  // (at either end of the content there is nothing more to scroll to: no margin needed)
+  const worthAt = (start) => {
+    const top = start <= 0 ? 0 : MARGIN;
+    const bottom = start >= maxTop ? 0 : MARGIN;
+    let score = 0;
+    for (const q of parts) if (q.lo >= start + top - 0.5 && q.hi <= start + height - bottom + 0.5) score += q.worth;
+    return score;
+  };
+  let best = null;
+  for (const p of parts) {
+    for (const want of [p.lo - MARGIN, p.hi + MARGIN - height]) {
+      const start = Math.max(0, Math.min(maxTop, want));
+      const score = worthAt(start);
+      const by = start - top;
+      if (!best || score > best.score || (score === best.score && Math.abs(by) < Math.abs(best.by))) best = { score, by, start };
+    }
+  }
+  return best.score > worthAt(top) ? best.start : null;
+}

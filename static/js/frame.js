@@ -1,0 +1,150 @@
+// What the page shows at one step, as data: frameOf(trace, step, view, viewport) is a
+// pure function of its arguments (node tests call it without a browser); render.js and
+// chrome.js only copy a frame into the DOM.
+
+import { Cursor, phaseIndexAt, cellName } from "./state.js";
+import { sliceLayout, orderedNames, MAX_CELLS_PER_TENSOR } from "./layout.js";
+import { layoutStage } from "./stage-layout.js";
+import { formatLong, maxTextLength } from "./format.js";
+
+const cursors = new WeakMap(); // model -> its Cursor (a cache: the values at the last step asked)
+const shapes = new WeakMap(); // model -> {name: {slices, band, rows, cols}}
+const layouts = new WeakMap(); // model -> Map(the arguments' key -> layout): a phase's layout is found once
+
+function cursorOf(model) {
+  let c = cursors.get(model);
+  if (!c) cursors.set(model, (c = new Cursor(model)));
+  return c;
+}
+
+function shapesOf(model) {
+  let s = shapes.get(model);
+  if (!s) {
+    s = {};
+    for (const name of model.names) {
+      const l = sliceLayout(model.tensors[name], MAX_CELLS_PER_TENSOR);
+      s[name] = { slices: l.slices.length, band: l.bands.length ? l.bands[0].slices.length : 1, rows: l.rows, cols: l.cols };
+    }
+    shapes.set(model, s);
+  }
+  return s;
+}
+
+/** The smallest cell text (px) on a desktop `width` px wide: 12 on a small projector or
+ *  laptop, 14 from 1300 px on; 24 in projector mode. */
+export function smallestText(width, projector) {
+  if (projector) return 24;
+  return width >= 1300 ? 14 : 12;
+}
+
+/**
+ * The figures in focus at phase `pi` (-1: none): the phase's tensors, or null for all
+ * (no phase, or "All tensors" outside projector mode).
+ */
+export function focusOf(model, pi, { projector, allTensors }) {
+  return pi >= 0 && model.touched[pi].size && (projector || !allTensors) ? model.touched[pi] : null;
+}
+
+/**
+ * The stage's layout at phase `pi`: the shown figures by their role in the phase (read,
+ * or written), laid out in the stage's room; null where the style sheet sizes the stage
+ * (a phone: the page scrolls). view: {projector, allTensors, fits}; viewport: {width,
+ * room: {width, height}}; metrics: the style sheet's sizes (render.js measureMetrics).
+ */
+export function layoutAt(model, pi, view, viewport, metrics) {
+  if (!metrics || !(view.projector || view.fits) || !viewport.room.width) return null;
+  const focus = focusOf(model, pi, view);
+  // "All tensors": the phase's figures are laid out as in focus, the others follow below
+  const used = focus ?? (pi >= 0 && model.touched[pi].size ? model.touched[pi] : null);
+  const s = shapesOf(model);
+  const wrote = pi >= 0 ? model.wrote[pi] : null;
+  const names = orderedNames(model.tensors);
+  const figures = names
+    .filter((n) => !used || used.has(n))
+    .map((name) => ({
+      name,
+      ...s[name],
+      role: (wrote ? wrote.has(name) : model.tensors[name].role !== "input") ? "write" : "read",
+    }));
+  const chars = Math.max(1, ...figures.map((f) => maxTextLength(model.valueStats[f.name])));
+  const opts = view.projector
+    ? { chars, fontPx: 24, maxCell: 160, fontRatio: 0.5 }
+    : { chars, fontPx: smallestText(viewport.width, false), maxCell: 72, fontRatio: 0.4 };
+  let known = layouts.get(model);
+  if (!known) layouts.set(model, (known = new Map()));
+  const key = JSON.stringify([figures.map((f) => f.name + f.role), viewport.room, metrics, opts, Boolean(focus)]);
+  let layout = known.get(key);
+  if (!layout) {
+    layout = { ...layoutStage(figures, viewport.room, metrics, opts), rest: focus || !used ? [] : names.filter((n) => !used.has(n)) };
+    known.set(key, layout);
+  }
+  return layout;
+}
+
+function boxText(box) {
+  const parts = box.start.map((s, a) => {
+    const n = Math.ceil((box.stop[a] - s) / box.step[a]);
+    if (n === 1) return String(s);
+    return box.step[a] === 1 ? `${s}:${box.stop[a]}` : `${s}:${box.stop[a]}:${box.step[a]}`;
+  });
+  return `${box.tensor}[${parts.join(",")}]`;
+}
+
+/** The step panel's text for event `ev` (compiled) of `model` at `shown`. */
+export function panelOf(model, ev, shown) {
+  if (!ev) {
+    const text = model.total ? "Waiting for the first step…" : "This trace has no steps.";
+    return { phase: "–", loop: "", text, writes: [], more: 0, reads: "", narration: text };
+  }
+  const writes = [];
+  let count = 0;
+  for (const w of ev.writes) {
+    const meta = model.tensors[w.tensor];
+    for (let i = 0; i < w.idx.length; i++) if (count++ < 6) writes.push(`${cellName(meta, w.idx[i])} = ${formatLong(w.value[i])}`);
+  }
+  return {
+    phase: ev.phase,
+    loop: Object.entries(ev.loop).map(([k, v]) => `${k}=${v}`).join("  "),
+    text: ev.text,
+    writes,
+    more: Math.max(0, count - 6),
+    reads: ev.reads.length ? `reads ${ev.reads.map((r) => boxText(r.box)).join(", ")}` : "",
+    narration: `Step ${shown + 1} of ${model.total}, ${ev.phase}: ${ev.text}`,
+  };
+}
+
+/**
+ * The frame at `step` of `trace` ({model, received}): {step (the one shown: within what
+ * has arrived), phase (index or -1), event (compiled, or null), values / counts (per
+ * tensor, at that step; the cursor's buffers, valid until the next frameOf of this
+ * model), focus (Set of the figures in focus, or null), layout (stage-layout.js, or
+ * null), panel, transport}.
+ * view: {projector, allTensors, fits, playing}; viewport: {width, room}; metrics: see layoutAt.
+ */
+export function frameOf(trace, step, view, viewport, metrics = null) {
+  const model = trace.model;
+  const cursor = cursorOf(model);
+  const shown = cursor.seek(step);
+  const event = cursor.event;
+  const pi = shown >= 0 ? phaseIndexAt(model.phases, shown) : -1;
+  const total = model.total;
+  return {
+    step: shown,
+    phase: pi,
+    event,
+    values: cursor.values,
+    counts: cursor.counts,
+    focus: focusOf(model, pi, view),
+    layout: layoutAt(model, pi, view, viewport, metrics),
+    panel: panelOf(model, event, shown),
+    transport: {
+      value: Math.max(0, shown),
+      max: Math.max(0, total - 1),
+      loaded: total ? (100 * model.received) / total : 0,
+      counter: `step ${shown + 1} / ${total}`,
+      valuetext: `step ${shown + 1} of ${total}${shown >= 0 && event ? `, ${event.phase}` : ""}`,
+      playLabel: view.playing ? "❚❚ Pause" : "▶ Play",
+      playAria: view.playing ? "Pause" : "Play",
+    },
+  };
+}

@@ -1,0 +1,171 @@
+// Everything the page can change, and every way it changes: reduce(state, action) is
+// pure (no DOM, no fetch, no clock); the store in main.js is its only caller. Input
+// handlers turn keys, clicks and edits into these actions; effects (fetching a trace,
+// the ticker, the address) dispatch what they learn.
+
+import { nextPhaseStart, previousPhaseStart } from "./state.js";
+import { SPEEDS, DEFAULT_SPEED } from "./player.js";
+
+/** The page before anything has loaded. setupOpen: the drawer at start. */
+export function initialState({ setupOpen = true } = {}) {
+  return {
+    lessons: [], // [{name, title, sentence}] as the server lists them
+    lesson: "", // the lesson the form's setup is, unchanged ("": a custom setup)
+    config: null, // the setup the form holds
+    trace: null, // the trace on screen: {model, received, complete, config, lesson}
+    step: -1, // the step asked for; the one shown is within what has arrived
+    playing: false,
+    speedIndex: DEFAULT_SPEED,
+    projector: false,
+    allTensors: false, // false: tensors the phase does not use fold to their captions
+    setupOpen,
+    run: "idle", // "waiting" (an edit, traced after a pause) | "tracing" (no header yet) | "streaming" | "idle"
+    runError: "", // why the last run failed (the form or the server said so)
+    formProblems: false, // a field of the form holds what is not a setup
+    loadingLesson: false,
+    badge: { state: "pending", text: "not checked yet", title: "" },
+    room: { width: 0, height: 0 }, // the stage's room (px)
+    fits: false, // the style sheet sizes the stage to the window (it scrolls inside itself)
+    scrubbing: false,
+  };
+}
+
+/** The last step that has arrived (0 with no trace). */
+export function lastReachable(state) {
+  return state.trace ? Math.max(0, state.trace.received - 1) : 0;
+}
+
+/** The step in effect: the one asked for, within what has arrived. */
+export function currentStep(state) {
+  return Math.max(0, Math.min(state.step, lastReachable(state)));
+}
+
+/** True once the whole trace of the form's setup is on screen and nothing is pending. */
+export function isSettled(state) {
+  return Boolean(state.trace && state.trace.complete && state.run === "idle" && !state.loadingLesson);
+}
+
+/** Why the stage does not show the form's setup ("" when it does). */
+export function staleReason(state) {
+  if (!state.trace) return "";
+  if (state.runError || state.formProblems) return "the setup has an error";
+  if (state.run === "waiting" || state.run === "tracing") return "the new setup is not traced yet";
+  return "";
+}
+
+/** What the address holds: see url.js. */
+export function placeOf(state) {
+  const t = state.trace;
+  const step = !t ? Math.max(0, state.step) : t.complete ? currentStep(state) : Math.max(0, state.step);
+  return { config: state.config, lesson: state.lesson, step, speed: state.speedIndex, projector: state.projector, allTensors: state.allTensors };
+}
+
+function clampStep(state, t) {
+  return Math.max(0, Math.min(lastReachable(state), t));
+}
+
+function moveTarget(state, how) {
+  const now = currentStep(state);
+  const phases = state.trace.model.phases;
+  switch (how) {
+    case "next":
+      return now + 1;
+    case "prev":
+      return now - 1;
+    case "first":
+      return 0;
+    case "last":
+      return state.trace.model.total - 1;
+    case "nextPhase":
+      return nextPhaseStart(phases, now) ?? now;
+    case "prevPhase":
+      return previousPhaseStart(phases, now) ?? now;
+    default:
+      throw new Error(`unknown move ${how}`);
+  }
+}
+
+const set = (state, changes) => {
+  for (const k in changes) if (state[k] !== changes[k]) return { ...state, ...changes };
+  return state;
+};
+
+/** The next state after `action` ({type, ...}). Unknown types are a bug: they throw. */
+export function reduce(state, action) {
+  switch (action.type) {
+    case "lessonsLoaded":
+      return set(state, { lessons: action.lessons });
+    case "lessonLoading":
+      return set(state, { loadingLesson: action.on });
+    case "lessonOpened": // a lesson's setup put in the form (its trace runs next)
+      return set(state, { lesson: action.name, config: action.config, playing: false, loadingLesson: false });
+    case "customOpened": // a setup from an address put in the form
+      return set(state, { lesson: "", config: action.config, playing: false });
+    case "edited":
+      return set(state, { lesson: "", config: action.config, run: "waiting" });
+    case "formProblems":
+      return set(state, { formProblems: action.has });
+    case "runStarted":
+      return set(state, { run: "tracing", runError: "" });
+    case "header": {
+      const { model } = action;
+      const trace = { model, received: model.received, complete: model.complete, config: action.config, lesson: action.lesson };
+      return { ...state, trace, step: action.step, run: "streaming", badge: { state: "pending", text: "checking…", title: "The replay check runs when the whole trace has arrived." } };
+    }
+    case "events": {
+      if (!state.trace || state.trace.model !== action.model) return state;
+      return { ...state, trace: { ...state.trace, received: action.model.received, complete: action.model.complete } };
+    }
+    case "checked":
+      return set(state, { badge: action.badge });
+    case "runFailed": {
+      const r = action.restore;
+      const restored = r ? { trace: r.trace, step: r.step, badge: r.badge, ...(r.config ? { config: r.config, lesson: r.lesson } : {}) } : {};
+      const cleared = action.clear ? { trace: null, badge: { state: "pending", text: "no trace", title: "" } } : {};
+      return { ...state, ...restored, ...cleared, playing: action.restore || action.clear ? false : state.playing, runError: action.message };
+    }
+    case "runDone":
+      return set(state, { run: "idle" });
+    case "goto":
+      if (!state.trace) return state;
+      return set(state, { step: clampStep(state, action.step), playing: action.keepPlaying ? state.playing : false });
+    case "move":
+      if (!state.trace) return state;
+      return set(state, { step: clampStep(state, moveTarget(state, action.how)), playing: false });
+    case "tick": {
+      if (!state.trace || !state.playing) return state;
+      const last = lastReachable(state);
+      const next = currentStep(state) + action.steps;
+      if (next >= last) return set(state, { step: last, playing: state.trace.complete ? false : state.playing });
+      return set(state, { step: next });
+    }
+    case "play": {
+      if (!state.trace || state.playing) return state;
+      const again = currentStep(state) >= state.trace.model.total - 1; // play again from the start
+      return set(state, { playing: true, step: again ? 0 : state.step });
+    }
+    case "pause":
+      return set(state, { playing: false });
+    case "toggle":
+      return reduce(state, { type: state.playing ? "pause" : "play" });
+    case "speed":
+      return set(state, { speedIndex: Math.max(0, Math.min(SPEEDS.length - 1, action.index)) });
+    case "faster":
+      return reduce(state, { type: "speed", index: state.speedIndex + 1 });
+    case "slower":
+      return reduce(state, { type: "speed", index: state.speedIndex - 1 });
+    case "projector":
+      return set(state, { projector: action.on });
+    case "allTensors":
+      return set(state, { allTensors: action.on });
+    case "setupOpen":
+      return set(state, { setupOpen: action.open });
+    case "room":
+      if (state.room.width === action.width && state.room.height === action.height && state.fits === action.fits) return state;
+      return { ...state, room: { width: action.width, height: action.height }, fits: action.fits };
+    case "scrubbing":
+      return set(state, { scrubbing: action.on });
+    default:
+      throw new Error(`unknown action ${action.type}`);
+  }
+}

@@ -1,0 +1,187 @@
+// Where each figure of the stage goes and at what cell size: a pure function of the
+// figures the phase shows (their slices and grids, their role in the phase's data
+// flow), the stage's room and the style sheet's fixed sizes. No DOM: node tests call it.
+//
+// A figure is drawn as its slices (one rows×cols grid each) in lines of `perLine`
+// slices; the stage is a row of columns, each a stack of figures sharing one perLine.
+// Arrangements tried, by the data flow of the phase:
+//   pairs  — each read tensor over the tensor written at the same shape (xp over dxp,
+//            w over dw), then the other written tensors;
+//   flow   — every figure its own column: what is read, then what is written;
+//   split  — one column of what is read beside one column of what is written;
+//   stack  — everything in one column.
+// The one with the largest cell wins. When none fits at the smallest legible cell, each
+// column scrolls on its own and follows its part of the step: the arrangement wins that
+// is no wider than the stage, keeps each figure's band (what one step reads together) on
+// one line and can show a line of each of a column's figures at once, with the most
+// columns (each scrolls to its own cells), then the least tall.
+
+/**
+ * @typedef {{name: string, slices: number, band?: number, rows: number, cols: number, role: "read"|"write"}} Figure
+ *   (band: slices a step reads together, e.g. every channel of one image: kept on one line
+ *   when the stage cannot fit whole)
+ * @typedef {{figPadX: number, figPadY: number, captionH: number, labelH: number, gap: number,
+ *            sliceGapX: number, sliceGapY: number, colGap: number, rowGap: number, minFigW: number,
+ *            scrollbar?: number}} Metrics   (scrollbar: the width a column's own scrollbar takes)
+ * @typedef {{names: string[], perLine: number}} Column
+ * @typedef {{arrangement: string, cell: number, font: number, columns: Column[], fits: boolean,
+ *            width: number, height: number}} StageLayout
+ */
+
+const ARRANGEMENTS = ["pairs", "flow", "split", "stack"];
+const CHAR_EM = 0.62; // the advance of a monospace digit, with a margin
+
+/** The smallest cell (px) that holds `chars` characters at `fontPx`. */
+export function minCellFor(chars, fontPx) {
+  return Math.ceil(Math.max(1, chars) * CHAR_EM * fontPx + 6);
+}
+
+/** The cell text (px) at cell size `cell`: at least fontPx, growing with the cell. */
+export function fontFor(cell, chars, fontPx, fontRatio) {
+  return Math.floor(Math.max(fontPx, Math.min(cell * fontRatio, (cell - 6) / (Math.max(1, chars) * CHAR_EM))));
+}
+
+/** Width and height (px) of figure `f` at cell `cell` with `perLine` slices a line. */
+export function figureSize(f, cell, perLine, m) {
+  const k = Math.max(1, Math.min(perLine, f.slices));
+  const lines = Math.ceil(f.slices / k);
+  const gridW = f.cols * cell + (f.cols - 1) * m.gap;
+  const gridH = f.rows * cell + (f.rows - 1) * m.gap;
+  return {
+    width: Math.max(m.minFigW, k * gridW + (k - 1) * m.sliceGapX) + m.figPadX,
+    height: m.captionH + lines * (m.labelH + gridH) + (lines - 1) * m.sliceGapY + m.figPadY,
+  };
+}
+
+function columnSize(figs, cell, perLine, m) {
+  let width = 0;
+  let height = 0;
+  for (const f of figs) {
+    const s = figureSize(f, cell, perLine, m);
+    width = Math.max(width, s.width);
+    height += s.height;
+  }
+  return { width, height: height + Math.max(0, figs.length - 1) * m.rowGap };
+}
+
+/** The columns (lists of figures) of an arrangement. */
+export function arrange(figures, arrangement) {
+  const reads = figures.filter((f) => f.role === "read");
+  const writes = figures.filter((f) => f.role !== "read");
+  if (arrangement === "stack") return [figures];
+  if (arrangement === "flow") return [...reads, ...writes].map((f) => [f]);
+  if (arrangement === "split") return [reads, writes].filter((c) => c.length);
+  // pairs: a written figure goes under the first read figure of the same grid and slices
+  const cols = reads.map((f) => [f]);
+  const rest = [];
+  for (const w of writes) {
+    const col = cols.find((c) => c.length === 1 && c[0].rows === w.rows && c[0].cols === w.cols && c[0].slices === w.slices);
+    if (col) col.push(w);
+    else rest.push(w);
+  }
+  return [...cols, ...rest.map((f) => [f])];
+}
+
+/**
+ * Slices per line for each column at cell size `cell`: from one per line, the tallest
+ * column gets one more per line while the whole is no wider than `room.width`.
+ * Returns {perLine: number[], width, height}.
+ */
+function widen(cols, cell, room, m, start = null) {
+  const perLine = start ? start.slice() : cols.map(() => 1);
+  const maxPer = cols.map((c) => Math.max(...c.map((f) => f.slices)));
+  const sizes = cols.map((c, i) => columnSize(c, cell, perLine[i], m));
+  const total = () => sizes.reduce((s, x) => s + x.width, 0) + Math.max(0, cols.length - 1) * m.colGap;
+  for (;;) {
+    let tallest = -1;
+    for (let i = 0; i < cols.length; i++) if (perLine[i] < maxPer[i] && (tallest < 0 || sizes[i].height > sizes[tallest].height)) tallest = i;
+    if (tallest < 0) break;
+    const before = sizes[tallest];
+    const tallestAll = Math.max(...sizes.map((s) => s.height));
+    if (before.height < tallestAll) break; // the tallest column cannot be made shorter
+    perLine[tallest] += 1;
+    sizes[tallest] = columnSize(cols[tallest], cell, perLine[tallest], m);
+    if (total() > room.width) {
+      perLine[tallest] -= 1;
+      sizes[tallest] = before;
+      break;
+    }
+  }
+  return { perLine, width: total(), height: Math.max(0, ...sizes.map((s) => s.height)) };
+}
+
+function fitsIn(size, room) {
+  return size.width <= room.width && size.height <= room.height;
+}
+
+/**
+ * The stage's layout.
+ * figures: Figure[] in the header's drawing order; room: {width, height} (px, the
+ * stage's content box); metrics: Metrics; opts: {chars (widest number, characters),
+ * fontPx (smallest text), maxCell, fontRatio}.
+ * @returns {StageLayout}
+ */
+export function layoutStage(figures, room, metrics, { chars = 1, fontPx = 14, maxCell = 72, fontRatio = 0.4 } = {}) {
+  const minCell = minCellFor(chars, fontPx);
+  const hi = Math.max(minCell, maxCell);
+  const result = (arrangement, cols, cell, w) => ({
+    arrangement,
+    room: { width: room.width, height: room.height },
+    cell,
+    font: fontFor(cell, chars, fontPx, fontRatio),
+    columns: cols.map((c, i) => ({ names: c.map((f) => f.name), perLine: w.perLine[i] })),
+    fits: fitsIn(w, room),
+    width: w.width,
+    height: w.height,
+  });
+  if (!figures.length) return { arrangement: "stack", room, cell: minCell, font: fontPx, columns: [], fits: true, width: 0, height: 0 };
+  let best = null;
+  let fallback = null;
+  for (const arrangement of ARRANGEMENTS) {
+    const cols = arrange(figures, arrangement);
+    const atMin = widen(cols, minCell, room, metrics);
+    if (!fitsIn(atMin, room)) {
+      const candidate = scrolling(arrangement, cols, minCell, room, metrics);
+      if (!fallback || better(candidate, fallback)) fallback = candidate;
+      continue;
+    }
+    let lo = minCell;
+    let top = hi;
+    while (lo < top) {
+      const mid = Math.ceil((lo + top) / 2);
+      if (fitsIn(widen(cols, mid, room, metrics), room)) lo = mid;
+      else top = mid - 1;
+    }
+    if (!best || lo > best.cell) best = result(arrangement, cols, lo, widen(cols, lo, room, metrics));
+  }
+  return best ?? result(fallback.arrangement, fallback.cols, minCell, fallback.w);
+}
+
+/** One line of each figure of a column, stacked (px): what the column must show at once. */
+function lineHeight(col, cell, m) {
+  let h = 0;
+  for (const f of col) h += figureSize({ ...f, slices: 1 }, cell, 1, m).height;
+  return h + Math.max(0, col.length - 1) * m.rowGap;
+}
+
+/** An arrangement whose columns scroll on their own, at cell `cell`: its bands on one line
+ *  where the width allows, widened from there. */
+function scrolling(arrangement, cols, cell, room, m) {
+  const bar = m.scrollbar ?? 0;
+  const inner = { width: room.width - cols.length * bar, height: room.height };
+  const bands = cols.map((c) => Math.max(...c.map((f) => Math.min(f.band ?? 1, f.slices))));
+  let w = widen(cols, cell, inner, m, bands);
+  let banded = true;
+  if (w.width > inner.width) {
+    w = widen(cols, cell, inner, m);
+    banded = false;
+  }
+  const over = Math.max(0, w.width - inner.width);
+  const lines = cols.every((c) => lineHeight(c, cell, m) <= room.height);
+  return { arrangement, cols, w: { ...w, width: w.width + cols.length * bar }, over, rank: [over, banded && lines ? 0 : 1, -cols.length, w.height] };
+}
+
+function better(a, b) {
+  for (let i = 0; i < a.rank.length; i++) if (a.rank[i] !== b.rank[i]) return a.rank[i] < b.rank[i];
+  return false;
+}

@@ -1,0 +1,307 @@
+// The page's one state owner (store + reducer), its frame function and its stage layout,
+// without a browser.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { createStore } from "../../static/js/store.js";
+import { initialState, reduce, currentStep, placeOf, staleReason, isSettled } from "../../static/js/page-state.js";
+import { frameOf, focusOf } from "../../static/js/frame.js";
+import { layoutStage, arrange, figureSize, minCellFor, fontFor } from "../../static/js/stage-layout.js";
+import { TraceModel, phaseIndexAt } from "../../static/js/state.js";
+import { loadFixture, headerOf, naiveReplay } from "./fixtures.mjs";
+
+function modelOf(name, upto = Infinity) {
+  const doc = loadFixture(name);
+  const model = new TraceModel(headerOf(doc));
+  model.addEvents(doc.events.slice(0, Math.min(doc.events.length, upto)));
+  return { doc, model };
+}
+
+function withTrace(model, extra = {}) {
+  let s = reduce(initialState(), { type: "edited", config: { x: 1 } });
+  s = reduce(s, { type: "runStarted" });
+  s = reduce(s, { type: "header", model, config: { x: 1 }, lesson: "", step: 0 });
+  s = reduce(s, { type: "events", model });
+  return { ...s, ...extra };
+}
+
+// ---- the store -------------------------------------------------------------------------
+
+test("store: listeners hear each change once with the previous state; no change, no call", () => {
+  const store = createStore((s, a) => (a.type === "inc" ? { n: s.n + 1 } : s), { n: 0 });
+  const heard = [];
+  store.subscribe((state, prev, action) => heard.push([prev.n, state.n, action.type]));
+  store.dispatch({ type: "inc" });
+  store.dispatch({ type: "noop" });
+  store.dispatch({ type: "inc" });
+  assert.deepEqual(heard, [[0, 1, "inc"], [1, 2, "inc"]]);
+  assert.equal(store.state.n, 2);
+});
+
+test("store: an action dispatched by a listener runs after the current one, in order", () => {
+  const store = createStore((s, a) => ({ log: [...s.log, a.type] }), { log: [] });
+  const seen = [];
+  store.subscribe((state, prev, action) => {
+    seen.push(state.log.join(","));
+    if (action.type === "a") store.dispatch({ type: "b" });
+  });
+  store.dispatch({ type: "a" });
+  assert.deepEqual(seen, ["a", "a,b"]);
+});
+
+// ---- the reducer -----------------------------------------------------------------------
+
+test("reduce: moves clamp to what has arrived; phases jump to their starts", () => {
+  const { doc, model } = modelOf("trace_worked_example.json", 5);
+  let s = withTrace(model);
+  assert.equal(model.received, 5);
+  s = reduce(s, { type: "move", how: "last" });
+  assert.equal(currentStep(s), 4, "the last step that has arrived, not the trace's last");
+  s = reduce(s, { type: "move", how: "next" });
+  assert.equal(s.step, 4);
+  s = reduce(s, { type: "move", how: "first" });
+  assert.equal(s.step, 0);
+  s = reduce(s, { type: "move", how: "prev" });
+  assert.equal(s.step, 0);
+  model.addEvents(doc.events.slice(5));
+  s = reduce(s, { type: "events", model });
+  s = reduce(s, { type: "move", how: "nextPhase" });
+  const second = model.phases.find((p) => p.start > 0 && p.stop > p.start);
+  assert.equal(s.step, second.start);
+  s = reduce(s, { type: "move", how: "next" });
+  s = reduce(s, { type: "move", how: "prevPhase" });
+  assert.equal(s.step, second.start, "back to the start of the phase the step is in");
+});
+
+test("reduce: the ticker advances while playing, stops at the end of a whole trace, waits at the end of a streaming one", () => {
+  const { doc, model } = modelOf("trace_worked_example.json", 4);
+  let s = reduce(withTrace(model), { type: "play" });
+  assert.equal(s.playing, true);
+  s = reduce(s, { type: "tick", steps: 2 });
+  assert.equal(s.step, 2);
+  s = reduce(s, { type: "tick", steps: 10 });
+  assert.equal(s.step, 3);
+  assert.equal(s.playing, true, "still streaming: it waits for more steps");
+  model.addEvents(doc.events.slice(4));
+  s = reduce(s, { type: "events", model });
+  s = reduce(s, { type: "tick", steps: 10 * model.total });
+  assert.equal(s.step, model.total - 1);
+  assert.equal(s.playing, false);
+  s = reduce(s, { type: "toggle" });
+  assert.equal(s.playing, true);
+  assert.equal(s.step, 0, "play at the end plays again from the start");
+  s = reduce(s, { type: "move", how: "next" });
+  assert.equal(s.playing, false, "a step by hand pauses");
+  s = reduce(reduce(s, { type: "play" }), { type: "goto", step: 3, keepPlaying: true });
+  assert.equal(s.playing, true);
+});
+
+test("reduce: speed stays within the menu; unknown actions are a bug", () => {
+  let s = initialState();
+  for (let k = 0; k < 50; k++) s = reduce(s, { type: "faster" });
+  const top = s.speedIndex;
+  s = reduce(s, { type: "faster" });
+  assert.equal(s.speedIndex, top);
+  for (let k = 0; k < 50; k++) s = reduce(s, { type: "slower" });
+  assert.equal(s.speedIndex, 0);
+  assert.throws(() => reduce(s, { type: "nonsense" }), /unknown action nonsense/);
+});
+
+test("reduce: an edit makes the stage stale until traced; a failure keeps the last good trace with its step", () => {
+  const { model } = modelOf("trace_worked_example.json");
+  let s = reduce(withTrace(model), { type: "runDone" });
+  s = reduce(s, { type: "checked", badge: { state: "ok", text: "ok", title: "" } });
+  s = reduce(s, { type: "goto", step: 7 });
+  assert.equal(staleReason(s), "");
+  assert.equal(isSettled(s), true);
+  const good = s;
+  s = reduce(s, { type: "edited", config: { x: 2 } });
+  assert.equal(staleReason(s), "the new setup is not traced yet");
+  assert.equal(isSettled(s), false);
+  s = reduce(s, { type: "runStarted" });
+  const half = new TraceModel(model.header);
+  s = reduce(s, { type: "header", model: half, config: { x: 2 }, lesson: "", step: 0 });
+  s = reduce(s, { type: "runFailed", message: "stream cut", restore: { trace: good.trace, step: 7, badge: good.badge } });
+  assert.equal(s.trace, good.trace);
+  assert.equal(s.step, 7);
+  assert.deepEqual(s.config, { x: 2 }, "what the user typed stays in the form");
+  assert.equal(staleReason(s), "the setup has an error");
+  s = reduce(s, { type: "runStarted" });
+  assert.equal(s.runError, "");
+});
+
+test("placeOf: a lesson by name, a custom setup by its config, the step asked for until the trace is whole", () => {
+  const { model } = modelOf("trace_worked_example.json", 3);
+  let s = reduce(withTrace(model), { type: "lessonOpened", name: "d2l", config: { a: 1 } });
+  s = { ...s, step: 9 };
+  assert.deepEqual(placeOf(s), { config: { a: 1 }, lesson: "d2l", step: 9, speed: s.speedIndex, projector: false, allTensors: false });
+  s = reduce(s, { type: "edited", config: { a: 2 } });
+  assert.equal(placeOf(s).lesson, "");
+  assert.deepEqual(placeOf(s).config, { a: 2 });
+});
+
+// ---- the frame -------------------------------------------------------------------------
+
+const VIEW = { projector: false, allTensors: false, fits: false, playing: false };
+const VIEWPORT = { width: 1366, room: { width: 1000, height: 500 } };
+
+test("frameOf: the values at any step, in any order of steps, are the replay of events 0..step", () => {
+  for (const name of ["trace_worked_example.json", "trace_im2col.json", "trace_transposed.json", "trace_nhwc_same.json"]) {
+    const { doc, model } = modelOf(name);
+    const trace = { model, received: model.received };
+    const steps = [model.total - 1, 0, Math.floor(model.total / 2), 1, model.total - 2, 3];
+    for (const step of steps) {
+      const f = frameOf(trace, step, VIEW, VIEWPORT);
+      const want = naiveReplay(doc, step);
+      assert.equal(f.step, step);
+      for (const [t, vals] of Object.entries(want.values)) {
+        assert.deepEqual(Array.from(f.values[t]), vals, `${name} ${t} at step ${step}`);
+        assert.deepEqual(Array.from(f.counts[t]), want.counts[t]);
+      }
+      assert.equal(f.event.text, doc.events[step].text);
+      assert.equal(f.panel.text, doc.events[step].text);
+      assert.equal(f.panel.phase, doc.events[step].phase);
+      assert.equal(f.transport.counter, `step ${step + 1} / ${model.total}`);
+      const pi = phaseIndexAt(model.phases, step);
+      assert.equal(f.phase, pi);
+      const used = new Set(doc.events.slice(model.phases[pi].start, model.phases[pi].stop).flatMap((e) => [...e.reads, ...e.writes].map((b) => b.tensor)));
+      assert.deepEqual([...f.focus].sort(), [...used].sort(), "the figures in focus are the phase's");
+    }
+  }
+});
+
+test("frameOf: a step past what has arrived shows the last arrived; All tensors outside projector mode focuses none", () => {
+  const { model } = modelOf("trace_worked_example.json", 4);
+  const f = frameOf({ model, received: 4 }, 50, VIEW, VIEWPORT);
+  assert.equal(f.step, 3);
+  assert.equal(focusOf(model, 0, { projector: false, allTensors: true }), null);
+  assert.notEqual(focusOf(model, 0, { projector: true, allTensors: true }), null);
+  assert.equal(f.layout, null, "no layout where the style sheet sizes the stage");
+});
+
+const METRICS = { figPadX: 12, figPadY: 10, captionH: 22, labelH: 16, gap: 3, sliceGapX: 10, sliceGapY: 4, colGap: 16, rowGap: 8, minFigW: 40 };
+
+test("frameOf: with a fitted stage, its layout places exactly the phase's figures, what is written under what is read", () => {
+  const { doc, model } = modelOf("trace_worked_example.json");
+  const backward = model.phases.findIndex((p) => p.name === "backward");
+  const step = model.phases[backward].start;
+  const f = frameOf({ model, received: model.received }, step, { ...VIEW, fits: true }, VIEWPORT, METRICS);
+  const placed = f.layout.columns.flatMap((c) => c.names);
+  assert.deepEqual([...placed].sort(), [...f.focus].sort());
+  assert.equal(new Set(placed).size, placed.length);
+  const wrote = new Set(doc.events.slice(model.phases[backward].start, model.phases[backward].stop).flatMap((e) => e.writes.map((w) => w.tensor)));
+  for (const c of f.layout.columns) {
+    // within a column a written figure never stands above a read one
+    const roles = c.names.map((n) => (wrote.has(n) ? 1 : 0));
+    assert.deepEqual(roles, [...roles].sort());
+  }
+  assert.ok(f.layout.font >= 14 && f.layout.cell >= minCellFor(1, 14));
+});
+
+// ---- the stage layout ------------------------------------------------------------------
+
+/** The bounding size of a layout, computed here from the figures and the metrics. */
+function boxOf(layout, figures, m) {
+  const byName = Object.fromEntries(figures.map((f) => [f.name, f]));
+  let width = 0;
+  let height = 0;
+  for (const c of layout.columns) {
+    let w = 0;
+    let h = 0;
+    for (const n of c.names) {
+      const f = byName[n];
+      const k = Math.max(1, Math.min(c.perLine, f.slices));
+      const lines = Math.ceil(f.slices / k);
+      const gw = f.cols * layout.cell + (f.cols - 1) * m.gap;
+      const gh = f.rows * layout.cell + (f.rows - 1) * m.gap;
+      w = Math.max(w, Math.max(m.minFigW, k * gw + (k - 1) * m.sliceGapX) + m.figPadX);
+      h += m.captionH + lines * (m.labelH + gh) + (lines - 1) * m.sliceGapY + m.figPadY;
+    }
+    width += w;
+    height = Math.max(height, h + (c.names.length - 1) * m.rowGap);
+  }
+  return { width: width + (layout.columns.length - 1) * m.colGap, height };
+}
+
+function rng(seed) {
+  let s = seed >>> 0;
+  return () => ((s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32);
+}
+
+test("layoutStage: over random stages, every figure placed once, a layout said to fit does fit, and a larger room never gives smaller cells", () => {
+  const r = rng(7);
+  const int = (a, b) => a + Math.floor(r() * (b - a + 1));
+  for (let trial = 0; trial < 300; trial++) {
+    const figures = Array.from({ length: int(1, 6) }, (_, i) => ({
+      name: `t${i}`,
+      slices: int(1, 6),
+      rows: int(1, 9),
+      cols: int(1, 9),
+      role: r() < 0.5 ? "read" : "write",
+    }));
+    const room = { width: int(300, 2400), height: int(200, 1400) };
+    const opts = { chars: int(1, 4), fontPx: 14, maxCell: 72, fontRatio: 0.4 };
+    const L = layoutStage(figures, room, METRICS, opts);
+    const placed = L.columns.flatMap((c) => c.names).sort();
+    assert.deepEqual(placed, figures.map((f) => f.name).sort());
+    const box = boxOf(L, figures, METRICS);
+    assert.deepEqual([box.width, box.height], [L.width, L.height], "its size is the figures' size");
+    if (L.fits) assert.ok(box.width <= room.width && box.height <= room.height, JSON.stringify({ room, box }));
+    assert.ok(L.cell >= minCellFor(opts.chars, 14) && L.cell <= 72);
+    assert.ok(L.font >= 14);
+    const bigger = layoutStage(figures, { width: room.width * 2, height: room.height * 2 }, METRICS, opts);
+    assert.ok(bigger.cell >= L.cell, JSON.stringify({ room, L, bigger }));
+    if (!L.fits) assert.equal(L.cell, minCellFor(opts.chars, 14), "no fit: the smallest legible cell");
+  }
+});
+
+test("layoutStage: a stage with room to spare gets the largest cell; the gradient stands under its tensor", () => {
+  const xp = { name: "xp", slices: 3, rows: 7, cols: 7, role: "read" };
+  const w = { name: "w", slices: 6, rows: 3, cols: 3, role: "read" };
+  const dz = { name: "dz", slices: 2, rows: 3, cols: 3, role: "read" };
+  const dw = { name: "dw", slices: 6, rows: 3, cols: 3, role: "write" };
+  const dxp = { name: "dxp", slices: 3, rows: 7, cols: 7, role: "write" };
+  assert.deepEqual(arrange([xp, w, dz, dw, dxp], "pairs").map((c) => c.map((f) => f.name)), [["xp", "dxp"], ["w", "dw"], ["dz"]]);
+  const huge = layoutStage([xp, w, dz, dw, dxp], { width: 20000, height: 20000 }, METRICS, { chars: 2, fontPx: 14, maxCell: 72 });
+  assert.equal(huge.cell, 72);
+  assert.ok(huge.fits);
+  assert.equal(fontFor(72, 2, 14, 0.4), huge.font);
+  const tiny = layoutStage([xp, w, dz, dw, dxp], { width: 300, height: 200 }, METRICS, { chars: 2, fontPx: 14 });
+  assert.equal(tiny.fits, false);
+  assert.equal(tiny.cell, minCellFor(2, 14));
+  // the size of one figure, by hand: 3 slices of 7×7 at 30 px in one line
+  assert.deepEqual(figureSize(xp, 30, 3, METRICS), { width: 3 * (7 * 30 + 6 * 3) + 2 * 10 + 12, height: 22 + 16 + 7 * 30 + 6 * 3 + 10 });
+});
+
+// ---- following the step ----------------------------------------------------------------
+
+import { scrollTarget, cellSpan, shift } from "../../static/js/follow.js";
+
+test("scrollTarget: stays when the written cells are in view; else shows the written cells first, with the read window if both fit", () => {
+  const view = { top: 0, height: 300, maxTop: 2000 };
+  const write = { lo: 100, hi: 150, worth: 2 };
+  assert.equal(scrollTarget([write], view), null);
+  const far = { lo: 900, hi: 960, worth: 2 };
+  const read = { lo: 700, hi: 760, worth: 1 };
+  const top = scrollTarget([far, read], view);
+  assert.ok(top <= 700 - 8 + 0.5 && top + 300 >= 960 + 8 - 0.5, `both in view at ${top}`);
+  const readFar = { lo: 100, hi: 160, worth: 1 };
+  const t2 = scrollTarget([far, readFar], view);
+  assert.ok(t2 <= 900 - 8 && t2 + 300 >= 968, "the written cells win when both cannot be in view");
+  assert.equal(scrollTarget([], view), null);
+  const end = scrollTarget([{ lo: 1990, hi: 2290, worth: 2 }], { top: 0, height: 400, maxTop: 1900 });
+  assert.ok(end <= 1900 && end + 400 >= 2290, `never past the end, in view: ${end}`);
+  assert.ok(scrollTarget([{ lo: 5000, hi: 5100, worth: 2 }], { top: 0, height: 400, maxTop: 1900 }) <= 1900);
+});
+
+test("cellSpan: the rows and columns of cells from the grid geometry; shift scrolls the least", () => {
+  const layout = { rows: 3, cols: 4 };
+  const posOf = Int32Array.from({ length: 24 }, (_, k) => k); // two slices of 3×4
+  const geo = { sliceTop: [0, 200], sliceLeft: [0, 150], gridDy: 20, gridDx: 0, pitch: 30, cell: 28 };
+  assert.deepEqual(cellSpan(geo, layout, posOf, [5, 6], "y"), { lo: 50, hi: 78 });
+  assert.deepEqual(cellSpan(geo, layout, posOf, [12 + 11], "y"), { lo: 280, hi: 308 });
+  assert.deepEqual(cellSpan(geo, layout, posOf, [1, 3], "x"), { lo: 30, hi: 118 });
+  assert.equal(cellSpan(geo, layout, Int32Array.from([-1, -1]), [0, 1], "y"), null);
+  assert.equal(shift(50, 80, 0, 200), 0);
+  assert.equal(shift(250, 280, 0, 200), 88);
+  assert.equal(shift(10, 40, 20, 220), -18);
+});
