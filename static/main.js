@@ -4,10 +4,12 @@
 
 import { TraceModel, carryStep, replayCheck } from "./js/state.js";
 import { createStore } from "./js/store.js";
-import { initialState, reduce, currentStep, placeOf, isSettled } from "./js/page-state.js";
+import { initialState, reduce, currentStep, placeOf, classPlace, isSettled } from "./js/page-state.js";
 import { frameOf } from "./js/frame.js";
 import { Stage } from "./js/render.js";
 import { Chrome } from "./js/chrome.js";
+import { Inspector } from "./js/inspector.js";
+import { Classroom } from "./js/classroom.js";
 import { SPEEDS, speedLabel, keyAction, KEY_SHEET, Ticker } from "./js/player.js";
 import { encodeLesson, decodeLesson } from "./js/url.js";
 import { streamTrace, fetchPresets, fetchPreset, fetchMeta, errorFields, ApiError } from "./js/api.js";
@@ -24,7 +26,16 @@ const store = createStore(reduce, initialState({ setupOpen: initialSetupOpen() }
 const dispatch = (action) => store.dispatch(action);
 const stage = new Stage($("stage"), { onReveal: () => requestRedraw() });
 const chrome = new Chrome();
+const inspector = new Inspector({
+  onJump: (step) => dispatch({ type: "goto", step }),
+  onClose: () => dispatch({ type: "inspect", tensor: null }),
+});
 const ticker = new Ticker({ getSpeed: () => SPEEDS[store.state.speedIndex], onSteps: (steps) => dispatch({ type: "tick", steps }) });
+const classroom = new Classroom({
+  // a student's page takes the teacher's place (its own projector mode stays)
+  onState: (place) => openPlace({ ...place, speed: null, projector: store.state.projector }),
+  onChange: (follow) => dispatch({ type: "follow", follow }),
+});
 let editors = null; // built once the server has published its controls (start)
 let controller = null; // the running trace request
 let debounce = 0;
@@ -51,6 +62,17 @@ store.subscribe((state, prev, action) => {
   if (state.allTensors !== prev.allTensors || state.speedIndex !== prev.speedIndex) chrome.drawModes(state);
   if (state.trace && prev.trace && state.trace.model === prev.trace.model && state.trace.complete && !prev.trace.complete) {
     stage.revealAll();
+  }
+  // a cell's story needs the whole trace: drawn once it has arrived
+  if (state.inspect !== prev.inspect || state.trace !== prev.trace) {
+    const model = state.trace && state.trace.complete ? state.trace.model : null;
+    if (!state.inspect || model) inspector.draw(model, state.inspect);
+  }
+  if (state.follow !== prev.follow) chrome.drawFollow(state);
+  // a teacher's page sends its place to the class
+  if (state.follow && state.follow.role === "teacher") {
+    const place = JSON.stringify(classPlace(state));
+    if (place !== JSON.stringify(classPlace(prev)) || state.follow !== prev.follow) classroom.publish(classPlace(state));
   }
   if (state.formProblems !== prev.formProblems || state.runError !== prev.runError || state.run !== prev.run || state.badge !== prev.badge) chrome.drawBadge(state);
   const place = placeOf(state);
@@ -203,7 +225,7 @@ function redraw(cause = "request") {
     chrome.panelEvent = undefined;
     metrics = null;
   }
-  if (!metrics && (state.fits || state.projector)) metrics = stage.measureMetrics();
+  if (!metrics) metrics = stage.measureMetrics();
   probe.part?.("start", { cause, from: stage.lastStep ?? -1 });
   const frame = frameOf(trace, state.step, viewOf(state), { width: window.innerWidth, room: state.room }, metrics);
   probe.part?.("seek");
@@ -358,6 +380,9 @@ const MOVES = new Set(["next", "prev", "first", "last", "nextPhase", "prevPhase"
 /** What a key or a player button asks for. */
 function doAction(name) {
   const state = store.state;
+  const following = state.follow && state.follow.role === "student" && state.follow.following;
+  // a student who moves the player while following breaks away to explore
+  if (following && (MOVES.has(name) || name === "toggle")) classroom.breakAway();
   if (MOVES.has(name)) dispatch({ type: "move", how: name });
   else if (name === "toggle" || name === "faster" || name === "slower") dispatch({ type: name });
   else if (name === "projector") dispatch({ type: "projector", on: !state.projector });
@@ -365,6 +390,16 @@ function doAction(name) {
     const d = $("keys-dialog");
     if (d.open) d.close();
     else d.showModal();
+  } else if (name === "follow") {
+    if (state.follow && state.follow.role === "student") {
+      if (state.follow.following) classroom.breakAway();
+      else classroom.rejoin();
+    }
+  } else if (name === "inspect") {
+    // the story of the first cell the step writes (else the first it reads)
+    const ev = state.trace ? state.trace.model.compiled[currentStep(state)] : null;
+    const box = ev ? ev.writes[0] ?? ev.reads[0] : null;
+    if (box && box.idx.length) dispatch({ type: "inspect", tensor: box.tensor, flat: box.idx[0] });
   } else if (name === "fullscreen") {
     if (document.fullscreenElement) document.exitFullscreen().catch(() => {});
     else if (document.documentElement.requestFullscreen) {
@@ -377,6 +412,8 @@ function doAction(name) {
 function readRoom() {
   const fits = getComputedStyle(document.documentElement).getPropertyValue("--stage-fit").trim() === "1";
   const room = stage.room();
+  // a phone: the page scrolls under the player, which stays on top
+  if (!fits) room.height = Math.floor(window.innerHeight - document.querySelector(".dock").getBoundingClientRect().height - 16);
   dispatch({ type: "room", ...room, fits });
 }
 
@@ -408,6 +445,21 @@ function wire() {
     dispatch({ type: "setupOpen", open });
   });
   $("show-keys").addEventListener("click", () => doAction("keys"));
+  $("class-session").addEventListener("click", () =>
+    classroom.start(classPlace(store.state)).catch((err) => toast(`No class session: ${err.message}`)),
+  );
+  $("follow-action").addEventListener("click", (e) => {
+    const does = e.currentTarget.dataset.does;
+    if (does === "end") classroom.end();
+    else if (does === "breakAway") classroom.breakAway();
+    else if (does === "rejoin") classroom.rejoin();
+    else dispatch({ type: "follow", follow: null });
+  });
+  // a click on any cell opens its story
+  $("stage").addEventListener("click", (e) => {
+    const cell = e.target.closest(".cell");
+    if (cell) dispatch({ type: "inspect", tensor: cell.dataset.tensor, flat: Number(cell.dataset.idx) });
+  });
   $("copy-link").addEventListener("click", copyLink);
   $("apply").addEventListener("click", () => {
     const config = editors.config ?? store.state.config;
@@ -438,6 +490,10 @@ function wire() {
     "keydown",
     (e) => {
       if ($("keys-dialog").open && e.key !== "?") return;
+      if (e.key === "Escape" && store.state.inspect) {
+        dispatch({ type: "inspect", tensor: null });
+        return;
+      }
       const action = keyAction(e);
       if (!action) return;
       e.preventDefault();
@@ -447,12 +503,15 @@ function wire() {
     },
     true,
   );
-  new ResizeObserver(() => {
+  const roomChanged = new ResizeObserver(() => {
     metrics = null; // (a window crossing a media query changes the style sheet's sizes)
     readRoom();
     requestRedraw();
-  }).observe($("stage"));
+  });
+  roomChanged.observe($("stage"));
+  roomChanged.observe(document.querySelector(".dock")); // (on a phone the room is the screen below it)
   new ResizeObserver(() => fitPhaseMarks($("scrub-phases"))).observe($("scrub-phases"));
+  window.addEventListener("resize", () => readRoom()); // (a phone's screen height is the room)
   // back/forward between setups, and an address edited by hand
   window.addEventListener("popstate", () => openPlace(readUrl()));
 }
@@ -473,6 +532,17 @@ async function start() {
   wire();
   chrome.drawModes(store.state);
   readRoom();
+  // a student's link: follow the class session (the teacher's place arrives first)
+  const code = new URLSearchParams(location.search).get("follow");
+  if (code) {
+    await lessonsLoaded;
+    try {
+      await classroom.join(code);
+      return;
+    } catch (err) {
+      toast(`Could not join class session ${code}: ${err.message}`);
+    }
+  }
   const place = readUrl();
   if (place.lesson || place.config) {
     await lessonsLoaded; // (the lesson menu and its sentence need the list)

@@ -170,8 +170,15 @@ CUSTOM = {
 
 # Not met yet (issue 9): larger custom setups at 1366×768 leave read or written cells of
 # a step off screen (the stage follows, but not all of a step's boxes fit at once).
-# the custom setups that do not fit yet at 1366x768 (a setup that starts to fit passes)
-CUSTOM_MISFITS = set(CUSTOM) - {"transposed-stride2", "batch2-stride2", "12x12-k4-stride3-same"}
+# The custom setups that do not fit yet at 1366x768 with 14 px text (a setup that starts
+# to fit passes; one that stops fitting fails): what one step reads there is larger than
+# the stage, so no column can show all of it at once.
+CUSTOM_MISFITS = {
+    "16x16-k3": "activation grad: a 14-cell row of z and of dz (read and written) are 14 rows apart in one column",
+    "4ch-8x8-108w-pad1": "backward: the window over 4 channels of 10x10 on xp and dxp spans two lines of slices in each",
+    "3ch-9x9-108w-bias": "forward: the window over 3 channels of 11x11 is wider than what the filters leave of the stage",
+    "nhwc-8x8x4": "forward: the window over 4 channels of 10x10 beside 3 filters of 4 channels",
+}
 
 
 @pytest.mark.parametrize("name", list(CUSTOM))
@@ -181,5 +188,5 @@ def test_custom_setups_fit_a_1366x768_laptop(browser, base_url, name):
     config = CUSTOM[name]
     problems = _check_screen(browser, base_url, lesson_path(config), config, (1366, 768, False, 14))
     if name in CUSTOM_MISFITS and problems:
-        pytest.xfail("not met yet: " + "\n".join(problems[:6]))
+        pytest.xfail(f"not met yet ({CUSTOM_MISFITS[name]}): " + "\n".join(problems[:6]))
     assert not problems, "\n".join(problems[:20])

@@ -23,6 +23,13 @@ async function errorOf(response) {
   return new ApiError(response.status, detail);
 }
 
+/** Send `body` as JSON with `method`; the answer's JSON (null for 204). */
+export async function sendJson(method, path, body) {
+  const response = await fetch(path, { method, headers: { "Content-Type": "application/json", Accept: "application/json" }, body: JSON.stringify(body) });
+  if (!response.ok) throw await errorOf(response);
+  return response.status === 204 ? null : response.json();
+}
+
 export async function getJson(path) {
   const response = await fetch(path, { headers: { Accept: "application/json" } });
   if (!response.ok) throw await errorOf(response);

@@ -128,6 +128,34 @@ export class Chrome {
     $("legend-unread").hidden = !kinds.has("u");
   }
 
+  /** Follow mode's bar: the join code and URL on the teacher's page; following or
+   *  exploring on a student's. Returns the action its button does ("" none). */
+  drawFollow(state) {
+    const f = state.follow;
+    const bar = $("follow-bar");
+    bar.hidden = !f;
+    $("class-session").hidden = Boolean(f && f.role !== "ended");
+    if (!f) return;
+    const said = $("follow-text");
+    const button = $("follow-action");
+    if (f.role === "teacher") {
+      const code = document.createElement("span");
+      code.className = "join-code";
+      code.textContent = f.code;
+      said.replaceChildren("Class session: students open ", Object.assign(document.createElement("code"), { textContent: f.url }), " or join with ", code);
+      button.textContent = "End session";
+      button.dataset.does = "end";
+    } else if (f.role === "student") {
+      said.textContent = f.following ? `Following the teacher's screen (session ${f.code}).` : `Exploring on your own (session ${f.code}).`;
+      button.textContent = f.following ? "Break away (B)" : "Rejoin the teacher (B)";
+      button.dataset.does = f.following ? "breakAway" : "rejoin";
+    } else {
+      said.textContent = f.message;
+      button.textContent = "Close";
+      button.dataset.does = "dismiss";
+    }
+  }
+
   /** The page's modes: projector, the drawer, "All tensors", the speed menu. */
   drawModes(state) {
     document.body.classList.toggle("projector", state.projector);

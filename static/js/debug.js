@@ -14,7 +14,9 @@ export function install(page) {
   // the frame forces style and layout and records its time (so frames take longer than
   // without), with the steps the frame covers and the cells it wrote per tensor.
   const breakdown = { on: false, rows: [], row: null, at: 0 };
+  let lastFrame = null;
   probe.onFrame = (dt, frame) => {
+    lastFrame = frame;
     frameTimes.push(dt);
     if (frameTimes.length > 2000) frameTimes.splice(0, 1000);
     if (breakdown.row) {
@@ -76,6 +78,8 @@ export function install(page) {
       return clone({ ...rest, trace: trace ? { received: trace.received, complete: trace.complete, lesson: trace.lesson } : null });
     },
     document: () => (state().trace ? state().trace.model.toDocument() : null),
+    /** The stage layout of the last frame drawn (js/stage-layout.js), or null. */
+    layout: () => (lastFrame && lastFrame.layout ? clone(lastFrame.layout) : null),
     frameTimes: () => frameTimes.slice(),
     resetFrameTimes: () => (frameTimes = []),
     followTimes: () => stage.followTimes.slice(),

@@ -19,6 +19,11 @@ export function formatValue(v, digits = 3) {
   return v < 0 ? `−${s}` : s;
 }
 
+/** The change a write made, signed: "+6", "−2", "+0". */
+export function formatDelta(v) {
+  return v < 0 ? formatValue(v) : `+${formatValue(v)}`;
+}
+
 /** Longer form for the equation panel: up to 6 significant digits. */
 export function formatLong(v) {
   return formatValue(v, 6);

@@ -2,13 +2,14 @@
 // pure function of its arguments (node tests call it without a browser); render.js and
 // chrome.js only copy a frame into the DOM.
 
-import { Cursor, phaseIndexAt, cellName } from "./state.js";
+import { Cursor, phaseIndexAt, cellName, boxCount } from "./state.js";
 import { sliceLayout, orderedNames, MAX_CELLS_PER_TENSOR } from "./layout.js";
-import { layoutStage } from "./stage-layout.js";
+import { layoutStage, layoutPhone } from "./stage-layout.js";
 import { formatLong, maxTextLength } from "./format.js";
 
 const cursors = new WeakMap(); // model -> its Cursor (a cache: the values at the last step asked)
 const shapes = new WeakMap(); // model -> {name: {slices, band, rows, cols}}
+const reaches = new WeakMap(); // model -> Map(phase -> {name: {rows, cols, slices}})
 const layouts = new WeakMap(); // model -> Map(the arguments' key -> layout): a phase's layout is found once
 
 function cursorOf(model) {
@@ -23,15 +24,45 @@ function shapesOf(model) {
     s = {};
     for (const name of model.names) {
       const l = sliceLayout(model.tensors[name], MAX_CELLS_PER_TENSOR);
-      s[name] = { slices: l.slices.length, band: l.bands.length ? l.bands[0].slices.length : 1, rows: l.rows, cols: l.cols };
+      s[name] = { slices: l.slices.length, band: l.bands.length ? l.bands[0].slices.length : 1, rows: l.rows, cols: l.cols, rowAxis: l.rowAxis, colAxis: l.colAxis };
     }
     shapes.set(model, s);
   }
   return s;
 }
 
+/**
+ * How far one step of phase `pi` reaches on each figure: the most grid rows, grid
+ * columns (extent, first to last cell) and slices any of its boxes spans there. A
+ * column of the stage that cannot show that much at once cannot follow the step.
+ */
+export function reachAt(model, pi) {
+  let known = reaches.get(model);
+  if (!known) reaches.set(model, (known = new Map()));
+  if (known.has(pi) && model.complete) return known.get(pi);
+  const out = {};
+  const p = model.phases[pi];
+  const s = shapesOf(model);
+  for (let e = p.start; e < Math.min(p.stop, model.received); e++) {
+    const ev = model.compiled[e];
+    for (const b of [...ev.reads, ...ev.writes]) {
+      const { rowAxis, colAxis } = s[b.tensor];
+      const box = b.box;
+      const extent = (a) => (a < 0 ? 1 : Math.max(0, (boxCount(box.start[a], box.stop[a], box.step[a]) - 1) * box.step[a] + 1));
+      let slices = 1;
+      for (let a = 0; a < box.start.length; a++) if (a !== rowAxis && a !== colAxis) slices *= boxCount(box.start[a], box.stop[a], box.step[a]);
+      const r = (out[b.tensor] ??= { rows: 0, cols: 0, slices: 0 });
+      r.rows = Math.max(r.rows, extent(rowAxis));
+      r.cols = Math.max(r.cols, extent(colAxis));
+      r.slices = Math.max(r.slices, slices);
+    }
+  }
+  known.set(pi, out);
+  return out;
+}
+
 /** The smallest cell text (px) on a desktop `width` px wide: 12 on a small projector or
- *  laptop, 14 from 1300 px on; 24 in projector mode. */
+ *  laptop, 14 from 1300 px on; 24 in projector mode (a phone: 10, the screen is close). */
 export function smallestText(width, projector) {
   if (projector) return 24;
   return width >= 1300 ? 14 : 12;
@@ -47,35 +78,45 @@ export function focusOf(model, pi, { projector, allTensors }) {
 
 /**
  * The stage's layout at phase `pi`: the shown figures by their role in the phase (read,
- * or written), laid out in the stage's room; null where the style sheet sizes the stage
- * (a phone: the page scrolls). view: {projector, allTensors, fits}; viewport: {width,
- * room: {width, height}}; metrics: the style sheet's sizes (render.js measureMetrics).
+ * or written), laid out in the stage's room (a phone: one under another, each band on
+ * the screen below the player; the page scrolls). view: {projector, allTensors, fits};
+ * viewport: {width, room: {width, height}}; metrics: the style sheet's sizes
+ * (render.js measureMetrics); null before they are known.
  */
 export function layoutAt(model, pi, view, viewport, metrics) {
-  if (!metrics || !(view.projector || view.fits) || !viewport.room.width) return null;
+  if (!metrics || !viewport.room.width) return null;
+  const phone = !view.projector && !view.fits;
   const focus = focusOf(model, pi, view);
   // "All tensors": the phase's figures are laid out as in focus, the others follow below
   const used = focus ?? (pi >= 0 && model.touched[pi].size ? model.touched[pi] : null);
   const s = shapesOf(model);
   const wrote = pi >= 0 ? model.wrote[pi] : null;
+  const reach = pi >= 0 ? reachAt(model, pi) : {};
   const names = orderedNames(model.tensors);
   const figures = names
     .filter((n) => !used || used.has(n))
     .map((name) => ({
       name,
-      ...s[name],
+      slices: s[name].slices,
+      band: s[name].band,
+      rows: s[name].rows,
+      cols: s[name].cols,
+      reach: reach[name] ?? null,
       role: (wrote ? wrote.has(name) : model.tensors[name].role !== "input") ? "write" : "read",
     }));
   const chars = Math.max(1, ...figures.map((f) => maxTextLength(model.valueStats[f.name])));
   const opts = view.projector
     ? { chars, fontPx: 24, maxCell: 160, fontRatio: 0.5 }
-    : { chars, fontPx: smallestText(viewport.width, false), maxCell: 72, fontRatio: 0.4 };
+    : phone
+      ? { chars, fontPx: 10, maxCell: 40, fontRatio: 0.4 }
+      : { chars, fontPx: smallestText(viewport.width, false), maxCell: 72, fontRatio: 0.4 };
   let known = layouts.get(model);
   if (!known) layouts.set(model, (known = new Map()));
-  const key = JSON.stringify([figures.map((f) => f.name + f.role), viewport.room, metrics, opts, Boolean(focus)]);
+  const key = JSON.stringify([figures.map((f) => [f.name, f.role, f.reach]), viewport.room, metrics, opts, Boolean(focus)]);
   let layout = known.get(key);
   if (!layout) {
-    layout = { ...layoutStage(figures, viewport.room, metrics, opts), rest: focus || !used ? [] : names.filter((n) => !used.has(n)) };
+    const found = phone ? layoutPhone(figures, viewport.room, metrics, opts) : layoutStage(figures, viewport.room, metrics, opts);
+    layout = { ...found, rest: focus || !used ? [] : names.filter((n) => !used.has(n)) };
     known.set(key, layout);
   }
   return layout;

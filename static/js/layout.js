@@ -45,7 +45,7 @@ export function sliceLayout(meta, maxCells = Infinity) {
     for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) cells[r * cols + c] = base + r * rs + c * cs;
     const label = sliceAxes.map((a, k) => `${axes[a]}=${key[k]}`).join(" · ");
     // the label a person needs: axes of length 1 (n=0 of a single image) say nothing
-    const shortLabel = sliceAxes.filter((a) => shape[a] > 1).map((a) => `${axes[a]}=${key[sliceAxes.indexOf(a)]}`).join(" · ");
+    const shortLabel = sliceAxes.filter((a) => shape[a] > 1).map((a) => `${axes[a]}=${key[sliceAxes.indexOf(a)]}`).join(","); // (compact: it stands over a small grid)
     slices.push({ key: key.slice(), label, shortLabel, band: sliceAxes.length > 1 ? key[0] : 0, cells });
     drawn += perSlice;
     for (let k = sliceAxes.length - 1; k >= 0; k--) {

@@ -27,6 +27,10 @@ export function initialState({ setupOpen = true } = {}) {
     room: { width: 0, height: 0 }, // the stage's room (px)
     fits: false, // the style sheet sizes the stage to the window (it scrolls inside itself)
     scrubbing: false,
+    inspect: null, // the cell whose story the inspector shows: {tensor, flat}
+    // follow mode: null, {role: "teacher", code, url}, {role: "student", code, following},
+    // or {role: "ended", message}
+    follow: null,
   };
 }
 
@@ -51,6 +55,13 @@ export function staleReason(state) {
   if (state.runError || state.formProblems) return "the setup has an error";
   if (state.run === "waiting" || state.run === "tracing") return "the new setup is not traced yet";
   return "";
+}
+
+/** What a teacher's page sends its class: the lesson by name (else the setup), the step
+ *  and the view settings a student's page takes (not projector mode: that is the room's). */
+export function classPlace(state) {
+  const p = placeOf(state);
+  return { lesson: p.lesson || null, config: p.lesson ? null : p.config, step: p.step, allTensors: p.allTensors };
 }
 
 /** What the address holds: see url.js. */
@@ -110,7 +121,7 @@ export function reduce(state, action) {
     case "header": {
       const { model } = action;
       const trace = { model, received: model.received, complete: model.complete, config: action.config, lesson: action.lesson };
-      return { ...state, trace, step: action.step, run: "streaming", badge: { state: "pending", text: "checking…", title: "The replay check runs when the whole trace has arrived." } };
+      return { ...state, trace, inspect: null, step: action.step, run: "streaming", badge: { state: "pending", text: "checking…", title: "The replay check runs when the whole trace has arrived." } };
     }
     case "events": {
       if (!state.trace || state.trace.model !== action.model) return state;
@@ -165,6 +176,10 @@ export function reduce(state, action) {
       return { ...state, room: { width: action.width, height: action.height }, fits: action.fits };
     case "scrubbing":
       return set(state, { scrubbing: action.on });
+    case "follow":
+      return set(state, { follow: action.follow });
+    case "inspect":
+      return set(state, { inspect: action.tensor == null ? null : { tensor: action.tensor, flat: action.flat } });
     default:
       throw new Error(`unknown action ${action.type}`);
   }

@@ -63,6 +63,12 @@ export function keyAction(event) {
       return "projector";
     case "?":
       return "keys";
+    case "i":
+    case "I":
+      return "inspect";
+    case "b":
+    case "B":
+      return "follow";
     default:
       return null;
   }
@@ -77,6 +83,8 @@ export const KEY_SHEET = [
   ["+  /  −", "faster / slower"],
   ["F", "full screen"],
   ["P", "projector mode"],
+  ["I", "the story of a cell this step writes (or click any cell)"],
+  ["B", "break away from the teacher's screen / rejoin it (in a class session)"],
   ["?", "this key sheet"],
 ];
 

@@ -7,7 +7,7 @@
 // previous and the current event.
 
 import { sliceLayout, boxOutlines, gridMarks, MARK_STYLES, orderedNames, MAX_CELLS_PER_TENSOR } from "./layout.js";
-import { formatValue, colorLevel, absMax } from "./format.js";
+import { formatValue, formatDelta, colorLevel, absMax } from "./format.js";
 import { span, shift, scrollTarget, cellSpan } from "./follow.js";
 
 function el(tag, cls, text) {
@@ -69,6 +69,7 @@ export class Stage {
     this.prevWrites = [];
     this.outlines = [];
     this.lastEvent = undefined;
+    this.drawnStep = undefined;
     this.focusKey = undefined;
     this.focusNames = null;
     this.layoutKey = undefined;
@@ -131,6 +132,7 @@ export class Stage {
         view.skipped[sliceIndex] = e.skipped ? 1 : 0;
         if (!e.skipped) {
           this.revealed += 1;
+          this.drawAll = true; // (its cells were not drawn while out of view)
           this.onReveal();
         }
       });
@@ -200,42 +202,30 @@ export class Stage {
    */
   draw(frame, { flash = false, skippedToo = false } = {}) {
     if (!this.model) return;
-    for (const name in this.views) {
-      const v = this.views[name];
-      // a folded figure shows only its caption: its cells catch up when it unfolds
-      if (v.folded) continue;
-      const values = frame.values[name];
-      const counts = frame.counts ? frame.counts[name] : undefined;
-      const { drawn, cells, shownValue, shownWritten, shownLevel, scale, padFlat, skipped, perSlice } = v;
-      let n = 0;
-      for (let k = 0; k < drawn.length; k++) {
-        if (!skippedToo && skipped[(k / perSlice) | 0]) {
-          k += perSlice - 1 - (k % perSlice); // the whole slice is out of view
-          continue;
+    // A step a few events from the last one drawn touches only the cells those events
+    // wrote: only they are looked at. After a fold, a reveal or a long jump, every cell.
+    const from = this.drawnStep;
+    const near = from !== undefined && !this.drawAll && Math.abs(frame.step - from) <= 512 && skippedToo === this.drawnSkippedToo;
+    this.drawnStep = frame.step;
+    this.drawnSkippedToo = skippedToo;
+    this.drawAll = false;
+    if (near) this._drawChanged(frame, Math.min(from, frame.step) + 1, Math.max(from, frame.step), skippedToo);
+    else {
+      for (const name in this.views) {
+        const v = this.views[name];
+        // a folded figure shows only its caption: its cells catch up when it unfolds
+        if (v.folded) continue;
+        const { drawn, skipped, perSlice } = v;
+        let n = 0;
+        for (let k = 0; k < drawn.length; k++) {
+          if (!skippedToo && skipped[(k / perSlice) | 0]) {
+            k += perSlice - 1 - (k % perSlice); // the whole slice is out of view
+            continue;
+          }
+          n += this._drawCell(v, drawn[k], frame);
         }
-        const flat = drawn[k];
-        const val = values[flat];
-        // cells the header marks zero by definition (padding, inserted zeros), written or not
-        const written = counts === undefined || counts[flat] > 0 || (padFlat !== null && padFlat.has(flat)) ? 1 : 0;
-        if (shownWritten[flat] === written && (shownValue[flat] === val || (!written && shownWritten[flat] === 0))) continue;
-        const cell = cells[flat];
-        n += 1;
-        // only what differs from what the cell shows is written (each write restyles it)
-        const wasWritten = shownWritten[flat];
-        const level = written ? colorLevel(val, scale) : 0;
-        if (written) {
-          if (shownValue[flat] !== val || wasWritten !== 1) cell.firstChild.nodeValue = formatValue(val);
-        } else if (wasWritten !== 0) cell.firstChild.nodeValue = "";
-        if (shownLevel[flat] !== level) {
-          cell.dataset.c = String(level);
-          shownLevel[flat] = level;
-        }
-        if (written && wasWritten === 0) cell.classList.remove("empty");
-        else if (!written && wasWritten !== 0) cell.classList.add("empty");
-        shownValue[flat] = val;
-        shownWritten[flat] = written;
+        if (n && this.onPart) this.writes[name] = n;
       }
-      if (n && this.onPart) this.writes[name] = n;
     }
     if (this.onPart) this.onPart("cells");
     if (frame.event !== this.lastEvent) {
@@ -243,6 +233,50 @@ export class Stage {
       this.lastEvent = frame.event;
     }
     if (this.onPart) this.onPart("highlight");
+  }
+
+  /** Draw the cells that events lo..hi (inclusive) write, where drawn and in view. */
+  _drawChanged(frame, lo, hi, skippedToo) {
+    const compiled = this.model.compiled;
+    for (let e = Math.max(0, lo); e <= hi && e < compiled.length; e++) {
+      for (const w of compiled[e].writes) {
+        const v = this.views[w.tensor];
+        if (!v || v.folded) continue;
+        let n = 0;
+        for (let i = 0; i < w.idx.length; i++) {
+          const k = v.posOf[w.idx[i]];
+          if (k < 0 || (!skippedToo && v.skipped[(k / v.perSlice) | 0])) continue;
+          n += this._drawCell(v, w.idx[i], frame);
+        }
+        if (n && this.onPart) this.writes[w.tensor] = (this.writes[w.tensor] ?? 0) + n;
+      }
+    }
+  }
+
+  /** Make cell `flat` of view `v` show its value in `frame`; returns 1 if it changed. */
+  _drawCell(v, flat, frame) {
+    const { cells, shownValue, shownWritten, shownLevel, scale, padFlat } = v;
+    const val = frame.values[v.meta.name][flat];
+    const counts = frame.counts ? frame.counts[v.meta.name] : undefined;
+    // cells the header marks zero by definition (padding, inserted zeros), written or not
+    const written = counts === undefined || counts[flat] > 0 || (padFlat !== null && padFlat.has(flat)) ? 1 : 0;
+    if (shownWritten[flat] === written && (shownValue[flat] === val || (!written && shownWritten[flat] === 0))) return 0;
+    const cell = cells[flat];
+    // only what differs from what the cell shows is written (each write restyles it)
+    const wasWritten = shownWritten[flat];
+    const level = written ? colorLevel(val, scale) : 0;
+    if (written) {
+      if (shownValue[flat] !== val || wasWritten !== 1) cell.firstChild.nodeValue = formatValue(val);
+    } else if (wasWritten !== 0) cell.firstChild.nodeValue = "";
+    if (shownLevel[flat] !== level) {
+      cell.dataset.c = String(level);
+      shownLevel[flat] = level;
+    }
+    if (written && wasWritten === 0) cell.classList.remove("empty");
+    else if (!written && wasWritten !== 0) cell.classList.add("empty");
+    shownValue[flat] = val;
+    shownWritten[flat] = written;
+    return 1;
   }
 
   /** Mark the figures outside `names` (a Set; null = all in) as off-phase (the style
@@ -267,6 +301,7 @@ export class Stage {
       folded += off;
     }
     this.container.classList.toggle("focused", folded > 0);
+    this.drawAll = true; // an unfolded figure is drawn whole once
     this.invalidateGeometry();
     return true;
   }
@@ -275,6 +310,7 @@ export class Stage {
    *  shown values are remembered, so only what changed meanwhile is touched). */
   revealAll() {
     for (const name in this.views) this.views[name].skipped.fill(0);
+    this.drawAll = true;
   }
 
   /** The figures moved or changed size: measure them again before the next follow. */
@@ -353,8 +389,9 @@ export class Stage {
     }
     this.cellPx = layout ? layout.cell : null;
     // a layout that does not fit whole: each column scrolls on its own, the stage not
-    const colScroll = Boolean(layout && !layout.fits);
+    const colScroll = Boolean(layout && layout.scrolls === "columns");
     this.container.classList.toggle("col-scroll", colScroll);
+    this.container.classList.toggle("stacked", Boolean(layout && layout.scrolls === "page"));
     if (colScroll) st.setProperty("--flow-height", `${layout.room.height}px`);
     else st.removeProperty("--flow-height");
     while (this.columns.length < columns.length) {
@@ -364,6 +401,10 @@ export class Stage {
     }
     columns.forEach((c, i) => {
       const col = this.columns[i];
+      // (a column may shrink, its figures then scroll sideways, unless the layout says it
+      // must show its whole width)
+      const shrink = c.shrink === false ? "0" : "1";
+      if (col.style.flexShrink !== shrink) col.style.flexShrink = shrink;
       c.names.forEach((n, k) => {
         const v = this.views[n];
         if (col.children[k] !== v.fig) col.insertBefore(v.fig, col.children[k] ?? null);
@@ -537,12 +578,13 @@ export class Stage {
       for (const w of event.writes) {
         const v = this.views[w.tensor];
         if (!v) continue;
-        writes.push({ view: v, cells: this._cellsOf(v, w.idx), idx: w.idx });
+        writes.push({ view: v, cells: this._cellsOf(v, w.idx), idx: w.idx, delta: w.delta });
         figs.set(v.fig, [figs.get(v.fig)?.[0] ?? false, true]);
       }
     }
     this._swapClass(this.prevReads, reads, "rd");
     this._swapClass(this.prevWrites, writes, "wr");
+    this._markChanges(this.prevWrites, writes);
     if (flash) {
       for (const { cells } of writes) {
         for (const c of cells) {
@@ -564,6 +606,34 @@ export class Stage {
     this.prevReads = reads;
     this.prevWrites = writes;
     this.outlines = slots;
+  }
+
+  /**
+   * Each cell the step writes shows what the step added (data-delta: "+6", "−2"); a
+   * write that adds exactly zero is marked dead ("+0", dimmed): a dead ReLU window, a
+   * zero dz, a tap on an inserted zero. The marks of the previous step's cells go.
+   */
+  _markChanges(before, after) {
+    const now = new Map();
+    for (const { view, idx, delta } of after) {
+      for (let i = 0; i < idx.length; i++) {
+        const c = view.cells[idx[i]];
+        if (c && delta && i < delta.length) now.set(c, delta[i]);
+      }
+    }
+    for (const { cells } of before) {
+      for (const c of cells) {
+        if (now.has(c)) continue;
+        delete c.dataset.delta;
+        c.classList.remove("dead");
+      }
+    }
+    for (const [c, d] of now) {
+      const text = formatDelta(d);
+      if (c.dataset.delta !== text) c.dataset.delta = text;
+      const dead = d === 0;
+      if (c.classList.contains("dead") !== dead) c.classList.toggle("dead", dead);
+    }
   }
 
   /** Move class `cls` from the cells of `before` to the cells of `after` ({cells} lists). */

@@ -11,10 +11,10 @@
 //   split  — one column of what is read beside one column of what is written;
 //   stack  — everything in one column.
 // The one with the largest cell wins. When none fits at the smallest legible cell, each
-// column scrolls on its own and follows its part of the step: the arrangement wins that
-// is no wider than the stage, keeps each figure's band (what one step reads together) on
-// one line and can show a line of each of a column's figures at once, with the most
-// columns (each scrolls to its own cells), then the least tall.
+// column scrolls on its own (and a figure wider than its column sideways) and follows its
+// part of the step: the arrangement wins whose columns can each show at once what one
+// step reaches on their figures, then the least too wide, with the most columns, then
+// the least tall.
 
 /**
  * @typedef {{name: string, slices: number, band?: number, rows: number, cols: number, role: "read"|"write"}} Figure
@@ -23,9 +23,11 @@
  * @typedef {{figPadX: number, figPadY: number, captionH: number, labelH: number, gap: number,
  *            sliceGapX: number, sliceGapY: number, colGap: number, rowGap: number, minFigW: number,
  *            scrollbar?: number}} Metrics   (scrollbar: the width a column's own scrollbar takes)
- * @typedef {{names: string[], perLine: number}} Column
- * @typedef {{arrangement: string, cell: number, font: number, columns: Column[], fits: boolean,
- *            width: number, height: number}} StageLayout
+ * @typedef {{names: string[], perLine: number, shrink?: boolean}} Column   (shrink: narrower
+ *   than its figures when the stage is too narrow; they scroll sideways)
+ * @typedef {{arrangement: string, room: {width: number, height: number}, cell: number, font: number,
+ *            columns: Column[], fits: boolean, scrolls: "none"|"columns"|"page", width: number,
+ *            height: number}} StageLayout   (scrolls: what scrolls to follow the step)
  */
 
 const ARRANGEMENTS = ["pairs", "flow", "split", "stack"];
@@ -131,10 +133,11 @@ export function layoutStage(figures, room, metrics, { chars = 1, fontPx = 14, ma
     font: fontFor(cell, chars, fontPx, fontRatio),
     columns: cols.map((c, i) => ({ names: c.map((f) => f.name), perLine: w.perLine[i] })),
     fits: fitsIn(w, room),
+    scrolls: fitsIn(w, room) ? "none" : "columns",
     width: w.width,
     height: w.height,
   });
-  if (!figures.length) return { arrangement: "stack", room, cell: minCell, font: fontPx, columns: [], fits: true, width: 0, height: 0 };
+  if (!figures.length) return { arrangement: "stack", room, cell: minCell, font: fontPx, columns: [], fits: true, scrolls: "none", width: 0, height: 0 };
   let best = null;
   let fallback = null;
   for (const arrangement of ARRANGEMENTS) {
@@ -154,34 +157,114 @@ export function layoutStage(figures, room, metrics, { chars = 1, fontPx = 14, ma
     }
     if (!best || lo > best.cell) best = result(arrangement, cols, lo, widen(cols, lo, room, metrics));
   }
-  return best ?? result(fallback.arrangement, fallback.cols, minCell, fallback.w);
+  if (best) return best;
+  const layout = result(fallback.arrangement, fallback.cols, minCell, fallback.w);
+  layout.columns.forEach((c, i) => (c.shrink = fallback.shrink[i]));
+  return layout;
 }
 
-/** One line of each figure of a column, stacked (px): what the column must show at once. */
-function lineHeight(col, cell, m) {
-  let h = 0;
-  for (const f of col) h += figureSize({ ...f, slices: 1 }, cell, 1, m).height;
-  return h + Math.max(0, col.length - 1) * m.rowGap;
+/**
+ * Can each column show at once what one step reaches on its figures (Figure.reach),
+ * the columns that hold more than it reaches shrunk to fit the stage's width (their
+ * figures then scroll sideways)? A column of one figure scrolls to the reach; a column
+ * of several must hold them whole. Returns {follows, shrink: per column}.
+ */
+function followable(cols, perLine, cell, room, m) {
+  const pitch = cell + m.gap;
+  const reachOf = (f, k) => {
+    const r = f.reach ?? { rows: f.rows, cols: f.cols, slices: f.slices };
+    const per = Math.min(k, f.slices);
+    const gridW = f.cols * cell + (f.cols - 1) * m.gap;
+    const lineH = m.labelH + f.rows * cell + (f.rows - 1) * m.gap;
+    const across = Math.min(Math.max(1, r.slices), per);
+    const lines = r.slices > 1 ? Math.min(Math.ceil(f.slices / per), Math.ceil((r.slices - 1) / per) + 1) : 1;
+    return {
+      wide: (across - 1) * (gridW + m.sliceGapX) + r.cols * pitch - m.gap,
+      high: m.captionH + (lines - 1) * (lineH + m.sliceGapY) + m.labelH + (lines > 1 ? f.rows : r.rows) * pitch - m.gap,
+    };
+  };
+  const widths = cols.map((c, i) => columnSize(c, cell, perLine[i], m).width);
+  const needs = cols.map((c, i) => Math.max(...c.map((f) => reachOf(f, perLine[i]).wide)) + m.figPadX);
+  const shrink = cols.map((c, i) => needs[i] < widths[i] - 1);
+  const gaps = Math.max(0, cols.length - 1) * m.colGap;
+  const fixed = widths.reduce((x, w, i) => x + (shrink[i] ? 0 : w), 0);
+  const flexible = widths.reduce((x, w, i) => x + (shrink[i] ? w : 0), 0);
+  const squeeze = flexible ? Math.min(1, Math.max(0, room.width - gaps - fixed) / flexible) : 1;
+  const follows = cols.every((c, i) => {
+    const visible = shrink[i] ? widths[i] * squeeze : widths[i];
+    const tall = columnSize(c, cell, perLine[i], m).height;
+    return visible >= needs[i] && (fixed + gaps <= room.width || !shrink.some(Boolean)) && c.every((f) => (c.length === 1 ? reachOf(f, perLine[i]).high <= room.height : tall <= room.height));
+  });
+  return { follows: follows && fixed + gaps + flexible * squeeze <= room.width + 1, shrink };
 }
 
 /** An arrangement whose columns scroll on their own, at cell `cell`: its bands on one line
- *  where the width allows, widened from there. */
+ *  where that lets each column follow the step, widened from there. */
 function scrolling(arrangement, cols, cell, room, m) {
   const bar = m.scrollbar ?? 0;
   const inner = { width: room.width - cols.length * bar, height: room.height };
   const bands = cols.map((c) => Math.max(...c.map((f) => Math.min(f.band ?? 1, f.slices))));
-  let w = widen(cols, cell, inner, m, bands);
-  let banded = true;
-  if (w.width > inner.width) {
-    w = widen(cols, cell, inner, m);
-    banded = false;
+  let best = null;
+  const sized = (per) => ({
+    perLine: per,
+    width: cols.reduce((x, c, i) => x + columnSize(c, cell, per[i], m).width, 0) + Math.max(0, cols.length - 1) * m.colGap,
+    height: Math.max(...cols.map((c, i) => columnSize(c, cell, per[i], m).height)),
+  });
+  // each band on one line as it is, or widened from one slice a line within the width
+  for (const size of [sized(bands), widen(cols, cell, inner, m)]) {
+    const per = size.perLine;
+    const over = Math.max(0, size.width - inner.width);
+    const { follows, shrink } = followable(cols, per, cell, inner, m);
+    const candidate = { arrangement, cols, shrink, w: { ...size, width: size.width + cols.length * bar }, rank: [follows ? 0 : 1, over, -cols.length, size.height] };
+    if (!best || better(candidate, best)) best = candidate;
   }
-  const over = Math.max(0, w.width - inner.width);
-  const lines = cols.every((c) => lineHeight(c, cell, m) <= room.height);
-  return { arrangement, cols, w: { ...w, width: w.width + cols.length * bar }, over, rank: [over, banded && lines ? 0 : 1, -cols.length, w.height] };
+  return best;
 }
 
 function better(a, b) {
   for (let i = 0; i < a.rank.length; i++) if (a.rank[i] !== b.rank[i]) return a.rank[i] < b.rank[i];
   return false;
+}
+
+/**
+ * A phone's stage: the page scrolls, so the figures stand one under another (each its
+ * own column; the style sheet stacks the columns), each with as many slices a line as
+ * its width allows, at the largest cell at which every figure's band (what one step
+ * reads together) fits the screen below the player, both ways.
+ * room: {width (the stage's), height (the screen below the player)}; opts as layoutStage.
+ * @returns {StageLayout}
+ */
+export function layoutPhone(figures, room, m, { chars = 1, fontPx = 10, maxCell = 40, fontRatio = 0.4 } = {}) {
+  const minCell = minCellFor(chars, fontPx);
+  // per figure the most slices a line whose width fits (null: none), and whether its band fits the height
+  const lines = (cell) =>
+    figures.map((f) => {
+      let k = null;
+      for (let n = 1; n <= f.slices && figureSize(f, cell, n, m).width <= room.width; n++) k = n;
+      const band = { ...f, slices: Math.min(f.band ?? 1, f.slices) };
+      return { k, fits: k !== null && figureSize(band, cell, k, m).height <= room.height };
+    });
+  const ok = (cell) => lines(cell).every((x) => x.fits);
+  let cell = minCell;
+  if (ok(minCell)) {
+    let top = Math.max(minCell, maxCell);
+    while (cell < top) {
+      const mid = Math.ceil((cell + top) / 2);
+      if (ok(mid)) cell = mid;
+      else top = mid - 1;
+    }
+  }
+  const per = lines(cell);
+  const sizes = figures.map((f, i) => figureSize(f, cell, per[i].k ?? 1, m));
+  return {
+    arrangement: "phone",
+    room: { width: room.width, height: room.height },
+    cell,
+    font: fontFor(cell, chars, fontPx, fontRatio),
+    columns: figures.map((f, i) => ({ names: [f.name], perLine: per[i].k ?? 1 })),
+    fits: per.every((x) => x.fits),
+    scrolls: "page",
+    width: Math.max(0, ...sizes.map((s) => s.width)),
+    height: sizes.reduce((h, s) => h + s.height, 0) + Math.max(0, figures.length - 1) * m.rowGap,
+  };
 }

@@ -111,6 +111,7 @@ export function tensorMeta(name, t) {
     group: t.group ?? "backward",
     order: Number.isFinite(t.order) ? t.order : Infinity,
     marks: Array.isArray(t.marks) ? t.marks : null,
+    gradientOf: t.gradient_of ?? null, // the tensor this one is the gradient of (a drawing fact)
   };
 }
 

@@ -305,3 +305,33 @@ test("cellSpan: the rows and columns of cells from the grid geometry; shift scro
   assert.equal(shift(250, 280, 0, 200), 88);
   assert.equal(shift(10, 40, 20, 220), -18);
 });
+
+import { layoutPhone } from "../../static/js/stage-layout.js";
+
+test("layoutPhone: one figure under another, each within the width, each band within the screen's height", () => {
+  const r = rng(11);
+  const int = (a, b) => a + Math.floor(r() * (b - a + 1));
+  for (let trial = 0; trial < 200; trial++) {
+    const figures = Array.from({ length: int(1, 6) }, (_, i) => {
+      const slices = int(1, 6);
+      return { name: `t${i}`, slices, band: int(1, slices), rows: int(1, 8), cols: int(1, 8), role: "read" };
+    });
+    const room = { width: int(300, 420), height: int(400, 800) };
+    const opts = { chars: int(1, 3), fontPx: 10, maxCell: 40 };
+    const L = layoutPhone(figures, room, METRICS, opts);
+    assert.deepEqual(L.columns.map((c) => c.names), figures.map((f) => [f.name]));
+    assert.equal(L.scrolls, "page");
+    assert.ok(L.cell >= minCellFor(opts.chars, 10) && L.cell <= 40);
+    if (L.fits) {
+      L.columns.forEach((c, i) => {
+        const f = figures[i];
+        assert.ok(figureSize(f, L.cell, c.perLine, METRICS).width <= room.width);
+        assert.ok(figureSize({ ...f, slices: f.band }, L.cell, c.perLine, METRICS).height <= room.height);
+        // the most slices a line that fit the width
+        if (c.perLine < f.slices) assert.ok(figureSize(f, L.cell, c.perLine + 1, METRICS).width > room.width);
+      });
+    }
+    const taller = layoutPhone(figures, { width: room.width, height: room.height * 2 }, METRICS, opts);
+    assert.ok(taller.cell >= L.cell);
+  }
+});

@@ -1,0 +1,62 @@
+"""What a step changed, on the stage (Debian's Chromium): each written cell says what the
+step added to it (data-delta, "+6", "−2"), and a write that adds exactly zero is marked
+dead ("+0", dimmed) so that dead ReLU windows and zero gradients read as dead. The
+numbers come from the server's trace document, not from the page."""
+
+from __future__ import annotations
+
+import pytest
+
+from test_browser_helpers import choose_preset, require_chromium, server_document
+
+pytestmark = pytest.mark.browser
+
+require_chromium()
+
+from test_browser_helpers import base_url, browser, open_page  # noqa: E402,F401
+
+
+def _delta_text(v: float) -> str:
+    s = str(int(abs(v))) if float(v).is_integer() else f"{abs(v):.3g}"
+    return ("−" if v < 0 else "+") + s
+
+
+def _marks(page) -> dict[str, tuple[str, bool]]:
+    return {
+        f"{t}[{i}]": (d, dead)
+        for t, i, d, dead in page.evaluate(
+            "Array.from(document.querySelectorAll('.cell.wr'), (c) => [c.dataset.tensor, c.dataset.idx, c.dataset.delta, c.classList.contains('dead')])"
+        )
+    }
+
+
+def _expected(doc: dict, step: int) -> dict[str, tuple[str, bool]]:
+    import numpy as np
+
+    out = {}
+    for w in doc["events"][step]["writes"]:
+        shape = doc["tensors"][w["tensor"]]["shape"]
+        ranges = [range(a, z, s) for a, z, s in zip(w["start"], w["stop"], w["step"])]
+        cells = np.ravel_multi_index(np.ix_(*ranges), shape).ravel() if all(ranges) else []
+        for flat, d in zip(cells, w["delta"]):
+            out[f"{w['tensor']}[{flat}]"] = (_delta_text(d), d == 0)
+    return out
+
+
+def test_a_dead_relu_step_marks_its_writes_as_zero_changes_and_a_live_one_its_changes(open_page, base_url):
+    page = open_page(viewport=(1920, 1080)).page
+    choose_preset(page, "nhwc_relu")
+    doc = server_document(base_url, page.evaluate("window.convscope.config"))
+    backward = [k for k, e in enumerate(doc["events"]) if e["phase"] == "backward"]
+    dead = [k for k in backward if all(d == 0 for w in doc["events"][k]["writes"] for d in w["delta"])]
+    live = [k for k in backward if any(d != 0 for w in doc["events"][k]["writes"] for d in w["delta"])]
+    assert dead and live, "the ReLU lesson has dead and live backward windows"
+    for step in (dead[0], live[0], dead[-1], live[-1]):
+        page.evaluate(f"window.convscope.seek({step})")
+        got = _marks(page)
+        want = _expected(doc, step)
+        assert got == want, (step, {k: (got.get(k), v) for k, v in want.items() if got.get(k) != v})
+    # the marks leave with the step: the next step's cells carry only its own
+    page.evaluate(f"window.convscope.seek({dead[0]})")
+    stale = page.evaluate("document.querySelectorAll('.cell[data-delta]:not(.wr), .cell.dead:not(.wr)').length")
+    assert stale == 0
