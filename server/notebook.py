@@ -114,9 +114,19 @@ class Lesson:
         ]
         return LessonTrace(tensors=tensors, events=events, phases=doc["phases"], spec=doc["spec"], document=doc)
 
+    def contributions(self, tensor: str, index: Any) -> list[dict[str, Any]]:
+        """Any cell's story: every write that reached ``tensor[index]`` in event order
+        (``index`` a tuple in the header's axis order), each a dict with ``event``,
+        ``phase``, ``delta``, ``value`` and, where the reads show them, ``factors``; the
+        deltas sum to the cell's value (``convcore.trace.contributions``; the page's
+        inspector tells the same story)."""
+        from convcore.trace import contributions
+
+        return contributions(self.trace().document, tensor, index)
+
     def __repr__(self) -> str:
         spec = self.trace().spec
-        return f"<ConvScope lesson {self.title!r}: {len(self.trace().events)} steps, stride {spec.get('stride')}, padding {spec.get('padding')}; .trace() gives the arrays>"
+        return f"<ConvScope lesson {self.title!r}: {len(self.trace().events)} steps, stride {spec.get('stride')}, padding {spec.get('padding')}; .trace() gives the arrays, .contributions(tensor, index) a cell's story>"
 
 
 def show(

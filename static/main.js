@@ -2,7 +2,7 @@
 // handlers dispatch actions; effects (fetching a trace, the ticker, the address) dispatch
 // what they learn; one redraw per frame draws frameOf(trace, step, view, viewport).
 
-import { TraceModel, carryStep, replayCheck } from "./js/state.js";
+import { TraceModel, carryStep, replayCheck, phaseIndexAt } from "./js/state.js";
 import { createStore } from "./js/store.js";
 import { initialState, reduce, currentStep, placeOf, classPlace, isSettled } from "./js/page-state.js";
 import { frameOf } from "./js/frame.js";
@@ -10,9 +10,11 @@ import { Stage } from "./js/render.js";
 import { Chrome } from "./js/chrome.js";
 import { Inspector } from "./js/inspector.js";
 import { Classroom } from "./js/classroom.js";
+import { AnimationDialog } from "./js/animation-dialog.js";
 import { SPEEDS, speedLabel, keyAction, KEY_SHEET, Ticker } from "./js/player.js";
 import { encodeLesson, decodeLesson } from "./js/url.js";
-import { streamTrace, fetchPresets, fetchPreset, fetchMeta, errorFields, ApiError } from "./js/api.js";
+import { streamTrace, fetchPresets, fetchPreset, fetchMeta, fetchLessonFile, errorFields, ApiError } from "./js/api.js";
+import { embeddedLesson } from "./js/offline.js";
 import { SetupEditors } from "./js/editors.js";
 import { adoptMeta, defaultConfig, clone } from "./js/setup.js";
 import { drawPhaseMarks, fitPhaseMarks } from "./js/scrub.js";
@@ -35,6 +37,23 @@ const classroom = new Classroom({
   // a student's page takes the teacher's place (its own projector mode stays)
   onState: (place) => openPlace({ ...place, speed: null, projector: store.state.projector }),
   onChange: (follow) => dispatch({ type: "follow", follow }),
+});
+const animations = new AnimationDialog({
+  // the current phase, by default
+  range: () => {
+    const state = store.state;
+    const model = state.trace.model;
+    const here = currentStep(state);
+    const p = model.phases[phaseIndexAt(model.phases, here)] ?? { start: 0, stop: model.total };
+    return { from: p.start, to: p.stop - 1, total: model.total };
+  },
+  show: (step) => {
+    dispatch({ type: "goto", step });
+    stage.revealAll(); // (slices scrolled away are drawn too)
+    redraw("export");
+  },
+  here: () => currentStep(store.state),
+  stage: $("stage"),
 });
 let editors = null; // built once the server has published its controls (start)
 let controller = null; // the running trace request
@@ -445,6 +464,23 @@ function wire() {
     dispatch({ type: "setupOpen", open });
   });
   $("show-keys").addEventListener("click", () => doAction("keys"));
+  // a lesson file has no server to make another one
+  $("download-lesson").hidden = Boolean(embeddedLesson());
+  $("download-lesson").addEventListener("click", async () => {
+    const state = store.state;
+    if (!state.trace) return;
+    const lesson = state.lessons.find((p) => p.name === state.trace.lesson);
+    const meta = lesson ? { name: lesson.name, title: lesson.title, sentence: lesson.sentence } : { name: "custom", title: "A convolution, step by step", sentence: "" };
+    try {
+      download(await fetchLessonFile(state.trace.config, meta), `convscope-${meta.name}.html`);
+      toast("Lesson file downloaded: it plays offline, from any folder or USB stick.");
+    } catch (err) {
+      toast(`No lesson file: ${err.message}`);
+    }
+  });
+  $("export-anim").addEventListener("click", () => {
+    if (store.state.trace && store.state.trace.complete) animations.open();
+  });
   $("class-session").addEventListener("click", () =>
     classroom.start(classPlace(store.state)).catch((err) => toast(`No class session: ${err.message}`)),
   );
@@ -490,6 +526,7 @@ function wire() {
     "keydown",
     (e) => {
       if ($("keys-dialog").open && e.key !== "?") return;
+      if ($("anim-dialog").open) return; // (its fields and buttons take the keys)
       if (e.key === "Escape" && store.state.inspect) {
         dispatch({ type: "inspect", tensor: null });
         return;

@@ -160,3 +160,45 @@ def test_export_refuses_bad_input_with_the_numbers(tmp_path, capsys):
     assert not (tmp_path / "o.html").exists()
     assert main(["export", str(tmp_path / "o.html"), "--preset", "nope"]) == 2
     assert "no preset named 'nope'" in capsys.readouterr().err
+
+
+def test_the_page_downloads_the_lesson_it_shows_as_a_file_that_plays_offline(browser, tmp_path):
+    """"Lesson file" on the served page: the file is the one `convscope export` writes for
+    that lesson (same bytes), and it opens from file:// and plays with no request leaving;
+    a lesson file itself offers no download (it has no server)."""
+    from pathlib import Path
+
+    from test_browser_helpers import debug_url, live_server, wait_complete
+
+    with live_server() as base:
+        context = browser.new_context(viewport={"width": 1366, "height": 768}, accept_downloads=True)
+        page = context.new_page()
+        page.goto(debug_url(base + "/#s=0&l=stride2"))
+        wait_complete(page)
+        with page.expect_download(timeout=60_000) as dl:
+            page.click("#download-lesson")
+        saved = tmp_path / dl.value.suggested_filename
+        dl.value.save_as(saved)
+        context.close()
+    assert saved.name == "convscope-stride2.html"
+    cli = tmp_path / "cli.html"
+    assert main(["export", str(cli), "--preset", "stride2"]) == 0
+    def lesson_of(path: Path) -> dict:
+        html = path.read_text(encoding="utf-8")
+        start = html.index('<script type="application/json" id="convscope-lesson">') + len('<script type="application/json" id="convscope-lesson">')
+        return json.loads(html[start:html.index("</script>", start)])
+
+    got, want = lesson_of(saved), lesson_of(cli)
+    assert got["lines"] == want["lines"], "the same trace as convscope export's"
+    assert (got["preset"]["name"], got["preset"]["title"], got["preset"]["teaches"]) == (want["preset"]["name"], want["preset"]["title"], want["preset"]["teaches"])
+    assert got["meta"] == want["meta"]
+    doc = build_trace(PRESETS["stride2"].config)
+    view = OfflinePage(browser, saved)
+    try:
+        assert view.page.evaluate("window.convscope.total") == doc["total_events"]
+        assert view.page.evaluate("window.convscope.preset") == "stride2"
+        assert view.page.locator("#download-lesson").is_hidden()
+        view.page.keyboard.press("End")
+        wait_until(view.page, f"window.convscope.shownStep === {doc['total_events'] - 1}")
+    finally:
+        view.close()

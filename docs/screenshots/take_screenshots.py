@@ -7,7 +7,9 @@ Starts the real app under uvicorn on a free loopback port and drives Debian's Ch
   a backward step of the CS231n and the depthwise lessons on each classroom screen, each
   opened from its address (lesson, step, projector) as a bookmark would;
 - page-1920x1080.png, projector-1920x1080.png, phone-390x844.png: CS231n's for the README;
-- im2col-1920x1080.png, transposed-1920x1080.png: the two other views mid-backward.
+- im2col-1920x1080.png, transposed-1920x1080.png: the two other views mid-backward;
+- follow-teacher-1366x768.png, follow-student-1366x768.png: a class session's join screen
+  (code, link, QR code) and a student's page following it; inspector-1366x768.png.
 """
 
 from __future__ import annotations
@@ -84,6 +86,23 @@ def main() -> None:
                 if lesson == "cs231n" and name in ("1920x1080", "projector-1920x1080", "phone-390x844"):
                     save(page, "page-1920x1080.png" if name == "1920x1080" else f"{name}.png".replace("projector-", "projector-"))
                 context.close()
+
+        # follow mode: the teacher's join screen, a student's page following it, and the
+        # inspector on a dx cell (CS231n, backward)
+        context, teacher = open_lesson(browser, base, (1366, 768), "/#s=58&l=cs231n")
+        teacher.click("#class-session")
+        wait_until(teacher, "document.querySelector('#follow-bar .join-code')")
+        code = teacher.inner_text("#follow-bar .join-code")
+        save(teacher, "follow-teacher-1366x768.png")
+        student_context, student = open_lesson(browser, base, (1366, 768), f"/?follow={code}")
+        wait_until(student, "window.convscope.preset === 'cs231n' && window.convscope.step === 58")
+        save(student, "follow-student-1366x768.png")
+        student_context.close()
+        teacher.click("#follow-action")
+        teacher.click('.cell[data-tensor="dxp"][data-idx="16"]')
+        wait_until(teacher, "document.getElementById('inspector').open")
+        save(teacher, "inspector-1366x768.png")
+        context.close()
 
         for name, config, phase, offset in (("im2col", IM2COL, "col2im", 4), ("transposed", TRANSPOSED, "dx", 24)):
             context, page = open_lesson(browser, base, (1920, 1080), lesson_path(config))

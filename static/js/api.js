@@ -23,6 +23,17 @@ async function errorOf(response) {
   return new ApiError(response.status, detail);
 }
 
+/** The offline lesson file of `config` (POST /api/lesson) as a Blob. */
+export async function fetchLessonFile(config, { name, title, sentence }) {
+  const response = await fetch("/api/lesson", {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ setup: config, name, title, sentence }),
+  });
+  if (!response.ok) throw await errorOf(response);
+  return response.blob();
+}
+
 /** Send `body` as JSON with `method`; the answer's JSON (null for 204). */
 export async function sendJson(method, path, body) {
   const response = await fetch(path, { method, headers: { "Content-Type": "application/json", Accept: "application/json" }, body: JSON.stringify(body) });

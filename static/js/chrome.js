@@ -4,6 +4,7 @@
 
 import { staleReason } from "./page-state.js";
 import { SPEEDS } from "./player.js";
+import { drawQr } from "./qr.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -142,7 +143,13 @@ export class Chrome {
       const code = document.createElement("span");
       code.className = "join-code";
       code.textContent = f.code;
-      said.replaceChildren("Class session: students open ", Object.assign(document.createElement("code"), { textContent: f.url }), " or join with ", code);
+      // the link as a QR code the class can scan from the screen (drawn here: no network)
+      const qr = document.createElement("canvas");
+      qr.className = "join-qr";
+      qr.setAttribute("role", "img");
+      qr.setAttribute("aria-label", `QR code of ${f.url}`);
+      drawQr(qr, f.url, 4);
+      said.replaceChildren(qr, "Class session: students open ", Object.assign(document.createElement("code"), { textContent: f.url }), " or join with ", code);
       button.textContent = "End session";
       button.dataset.does = "end";
     } else if (f.role === "student") {

@@ -26,6 +26,12 @@ function fontOf(style) {
  * a PNG Blob. Scrolled-away parts are included.
  */
 export async function stagePng(stage, scale = 1) {
+  const canvas = paintStage(stage, scale);
+  return new Promise((resolve) => canvas.toBlob(resolve, "image/png"));
+}
+
+/** The stage as drawn, scrolled-away parts included, on a new canvas at `scale`. */
+export function paintStage(stage, scale = 1) {
   const origin = stage.getBoundingClientRect();
   const width = Math.ceil(stage.scrollWidth);
   const height = Math.ceil(stage.scrollHeight);
@@ -47,9 +53,15 @@ export async function stagePng(stage, scale = 1) {
     ctx.fillStyle = st.color;
     ctx.textAlign = align;
     const x = align === "center" ? r.left + r.width / 2 : r.left;
-    ctx.fillText(node.textContent, x + dx, r.top + r.height / 2 + dy);
+    // (what the page shows of it: hidden parts left out, cut where the page cuts it)
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(r.left + dx, r.top + dy, r.width, r.height);
+    ctx.clip();
+    ctx.fillText(node.innerText, x + dx, r.top + r.height / 2 + dy);
+    ctx.restore();
   };
-  for (const node of stage.querySelectorAll(".group-title, .tname, .tdesc, .slice-label, .note")) text(node);
+  for (const node of stage.querySelectorAll(".tname, .tdesc, .slice-label, .note")) if (node.offsetParent) text(node);
   for (const fig of stage.querySelectorAll(".tensor.reading, .tensor.writing")) {
     const r = fig.getBoundingClientRect();
     const st = getComputedStyle(fig);
@@ -57,8 +69,20 @@ export async function stagePng(stage, scale = 1) {
     ctx.lineWidth = 2;
     ctx.strokeRect(r.left + dx + 1, r.top + dy + 1, r.width - 2, r.height - 2);
   }
+  // (a column that scrolls on its own shows only its part: what is scrolled away in it
+  // is left out, as on screen; folded figures have no cells on show)
+  const clips = new Map();
+  const clipOf = (cell) => {
+    const col = cell.closest(".flow-col");
+    if (!col || col.scrollHeight <= col.clientHeight + 1) return null;
+    if (!clips.has(col)) clips.set(col, col.getBoundingClientRect());
+    return clips.get(col);
+  };
   for (const cell of stage.querySelectorAll(".cell")) {
     const r = cell.getBoundingClientRect();
+    if (!r.width) continue;
+    const clip = clipOf(cell);
+    if (clip && (r.bottom < clip.top || r.top > clip.bottom)) continue;
     const st = getComputedStyle(cell);
     const x = r.left + dx;
     const y = r.top + dy;
@@ -96,5 +120,5 @@ export async function stagePng(stage, scale = 1) {
     ctx.lineWidth = parseFloat(st.borderTopWidth) || 3;
     ctx.strokeRect(r.left + dx + 1.5, r.top + dy + 1.5, r.width - 3, r.height - 3);
   }
-  return new Promise((resolve) => canvas.toBlob(resolve, "image/png"));
+  return canvas;
 }

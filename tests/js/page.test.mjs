@@ -335,3 +335,81 @@ test("layoutPhone: one figure under another, each within the width, each band wi
     assert.ok(taller.cell >= L.cell);
   }
 });
+
+// ---- the GIF writer --------------------------------------------------------------------
+
+import { encodeGif, paletteOf } from "../../static/js/gif.js";
+
+/** An independent LZW decode of the first image's data (the GIF spec's decoder). */
+function decodeFirstFrame(gif) {
+  let p = 13 + 3 * (2 << (gif[10] & 7));
+  const blocks = [];
+  for (;;) {
+    if (gif[p] === 0x21) {
+      p += 2;
+      while (gif[p]) p += gif[p] + 1;
+      p += 1;
+    } else if (gif[p] === 0x2c) {
+      const w = gif[p + 5] | (gif[p + 6] << 8);
+      const h = gif[p + 7] | (gif[p + 8] << 8);
+      p += 10;
+      const min = gif[p++];
+      while (gif[p]) {
+        blocks.push(...gif.slice(p + 1, p + 1 + gif[p]));
+        p += gif[p] + 1;
+      }
+      const clear = 1 << min;
+      let size = min + 1;
+      let dict = [];
+      const reset = () => {
+        dict = Array.from({ length: clear + 2 }, (_, i) => [i]);
+        size = min + 1;
+      };
+      reset();
+      const out = [];
+      let bitPos = 0;
+      let prev = null;
+      for (;;) {
+        let code = 0;
+        for (let b = 0; b < size; b++, bitPos++) code |= ((blocks[bitPos >> 3] >> (bitPos & 7)) & 1) << b;
+        if (code === clear) {
+          reset();
+          prev = null;
+          continue;
+        }
+        if (code === clear + 1) break;
+        let entry = code < dict.length ? dict[code] : [...prev, prev[0]];
+        out.push(...entry);
+        if (prev) dict.push([...prev, entry[0]]);
+        if (dict.length === 1 << size && size < 12) size += 1;
+        prev = entry;
+      }
+      return { w, h, pixels: out };
+    } else throw new Error(`unexpected block ${gif[p]} at ${p}`);
+  }
+}
+
+test("encodeGif: a valid GIF89a whose LZW data decodes, by the spec's decoder, to the frame's palette indices", () => {
+  const r = rng(3);
+  // (big and noisy enough that the code table grows past 512 and 4096 codes: both the
+  // code-size steps and the table reset are decoded)
+  const width = 211;
+  const height = 157;
+  const colours = [[255, 255, 255], [26, 77, 135], [127, 61, 8], [0, 0, 0], [240, 240, 240]];
+  const frame = new Uint8ClampedArray(width * height * 4);
+  for (let i = 0; i < width * height; i++) {
+    const c = colours[r() < 0.3 ? 0 : Math.floor(r() * colours.length)];
+    frame.set([...c, 255], i * 4);
+  }
+  const gif = encodeGif([frame, frame], width, height, 500);
+  assert.equal(String.fromCharCode(...gif.slice(0, 6)), "GIF89a");
+  assert.equal(gif[gif.length - 1], 0x3b);
+  const palette = paletteOf(frame);
+  const { w, h, pixels } = decodeFirstFrame(gif);
+  assert.deepEqual([w, h], [width, height]);
+  assert.equal(pixels.length, width * height);
+  for (let i = 0; i < width * height; i++) {
+    const c = palette[pixels[i]];
+    assert.deepEqual([c >> 16, (c >> 8) & 255, c & 255], Array.from(frame.slice(i * 4, i * 4 + 3)), `pixel ${i}`);
+  }
+});
