@@ -24,7 +24,7 @@ from .follow.routes import router as follow_router
 from .gate import BuildGate
 from .hosts import allowed_hosts
 from .http_rules import MethodRules
-from .routes import debug, health, lesson, meta, pages, presets, trace
+from .routes import debug, health, lesson, meta, mistakes, pages, presets, trace
 from .security import HostCheck, RequestBody, SecurityHeaders
 from .settings import Settings
 from .static_files import find_static_dir
@@ -77,6 +77,7 @@ def create_app(settings: Settings | None = None, static_dir: Path | None = None)
     app.include_router(health.router)
     app.include_router(meta.router)
     app.include_router(presets.router)
+    app.include_router(mistakes.router)
     app.include_router(trace.router)
     app.include_router(lesson.router)
     app.include_router(follow_router)

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from convcore.activations import ACTIVATIONS
 from convcore.fill import FILLS, MAX_SEED
+from convcore.mistakes import MISTAKES
 from convcore.spec import MAX_INDEX
 from convcore.trace.config import CHOICES
 from convcore.trace.views import get_view, view_names
@@ -26,6 +27,8 @@ __all__ = [
     "ErrorItem",
     "Health",
     "Limits",
+    "MistakeEntry",
+    "MistakeList",
     "Preset",
     "PresetList",
     "PresetSummary",
@@ -152,9 +155,16 @@ class TraceConfig(ConvRequest):
         "and your value.",
     ) = None
 
+    mistake: _doc(
+        {"type": "string", "enum": list(MISTAKES)},
+        "A catalogued mistake (GET /api/mistakes): the events are then the steps of the mistaken code, "
+        "and the header adds mistake, truth, differences, failures, first_divergence and divergence "
+        "(docs/trace-format.md, 'Mistake traces').",
+    ) = None
+
     def config(self) -> dict[str, Any]:
-        """The trace config without ``compare`` (which the trace does not compute with)."""
-        return {name: value for name, value in super().config().items() if name != "compare"}
+        """The trace config without ``compare`` and ``mistake`` (which the trace does not compute with)."""
+        return {name: value for name, value in super().config().items() if name not in ("compare", "mistake")}
 
 
 # -- errors ---------------------------------------------------------------------------
@@ -303,6 +313,46 @@ class TraceDocument(BaseModel):
         "'wrong shape', 'wrong values', 'not numbers'), expected_shape, got_shape, differing: [{index, flat, "
         "expected, got}] (at most 20), differing_count, message}.",
     )
+    mistake: dict[str, Any] | None = Field(
+        None, description="Only with `mistake` in the request: the catalogue entry (id, title, wrong, should, "
+        "source, convention); the events are the mistaken code's steps.")
+    truth: dict[str, Any] | None = Field(
+        None, description="Mistake traces: the true out, dx, dw, db as {shape, data}, the request's layout.")
+    differences: dict[str, Any] | None = Field(
+        None, description="Mistake traces: per output the code returned, its comparison with the truth "
+        "(the format of `comparison`).")
+    failures: dict[str, Any] | None = Field(
+        None, description="Mistake traces: per output the code did not return, {kind (the exception's name or "
+        "'empty array'), message (NumPy's), event (where the trace stopped, or null)}.")
+    first_divergence: int | None = Field(
+        None, description="Mistake traces: the first event whose writes differ from the correct code's at that "
+        "step (null when none does).")
+    divergence: dict[str, Any] | None = Field(
+        None, description="Mistake traces: {event, stopped, phase, did, should, wrong, fix}: that step, what the "
+        "code did there and what it should have done.")
+
+
+class MistakeEntry(BaseModel):
+    """One catalogued mistake, for the page's "Common mistakes" lessons."""
+
+    id: str
+    title: str
+    wrong: str = Field(description="What the code does wrong, in one sentence.")
+    should: str = Field(description="What it should do instead, in one sentence.")
+    source: str = Field(description="Where it comes from: a seed file and its construct, or a public source.")
+    convention: str = Field(description="cs231n, layer or torch: the code's calling convention.")
+    convention_title: str
+    conditions: dict[str, dict[str, Any]] = Field(
+        description="Per affected output: {words: when it shows, exact: whether that is also necessary}.")
+    setup: dict[str, Any] = Field(description="The smallest setup in which it shows (sizes, stride, padding ...).")
+    request: dict[str, Any] = Field(description="That setup as a ready body of POST /api/trace, `mistake` included.")
+    first_divergence: int | None = Field(description="The event where its trace of the setup first differs.")
+    divergence_phase: str | None = Field(description="The phase of that event.")
+    failures: list[str] = Field(description="The outputs its code does not return on the setup (raises or empty).")
+
+
+class MistakeList(BaseModel):
+    mistakes: list[MistakeEntry]
 
 
 NDJSON_DESCRIPTION = (

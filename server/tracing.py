@@ -25,6 +25,8 @@ import numpy as np
 from convcore.gradcheck import directional_check
 from convcore.layer import layer_results
 from convcore.layout import hwio_to_oihw, nchw_to_nhwc, nhwc_to_nchw, oihw_to_hwio
+from convcore.mistakes.lab import build_mistake_trace, iter_mistake_trace
+from convcore.mistakes.lab_config import check_lab_config, lab_mistake, mistake_cost
 from convcore.spec import ConvSpecError
 from convcore.trace import iter_trace, resolve_config
 from convcore.trace.cost import TraceCost, trace_cost
@@ -32,6 +34,7 @@ from convcore.trace.cost import TraceCost, trace_cost
 from . import guard
 from .compare import comparison
 from .encoding import encode_json
+from .errors import ApiError
 from .settings import Settings
 
 __all__ = ["INPUT_ERRORS", "BuildCancelled", "DocumentCache", "Prepared", "conv_result", "document_bytes",
@@ -57,28 +60,38 @@ class Prepared:
     resolved: Any
     cost: TraceCost | None
     compare: Any = None
+    mistake: str | None = None
 
 
-def prepare(config: dict[str, Any], settings: Settings, count: bool = True, compare: Any = None) -> Prepared:
+def prepare(config: dict[str, Any], settings: Settings, count: bool = True, compare: Any = None,
+            mistake: Any = None) -> Prepared:
     """Check ``config`` against the limits and convcore's rules; raise ApiError if not.
 
     ``count``: also compute the trace's cost and hold it to the limits (the trace
     routes; ``/api/conv`` makes no events).
     ``compare``: a request's own tensors to compare with the trace's (``server.compare``).
+    ``mistake``: a catalogued mistake's id: the trace is then that mistake's
+    (``convcore.mistakes.lab``), checked and costed as its code runs it.
     """
     guard.check_inputs(config, settings)
     try:
+        lab = lab_mistake(mistake) if mistake is not None else None
         resolved = resolve_config(
             config, max_elements=settings.max_tensor_elements, max_abs=settings.max_abs_value,
             check_spec=guard.derived_check(settings),
         )
+        if lab is not None:
+            check_lab_config(resolved, lab)
     except INPUT_ERRORS as exc:
         raise guard.raise_for(exc) from exc
+    if lab is not None and compare is not None:
+        raise ApiError(422, ["body", "compare"], "send compare or mistake, not both: a mistake trace compares "
+                       "the mistaken code with the truth itself (see its differences)", "value_error")
     cost = None
     if count:
-        cost = trace_cost(resolved)
+        cost = trace_cost(resolved) if lab is None else mistake_cost(resolved, lab)
         guard.check_cost(cost, settings)
-    return Prepared(config, resolved, cost, compare)
+    return Prepared(config, resolved, cost, compare, None if lab is None else lab.id)
 
 
 def gradient_check(prepared: Prepared, header: dict[str, Any]) -> dict[str, Any] | None:
@@ -129,6 +142,8 @@ def document_bytes(prepared: Prepared, cancel: threading.Event | None = None) ->
     objects were about three times it), and no single encoder call holds the GIL for
     long (the event loop gets it back between chunks).
     """
+    if prepared.mistake is not None:
+        return _mistake_document(prepared)
     try:
         lines = iter_trace(prepared.resolved, arrays=True)  # encode_json writes the arrays
         header = _header_with_check(prepared, lines)
@@ -159,12 +174,27 @@ def document_bytes(prepared: Prepared, cancel: threading.Event | None = None) ->
     return b"".join(parts)
 
 
+def _mistake_document(prepared: Prepared) -> bytes:
+    """The mistake trace document (small: its cost was held to the limits), with a null
+    gradient check: its gradients are the mistaken code's, not the truth's."""
+    try:
+        doc = build_mistake_trace(prepared.resolved, prepared.mistake)
+    except INPUT_ERRORS as exc:
+        raise guard.raise_for(exc) from exc
+    return encode_json({**doc, "check": None})
+
+
 def stream_lines(prepared: Prepared) -> Iterator[dict[str, Any]]:
     """The lines (header with its gradient check, events, end) of a prepared config;
-    the header is computed now, the events lazily as the iterator is pulled."""
+    the header is computed now, the events lazily as the iterator is pulled (a mistake
+    trace's events are made with its header: it says where they diverge)."""
     try:
-        lines = iter(iter_trace(prepared.resolved, arrays=True))  # encode_json writes the arrays
-        header = _header_with_check(prepared, lines)
+        if prepared.mistake is not None:
+            lines = iter(iter_mistake_trace(prepared.resolved, prepared.mistake))
+            header = {**next(lines), "check": None}
+        else:
+            lines = iter(iter_trace(prepared.resolved, arrays=True))  # encode_json writes the arrays
+            header = _header_with_check(prepared, lines)
     except INPUT_ERRORS as exc:  # before the header: a 422 like the other routes
         raise guard.raise_for(exc) from exc
 

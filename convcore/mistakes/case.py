@@ -63,7 +63,7 @@ class Case:
     kh, kw : kernel rows and columns
     stride : (sh, sw); padding : (top, bottom, left, right); dilation : (dh, dw), 1 = none
     activation : a name of ``convcore.activations``
-    values : "int" (distinct non-zero small integers) or "float" (normal)
+    values : "int" (distinct non-zero small integers), "float" (normal) or "given" (``with_inputs``)
     seed : the seed the inputs are drawn with
     """
 
@@ -144,6 +144,18 @@ class Case:
             if key in fields:
                 fields[key] = tuple(fields[key])
         return cls(**fields)
+
+    @classmethod
+    def with_inputs(cls, spec: ConvSpec, activation: str, x: np.ndarray, w: np.ndarray, b: np.ndarray,
+                    dout: np.ndarray) -> "Case":
+        """The Case of ``spec`` with these inputs instead of drawn ones: x (N, C, H, W),
+        w (F, C/groups, KH, KW), b (F,), dout (N, F, Ho, Wo) (a trace request's own numbers)."""
+        case = cls(n=spec.N, cg=spec.channels_per_group, fg=spec.filters_per_group, groups=spec.groups,
+                   h=spec.H, w=spec.W, kh=spec.KH, kw=spec.KW, stride=tuple(spec.stride),
+                   padding=tuple(spec.padding), dilation=tuple(spec.dilation), activation=activation,
+                   values="given")
+        case.__dict__["arrays"] = Arrays(x, w, b, dout)  # the cached property, set once
+        return case
 
     def trace_config(self, layout: str = "NCHW") -> dict[str, Any]:
         """The config of ``convcore.trace`` (and of the page) for this Case, its tensors

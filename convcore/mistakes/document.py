@@ -17,6 +17,12 @@ output differs from the truth (for inputs in general position); an *exact* condi
 also necessary, a *sufficient* one says in its words where the mistake can still hide.
 The smallest setup is the one the grader's shrinking cannot make smaller: no
 one-step-smaller setup shows the mistake.
+
+Every mistake is also a lesson: a trace request with `"mistake": "<id>"` traces the
+mistaken code step by step beside the truth (`convcore/mistakes/traced.py` changes one
+step of the plain loops for each), and `GET /api/mistakes` lists each with its smallest
+setup as a ready request and the step where its trace first diverges
+(docs/grader.md, "The mistakes lab"; docs/trace-format.md, "Mistake traces").
 """
 
 

@@ -49,7 +49,7 @@ async def trace(body: TraceConfig, request: Request) -> Response:
     content = state.cache.get(key)
     if content is not None:
         return DocumentResponse(content)
-    prepared = prepare(body.config(), state.settings, compare=body.compare)  # cheap (bounded inputs, no events): no thread to wait for
+    prepared = prepare(body.config(), state.settings, compare=body.compare, mistake=body.mistake)  # cheap (bounded inputs, no events): no thread to wait for
     slot = await state.gate.acquire(request)
     try:
         content = await build_until_disconnect(request, lambda cancel: document_bytes(prepared, cancel))
@@ -75,7 +75,7 @@ async def trace(body: TraceConfig, request: Request) -> Response:
 )
 async def trace_stream(body: TraceConfig, request: Request) -> StreamingResponse:
     state = request.app.state
-    prepared = prepare(body.config(), state.settings, compare=body.compare)  # cheap (bounded inputs, no events): no thread to wait for
+    prepared = prepare(body.config(), state.settings, compare=body.compare, mistake=body.mistake)  # cheap (bounded inputs, no events): no thread to wait for
     slot = await state.gate.acquire(request)
     try:
         lines = await run_until_disconnect(request, run_in_threadpool(stream_lines, prepared))
