@@ -464,6 +464,10 @@ function wire() {
     dispatch({ type: "setupOpen", open });
   });
   $("show-keys").addEventListener("click", () => doAction("keys"));
+  // a pick in the Export menu closes it (and gives the keys back to the stage)
+  $("export-menu").addEventListener("click", (e) => {
+    if (e.target.closest(".menu-items button")) $("export-menu").open = false;
+  });
   // a lesson file has no server to make another one
   $("download-lesson").hidden = Boolean(embeddedLesson());
   $("download-lesson").addEventListener("click", async () => {

@@ -390,10 +390,12 @@ def test_exports_trace_json_and_stage_png(open_page, base_url):
     w = open_page()
     page = w.page
     with page.expect_download() as d:
+        page.click("#export-menu > summary")
         page.click("#export-json")
     doc = json.loads(open(d.value.path(), encoding="utf-8").read())
     assert doc == server_document(base_url, page.evaluate("window.convscope.config"))
     with page.expect_download() as d:
+        page.click("#export-menu > summary")
         page.click("#export-png")
     data = open(d.value.path(), "rb").read()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 2000

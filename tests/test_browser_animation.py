@@ -20,6 +20,7 @@ from test_browser_helpers import base_url, browser, open_page  # noqa: E402,F401
 
 
 def _make(page, **fields) -> bytes:
+    page.click("#export-menu > summary")
     page.click("#export-anim")
     for name, value in fields.items():
         sel = f'#anim-form [name="{name}"]'
@@ -84,6 +85,7 @@ def test_the_dialog_refuses_what_it_cannot_make_naming_the_field(open_page):
     page = open_page(viewport=(1366, 768)).page
     choose_preset(page, "d2l")
     total = page.evaluate("window.convscope.total")
+    page.click("#export-menu > summary")
     page.click("#export-anim")
     page.fill('#anim-form [name="from"]', "0")
     page.click("#anim-make")

@@ -174,7 +174,6 @@ CUSTOM = {
 # to fit passes; one that stops fitting fails): what one step reads there is larger than
 # the stage, so no column can show all of it at once.
 CUSTOM_MISFITS = {
-    "16x16-k3": "activation grad: a 14-cell row of z and of dz (read and written) are 14 rows apart in one column",
     "4ch-8x8-108w-pad1": "backward: the window over 4 channels of 10x10 on xp and dxp spans two lines of slices in each",
     "3ch-9x9-108w-bias": "forward: the window over 3 channels of 11x11 is wider than what the filters leave of the stage",
     "nhwc-8x8x4": "forward: the window over 4 channels of 10x10 beside 3 filters of 4 channels",

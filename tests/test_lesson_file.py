@@ -176,6 +176,7 @@ def test_the_page_downloads_the_lesson_it_shows_as_a_file_that_plays_offline(bro
         page.goto(debug_url(base + "/#s=0&l=stride2"))
         wait_complete(page)
         with page.expect_download(timeout=60_000) as dl:
+            page.click("#export-menu > summary")
             page.click("#download-lesson")
         saved = tmp_path / dl.value.suggested_filename
         dl.value.save_as(saved)
