@@ -92,3 +92,15 @@ def test_the_inspector_on_a_dx_cell_lists_its_contributions_and_their_sum(open_p
     wait_until(page, f"window.convscope.step === {want[0]['event']}")
     page.keyboard.press("Escape")
     wait_until(page, "!document.getElementById('inspector').open")
+
+
+def test_the_loop_letters_are_named_in_words_from_the_header(open_page, base_url):
+    """The step panel's loop letters (n=0 f=1 i=1 j=1) are named once in words, as the
+    header's loop_names say: in the legend where there is room, and as the letters' tooltip."""
+    page = open_page(viewport=(1920, 1080)).page
+    choose_preset(page, "cs231n")
+    doc = server_document(base_url, page.evaluate("window.convscope.config"))
+    words = [f"{k} = {w}" for k, w in doc["loop_names"].items()]
+    assert page.inner_text("#legend-loops") == " · ".join(words)
+    assert page.get_attribute("#eq-loop", "title") == ", ".join(words)
+    assert "i = output row" in words and "j = output column" in words

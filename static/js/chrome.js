@@ -119,10 +119,15 @@ export class Chrome {
     }
   }
 
-  /** The legend names only the marks this trace's header uses. */
+  /** The legend names only the marks this trace's header uses, and the loop letters its
+   *  steps show, in words (the header's loop_names). */
   drawLegend(model) {
     if (model === this.legendModel) return;
     this.legendModel = model;
+    const words = Object.entries((model && model.header.loop_names) || {});
+    $("legend-loops").hidden = !words.length;
+    $("legend-loops").textContent = words.map(([k, w]) => `${k} = ${w}`).join(" · ");
+    $("eq-loop").title = words.map(([k, w]) => `${k} = ${w}`).join(", ");
     const kinds = new Set(Object.values(model ? model.tensors : {}).flatMap((t) => (t.marks ? Array.from(t.marks.join("")) : [])));
     $("legend-pad").hidden = !kinds.has("p") && !kinds.has("g");
     $("legend-gap").hidden = !kinds.has("z");
