@@ -90,7 +90,9 @@ export function install(page) {
       redraw();
       return stage.lastStep;
     },
-    setSpeedIndex: (index) => store.dispatch({ type: "speed", index }),
+    // (the actions return nothing: a page state handed back to the test or benchmark
+    // would be serialized whole, trace and all, on the page's main thread)
+    setSpeedIndex: (index) => void store.dispatch({ type: "speed", index }),
     measureLayout: (on) => (probe.measureLayout = Boolean(on)),
     breakdown: (on) => {
       breakdown.on = Boolean(on);
@@ -99,8 +101,8 @@ export function install(page) {
       probe.part = breakdown.on ? part : null;
     },
     breakdownRows: () => breakdown.rows.slice(),
-    play: () => store.dispatch({ type: "play" }),
-    pause: () => store.dispatch({ type: "pause" }),
-    dispatch: (action) => store.dispatch(action),
+    play: () => void store.dispatch({ type: "play" }),
+    pause: () => void store.dispatch({ type: "pause" }),
+    dispatch: (action) => void store.dispatch(action),
   };
 }
