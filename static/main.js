@@ -93,7 +93,7 @@ store.subscribe((state, prev, action) => {
     const place = JSON.stringify(classPlace(state));
     if (place !== JSON.stringify(classPlace(prev)) || state.follow !== prev.follow) classroom.publish(classPlace(state));
   }
-  if (state.formProblems !== prev.formProblems || state.runError !== prev.runError || state.run !== prev.run || state.badge !== prev.badge) chrome.drawBadge(state);
+  if (state.formProblems !== prev.formProblems || state.runError !== prev.runError || state.run !== prev.run || state.badge !== prev.badge || state.trace !== prev.trace) chrome.drawBadge(state);
   const place = placeOf(state);
   const before = placeOf(prev);
   if (action.type === "header") writeUrl(true, { push: action.push });
@@ -263,7 +263,6 @@ function redraw(cause = "request") {
   if (said) pendingNarration = "";
   probe.part?.("panel");
   chrome.drawTransport(frame, state);
-  chrome.drawBadge(state);
   probe.part?.("transport");
   if (probe.measureLayout) void document.body.offsetHeight; // include style and layout in the frame time
   if (frame.step >= 0 && !probe.firstStepDrawnAt) probe.firstStepDrawnAt = performance.now();
