@@ -11,6 +11,7 @@ const cursors = new WeakMap(); // model -> its Cursor (a cache: the values at th
 const shapes = new WeakMap(); // model -> {name: {slices, band, rows, cols}}
 const reaches = new WeakMap(); // model -> Map(phase -> {name: {rows, cols, slices}})
 const layouts = new WeakMap(); // model -> Map(the arguments' key -> layout): a phase's layout is found once
+const lastLayout = new WeakMap(); // model -> {args, layout} of the last layoutAt call
 
 function cursorOf(model) {
   let c = cursors.get(model);
@@ -85,6 +86,17 @@ export function focusOf(model, pi, { projector, allTensors }) {
  */
 export function layoutAt(model, pi, view, viewport, metrics) {
   if (!metrics || !viewport.room.width) return null;
+  // the same phase, view, room and metrics objects as the last call (every frame while
+  // playing): its layout, found without building the figures and their key again
+  const args = [pi, view.projector, view.allTensors, view.fits, viewport.width, viewport.room, metrics];
+  const last = lastLayout.get(model);
+  if (last && model.complete && args.every((a, i) => a === last.args[i])) return last.layout;
+  const layout = findLayout(model, pi, view, viewport, metrics);
+  lastLayout.set(model, { args, layout });
+  return layout;
+}
+
+function findLayout(model, pi, view, viewport, metrics) {
   const phone = !view.projector && !view.fits;
   const focus = focusOf(model, pi, view);
   // "All tensors": the phase's figures are laid out as in focus, the others follow below

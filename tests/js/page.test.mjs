@@ -4,7 +4,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createStore } from "../../static/js/store.js";
 import { initialState, reduce, currentStep, placeOf, staleReason, isSettled } from "../../static/js/page-state.js";
-import { frameOf, focusOf } from "../../static/js/frame.js";
+import { frameOf, focusOf, layoutAt } from "../../static/js/frame.js";
 import { layoutStage, arrange, figureSize, minCellFor, fontFor } from "../../static/js/stage-layout.js";
 import { TraceModel, phaseIndexAt } from "../../static/js/state.js";
 import { loadFixture, headerOf, naiveReplay } from "./fixtures.mjs";
@@ -195,6 +195,22 @@ test("frameOf: with a fitted stage, its layout places exactly the phase's figure
     assert.deepEqual(roles, [...roles].sort());
   }
   assert.ok(f.layout.font >= 14 && f.layout.cell >= minCellFor(1, 14));
+});
+
+test("layoutAt: the same phase, view, room and metrics objects give the same layout object; a new room of the same size the same layout", () => {
+  const { model } = modelOf("trace_worked_example.json");
+  const view = { ...VIEW, fits: true };
+  const pi = model.phases.findIndex((p) => p.name === "backward");
+  const room = { width: 1000, height: 500 };
+  const first = layoutAt(model, pi, view, { width: 1366, room }, METRICS);
+  assert.equal(layoutAt(model, pi, view, { width: 1366, room }, METRICS), first, "found again, not laid out again");
+  const again = layoutAt(model, pi, view, { width: 1366, room: { ...room } }, { ...METRICS });
+  assert.deepEqual(again, first);
+  const other = layoutAt(model, pi, view, { width: 1366, room: { width: 400, height: 300 } }, METRICS);
+  assert.notDeepEqual(other.room, first.room, "another room: another layout");
+  const forward = layoutAt(model, model.phases.findIndex((p) => p.name === "forward"), view, { width: 1366, room }, METRICS);
+  assert.notDeepEqual(forward.columns, first.columns, "another phase: its own figures");
+  assert.equal(layoutAt(model, pi, { ...view, projector: true }, { width: 1366, room }, METRICS).font >= 24, true, "projector mode is not the desktop's layout");
 });
 
 // ---- the stage layout ------------------------------------------------------------------
