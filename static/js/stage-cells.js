@@ -1,0 +1,72 @@
+// Painting a step's values into the cells. paintCell is the one place where a cell's
+// number, its colour level and whether it is written yet are set (a mark that depends on
+// a cell's value belongs there); the step's own marks (rd, wr, data-delta) are
+// stage-marks.js's. Only what differs from what a cell shows is written.
+
+import { formatValue, colorLevel } from "./format.js";
+
+/**
+ * Make cell `flat` of view `v` (stage-figure.js) show its value in `frame` ({values,
+ * counts: {name: (size,)}}); returns 1 if it changed. Cells of written tensors that no
+ * event has written yet are drawn empty; the header's fixed zeros count as written.
+ */
+export function paintCell(v, flat, frame) {
+  const { cells, shownValue, shownWritten, shownLevel, scale, padFlat } = v;
+  const val = frame.values[v.meta.name][flat];
+  const counts = frame.counts ? frame.counts[v.meta.name] : undefined;
+  // cells the header marks zero by definition (padding, inserted zeros), written or not
+  const written = counts === undefined || counts[flat] > 0 || (padFlat !== null && padFlat.has(flat)) ? 1 : 0;
+  if (shownWritten[flat] === written && (shownValue[flat] === val || (!written && shownWritten[flat] === 0))) return 0;
+  const cell = cells[flat];
+  // (each write restyles the cell)
+  const wasWritten = shownWritten[flat];
+  const level = written ? colorLevel(val, scale) : 0;
+  if (written) {
+    if (shownValue[flat] !== val || wasWritten !== 1) cell.firstChild.nodeValue = formatValue(val);
+  } else if (wasWritten !== 0) cell.firstChild.nodeValue = "";
+  if (shownLevel[flat] !== level) {
+    cell.dataset.c = String(level);
+    shownLevel[flat] = level;
+  }
+  if (written && wasWritten === 0) cell.classList.remove("empty");
+  else if (!written && wasWritten !== 0) cell.classList.add("empty");
+  shownValue[flat] = val;
+  shownWritten[flat] = written;
+  return 1;
+}
+
+/** Paint every drawn cell of view `v` for `frame`, except in the slices content-visibility
+ *  skips (unless skippedToo); returns how many changed. */
+export function paintAll(v, frame, skippedToo) {
+  const { drawn, skipped, perSlice } = v;
+  let n = 0;
+  for (let k = 0; k < drawn.length; k++) {
+    if (!skippedToo && skipped[(k / perSlice) | 0]) {
+      k += perSlice - 1 - (k % perSlice); // the whole slice is out of view
+      continue;
+    }
+    n += paintCell(v, drawn[k], frame);
+  }
+  return n;
+}
+
+/**
+ * Paint the cells that events lo..hi (inclusive) of `compiled` write, in the unfolded
+ * views (`views`: {name: view}), where drawn and in view (or skippedToo).
+ * counted(name, n): the cells changed per tensor and write (null: not counted).
+ */
+export function paintWritten(views, compiled, lo, hi, frame, skippedToo, counted) {
+  for (let e = Math.max(0, lo); e <= hi && e < compiled.length; e++) {
+    for (const w of compiled[e].writes) {
+      const v = views[w.tensor];
+      if (!v || v.folded) continue;
+      let n = 0;
+      for (let i = 0; i < w.idx.length; i++) {
+        const k = v.posOf[w.idx[i]];
+        if (k < 0 || (!skippedToo && v.skipped[(k / v.perSlice) | 0])) continue;
+        n += paintCell(v, w.idx[i], frame);
+      }
+      if (n && counted) counted(w.tensor, n);
+    }
+  }
+}

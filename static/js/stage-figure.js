@@ -1,0 +1,126 @@
+// One tensor's figure on the stage, built once per trace: its caption, one grid per
+// slice, one element per cell (data-tensor, data-idx), each cell made showing what it
+// shows before the first event; and the record the stage keeps of it (what each cell
+// shows, where each drawn cell sits, which slices content-visibility skips).
+
+import { sliceLayout, gridMarks, MARK_STYLES, MAX_CELLS_PER_TENSOR } from "./layout.js";
+import { formatValue, colorLevel, absMax } from "./format.js";
+
+export function el(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text != null) e.textContent = text;
+  return e;
+}
+
+function caption(name, meta) {
+  const cap = el("figcaption");
+  cap.append(el("span", "tname", name));
+  const tdesc = el("span", "tdesc", meta.title);
+  tdesc.append(el("span", "tdesc-shape", `${meta.title ? " · " : ""}(${meta.shape.join(", ")}) · ${meta.axes.join(",")}`));
+  cap.append(tdesc);
+  const shape = `${name} (${meta.shape.join(", ")}) · ${meta.axes.join(",")}`;
+  cap.title = meta.detail ? `${shape}: ${meta.detail}` : shape;
+  return cap;
+}
+
+/**
+ * The figure of tensor `name` of `model` (a TraceModel) and its view record:
+ * {meta, layout, fig, bandsEl, cells: (size,) elements, grids, slicesEls, drawn: (slices *
+ * rows * cols,) flat indices, posOf: (size,) drawn position or -1, padFlat, skipped:
+ * (slices,), perSlice, scale, shownValue / shownWritten / shownLevel: (size,) what each
+ * cell shows, outlineSlots, folded, geo, scrollsX}.
+ * onSkip(skipped) is called when content-visibility skips a slice or brings it back.
+ */
+export function buildFigure(model, name, onSkip) {
+  const meta = model.tensors[name];
+  const layout = sliceLayout(meta, MAX_CELLS_PER_TENSOR);
+  // the header's marks: padding and inserted zeros hatched, cells no window reads
+  // dimmed; "fixed" cells are zero by definition, never written, shown as 0 from the
+  // start (a padded gradient's padding does receive gradient: it is not fixed)
+  const marks = gridMarks(meta, layout);
+  // every cell is made showing what it shows before the first event (step -1): an input
+  // its value, a written tensor's fixed zeros 0, its other cells empty; so a figure
+  // that unfolds for the first time has only the cells written since to draw
+  const input = !model.writtenNames.includes(name);
+  const scale = absMax(meta.data);
+  const shownValue = new Float64Array(meta.size).fill(NaN);
+  const shownWritten = new Int8Array(meta.size).fill(-1);
+  const shownLevel = new Int8Array(meta.size).fill(-128); // the colour level each cell shows (-128: none yet)
+  const fig = el("figure", "tensor");
+  fig.dataset.tensor = name;
+  fig.dataset.role = meta.role;
+  fig.append(caption(name, meta));
+  const cells = new Array(meta.size);
+  const grids = [];
+  const slicesEls = [];
+  const skipped = new Uint8Array(layout.slices.length);
+  // every slice in one grid: the stage's layout says how many go on a line
+  const bandsEl = el("div", "bands");
+  for (const sl of layout.slices) {
+    const sliceEl = el("div", "slice");
+    // content-visibility: auto lets the browser skip slices out of view; the stage skips
+    // them too and catches up when they come back
+    sliceEl.style.setProperty("--rows", layout.rows);
+    sliceEl.style.setProperty("--cols", layout.cols);
+    const sliceIndex = slicesEls.length;
+    slicesEls.push(sliceEl);
+    sliceEl.addEventListener("contentvisibilityautostatechange", (e) => {
+      skipped[sliceIndex] = e.skipped ? 1 : 0;
+      onSkip(e.skipped);
+    });
+    const label = el("div", sl.shortLabel ? "slice-label" : "slice-label same-as-caption");
+    // (projector mode hides the repeated tensor name: the caption says it)
+    label.append(el("span", "slice-name", sl.shortLabel ? `${name} · ` : name), sl.shortLabel);
+    sliceEl.append(label);
+    const grid = el("div", "grid");
+    grid.style.gridTemplateColumns = `repeat(${layout.cols}, var(--cell))`;
+    for (let k = 0; k < sl.cells.length; k++) {
+      const flat = sl.cells[k];
+      const cell = el("div", "cell");
+      cell.dataset.tensor = name;
+      cell.dataset.idx = String(flat);
+      const style = marks ? MARK_STYLES[marks[k]] : undefined;
+      if (style) cell.classList.add(style.cls);
+      const fixed = Boolean(style && style.fixed);
+      if (fixed) cell.classList.add("fixed-zero");
+      const val = input ? meta.data[flat] : 0;
+      const level = input ? colorLevel(val, scale) : 0;
+      cell.dataset.c = String(level);
+      if (!input && !fixed) cell.classList.add("empty");
+      cell.append(document.createTextNode(input || fixed ? formatValue(val) : ""));
+      shownValue[flat] = val;
+      shownWritten[flat] = input || fixed ? 1 : 0;
+      shownLevel[flat] = level;
+      cells[flat] = cell;
+      grid.append(cell);
+    }
+    grids.push(grid);
+    sliceEl.append(grid);
+    bandsEl.append(sliceEl);
+  }
+  fig.append(bandsEl);
+  if (layout.drawnCells < layout.totalCells) {
+    fig.append(el("p", "note", `Showing ${layout.slices.length} slices (${layout.drawnCells} of ${layout.totalCells} cells); the rest are in the exported trace.`));
+  }
+  const drawn = new Int32Array(layout.slices.length * layout.rows * layout.cols);
+  layout.slices.forEach((sl, k) => drawn.set(sl.cells, k * sl.cells.length));
+  // where each drawn cell sits: slice * (rows * cols) + row * cols + col (-1: not drawn)
+  const posOf = new Int32Array(meta.size).fill(-1);
+  for (let k = 0; k < drawn.length; k++) posOf[drawn[k]] = k;
+  let padFlat = null;
+  if (marks && marks.some((m) => MARK_STYLES[m]?.fixed)) {
+    padFlat = new Set();
+    for (const sl of layout.slices) for (let k = 0; k < sl.cells.length; k++) if (MARK_STYLES[marks[k]]?.fixed) padFlat.add(sl.cells[k]);
+  }
+  return {
+    meta, layout, fig, bandsEl, cells, grids, slicesEls, drawn, posOf, padFlat, skipped, perSlice: layout.rows * layout.cols, scrollsX: false,
+    geo: null,
+    scale,
+    shownValue,
+    shownWritten,
+    shownLevel,
+    outlineSlots: [], // per slice: the outline elements made in its grid
+    folded: false,
+  };
+}

@@ -1,0 +1,111 @@
+// What the stage reads from the DOM, never per step: the style sheet's fixed sizes the
+// stage layout needs (once per trace, mode or window), the room the flow has, and where
+// each shown figure's caption and slices are (once per change of layout), from which
+// stage-scroll.js computes scrolls without reading the cells' layout.
+
+import { el } from "./stage-figure.js";
+
+const px = (e, prop) => parseFloat(getComputedStyle(e)[prop]) || 0;
+
+/**
+ * The style sheet's sizes (px, stage-layout.js's Metrics): a figure's padding, its
+ * caption, a slice's label, the gaps, a column's scrollbar. views: {name: view}; flow
+ * and column: the stage's flow and its first column. null when no figure is on show.
+ */
+export function measureMetrics(views, flow, column) {
+  const v = Object.values(views ?? {}).find((x) => !x.folded && x.slicesEls.length);
+  if (!v || !v.fig.offsetParent) return null;
+  const fig = v.fig;
+  const cap = fig.firstChild;
+  const label = v.slicesEls[0].firstChild;
+  let nameW = 0;
+  for (const x of Object.values(views)) nameW = Math.max(nameW, x.fig.querySelector(".tname").offsetWidth);
+  // the width of a column's own scrollbar (a column scrolls when the layout cannot fit)
+  const probe = el("div", "flow-col");
+  probe.style.cssText = "position:absolute;visibility:hidden;overflow-y:scroll;width:100px;height:20px";
+  flow.append(probe);
+  const scrollbar = probe.offsetWidth - probe.clientWidth;
+  probe.remove();
+  return {
+    figPadX: px(fig, "paddingLeft") + px(fig, "paddingRight") + px(fig, "borderLeftWidth") + px(fig, "borderRightWidth"),
+    figPadY: px(fig, "paddingTop") + px(fig, "paddingBottom") + px(fig, "borderTopWidth") + px(fig, "borderBottomWidth"),
+    captionH: cap.getBoundingClientRect().height + px(cap, "marginBottom"),
+    labelH: label.offsetParent ? label.getBoundingClientRect().height + px(label, "marginBottom") : 0,
+    gap: px(v.grids[0], "columnGap"),
+    sliceGapX: px(v.bandsEl, "columnGap"),
+    sliceGapY: px(v.bandsEl, "rowGap"),
+    colGap: px(flow, "columnGap"),
+    rowGap: px(column, "rowGap"),
+    minFigW: Math.ceil(nameW + 2),
+    scrollbar,
+  };
+}
+
+/** The room {width, height} (px) the flow has: the stage `container`'s content box below
+ *  the `folded` line. */
+export function roomOf(container, folded) {
+  const c = container;
+  const foldedH = folded.offsetParent ? folded.getBoundingClientRect().height + px(c, "rowGap") : 0;
+  return {
+    width: Math.floor(c.clientWidth - px(c, "paddingLeft") - px(c, "paddingRight")) - 2,
+    height: Math.floor(c.clientHeight - px(c, "paddingTop") - px(c, "paddingBottom") - foldedH) - 2,
+  };
+}
+
+/**
+ * Measure where things are: what scrolls up and down (each column of the flow on its own
+ * when the stage has class col-scroll, else the stage `container`), and per shown figure
+ * of `views` its caption and each slice's grid in its scroller's content coordinates
+ * (and, for a figure wider than its room, in its own sideways-scrolling content), set as
+ * view.geo, view.scroller, view.scrollsX. Only figures and slice boxes are read (a slice
+ * skipped by content-visibility keeps its reserved size), plus one grid and one cell per
+ * figure for the cell pitch. Returns {scrollers, overflowX, overflowY}.
+ */
+export function measureGeometry(container, columns, views) {
+  const c = container;
+  const scrolls = (e) => /auto|scroll/.test(getComputedStyle(e).overflowY) && e.scrollHeight > e.clientHeight + 1;
+  const scrollers = c.classList.contains("col-scroll") ? columns.filter((col) => !col.hidden && scrolls(col)) : scrolls(c) ? [c] : [];
+  let overflowX = false;
+  const origin = new Map(); // scroller -> the top of its content in the viewport
+  for (const e of [c, ...columns]) {
+    const r = e.getBoundingClientRect();
+    origin.set(e, r.top + e.clientTop - e.scrollTop);
+  }
+  for (const name in views) {
+    const v = views[name];
+    v.geo = null;
+    v.scrollsX = false;
+    v.scroller = scrollers.includes(v.fig.parentElement) ? v.fig.parentElement : c;
+    const top0 = origin.get(v.scroller);
+    const fr = v.fig.getBoundingClientRect();
+    const bands = v.bandsEl.getBoundingClientRect();
+    if (!fr.height || !bands.height || !v.grids.length) continue; // folded or hidden
+    const cap = v.fig.firstChild.getBoundingClientRect();
+    const g0 = v.grids[0].getBoundingClientRect();
+    const s0 = v.slicesEls[0].getBoundingClientRect();
+    const cell0 = v.cells[v.drawn[0]].getBoundingClientRect();
+    const gap = px(v.grids[0], "columnGap");
+    const left0 = bands.left + v.bandsEl.clientLeft - v.bandsEl.scrollLeft;
+    const sliceTop = new Float64Array(v.slicesEls.length);
+    const sliceLeft = new Float64Array(v.slicesEls.length);
+    v.slicesEls.forEach((s, k) => {
+      const r = s.getBoundingClientRect();
+      sliceTop[k] = r.top - top0;
+      sliceLeft[k] = r.left - left0;
+    });
+    v.scrollsX = v.bandsEl.scrollWidth > v.bandsEl.clientWidth + 1;
+    if (v.scrollsX) overflowX = true;
+    v.geo = {
+      capTop: cap.top - top0,
+      capBottom: cap.bottom - top0,
+      gridDy: g0.top - s0.top,
+      gridDx: g0.left - s0.left,
+      cell: cell0.width,
+      pitch: cell0.width + gap,
+      sliceTop,
+      sliceLeft,
+      roomX: v.bandsEl.clientWidth,
+    };
+  }
+  return { scrollers, overflowX, overflowY: scrollers.length > 0 };
+}

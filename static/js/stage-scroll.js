@@ -1,0 +1,52 @@
+// Scrolling the stage to the step (never the page): each figure wider than its room
+// sideways to its own read window or written cells; what scrolls up and down (the stage,
+// or each column) to the written cells, with the read window and the captions of both
+// when they fit. Positions come from stage-measure.js's geometry, not from the cells'
+// layout: cells scrolled out of view need not be laid out to be scrolled to.
+
+import { span, shift, scrollTarget, cellSpan } from "./follow.js";
+
+/** The span {lo, hi} of the cells `idx` of `view` along "y" (its scroller's content) or
+ *  "x" (the figure's own scrolling content); null if none is drawn. */
+function cellRanges(view, idx, axis) {
+  return view.geo ? cellSpan(view.geo, view.layout, view.posOf, idx, axis) : null;
+}
+
+/**
+ * Scroll so that the step's cells are in view. where: {scrollers, overflowX, overflowY}
+ * (stage-measure.js measureGeometry); reads, writes: [{view, idx}] per box (stage-marks.js).
+ */
+export function scrollToStep(where, reads, writes) {
+  if (!where.overflowX && !where.overflowY) return;
+  const marked = [...writes, ...reads];
+  if (where.overflowX) {
+    const seen = new Set();
+    for (const { view } of marked) {
+      if (!view.scrollsX || !view.geo || seen.has(view)) continue;
+      seen.add(view);
+      const own = marked.filter((x) => x.view === view);
+      const u = span(own.map((x) => cellRanges(x.view, x.idx, "x")));
+      if (!u) continue;
+      const el = view.bandsEl;
+      const by = shift(u.lo, u.hi, el.scrollLeft, el.scrollLeft + view.geo.roomX);
+      if (by) el.scrollLeft += by;
+    }
+  }
+  if (!where.overflowY) return;
+  // what is worth seeing, per scroller: each tensor's written cells (2), read cells (1),
+  // and its caption (0.5, counted only with its cells)
+  const parts = new Map(where.scrollers.map((e) => [e, []]));
+  for (const [list, worth] of [[writes, 2], [reads, 1]]) {
+    for (const { view, idx } of list) {
+      const r = cellRanges(view, idx, "y");
+      const mine = parts.get(view.scroller);
+      if (!r || !mine) continue;
+      mine.push({ ...r, worth });
+      mine.push({ lo: Math.min(r.lo, view.geo.capTop), hi: Math.max(r.hi, view.geo.capBottom), worth: 0.5 });
+    }
+  }
+  for (const [e, list] of parts) {
+    const top = scrollTarget(list, { top: e.scrollTop, height: e.clientHeight, maxTop: Math.max(0, e.scrollHeight - e.clientHeight) });
+    if (top !== null) e.scrollTop = top;
+  }
+}
