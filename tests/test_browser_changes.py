@@ -62,6 +62,36 @@ def test_a_dead_relu_step_marks_its_writes_as_zero_changes_and_a_live_one_its_ch
     assert stale == 0
 
 
+def test_playing_too_fast_to_read_leaves_the_change_marks_out_and_a_pause_draws_its_steps(open_page, base_url):
+    """At top speed the written cells carry no data-delta (a mark a frame cannot show
+    legibly, 17 steps a frame, and the costliest part of one); paused, the step on show
+    has its own marks again, as the trace document says."""
+    from test_browser_helpers import lesson_path
+
+    config = {"x": {"fill": "randint", "shape": [1, 2, 8, 8], "low": -2, "high": 2, "seed": 3},
+              "w": {"fill": "randint", "shape": [2, 2, 3, 3], "low": -1, "high": 1, "seed": 4}, "padding": 1}
+    page = open_page(lesson_path(config), viewport=(1366, 768)).page
+    doc = server_document(base_url, config)
+    assert doc["total_events"] > 200, "long enough to play over many frames"
+    page.evaluate("window.convscope.seek(0)")
+    page.evaluate("window.convscope.setSpeedIndex(99)")
+    page.evaluate("window.convscope.play()")
+    seen = page.evaluate(
+        """() => new Promise((done) => { const out = []; const tick = () => {
+             if (!window.convscope.playing) return done(out);
+             out.push([document.querySelectorAll('.cell.wr').length, document.querySelectorAll('.cell[data-delta]').length]);
+             if (out.length < 400) requestAnimationFrame(tick); else done(out); };
+             requestAnimationFrame(tick); })"""
+    )
+    page.evaluate("window.convscope.pause()")
+    assert any(wr for wr, _ in seen), "steps were drawn while playing"
+    assert all(marked == 0 for _, marked in seen), seen[:20]
+    wait_until(page, "!window.convscope.playing")
+    step = page.evaluate("window.convscope.step")
+    page.wait_for_function("document.querySelectorAll('.cell[data-delta]').length > 0")
+    assert _marks(page) == _expected(doc, step)
+
+
 @pytest.mark.parametrize("lesson", ["cs231n", "stride2"])
 def test_the_inspector_on_a_dx_cell_lists_its_contributions_and_their_sum(open_page, base_url, lesson):
     """Click a dx cell at the last step: the inspector lists as many contributions as the

@@ -100,9 +100,10 @@ export class Stage {
   /**
    * Draw `frame` = {step, event, values: {name: (size,)}, counts: {name: (size,)}}.
    * Slices content-visibility skips are left as they are (drawn when they come back into
-   * view), unless skippedToo.
+   * view), unless skippedToo. changes: mark what each write of the step added (off while
+   * playing too fast to read it: a change mark costs each frame more than its cells).
    */
-  draw(frame, { flash = false, skippedToo = false } = {}) {
+  draw(frame, { flash = false, skippedToo = false, changes = true } = {}) {
     if (!this.model) return;
     // A step a few events from the last one drawn touches only the cells those events
     // wrote: only they are looked at. After a fold, a reveal or a long jump, every cell.
@@ -122,9 +123,10 @@ export class Stage {
       }
     }
     if (this.onPart) this.onPart("cells");
-    if (frame.event !== this.lastEvent) {
-      this.marks.show(this.views, frame.event, flash);
+    if (frame.event !== this.lastEvent || changes !== this.changesShown) {
+      this.marks.show(this.views, frame.event, flash && frame.event !== this.lastEvent, changes);
       this.lastEvent = frame.event;
+      this.changesShown = changes;
     }
     if (this.onPart) this.onPart("highlight");
   }

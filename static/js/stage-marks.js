@@ -41,7 +41,7 @@ function markChanges(before, after) {
   }
   for (const { cells } of before) {
     for (const c of cells) {
-      if (now.has(c)) continue;
+      if (now.has(c) || c.dataset.delta === undefined) continue;
       delete c.dataset.delta;
       c.classList.remove("dead");
     }
@@ -95,8 +95,10 @@ export class StepMarks {
     this.flashes = []; // the running flash animations of the last step's written cells
   }
 
-  /** Mark `event` (compiled, or null) on `views` ({name: view}); flash its written cells. */
-  show(views, event, flash) {
+  /** Mark `event` (compiled, or null) on `views` ({name: view}); flash its written cells;
+   *  changes: mark what each write added (false: the previous step's change marks go and
+   *  no new ones come, for steps too fast to read them). */
+  show(views, event, flash, changes = true) {
     const reads = [];
     const writes = [];
     const figs = new Map(); // figure -> [reading, writing]
@@ -118,7 +120,7 @@ export class StepMarks {
     }
     swapClass(this.reads, reads, "rd");
     swapClass(this.writes, writes, "wr");
-    markChanges(this.writes, writes);
+    markChanges(this.writes, changes ? writes : []);
     // the previous step's flashes end now: steps taken faster than a flash lasts (a held
     // key, a jump after a jump) never pile up animations that every frame must run
     for (const a of this.flashes) a.cancel();
