@@ -284,7 +284,7 @@ function redraw(cause = "request") {
   // content-visibility skips are drawn as well (a slice left undrawn would have every
   // cell written since it was skipped to draw at once when it comes into view).
   const fast = state.playing && speed > 12;
-  stage.draw(frame, { flash: (speed <= 8 || !state.playing) && !reducedMotion.matches, skippedToo: fast });
+  stage.draw(frame, { flash: (speed <= 8 || !state.playing) && !reducedMotion.matches, skippedToo: fast, changes: !fast });
   stage.lastStep = frame.step;
   if (!fast) stage.followEvent();
   lab.draw(trace.model, frame.step, trace.config.compare);
