@@ -173,8 +173,12 @@ CUSTOM = {
 # The custom setups that do not fit yet at 1366x768 with 14 px text (a setup that starts
 # to fit passes; one that stops fitting fails): what one step reads there is larger than
 # the stage, so no column can show all of it at once.
+# Measured 2026-12-01 (session 5): the stage's room is 1323x530 px there and every
+# figure shares one cell size, 33 px (the widest number has 3 characters at 14 px, though
+# xp's have 2): a backward step's 4-channel windows on xp, dxp, w and dw need about
+# 1550 px side by side, or more than 530 px stacked.
 CUSTOM_MISFITS = {
-    "4ch-8x8-108w-pad1": "backward: the window over 4 channels of 10x10 on xp and dxp spans two lines of slices in each",
+    "4ch-8x8-108w-pad1": "backward: the window over 4 channels of 10x10 on xp and dxp spans two lines of slices in each (72 of 145 cells off screen)",
     "3ch-9x9-108w-bias": "forward: the window over 3 channels of 11x11 is wider than what the filters leave of the stage",
     "nhwc-8x8x4": "forward: the window over 4 channels of 10x10 beside 3 filters of 4 channels",
 }
