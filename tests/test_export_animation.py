@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+import webm_reader
 from test_browser_helpers import require_chromium
 
 pytestmark = pytest.mark.browser
@@ -97,39 +98,14 @@ def test_a_phase_as_a_gif_decodes_with_its_size_frames_and_durations(tmp_path, c
     assert len(projector_pixels) == 2 and projector_pixels[0] != pixels[0]
 
 
-def _ebml_elements(data: bytes, start: int, end: int):
-    """(id, payload start, payload end) of each EBML element in data[start:end]."""
-    at = start
-    while at < end:
-        first = data[at]
-        width = 1 + (8 - first.bit_length())  # an ID of 1-4 bytes: leading zeros + 1
-        ident = int.from_bytes(data[at : at + width], "big")
-        at += width
-        lead = data[at]
-        size_width = 9 - lead.bit_length()
-        size = int.from_bytes(data[at : at + size_width], "big") & ((1 << (7 * size_width)) - 1)
-        at += size_width
-        yield ident, at, at + size
-        at += size
-
-
-def _find(data: bytes, path: list[int]) -> bytes:
-    start, end = 0, len(data)
-    for ident in path:
-        start, end = next((s, e) for i, s, e in _ebml_elements(data, start, end) if i == ident)
-    return data[start:end]
-
-
 def test_a_step_range_as_a_webm_has_its_size_in_its_track_and_plays_for_its_duration(tmp_path, browser, nothing_left_behind):
     out = tmp_path / "steps.webm"
     assert main(["export", str(out), "--preset", "cs231n", "--steps", "16-23", "--size", "1920x1080", "--fps", "4"]) == 0
     webm = out.read_bytes()
     assert webm[:4] == b"\x1a\x45\xdf\xa3", "an EBML header"
-    assert _find(webm, [0x1A45DFA3, 0x4282]) == b"webm"  # its DocType
-    video = [0x18538067, 0x1654AE6B, 0xAE, 0xE0]  # Segment > Tracks > TrackEntry > Video
-    width = int.from_bytes(_find(webm, video + [0xB0]), "big")
-    height = int.from_bytes(_find(webm, video + [0xBA]), "big")
-    assert (width, height) == (1920, 1080)
+    assert webm_reader.find(webm, [webm_reader.EBML, webm_reader.DOC_TYPE]) == b"webm"
+    assert webm_reader.video_size(webm) == (1920, 1080)
+    assert webm_reader.frame_count(webm) == 8
     # played by the browser's own decoder
     page = browser.new_page()
     got = page.evaluate(
