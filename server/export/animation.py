@@ -172,6 +172,10 @@ _READY = """new Promise((resolve, reject) => {
 _SETTLED = "new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))"
 
 
+# The height of the page around the stage: the window's height less the stage's.
+_BARS = "Math.max(0, Math.ceil(innerHeight - document.getElementById('stage').getBoundingClientRect().height))"
+
+
 def _evaluate(browser: Headless, session: str, expression: str) -> Any:
     reply = browser.send("Runtime.evaluate", {"expression": expression, "awaitPromise": True, "returnByValue": True}, session)
     if "exceptionDetails" in reply:
@@ -197,6 +201,11 @@ def record_animation(lesson: dict[str, Any], request: AnimationRequest, *, execu
         if request.projector:
             _evaluate(browser, session, "window.convscope.dispatch({type: 'projector', on: true}), true")
             _evaluate(browser, session, _SETTLED)
+        # the window grows by the page's own bars (top bar, equation, player), so that the
+        # stage itself gets the frame's size: drawn to fill the frame, not shrunk into it
+        bars = _evaluate(browser, session, _BARS)
+        browser.send("Emulation.setDeviceMetricsOverride", {**metrics, "height": request.height + int(bars)}, session)
+        _evaluate(browser, session, _SETTLED)
         asked = {
             "from": request.first,
             "to": request.last,
