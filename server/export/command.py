@@ -103,6 +103,14 @@ def export_command(args: argparse.Namespace) -> int:
         if given:
             return _fail(f"{', '.join(given)}: only for animations (.gif, .webm), not a lesson file")
     try:
+        return _export(args, output, kind)
+    except KeyboardInterrupt:
+        print(f"convscope: stopped; {args.output} not written", file=sys.stderr)
+        return 130
+
+
+def _export(args: argparse.Namespace, output: Path, kind: str) -> int:
+    try:
         settings = Settings.from_env()
         source = lesson_source(args.preset, args.setup)
         if args.view is not None:
@@ -145,9 +153,6 @@ def _export_animation(args: argparse.Namespace, output: Path, kind: str, source:
         with _stop_on_sigterm():
             data = record_animation(lesson, request, executable=executable, timeout=timeout)
             _write(output, data)
-    except KeyboardInterrupt:
-        print(f"convscope: stopped; {args.output} not written", file=sys.stderr)
-        return 130
     except BrowserError as exc:
         print(f"convscope: {args.output} not made: {exc}", file=sys.stderr)
         return 1
