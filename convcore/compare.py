@@ -42,6 +42,8 @@ class TensorComparison:
     differing : per differing cell ``{"index": [...], "expected": v, "got": v}``, at
         most MAX_LISTED of them, in row-major order
     differing_count : how many cells differ
+    differing_flat : the flat row-major index of every differing cell (all of them: a
+        tensor here has at most the service's cell limit), for marking them
     message : the comparison in one sentence
     """
 
@@ -53,6 +55,7 @@ class TensorComparison:
     differing: list[dict[str, Any]] = field(default_factory=list)
     differing_count: int = 0
     message: str = ""
+    differing_flat: list[int] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -63,6 +66,7 @@ class TensorComparison:
             "got_shape": None if self.got_shape is None else list(self.got_shape),
             "differing": self.differing,
             "differing_count": self.differing_count,
+            "differing_flat": self.differing_flat,
             "message": self.message,
         }
 
@@ -111,7 +115,8 @@ def compare_tensor(name: str, expected: np.ndarray, got: Any) -> TensorCompariso
     if count == 0:
         return TensorComparison(name, True, "match", expected.shape, array.shape, message=f"{name} matches")
     listed = []
-    for flat in np.flatnonzero(~same)[:MAX_LISTED]:
+    differing = np.flatnonzero(~same)
+    for flat in differing[:MAX_LISTED]:
         index = np.unravel_index(flat, expected.shape)
         got_value = float(array[index])
         listed.append({
@@ -123,6 +128,7 @@ def compare_tensor(name: str, expected: np.ndarray, got: Any) -> TensorCompariso
     return TensorComparison(
         name, False, "wrong values", expected.shape, array.shape, listed, count,
         message=f"{name}: {count} of {expected.size} values differ",
+        differing_flat=[int(f) for f in differing],
     )
 
 

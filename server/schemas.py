@@ -311,7 +311,7 @@ class TraceDocument(BaseModel):
         None,
         description="Only with `compare` in the request: per tensor sent, {name, match, kind ('match', "
         "'wrong shape', 'wrong values', 'not numbers'), expected_shape, got_shape, differing: [{index, flat, "
-        "expected, got}] (at most 20), differing_count, message}.",
+        "expected, got}] (at most 20), differing_count, differing_flat (every differing cell's flat index), message}.",
     )
     mistake: dict[str, Any] | None = Field(
         None, description="Only with `mistake` in the request: the catalogue entry (id, title, wrong, should, "

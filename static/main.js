@@ -13,7 +13,11 @@ import { Classroom } from "./js/classroom.js";
 import { AnimationDialog } from "./js/animation-dialog.js";
 import { SPEEDS, speedLabel, keyAction, KEY_SHEET, Ticker } from "./js/player.js";
 import { encodeLesson, decodeLesson } from "./js/url.js";
-import { streamTrace, fetchPresets, fetchPreset, fetchMeta, fetchLessonFile, errorFields, ApiError } from "./js/api.js";
+import { streamTrace, fetchPresets, fetchPreset, fetchMistakes, fetchMeta, fetchLessonFile, errorFields, ApiError } from "./js/api.js";
+import { mistakeLessons } from "./js/lab.js";
+import { LabView } from "./js/lab-view.js";
+import { CompareDialog } from "./js/compare-dialog.js";
+import { Hover } from "./js/hover.js";
 import { embeddedLesson } from "./js/offline.js";
 import { SetupEditors } from "./js/editors.js";
 import { adoptMeta, defaultConfig, clone } from "./js/setup.js";
@@ -55,6 +59,22 @@ const animations = new AnimationDialog({
   here: () => currentStep(store.state),
   stage: $("stage"),
 });
+const lab = new LabView({
+  onDivergence: () => doAction("divergence"),
+  onCompare: () => compareDialog.open(),
+  onStopComparing: () => setCompare(null),
+});
+const compareDialog = new CompareDialog({
+  tensors: () => (store.state.trace ? store.state.trace.model.tensors : null),
+  onApply: (compare) => setCompare(compare),
+  why: () =>
+    !store.state.trace
+      ? "There is no trace to compare with yet."
+      : store.state.config && store.state.config.mistake
+        ? "A mistake lesson already compares the mistaken code with the truth: pick a lesson or set up your own case to compare your numbers."
+        : "",
+});
+const hover = new Hover($("stage"), () => (store.state.trace ? { model: store.state.trace.model, step: currentStep(store.state) } : null));
 let editors = null; // built once the server has published its controls (start)
 let controller = null; // the running trace request
 let debounce = 0;
@@ -128,7 +148,13 @@ function checkBadge(model) {
     parts.push(verified ? `gradients verified to ${rel}` : `gradient mismatch ${rel}`);
     title += ` The server verified dx, dw and db with ${server.method}: largest relative error ${server.max_rel_error.toExponential(1)}.`;
   }
-  return { state: ok ? "ok" : "bad", text: parts.join(" · "), title: `${parts.join(" · ")}. ${title}` };
+  const mistake = Boolean(model.header.mistake);
+  if (mistake) {
+    // the replay holds for what the mistaken code computes; its results are not the truth's
+    parts.unshift("mistaken code");
+    title += " This is the mistaken code's trace: the lab bar and the marked cells say where it differs from the truth.";
+  }
+  return { state: !ok ? "bad" : mistake ? "lab" : "ok", text: parts.join(" · "), title: `${parts.join(" · ")}. ${title}` };
 }
 
 /** Fetch and stream the trace of `config`; the previous trace stays until the header
@@ -165,8 +191,9 @@ async function run(config, { step = null, push = true, typed = false } = {}) {
           model.addEvents(events);
           dispatch({ type: "events", model });
         },
-        onEnd() {
+        onEnd(end) {
           if (mine.signal.aborted || !model) return;
+          if (end.comparison) model.header.comparison = end.comparison; // (the stream sends it last)
           dispatch({ type: "checked", badge: checkBadge(model) });
         },
       },
@@ -231,6 +258,7 @@ function redraw(cause = "request") {
   chrome.drawProgress(state);
   const trace = state.trace;
   if (!trace) {
+    lab.draw(null, -1, null);
     if (stage.model) {
       stage.clear();
       chrome.drawNoTrace();
@@ -259,6 +287,8 @@ function redraw(cause = "request") {
   stage.draw(frame, { flash: (speed <= 8 || !state.playing) && !reducedMotion.matches, skippedToo: fast });
   stage.lastStep = frame.step;
   if (!fast) stage.followEvent();
+  lab.draw(trace.model, frame.step, trace.config.compare);
+  if (!state.playing) hover.follow();
   const said = chrome.drawPanel(frame, state, pendingNarration);
   if (said) pendingNarration = "";
   probe.part?.("panel");
@@ -324,18 +354,30 @@ async function openPlace(place, { first = false } = {}) {
 // ---- lessons -------------------------------------------------------------------------
 
 async function loadLessons() {
-  try {
-    dispatch({ type: "lessonsLoaded", lessons: await fetchPresets() });
-  } catch (err) {
-    toast(`Presets could not be loaded: ${err.message}`);
-  }
+  const [presets, mistakes] = await Promise.allSettled([fetchPresets(), fetchMistakes()]);
+  if (presets.status === "rejected") toast(`Presets could not be loaded: ${presets.reason.message}`);
+  else if (mistakes.status === "rejected") toast(`The mistakes lab could not be loaded: ${mistakes.reason.message}`);
+  const lessons = [...(presets.value ?? []), ...mistakeLessons(mistakes.value ?? [])];
+  if (lessons.length) dispatch({ type: "lessonsLoaded", lessons });
+}
+
+/** Compare your numbers (null: stop): the setup's trace runs again with them. */
+function setCompare(compare) {
+  const state = store.state;
+  if (!state.config) return;
+  const config = clone(state.config);
+  if (compare) config.compare = compare;
+  else delete config.compare;
+  editors.show(config);
+  onConfigEdited(config, { immediate: true });
 }
 
 async function openLesson(name, { step = 0, push = true } = {}) {
   if (!name) return;
   dispatch({ type: "lessonLoading", on: true });
   try {
-    const p = await fetchPreset(name);
+    const mistake = store.state.lessons.find((q) => q.name === name && q.group === "mistakes");
+    const p = mistake ?? (await fetchPreset(name));
     dispatch({ type: "lessonOpened", name, config: p.config });
     editors.show(p.config, { fresh: true });
     await run(p.config, { step, push });
@@ -419,6 +461,10 @@ function doAction(name) {
     const ev = state.trace ? state.trace.model.compiled[currentStep(state)] : null;
     const box = ev ? ev.writes[0] ?? ev.reads[0] : null;
     if (box && box.idx.length) dispatch({ type: "inspect", tensor: box.tensor, flat: box.idx[0] });
+  } else if (name === "divergence") {
+    const d = state.trace ? state.trace.model.header.first_divergence : null;
+    if (d != null) dispatch({ type: "goto", step: d });
+    else if (state.trace && state.trace.model.header.mistake) toast("This setup hides the mistake: the code's steps are the correct ones.");
   } else if (name === "fullscreen") {
     if (document.fullscreenElement) document.exitFullscreen().catch(() => {});
     else if (document.documentElement.requestFullscreen) {
@@ -501,6 +547,7 @@ function wire() {
     if (cell) dispatch({ type: "inspect", tensor: cell.dataset.tensor, flat: Number(cell.dataset.idx) });
   });
   $("copy-link").addEventListener("click", copyLink);
+  $("compare-open").addEventListener("click", () => compareDialog.open());
   $("apply").addEventListener("click", () => {
     const config = editors.config ?? store.state.config;
     if (config) run(config, { typed: true });
@@ -530,7 +577,7 @@ function wire() {
     "keydown",
     (e) => {
       if ($("keys-dialog").open && e.key !== "?") return;
-      if ($("anim-dialog").open) return; // (its fields and buttons take the keys)
+      if ($("anim-dialog").open || compareDialog.isOpen) return; // (their fields and buttons take the keys)
       if (e.key === "Escape" && store.state.inspect) {
         dispatch({ type: "inspect", tensor: null });
         return;

@@ -32,6 +32,20 @@ def test_at_most_max_listed_cells_and_the_count_of_all():
     assert len(result.differing) == MAX_LISTED and result.differing_count == 100
 
 
+def test_every_differing_cell_is_named_by_its_flat_index_beyond_the_listed_ones():
+    rng = np.random.default_rng(3)
+    expected = rng.integers(-5, 6, size=(2, 3, 5, 5)).astype(float)
+    got = expected.copy()
+    wrong = rng.choice(expected.size, size=37, replace=False)
+    got.flat[wrong] += rng.choice([-2.0, 1.0, 0.5], size=wrong.size)
+    got.flat[wrong[:3]] = np.nan  # NaN differs from any number
+    result = compare_tensor("dx", expected, got)
+    assert result.differing_flat == sorted(int(f) for f in wrong)
+    assert result.to_dict()["differing_flat"] == result.differing_flat
+    assert [d["flat"] for d in result.differing] == result.differing_flat[:MAX_LISTED]
+    assert compare_tensor("dx", expected, expected).differing_flat == []
+
+
 def test_a_different_shape_is_its_own_kind():
     result = compare_tensor("dx", np.zeros((1, 1, 2, 2)), np.zeros((1, 1, 0, 0)))
     assert result.kind == "wrong shape" and result.got_shape == (1, 1, 0, 0)

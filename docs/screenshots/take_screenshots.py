@@ -1,6 +1,6 @@
 """Take the README's screenshots of the page.
 
-    .venv/bin/python docs/screenshots/take_screenshots.py
+    .venv/bin/python docs/screenshots/take_screenshots.py [screens] [follow] [views] [lab]
 
 Starts the real app under uvicorn on a free loopback port and drives Debian's Chromium:
 - {cs231n,depthwise}-{1024x768,1366x768,1920x1080,projector-1920x1080,phone-390x844}.png:
@@ -9,7 +9,11 @@ Starts the real app under uvicorn on a free loopback port and drives Debian's Ch
 - page-1920x1080.png, projector-1920x1080.png, phone-390x844.png: CS231n's for the README;
 - im2col-1920x1080.png, transposed-1920x1080.png: the two other views mid-backward;
 - follow-teacher-1366x768.png, follow-student-1366x768.png: a class session's join screen
-  (code, link, QR code) and a student's page following it; inspector-1366x768.png.
+  (code, link, QR code) and a student's page following it; inspector-1366x768.png;
+- mistake-divergence-1366x768.png: a mistake lesson (index grids that assume stride 1)
+  at its first divergence; compare-1366x768.png: CS231n with a student's dx pasted, five
+  of its cells wrong.
+With no argument it takes them all.
 """
 
 from __future__ import annotations
@@ -68,47 +72,83 @@ SCREENS = [("1024x768", (1024, 768), False), ("1366x768", (1366, 768), False), (
            ("projector-1920x1080", (1920, 1080), True), ("phone-390x844", (390, 844), False)]
 
 
-def main() -> None:
-    with live_server() as base, sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        for lesson, offset in (("cs231n", 13), ("depthwise", 5)):
-            for name, viewport, projector in SCREENS:
-                phone = viewport[0] < 600
-                extra = {"is_mobile": True, "has_touch": True, "device_scale_factor": 2} if phone else {}
-                context, page = open_lesson(browser, base, viewport, f"/#s=0&l={lesson}", **extra)
-                step = phase_step(page, "backward", offset)
-                context.close()
-                context, page = open_lesson(browser, base, viewport, f"/#s={step}&l={lesson}{'&p=1' if projector else ''}", **extra)
-                if phone:  # the page scrolled to the written cells, as a student would
-                    page.evaluate("""() => { const c = document.querySelector('.cell.wr');
-                                             window.scrollTo(0, window.scrollY + c.getBoundingClientRect().top - 420); }""")
-                save(page, f"{lesson}-{name}.png")
-                if lesson == "cs231n" and name in ("1920x1080", "projector-1920x1080", "phone-390x844"):
-                    save(page, "page-1920x1080.png" if name == "1920x1080" else f"{name}.png".replace("projector-", "projector-"))
-                context.close()
+def screens(browser, base) -> None:
+    for lesson, offset in (("cs231n", 13), ("depthwise", 5)):
+        for name, viewport, projector in SCREENS:
+            phone = viewport[0] < 600
+            extra = {"is_mobile": True, "has_touch": True, "device_scale_factor": 2} if phone else {}
+            context, page = open_lesson(browser, base, viewport, f"/#s=0&l={lesson}", **extra)
+            step = phase_step(page, "backward", offset)
+            context.close()
+            context, page = open_lesson(browser, base, viewport, f"/#s={step}&l={lesson}{'&p=1' if projector else ''}", **extra)
+            if phone:  # the page scrolled to the written cells, as a student would
+                page.evaluate("""() => { const c = document.querySelector('.cell.wr');
+                                         window.scrollTo(0, window.scrollY + c.getBoundingClientRect().top - 420); }""")
+            save(page, f"{lesson}-{name}.png")
+            if lesson == "cs231n" and name in ("1920x1080", "projector-1920x1080", "phone-390x844"):
+                save(page, "page-1920x1080.png" if name == "1920x1080" else f"{name}.png".replace("projector-", "projector-"))
+            context.close()
 
-        # follow mode: the teacher's join screen, a student's page following it, and the
-        # inspector on a dx cell (CS231n, backward)
-        context, teacher = open_lesson(browser, base, (1366, 768), "/#s=58&l=cs231n")
-        teacher.click("#class-session")
-        wait_until(teacher, "document.querySelector('#follow-bar .join-code')")
-        code = teacher.inner_text("#follow-bar .join-code")
-        save(teacher, "follow-teacher-1366x768.png")
-        student_context, student = open_lesson(browser, base, (1366, 768), f"/?follow={code}")
-        wait_until(student, "window.convscope.preset === 'cs231n' && window.convscope.step === 58")
-        save(student, "follow-student-1366x768.png")
-        student_context.close()
-        teacher.click("#follow-action")
-        teacher.click('.cell[data-tensor="dxp"][data-idx="16"]')
-        wait_until(teacher, "document.getElementById('inspector').open")
-        save(teacher, "inspector-1366x768.png")
+
+def follow(browser, base) -> None:
+    # follow mode: the teacher's join screen, a student's page following it, and the
+    # inspector on a dx cell (CS231n, backward)
+    context, teacher = open_lesson(browser, base, (1366, 768), "/#s=58&l=cs231n")
+    teacher.click("#class-session")
+    wait_until(teacher, "document.querySelector('#follow-bar .join-code')")
+    code = teacher.inner_text("#follow-bar .join-code")
+    save(teacher, "follow-teacher-1366x768.png")
+    student_context, student = open_lesson(browser, base, (1366, 768), f"/?follow={code}")
+    wait_until(student, "window.convscope.preset === 'cs231n' && window.convscope.step === 58")
+    save(student, "follow-student-1366x768.png")
+    student_context.close()
+    teacher.click("#follow-action")
+    teacher.click('.cell[data-tensor="dxp"][data-idx="16"]')
+    wait_until(teacher, "document.getElementById('inspector').open")
+    save(teacher, "inspector-1366x768.png")
+    context.close()
+
+
+def views(browser, base) -> None:
+    for name, config, phase, offset in (("im2col", IM2COL, "col2im", 4), ("transposed", TRANSPOSED, "dx", 24)):
+        context, page = open_lesson(browser, base, (1920, 1080), lesson_path(config))
+        page.evaluate(f"window.convscope.seek({phase_step(page, phase, offset)})")
+        save(page, f"{name}-1920x1080.png")
         context.close()
 
-        for name, config, phase, offset in (("im2col", IM2COL, "col2im", 4), ("transposed", TRANSPOSED, "dx", 24)):
-            context, page = open_lesson(browser, base, (1920, 1080), lesson_path(config))
-            page.evaluate(f"window.convscope.seek({phase_step(page, phase, offset)})")
-            save(page, f"{name}-1920x1080.png")
-            context.close()
+
+def lab(browser, base) -> None:
+    context, page = open_lesson(browser, base, (1366, 768), "/", preset="mistake-stride_one_index_grid")
+    page.locator("#stage").focus()
+    page.keyboard.press("d")
+    wait_until(page, "!document.getElementById('eq-lab').hidden")
+    save(page, "mistake-divergence-1366x768.png")
+    context.close()
+    context, page = open_lesson(browser, base, (1366, 768), "/", preset="cs231n")
+    doc = page.evaluate("window.convscope.document()")
+    dx = doc["tensors"]["dx"]
+    mine = list(dx["data"])
+    for flat, by in ((3, 1), (17, -2), (40, 2), (52, 1), (66, -1)):
+        mine[flat] += by
+    page.click("#compare-open")
+    page.fill("#compare-dx", " ".join(str(v) for v in mine))  # bare numbers: the tensor's shape
+    page.click("#compare-apply")
+    wait_until(page, "document.querySelectorAll('#stage .cell.diff').length === 5", 20)
+    page.keyboard.press("End")
+    wait_until(page, f"window.convscope.step === {doc['total_events'] - 1}")
+    save(page, "compare-1366x768.png")
+    context.close()
+
+
+GROUPS = {"screens": screens, "follow": follow, "views": views, "lab": lab}
+
+
+def main() -> None:
+    chosen = sys.argv[1:] or list(GROUPS)
+    with live_server() as base, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        for name in chosen:
+            GROUPS[name](browser, base)
         browser.close()
 
 

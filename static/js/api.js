@@ -61,6 +61,12 @@ export async function fetchPresets() {
   }));
 }
 
+/** The mistakes catalogue as lessons (GET /api/mistakes); none in a lesson file (no server). */
+export async function fetchMistakes() {
+  if (embeddedLesson()) return [];
+  return (await getJson("api/mistakes")).mistakes;
+}
+
 /** What the page builds its controls from (GET /api/meta: convcore's registries). */
 export function fetchMeta() {
   const lesson = embeddedLesson();

@@ -5,6 +5,7 @@
 import { staleReason } from "./page-state.js";
 import { SPEEDS } from "./player.js";
 import { drawQr } from "./qr.js";
+import { mistakeLessonName } from "./lab.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -100,22 +101,34 @@ export class Chrome {
     if (what) text($("progress-text"), what);
   }
 
-  /** The lesson menu's choice, and the lesson's title and whole description. */
+  /** The lesson menu (the lessons, then the "Common mistakes" group), its choice, and the
+   *  lesson's title and whole description. A mistake's lesson stays chosen while its
+   *  setup is changed (the config still names the mistake). */
   drawLesson(state) {
-    const key = `${state.lesson}|${state.lessons.length}`;
+    const mistake = state.config && state.config.mistake ? mistakeLessonName(state.config.mistake) : "";
+    const chosen = state.lesson || mistake;
+    const key = `${chosen}|${state.lesson}|${state.lessons.length}`;
     if (key === this.lessonKey) return;
     this.lessonKey = key;
     const sel = $("preset");
-    if (sel.options.length <= 1 && state.lessons.length) for (const p of state.lessons) sel.append(new Option(p.title, p.name));
-    sel.value = state.lesson;
-    const p = state.lessons.find((q) => q.name === state.lesson);
+    if (sel.options.length <= 1 && state.lessons.length) {
+      const groups = { lessons: sel, mistakes: null };
+      for (const p of state.lessons) {
+        let into = groups[p.group ?? "lessons"];
+        if (!into) into = groups[p.group] = sel.appendChild(Object.assign(document.createElement("optgroup"), { label: "Common mistakes" }));
+        into.append(new Option(p.title, p.name));
+      }
+    }
+    sel.value = chosen;
+    const p = state.lessons.find((q) => q.name === chosen);
     const line = $("preset-sentence");
     line.replaceChildren();
     if (p) {
       const title = document.createElement("strong");
       title.className = "preset-title";
       title.textContent = p.title;
-      line.append(title, ` — ${p.sentence}`);
+      const own = !state.lesson && mistake ? " (your setup: change it to see when the mistake shows and when it hides)" : "";
+      line.append(title, ` — ${p.sentence}${own}`);
     }
   }
 

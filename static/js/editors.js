@@ -5,7 +5,7 @@
 // onProblem(errors). They never compute anything the server computes.
 
 import {
-  PUBLISHED, dimsOf, withDims, withBias, pairOf, pairValue, paddingOf, paddingValue, clone, wholeNumber,
+  PUBLISHED, dimsOf, withDims, withBias, pairOf, pairValue, paddingOf, paddingValue, clone, wholeNumber, withDoutFreed,
 } from "./setup.js";
 import { TensorEditor } from "./tensor-editor.js";
 
@@ -202,14 +202,14 @@ export class SetupEditors {
       const kind = name.split("_")[0];
       const v = this._wholes([`${kind}_h`, `${kind}_w`]);
       if (!v) return;
-      config[kind] = pairValue([v[`${kind}_h`], v[`${kind}_w`]]);
+      config = this._withGeometry(config, kind, pairValue([v[`${kind}_h`], v[`${kind}_w`]]));
     } else if (name === "padding_mode" || /^pad\d$/.test(name)) {
       const mode = f.padding_mode.value;
       this._showPadFields(mode);
       const used = [0, 1, 2, 3].slice(0, (this.padNames[mode] ?? []).length).map((i) => `pad${i}`);
       const v = this._wholes(used);
       if (!v) return;
-      config.padding = paddingValue({ mode, values: used.map((k) => v[k]) });
+      config = this._withGeometry(config, "padding", paddingValue({ mode, values: used.map((k) => v[k]) }));
     } else if (name === "bias") {
       config = withBias(config, t.checked);
       this.tensors.b?.show(config.b);
@@ -223,6 +223,18 @@ export class SetupEditors {
     } else return;
     this.config = config;
     this.onChange(config, { immediate: t.tagName === "SELECT" || t.type === "checkbox" });
+  }
+
+  /** The config with stride, dilation or padding `value`: a new value may change the
+   *  output's shape, so dout is freed from the old one (said in a note). */
+  _withGeometry(config, field, value) {
+    if (JSON.stringify(config[field] ?? null) === JSON.stringify(value)) return config;
+    const { config: next, note } = withDoutFreed({ ...config, [field]: value });
+    if (note) {
+      this.note(note);
+      this.tensors.dout?.show(next.dout ?? null);
+    }
+    return next;
   }
 
   _onTensor(name, value, { immediate }) {

@@ -66,6 +66,9 @@ export function keyAction(event) {
     case "i":
     case "I":
       return "inspect";
+    case "d":
+    case "D":
+      return "divergence";
     case "b":
     case "B":
       return "follow";
@@ -84,6 +87,7 @@ export const KEY_SHEET = [
   ["F", "full screen"],
   ["P", "projector mode"],
   ["I", "the story of a cell this step writes (or click any cell)"],
+  ["D", "the first step where a mistake's code leaves the correct code (in a mistake lesson)"],
   ["B", "break away from the teacher's screen / rejoin it (in a class session)"],
   ["?", "this key sheet"],
 ];

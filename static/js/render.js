@@ -457,7 +457,7 @@ export class Stage {
       const top0 = origin.get(v.scroller);
       const fr = v.fig.getBoundingClientRect();
       const bands = v.bandsEl.getBoundingClientRect();
-      if (!fr.height || !bands.height || !v.grids.length) continue; // folded or hidden
+      if (!fr.height || !bands.height || !v.grids.length || !v.drawn.length) continue; // folded, hidden or empty (a mistake's zero-size dx)
       const cap = v.fig.firstChild.getBoundingClientRect();
       const g0 = v.grids[0].getBoundingClientRect();
       const s0 = v.slicesEls[0].getBoundingClientRect();

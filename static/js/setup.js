@@ -154,16 +154,29 @@ export function withDims(config, dims, { layout, groups, typed = {} } = {}) {
       notes.push(resizeNote(name, r));
     }
   }
-  if (changed && next.dout != null) {
-    if (isFill(next.dout)) {
-      const { shape, ...rest } = next.dout;
-      next.dout = rest;
-    } else {
-      next.dout = null;
-      notes.push("dout: the output's shape may change, so its typed values are set aside; back to ones.");
-    }
+  if (changed) {
+    const freed = withDoutFreed(next);
+    if (freed.note) notes.push(freed.note);
+    return { config: freed.config, notes };
   }
   return { config: next, notes };
+}
+
+/**
+ * The config with dout freed from the output's old shape (after a change of shapes,
+ * stride, padding or dilation, which only the server turns into the output's shape): a
+ * generator loses its shape, typed values go back to ones. Returns {config, note}.
+ */
+export function withDoutFreed(config) {
+  const next = clone(config);
+  if (next.dout == null) return { config: next, note: "" };
+  if (isFill(next.dout)) {
+    const { shape, ...rest } = next.dout;
+    next.dout = rest;
+    return { config: next, note: "" };
+  }
+  next.dout = null;
+  return { config: next, note: "dout: the output's shape may change, so its typed values are set aside; back to ones." };
 }
 
 /** The generator a tensor gets when it is turned on (the server's default_fills), with

@@ -6,7 +6,7 @@ import { formatValue, colorLevel, absMax } from "../../static/js/format.js";
 import { splitLines, readNdjsonBatches, consumeTrace, detailMessage } from "../../static/js/ndjson.js";
 import { encodeLesson, decodeLesson } from "../../static/js/url.js";
 import {
-  dimsOf, withDims, withBias, shapesFor, paddingOf, paddingValue, parseNumbers, pasteInto,
+  dimsOf, withDims, withDoutFreed, withBias, shapesFor, paddingOf, paddingValue, parseNumbers, pasteInto,
   nestFlat, flattenNested, shapeOf, adoptMeta, defaultConfig, parseCells, pasteCells, wholeNumber, resizeTyped,
 } from "../../static/js/setup.js";
 import { loadFixture, loadMeta } from "./fixtures.mjs";
@@ -218,4 +218,14 @@ test("padding modes, pasted numbers, nesting", () => {
   assert.deepEqual(nested, [[[1, 2, 3], [4, 5, 6]]]);
   assert.deepEqual(shapeOf(nested), [1, 2, 3]);
   assert.deepEqual(flattenNested(nested), [1, 2, 3, 4, 5, 6]);
+});
+
+test("a change of stride, padding or dilation frees dout from the output's old shape", () => {
+  const typed = withDoutFreed({ x: [[[[1]]]], dout: [[[[3]]]] });
+  assert.equal(typed.config.dout, null);
+  assert.match(typed.note, /dout: .*back to ones/);
+  const fill = withDoutFreed({ dout: { fill: "int", seed: 2, shape: [1, 1, 2, 2] } });
+  assert.deepEqual(fill.config.dout, { fill: "int", seed: 2 });
+  assert.equal(fill.note, "");
+  assert.deepEqual(withDoutFreed({ x: [1] }), { config: { x: [1] }, note: "" });
 });

@@ -1,0 +1,90 @@
+// The lab on the page: the bar above the stage (the mistake, or your numbers, and what
+// differs), the marks on the differing cells, and the step panel's note at the first
+// divergence. What to draw comes from lab.js (pure); this module only writes the DOM,
+// and only when the trace, its comparison or the step changes.
+
+import { labSummary, differenceMarks, divergenceNote } from "./lab.js";
+
+const $ = (id) => document.getElementById(id);
+
+export class LabView {
+  /** onDivergence(): jump to the first divergence; onCompare(): open the paste dialog. */
+  constructor({ onDivergence, onCompare, onStopComparing }) {
+    this.key = undefined; // (model, comparison) last drawn
+    this.noteKey = undefined;
+    this.marked = [];
+    $("lab-divergence").addEventListener("click", () => onDivergence());
+    $("lab-edit").addEventListener("click", () => onCompare());
+    $("lab-stop").addEventListener("click", () => onStopComparing());
+  }
+
+  /** Draw the lab for `model` (null: none) at `step`; sent: the request's compare object. */
+  draw(model, step, sent) {
+    const header = model ? model.header : null;
+    const key = model ? [model, header.comparison] : null;
+    if (!this.key || !key || key[0] !== this.key[0] || key[1] !== this.key[1]) {
+      this.key = key;
+      this._drawBar(header);
+      this._mark(header ? differenceMarks(header, sent) : {});
+      this.noteKey = undefined;
+    }
+    const note = header ? divergenceNote(header, step) : "";
+    if (note !== this.noteKey) {
+      this.noteKey = note;
+      $("eq-lab").hidden = !note;
+      $("eq-lab").textContent = note;
+    }
+  }
+
+  _drawBar(header) {
+    const s = header ? labSummary(header) : null;
+    const bar = $("lab-bar");
+    bar.hidden = !s;
+    document.body.classList.toggle("lab-mistake", Boolean(s && s.kind === "mistake"));
+    $("legend-diff").hidden = !s;
+    if (!s) return;
+    bar.dataset.kind = s.kind;
+    $("lab-title").textContent = s.kind === "mistake" ? `Mistake: ${s.title}.` : `${s.title}:`;
+    $("lab-wrong").textContent = s.kind === "mistake" ? `${s.wrong} Should: ${s.should}` : "";
+    $("lab-lines").replaceChildren(
+      ...s.lines.map((line) => {
+        const span = document.createElement("span");
+        span.className = line.ok ? "lab-ok" : "lab-bad";
+        span.dataset.tensor = line.tensor;
+        span.textContent = line.text;
+        return span;
+      }),
+    );
+    const d = $("lab-divergence");
+    d.hidden = s.kind !== "mistake";
+    d.disabled = s.firstDivergence == null;
+    d.textContent = s.firstDivergence == null ? "No divergence: this setup hides the mistake" : `First divergence, step ${s.firstDivergence + 1} (D)`;
+    $("lab-edit").hidden = s.kind !== "compare";
+    $("lab-stop").hidden = s.kind !== "compare";
+    $("legend-diff-text").textContent =
+      s.kind === "mistake" ? "differs from the truth (✓ the true value)" : "your number differs (tag: yours; the cell: the truth)";
+  }
+
+  _mark(marks) {
+    for (const c of this.marked) {
+      c.classList.remove("diff");
+      delete c.dataset.other;
+      c.removeAttribute("title");
+    }
+    this.marked = [];
+    const stage = $("stage");
+    const mistake = document.body.classList.contains("lab-mistake");
+    for (const [tensor, cells] of Object.entries(marks)) {
+      const byIdx = new Map();
+      for (const c of stage.querySelectorAll(`.cell[data-tensor="${tensor}"]`)) byIdx.set(Number(c.dataset.idx), c);
+      for (const { flat, other, title } of cells) {
+        const c = byIdx.get(flat);
+        if (!c) continue; // (a slice the stage does not draw)
+        c.classList.add("diff");
+        c.dataset.other = mistake ? `✓${other}` : `you ${other}`;
+        c.title = title;
+        this.marked.push(c);
+      }
+    }
+  }
+}

@@ -1,0 +1,46 @@
+"""Hovering a cell shows its links across the current phase without moving the step
+(Debian's Chromium): in the d2l lesson's forward phase the centre of x feeds all four
+outputs and out[0] reads its 2x2 window and the kernel; the rest of the stage dims."""
+
+from __future__ import annotations
+
+import pytest
+
+from test_browser_helpers import require_chromium, wait_until
+
+pytestmark = pytest.mark.browser
+
+require_chromium()
+
+from test_browser_helpers import base_url, browser, open_page  # noqa: E402,F401
+
+
+def _lit(page) -> dict[str, set[tuple[str, int]]]:
+    found = page.evaluate(
+        """() => Object.fromEntries(['link-from', 'link-to', 'link-self'].map((k) =>
+             [k, Array.from(document.querySelectorAll('#stage .cell.' + k), (c) => [c.dataset.tensor, Number(c.dataset.idx)])]))"""
+    )
+    return {k: {(t, i) for t, i in v} for k, v in found.items()}
+
+
+def test_hovering_a_cell_lights_what_it_reads_and_feeds_in_the_phase(open_page):
+    page = open_page("/#s=1&l=d2l", viewport=(1366, 768)).page
+    wait_until(page, "window.convscope.step === 1")
+    page.hover('#stage .cell[data-tensor="x"][data-idx="4"]')
+    wait_until(page, "document.getElementById('stage').classList.contains('linking')")
+    lit = _lit(page)
+    assert lit["link-to"] == {("out", i) for i in range(4)}
+    assert lit["link-self"] == {("x", 4)}
+    assert "feeds 4 of out" in page.get_attribute('#stage .cell[data-tensor="x"][data-idx="4"]', "title")
+    opacity = page.evaluate("getComputedStyle(document.querySelector('#stage .cell[data-tensor=\"w\"][data-idx=\"0\"]')).opacity")
+    assert float(opacity) < 0.5  # (w does not take part in x[4]'s links: dimmed)
+    assert page.evaluate("window.convscope.step") == 1  # hovering does not move the step
+    page.hover('#stage .cell[data-tensor="out"][data-idx="0"]')
+    wait_until(page, "document.querySelector('#stage .cell[data-tensor=\"out\"][data-idx=\"0\"]').classList.contains('link-self')")
+    lit = _lit(page)
+    assert lit["link-from"] == {("x", i) for i in (0, 1, 3, 4)} | {("w", i) for i in range(4)}
+    assert lit["link-to"] == set()
+    page.mouse.move(2, 2)  # off the stage: everything back
+    wait_until(page, "!document.getElementById('stage').classList.contains('linking')")
+    assert _lit(page) == {"link-from": set(), "link-to": set(), "link-self": set()}
+    assert page.get_attribute('#stage .cell[data-tensor="x"][data-idx="4"]', "title") in (None, "")
