@@ -1,10 +1,10 @@
 """An animation for slides from the command line: ``convscope export anim.gif --preset cs231n``.
 
 The frames are the page's own drawing: the lesson file (``lesson.lesson_file``) is opened
-from ``file://`` in a headless Chromium (``browser.Headless``) sized to the animation,
-and the page's ``recordAnimation`` (js/animation.js, reached through js/debug.js's
-``window.convscope.recordAnimation``, the hook the Animation dialog's code runs under)
-draws each step as the page draws it, with the step's phase and equation, and encodes
+from ``file://`` in a headless Chromium (``browser.Headless``) whose window is the
+frame's size plus the page's own bars (so that the stage is laid out for the frame), and
+the page's ``recordAnimation`` (js/animation.js, the Animation dialog's recorder,
+reached through js/debug.js's ``window.convscope.recordAnimation``) draws each step as the page draws it, with the step's phase and equation, and encodes
 the GIF or the WebM; its bytes come back through the DevTools pipe in base64.
 
 Everything the user typed is checked before any browser starts, with an error that
