@@ -18,6 +18,7 @@ import { mistakeLessons } from "./js/lab.js";
 import { LabView } from "./js/lab-view.js";
 import { CompareDialog } from "./js/compare-dialog.js";
 import { Hover } from "./js/hover.js";
+import { StageLines } from "./js/stage-lines.js";
 import { embeddedLesson } from "./js/offline.js";
 import { SetupEditors } from "./js/editors.js";
 import { adoptMeta, defaultConfig, clone } from "./js/setup.js";
@@ -75,6 +76,7 @@ const compareDialog = new CompareDialog({
         : "",
 });
 const hover = new Hover($("stage"), () => (store.state.trace ? { model: store.state.trace.model, step: currentStep(store.state) } : null));
+const lines = new StageLines($("stage"));
 let editors = null; // built once the server has published its controls (start)
 let controller = null; // the running trace request
 let debounce = 0;
@@ -259,6 +261,7 @@ function redraw(cause = "request") {
   const trace = state.trace;
   if (!trace) {
     lab.draw(null, -1, null);
+    lines.draw(null, -1, false);
     if (stage.model) {
       stage.clear();
       chrome.drawNoTrace();
@@ -289,6 +292,7 @@ function redraw(cause = "request") {
   if (!fast) stage.followEvent();
   lab.draw(trace.model, frame.step, trace.config.compare);
   if (!state.playing) hover.follow();
+  lines.draw(trace.model, frame.step, !(state.playing && speed > 2)); // (after this frame: read from its layout)
   const said = chrome.drawPanel(frame, state, pendingNarration);
   if (said) pendingNarration = "";
   probe.part?.("panel");

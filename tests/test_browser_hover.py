@@ -44,3 +44,40 @@ def test_hovering_a_cell_lights_what_it_reads_and_feeds_in_the_phase(open_page):
     wait_until(page, "!document.getElementById('stage').classList.contains('linking')")
     assert _lit(page) == {"link-from": set(), "link-to": set(), "link-self": set()}
     assert page.get_attribute('#stage .cell[data-tensor="x"][data-idx="4"]', "title") in (None, "")
+
+
+def test_lines_join_the_window_read_to_the_cell_written_and_leave_while_playing_fast(open_page):
+    # (reduced motion: no flash scaling the written cell while its rectangle is read)
+    page = open_page("/#s=2&l=d2l", viewport=(1366, 768), reduced_motion="reduce").page
+    wait_until(page, "document.querySelectorAll('.stage-lines line').length === 2")
+    lines = page.evaluate(
+        """() => Array.from(document.querySelectorAll('.stage-lines line'), (l) => {
+             const svg = l.ownerSVGElement.getBoundingClientRect();
+             const stage = document.getElementById('stage');
+             return {from: l.dataset.from, to: l.dataset.to,
+                     x1: +l.getAttribute('x1') + svg.left - stage.scrollLeft, y1: +l.getAttribute('y1') + svg.top - stage.scrollTop,
+                     x2: +l.getAttribute('x2') + svg.left - stage.scrollLeft, y2: +l.getAttribute('y2') + svg.top - stage.scrollTop}; })"""
+    )
+    assert sorted((l["from"], l["to"]) for l in lines) == [("w", "out"), ("x", "out")]
+
+    def box(selector):
+        return page.evaluate(
+            """(sel) => { const rs = Array.from(document.querySelectorAll(sel), (c) => c.getBoundingClientRect());
+                          return [Math.min(...rs.map((r) => r.left)), Math.min(...rs.map((r) => r.top)),
+                                  Math.max(...rs.map((r) => r.right)), Math.max(...rs.map((r) => r.bottom))]; }""",
+            selector,
+        )
+
+    def on_edge(x, y, b):
+        return b[0] - 1.5 <= x <= b[2] + 1.5 and b[1] - 1.5 <= y <= b[3] + 1.5
+
+    written = box('#stage .cell.wr[data-tensor="out"]')
+    for line in lines:
+        read = box(f'#stage .cell.rd[data-tensor="{line["from"]}"]')
+        assert on_edge(line["x1"], line["y1"], read), (line, read)  # starts at the read window
+        assert on_edge(line["x2"], line["y2"], written), (line, written)  # ends at the written cell
+    # playing faster than 2 steps a second (the d2l lesson lasts 1.6 s at 5): no lines
+    page.evaluate("window.convscope.setSpeedIndex(4)")  # 5 steps a second
+    page.keyboard.press("Home")
+    page.keyboard.press("Space")
+    wait_until(page, "window.convscope.playing && document.querySelectorAll('.stage-lines line').length === 0")

@@ -159,6 +159,12 @@ def test_pasted_numbers_mark_exactly_the_cells_that_differ_and_survive_a_reload(
     wait_until(page, "document.getElementById('inspector').open")
     true_value = dx.flat[wrong[0]]
     assert shown_number(page.locator("#insp-sum").inner_text().split()[-1]) == pytest.approx(true_value)  # "8 contributions, summing to 6"
+    # its closed form and the PyTorch expression that computes it, at its own index
+    index = ", ".join(str(int(i)) for i in np.unravel_index(wrong[0], dx.shape))
+    assert page.locator("#insp-formula").inner_text().startswith(doc["tensors"]["dx"]["formula"])
+    code = page.locator("#insp-torch-code").text_content()
+    assert code.splitlines()[:-1] == doc["torch_setup"]
+    assert code.splitlines()[-1] == f"torch.autograd.grad(out, x, dout, retain_graph=True)[0][{index}]"
     page.keyboard.press("Escape")
     # a reload keeps the comparison (the address holds it) and the pasted text
     page.reload()

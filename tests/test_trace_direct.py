@@ -262,7 +262,7 @@ def test_documents_are_strict_json_and_counts_match():
         text = json.dumps(doc, allow_nan=False, ensure_ascii=False)
         assert json.loads(text)["total_events"] == len(doc["events"]) == count_events(config)
         assert all("type" not in e for e in doc["events"])
-        assert list(doc) == ["schema", "spec", "tensors", "aliases", "loop_names", "phases", "events", "total_events"]
+        assert list(doc) == ["schema", "spec", "tensors", "aliases", "loop_names", "torch_setup", "phases", "events", "total_events"]
         assert doc["schema"] == "convscope.trace/2"
 
 

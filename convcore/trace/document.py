@@ -43,6 +43,7 @@ from .axes import kind_of
 from .config import ResolvedConfig, resolve_config
 from .drawing import tensor_drawing
 from .events import TraceContext
+from .formulas import tensor_formulas, torch_setup
 from .loops import loop_names
 from .model import Event, event_lines, stream_line
 from .phases import activation_grad_phase, activation_phase, crop_phase, pad_phase
@@ -167,6 +168,9 @@ def _header(rc: ResolvedConfig, plan: list[Phase], ref: dict[str, np.ndarray], r
         }
     if "dx" in tensors and "dxp" in tensors:  # (a drawing fact: dx is dxp's crop)
         tensors["dx"]["cropped_from"] = "dxp"
+    inputs = {name for name, t in tensors.items() if t["role"] == "input"}
+    for name, facts in tensor_formulas(rc.spec, rc.layout, rc.activation.name, set(tensors), inputs, aliases).items():
+        tensors[name].update(facts)
     phases, start = [], 0
     for p in plan:
         phases.append({"name": p.name, "start": start, "stop": start + p.count})
@@ -178,6 +182,7 @@ def _header(rc: ResolvedConfig, plan: list[Phase], ref: dict[str, np.ndarray], r
         "tensors": tensors,
         "aliases": aliases,
         "loop_names": loop_names(letters, groups=rc.spec.groups, padded=has_padding(rc)),
+        "torch_setup": torch_setup(rc.spec, rc.layout, rc.activation.name, "b" in tensors),
         "phases": phases,
         "total_events": start,
     }

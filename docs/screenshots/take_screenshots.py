@@ -1,6 +1,6 @@
 """Take the README's screenshots of the page.
 
-    .venv/bin/python docs/screenshots/take_screenshots.py [screens] [follow] [views] [lab]
+    .venv/bin/python docs/screenshots/take_screenshots.py [screens] [follow] [views] [lab] [teach]
 
 Starts the real app under uvicorn on a free loopback port and drives Debian's Chromium:
 - {cs231n,depthwise}-{1024x768,1366x768,1920x1080,projector-1920x1080,phone-390x844}.png:
@@ -12,7 +12,10 @@ Starts the real app under uvicorn on a free loopback port and drives Debian's Ch
   (code, link, QR code) and a student's page following it; inspector-1366x768.png;
 - mistake-divergence-1366x768.png: a mistake lesson (index grids that assume stride 1)
   at its first divergence; compare-1366x768.png: CS231n with a student's dx pasted, five
-  of its cells wrong.
+  of its cells wrong;
+- dead-relu-1366x768.png: the nhwc_relu lesson at a backward step whose dz is 0 (its
+  writes drawn as dead +0); stride2-gaps-1366x768.png: the stride2 lesson's last step,
+  dx's never-reached cells marked.
 With no argument it takes them all.
 """
 
@@ -140,7 +143,16 @@ def lab(browser, base) -> None:
     context.close()
 
 
-GROUPS = {"screens": screens, "follow": follow, "views": views, "lab": lab}
+def teach(browser, base) -> None:
+    for name, path in (("dead-relu", "/#s=56&l=nhwc_relu"), ("stride2-gaps", "/#s=7&l=stride2")):
+        context, page = open_lesson(browser, base, (1366, 768), path)
+        if name == "stride2-gaps":
+            page.locator("#all-tensors").click()  # (x and dx side by side: the gaps)
+        save(page, f"{name}-1366x768.png")
+        context.close()
+
+
+GROUPS = {"screens": screens, "follow": follow, "views": views, "lab": lab, "teach": teach}
 
 
 def main() -> None:

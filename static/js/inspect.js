@@ -7,7 +7,7 @@
 // cell it was cropped from. An input cell: every step that read it
 // and the cells that step wrote.
 
-import { cellName } from "./state.js";
+import { cellName, unravel } from "./state.js";
 
 /** The flat indices of a compiled write or read that are `flat`: its offset, or -1. */
 function offsetOf(idx, flat) {
@@ -96,4 +96,19 @@ export function cellStory(model, name, flat) {
     }
   });
   return { cell: cellName(meta, flat), value: meta.data[flat], via, writes, reads };
+}
+
+/**
+ * The cell's closed form and PyTorch expression, from the header's `formula`, `torch`
+ * and `torch_setup` (none for an input or a mistake trace): {formula, where: "n = 0,
+ * c = 1, h = 2, w = 3", torch: [setup lines..., the cell's expression]} or null.
+ */
+export function cellFormula(model, name, flat) {
+  const t = model.header.tensors[name];
+  if (!t || !t.formula) return null;
+  const idx = unravel(flat, t.shape);
+  const at = Object.fromEntries(t.axes.map((a, i) => [a, idx[i]]));
+  const where = t.axes.map((a) => `${a} = ${at[a]}`).join(", ");
+  const expr = t.torch ? t.torch.replace(/\{(\w+)\}/g, (m, a) => (a in at ? String(at[a]) : m)) : "";
+  return { formula: t.formula, where, torch: expr ? [...(model.header.torch_setup ?? []), expr] : [] };
 }

@@ -1,7 +1,7 @@
 // The inspector: a cell's story (js/inspect.js) in a panel beside the stage, each step a
 // button that jumps there. Drawn from the page state's `inspect` {tensor, flat}.
 
-import { cellStory } from "./inspect.js";
+import { cellStory, cellFormula } from "./inspect.js";
 import { formatLong, formatDelta } from "./format.js";
 
 const $ = (id) => document.getElementById(id);
@@ -44,6 +44,11 @@ export class Inspector {
     const story = cellStory(model, inspect.tensor, inspect.flat);
     $("insp-title").textContent = `${story.cell} = ${formatLong(story.value)}`;
     $("insp-via").textContent = story.via ? `copied from ${story.via.name}: its story` : "";
+    const closed = cellFormula(model, inspect.tensor, inspect.flat);
+    $("insp-formula").hidden = !closed;
+    $("insp-formula").textContent = closed ? `${closed.formula}, with ${closed.where}` : "";
+    $("insp-torch").hidden = !closed || !closed.torch.length;
+    $("insp-torch-code").textContent = closed ? closed.torch.join("\n") : "";
     const items = [];
     let sum = 0;
     for (const w of story.writes) {

@@ -35,6 +35,8 @@
  * @property {string[]} axes
  * @property {Array<string|null>} grid  the (row, column) axes the page draws
  * @property {"input"|"intermediate"|"result"} role
+ * @property {string} [formula]  its cell in closed form (the tensors the layer computes)
+ * @property {string} [torch]  a PyTorch expression of one cell, {axis} placeholders for its index
  */
 
 /**
@@ -52,6 +54,7 @@
  * @property {Object<string, TensorInfo>} tensors
  * @property {Object<string, string>} aliases  names that are another tensor here ({xp: "x"}: no padding)
  * @property {Object<string, string>} loop_names  each loop letter in words ({i: "output row"})
+ * @property {string[]} [torch_setup]  the PyTorch lines a tensor's `torch` expression runs after
  * @property {Phase[]} phases
  * @property {number} total_events
  */

@@ -79,3 +79,24 @@ test("every fixture: a cell's links are the union of the boxes of the phase's ev
     }
   }
 });
+
+test("a step's lines join each read to what it is a factor of, from the header's facts alone", async () => {
+  const { linePairs } = await import("../../static/js/stage-lines.js");
+  const doc = loadFixture("trace_direct_geometry.json");
+  const model = modelOf(doc);
+  const lines = (phase) => {
+    const p = model.phases.find((q) => q.name === phase);
+    return linePairs(model, model.compiled[p.start]).map(([r, w]) => `${r.tensor}>${w.tensor}`).sort();
+  };
+  assert.deepEqual(lines("pad"), ["x>xp"]);
+  assert.deepEqual(lines("forward"), ["b>z", "w>z", "xp>z"]);
+  assert.deepEqual(lines("activation"), ["z>out"]);
+  assert.deepEqual(lines("activation grad"), ["dout>dz"]); // (z is what dz is the gradient of)
+  // dz flows back into the three gradients; xp's window feeds dw, w feeds dxp, db takes dz alone
+  assert.deepEqual(lines("backward"), ["dz>db", "dz>dw", "dz>dxp", "w>dxp", "xp>dw"]);
+  assert.deepEqual(lines("crop"), ["dxp>dx"]);
+  // a window over several channels is one box per tensor, its cells all there
+  const back = model.compiled[model.phases.find((q) => q.name === "backward").start];
+  const xp = linePairs(model, back).find(([r, w]) => r.tensor === "xp" && w.tensor === "dw")[0];
+  assert.equal(xp.idx.length, back.reads.filter((r) => r.tensor === "xp").reduce((n, r) => n + r.idx.length, 0));
+});

@@ -1,0 +1,130 @@
+"""A cell's closed form and the PyTorch expression that computes it: the header's
+``formula`` and ``torch`` facts, per tensor, and ``torch_setup``.
+
+``formula``: the tensor's cell in closed form, in the header's axis letters and axis
+order, with the spec's numbers put in (stride, dilation, padding, groups): for stride 2,
+``dw[f,c,kh,kw] = Σ_{n,h,w} dz[n,f,h,w] · xp[n,c,2h+kh,2w+kw]``.
+
+``torch``: a Python expression that computes the cell with PyTorch, with ``{axis}``
+placeholders for the cell's index along each of the header's axes of that tensor
+(``out[{n}, {f}, {h}, {w}]``). It runs after the header's ``torch_setup`` lines, with
+``import torch``, ``import torch.nn.functional as F`` and the request's ``x``, ``w``,
+``b`` and ``dout`` as float64 tensors in the request's layout that require grad
+(tests/test_trace_formulas.py runs every one against the header's numbers).
+
+Only the direct computation's tensors have them (x, xp, w, b, z, out, dout, dz, db, dw,
+dxp, dx); a tensor standing for another (the header's ``aliases``) is not in the header.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..activations import get_activation
+from .axes import kind_of
+
+__all__ = ["tensor_formulas", "torch_setup"]
+
+# each activation as PyTorch writes it ("{}": its argument)
+TORCH_ACTIVATIONS = {
+    "identity": "{}",
+    "relu": "torch.relu({})",
+    "leaky_relu": "F.leaky_relu({}, 0.01)",
+    "sigmoid": "torch.sigmoid({})",
+    "tanh": "torch.tanh({})",
+}
+
+
+def _term(scale: int, letter: str) -> str:
+    return letter if scale == 1 else f"{scale}{letter}"
+
+
+def _plus(*parts: str) -> str:
+    return "+".join(p for p in parts if p) or "0"
+
+
+def _offset(letter: str, k: int) -> str:
+    """``h+1``, ``h−1`` or ``h``."""
+    return letter if k == 0 else f"{letter}+{k}" if k > 0 else f"{letter}−{-k}"
+
+
+def _ref(name: str, layout: str, at: dict[str, str]) -> str:
+    """``name[...]`` with the index expression of each internal axis ``at`` gives, in the
+    layout's axis order."""
+    return f"{name}[{','.join(at[a] for a in kind_of(name).axes_in(layout))}]"
+
+
+def _cell(name: str, layout: str) -> str:
+    """The torch index of a cell: ``[{n}, {f}, {h}, {w}]`` in the layout's axis order."""
+    return "[" + ", ".join("{%s}" % a for a in kind_of(name).axes_in(layout)) + "]"
+
+
+def torch_setup(spec: Any, layout: str, activation: str, bias: bool) -> list[str]:
+    """The lines that define xp, z and out from x, w and b (see the module's doc)."""
+    (sh, sw), (dh, dw), g = spec.stride, spec.dilation, spec.groups
+    t, bo, le, r = spec.padding
+    nhwc = layout == "NHWC"
+    pad = f"(0, 0, {le}, {r}, {t}, {bo})" if nhwc else f"({le}, {r}, {t}, {bo})"
+    xp = "xp.permute(0, 3, 1, 2)" if nhwc else "xp"
+    w = "w.permute(3, 2, 0, 1)" if nhwc else "w"
+    conv = f"F.conv2d({xp}, {w}, {'b' if bias else 'None'}, stride=({sh}, {sw}), dilation=({dh}, {dw}), groups={g})"
+    act = TORCH_ACTIVATIONS[get_activation(activation).name]
+    return [
+        f"xp = F.pad(x, {pad})" if any(spec.padding) else "xp = x",
+        f"z = {conv}{'.permute(0, 2, 3, 1)' if nhwc else ''}",
+        f"out = {act.format('z')}",
+    ]
+
+
+def tensor_formulas(spec: Any, layout: str, activation: str, names: set[str], inputs: set[str],
+                    aliases: dict[str, str]) -> dict[str, dict[str, str]]:
+    """{tensor: {"formula": text, "torch": expression template}} for the header's tensors
+    ``names`` that are not ``inputs`` (see the module's doc); ``aliases``: the header's,
+    {engine name: the tensor standing for it}."""
+    act = get_activation(activation)
+    (sh, sw), (dh, dw), g = spec.stride, spec.dilation, spec.groups
+    t, _, le, _ = spec.padding
+    cg, fg = spec.channels_per_group, spec.filters_per_group
+    shown = lambda engine: aliases.get(engine, engine)  # noqa: E731 (the name the header uses)
+    row = lambda out, k: _plus(_term(sh, out), _term(dh, k))  # noqa: E731
+    col = lambda out, k: _plus(_term(sw, out), _term(dw, k))  # noqa: E731
+    group_channel = "c" if g == 1 else f"{cg}f+c" if fg == 1 else f"{cg}·(f//{fg})+c"
+    window = _ref(shown("xp"), layout, {"n": "n", "c": group_channel, "h": row("h", "kh"), "w": col("w", "kw")})
+    bias = " + b[f]" if "b" in names else ""
+    conv = f"Σ_{{c,kh,kw}} {window} · {_ref('w', layout, {'f': 'f', 'c': 'c', 'kh': 'kh', 'kw': 'kw'})}{bias}"
+    image = {"n": "n", "c": "c", "h": "h", "w": "w"}
+    output = {"n": "n", "f": "f", "h": "h", "w": "w"}
+    dz = _ref(shown("dz"), layout, output)
+    formulas = {
+        "xp": f"{_ref('xp', layout, image)} = {_ref('x', layout, {**image, 'h': _offset('h', -t), 'w': _offset('w', -le)})} inside x, 0 on the padding",
+        "z": f"{_ref('z', layout, output)} = {conv}",
+        "out": f"{_ref('out', layout, output)} = {act.name}({_ref('z', layout, output)})" if "z" in names
+        else f"{_ref('out', layout, output)} = {conv}",
+        "dz": f"{dz} = {_ref('dout', layout, output)} · {act.name}'({_ref('z', layout, output)})",
+        "db": f"db[f] = Σ_{{n,h,w}} {dz}",
+        "dw": f"{_ref('dw', layout, {'f': 'f', 'c': 'c', 'kh': 'kh', 'kw': 'kw'})} = Σ_{{n,h,w}} {dz} · {window}",
+        "dxp": (
+            f"{_ref(shown('dxp'), layout, image)} = Σ over f{' in the group of c' if g > 1 else ''} and (kh, kw, i, j) "
+            f"with {row('i', 'kh')} = h, {col('j', 'kw')} = w: "
+            f"{_ref(shown('dz'), layout, {'n': 'n', 'f': 'f', 'h': 'i', 'w': 'j'})} · "
+            f"{_ref('w', layout, {'f': 'f', 'c': 'c' if g == 1 else f'c mod {cg}', 'kh': 'kh', 'kw': 'kw'})}"
+        ),
+        "dx": f"{_ref('dx', layout, image)} = {_ref('dxp', layout, {**image, 'h': _offset('h', t), 'w': _offset('w', le)})}",
+    }
+    grad = {"dz": "z", "db": "b", "dw": "w", "dxp": "xp", "dx": "x"}
+    out: dict[str, dict[str, str]] = {}
+    for name in sorted(names - inputs):
+        engine = next((e for e, a in aliases.items() if a == name and e in formulas), name)
+        if name not in formulas and engine == name:
+            continue
+        # a tensor standing for an engine tensor (dx for dxp without padding) has its formula
+        formula = formulas[engine] if engine != name else formulas[name]
+        if engine != name:
+            formula = formula.replace(f"{engine}[", f"{name}[", 1)
+        of = grad.get(name) or grad.get(engine)
+        if of:
+            expr = f"torch.autograd.grad(out, {of}, dout, retain_graph=True)[0]{_cell(name, layout)}"
+        else:  # (xp, z, out: torch_setup defines each)
+            expr = f"{name}{_cell(name, layout)}"
+        out[name] = {"formula": formula, "torch": expr}
+    return out
