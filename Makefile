@@ -22,6 +22,7 @@ bench: $(VENV)/.installed system-deps
 	$(PY) bench/server.py
 	$(PY) bench/page.py
 	$(PY) bench/follow.py
+	$(PY) bench/export.py
 	$(PY) bench/grader.py
 
 # Debian's Chromium for the browser tests (Playwright's own browser download does not

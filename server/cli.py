@@ -3,6 +3,8 @@
     convscope serve [--host 127.0.0.1] [--port 8000] [--open] [--workers N] [limits...]
     convscope trace CONFIG.json [--ndjson] [-o FILE]
     convscope export LESSON.html (--preset NAME | --setup CONFIG.json)
+    convscope export ANIM.gif|ANIM.webm (--preset NAME | --setup CONFIG.json) [--phase NAME | --steps FROM-TO]
+        [--size 1920x1080] [--fps 4] [--view V] [--projector]
     convscope check student.py[:FUNCTION] [--convention cs231n|layer|torch] [--json] [--gradescope PATH]
     convscope --version
 
@@ -25,7 +27,7 @@ from typing import Any, Sequence
 
 from convcore import __version__
 
-from .export.lesson import add_export_command, export_command
+from .export.command import add_export_command, export_command
 from .hosts import ALL_INTERFACES, network_address
 from .settings import Settings, SettingsError
 

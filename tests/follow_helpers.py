@@ -71,15 +71,32 @@ def uvicorn_process(workers: int = 1, **settings: str) -> Iterator[str]:
     """``uvicorn server.app:create_app_from_env --factory --workers N`` in a subprocess,
     with CONVSCOPE_<NAME> set from ``settings``; its base URL once /api/health answers."""
     port = free_port()
+    command = [sys.executable, "-m", "uvicorn", "server.app:create_app_from_env", "--factory", "--host", "127.0.0.1",
+               "--port", str(port), "--workers", str(workers), "--log-level", "warning", "--timeout-graceful-shutdown", "2"]
+    with server_process(command, port, workers, settings) as base:
+        yield base
+
+
+@contextmanager
+def convscope_serve(*options: str, workers: int = 1, **settings: str) -> Iterator[str]:
+    """``convscope serve --workers N [options]`` in a subprocess (the command a teacher
+    types), with CONVSCOPE_<NAME> set from ``settings``; its base URL once it answers."""
+    port = free_port()
+    command = [sys.executable, "-m", "server.cli", "serve", "--port", str(port), "--workers", str(workers), "--log-level", "warning", *options]
+    with server_process(command, port, workers, settings) as base:
+        yield base
+
+
+@contextmanager
+def server_process(command: list[str], port: int, workers: int, settings: dict[str, str]) -> Iterator[str]:
+    """Run a server command listening on 127.0.0.1:``port``; its base URL once
+    /api/health answers (and, with several workers, a moment later: every worker serves).
+    Its log goes to a file (SERVER_LOGS), its pid to SERVER_PIDS; stopped at the end."""
     env = {**os.environ, **{f"CONVSCOPE_{k.upper()}": str(v) for k, v in settings.items()}}
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
     # the log goes to a file: a pipe nobody reads would fill and stall the workers
     log = tempfile.NamedTemporaryFile(mode="w+", prefix="uvicorn-", suffix=".log")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "server.app:create_app_from_env", "--factory", "--host", "127.0.0.1",
-         "--port", str(port), "--workers", str(workers), "--log-level", "warning", "--timeout-graceful-shutdown", "2"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-    )
+    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
 
     def tail() -> str:

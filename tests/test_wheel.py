@@ -96,3 +96,34 @@ def test_installed_convscope_serves_the_page_and_traces(installed, tmp_path):
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+def test_installed_convscope_exports_an_animation(installed, tmp_path):
+    """The wheel's page (server/static) draws `convscope export anim.gif`: its module's
+    limits are found and its frames decode."""
+    import io
+
+    from PIL import Image
+
+    from test_browser_helpers import chromium_missing_reason
+
+    missing = chromium_missing_reason()
+    if missing:
+        if os.environ.get("CI") == "true":
+            raise AssertionError(f"the animation export cannot run in CI: {missing}")
+        pytest.skip(missing)
+    env_dir, _ = installed
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CONVSCOPE_", "PYTHON"))}
+    out = tmp_path / "steps.gif"
+    done = subprocess.run(
+        [str(env_dir / "bin" / "convscope"), "export", str(out), "--preset", "d2l", "--steps", "1-3", "--size", "320x180", "--fps", "8"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180,
+    )
+    assert done.returncode == 0, done.stderr
+    img = Image.open(io.BytesIO(out.read_bytes()))
+    assert img.size == (320, 180) and img.n_frames == 3
+    refused = subprocess.run(
+        [str(env_dir / "bin" / "convscope"), "export", str(tmp_path / "x.gif"), "--preset", "d2l", "--fps", "99"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60,
+    )
+    assert refused.returncode == 2 and "--fps 99 is out of bounds: steps per second from 0.5 to 30" in refused.stderr, refused.stderr

@@ -1,9 +1,11 @@
-"""Lessons that travel without a server.
+"""Lessons that travel without a server, and animations for slides.
 
 - ``bundle``: the page (index.html, its style and its ES module graph) as one HTML text
   with data embedded, that opens from ``file://``
-- ``lesson``: a trace config (a preset or a setup file) -> that file, and the
-  ``convscope export`` command
+- ``lesson``: a trace config (a preset or a setup file) -> that file
+- ``browser``: a headless Chromium driven over its DevTools pipe (no dependency)
+- ``animation``: a step range as a GIF or a WebM, drawn by the page in that browser
+- ``command``: ``convscope export`` (a lesson file or an animation, by the output's name)
 """
 
 from .bundle import BundleError, inline_page

@@ -12,6 +12,10 @@
 Every request that changes a session carries its secret; the server hashes it and
 compares with the session id. A wrong secret gets 403, a page that another page took
 over from gets 409.
+
+In debug mode (CONVSCOPE_DEBUG=1, for tests) a state's publication and the event stream
+name the worker process that served them in ``X-ConvScope-Worker``: a test of several
+workers can see a state cross from one worker to another.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ router = APIRouter(prefix="/api/follow", tags=["follow"])
 SessionId = Annotated[str, Path(pattern=f"^[0-9a-f]{{{SESSION_ID_HEX}}}$", description="the session id (hash of its secret)")]
 Secret = Annotated[str, Field(min_length=1, max_length=256, description="the secret the session was opened with")]
 RETRY = format_sse_event(retry=1000)  # a dropped EventSource reconnects after 1 s
+WORKER_HEADER = "X-ConvScope-Worker"
 
 
 class NewSession(BaseModel):
@@ -115,6 +120,11 @@ def _state_text(state: dict[str, Any], request: Request) -> str:
         raise ApiError(413 if exc.too_large else 422, ["body", "state"], str(exc), "too_large" if exc.too_large else "value_error") from exc
 
 
+def _worker(request: Request) -> dict[str, str]:
+    """The X-ConvScope-Worker header in debug mode (this worker's process id), else none."""
+    return {WORKER_HEADER: str(os.getpid())} if request.app.state.settings.debug else {}
+
+
 def _refusals(*codes: int) -> dict[int | str, dict[str, Any]]:
     return {code: {"model": ErrorBody} for code in codes}
 
@@ -177,7 +187,8 @@ async def join(broker: BrokerDep, code: str = Path(min_length=1, max_length=32))
 
 
 @router.put("/sessions/{session}/state", response_model=Published, summary="Drive: publish the teacher's state", responses=_refusals(403, 404, 409, 413, 422))
-async def drive(session: SessionId, body: Drive, request: Request, broker: BrokerDep) -> Published:
+async def drive(session: SessionId, body: Drive, request: Request, response: Response, broker: BrokerDep) -> Published:
+    response.headers.update(_worker(request))
     _check_secret(body.secret, session)
     state_text = _state_text(body.state, request)
     try:
@@ -231,6 +242,7 @@ SSE_RESPONSE: dict[int | str, dict[str, Any]] = {
 # are made once (Message.wire) and the route returns the response itself.
 @router.get("/sessions/{session}/events", response_class=Response, summary="Follow: the session's states as Server-Sent Events", responses=SSE_RESPONSE)
 async def events(
+    request: Request,
     broker: BrokerDep,
     session: Annotated[str, Depends(_open_session)],
     last_event_id: Annotated[str | None, Header(max_length=20)] = None,
@@ -250,4 +262,4 @@ async def events(
         finally:
             await messages.aclose()  # the subscriber leaves its channel now, not at GC
 
-    return EventSourceResponse(stream(), headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+    return EventSourceResponse(stream(), headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no", **_worker(request)})

@@ -7,6 +7,9 @@ import { download } from "./export.js";
 
 const $ = (id) => document.getElementById(id);
 export const MAX_FRAMES = 600;
+/** Steps per second an animation may have (the command line checks the same bounds). */
+export const MIN_FPS = 0.5;
+export const MAX_FPS = 30;
 
 /** The request in the form, or {error} naming the field. total: the trace's steps. */
 export function readAnimationForm(values, total) {
@@ -22,7 +25,7 @@ export function readAnimationForm(values, total) {
   if (to.n < from.n) return { error: `to step (${to.n}) comes before from step (${from.n})` };
   if (to.n - from.n + 1 > MAX_FRAMES) return { error: `${to.n - from.n + 1} steps is more than ${MAX_FRAMES} frames: export a shorter range` };
   const fps = Number(values.fps);
-  if (!Number.isFinite(fps) || fps < 0.5 || fps > 30) return { error: `steps per second must be from 0.5 to 30, not "${values.fps}"` };
+  if (!Number.isFinite(fps) || fps < MIN_FPS || fps > MAX_FPS) return { error: `steps per second must be from ${MIN_FPS} to ${MAX_FPS}, not "${values.fps}"` };
   const [width, height] = String(values.size).split("x").map(Number);
   return { from: from.n - 1, to: to.n - 1, fps, size: { width, height }, format: values.format === "webm" ? "webm" : "gif" };
 }

@@ -1,8 +1,10 @@
 // Hooks for tests and benchmarks, loaded only when the address has ?debug: a read-only
 // view of the page state as window.convscope, the actions the keys trigger, frame times
-// and bench/page.py's per-frame breakdown. A page opened without ?debug has none of it.
+// and bench/page.py's per-frame breakdown, and the animation export of the command line
+// (server/export/animation.py). A page opened without ?debug has none of it.
 
 import { currentStep } from "./page-state.js";
+import { recordAnimation } from "./animation.js";
 import { SPEEDS } from "./player.js";
 
 /** Install window.convscope for `page` = {store, stage, redraw, probe, isSettled, clone}. */
@@ -104,5 +106,34 @@ export function install(page) {
     play: () => void store.dispatch({ type: "play" }),
     pause: () => void store.dispatch({ type: "pause" }),
     dispatch: (action) => void store.dispatch(action),
+    /**
+     * `convscope export anim.gif|anim.webm`: steps from..to (0-based, inclusive) as the
+     * Animation dialog makes them (js/animation.js), size {width, height}, fps, format
+     * "gif" or "webm"; resolves to the file's bytes in base64. The page returns to its step.
+     */
+    recordAnimation: async ({ from, to, size, fps, format }) => {
+      const back = state().trace ? currentStep(state()) : 0;
+      const show = (step) => {
+        store.dispatch({ type: "goto", step });
+        stage.revealAll();
+        redraw("export");
+      };
+      try {
+        const blob = await recordAnimation({ from, to, size, fps, format, show, stage: document.getElementById("stage") });
+        return await base64Of(blob);
+      } finally {
+        show(back);
+      }
+    },
   };
+}
+
+/** A Blob's bytes in base64 (the command line reads them through the DevTools pipe). */
+function base64Of(blob) {
+  return new Promise((resolve, reject) => {
+    const reader = new FileReader();
+    reader.onload = () => resolve(String(reader.result).slice(String(reader.result).indexOf(",") + 1));
+    reader.onerror = () => reject(reader.error);
+    reader.readAsDataURL(blob);
+  });
 }

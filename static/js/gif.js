@@ -45,8 +45,14 @@ export function paletteOf(rgba) {
 export function indexPixels(rgba, palette) {
   const exact = new Map(palette.map((c, i) => [c, i]));
   const out = new Uint8Array(rgba.length / 4);
+  let last = -1; // (flat colours: most pixels repeat the one before)
+  let lastIndex = 0;
   for (let p = 0, i = 0; i < rgba.length; i += 4, p++) {
     const c = (rgba[i] << 16) | (rgba[i + 1] << 8) | rgba[i + 2];
+    if (c === last) {
+      out[p] = lastIndex;
+      continue;
+    }
     let k = exact.get(c);
     if (k === undefined) {
       let best = Infinity;
@@ -65,8 +71,30 @@ export function indexPixels(rgba, palette) {
       exact.set(c, k);
     }
     out[p] = k;
+    last = c;
+    lastIndex = k;
   }
   return out;
+}
+
+// The LZW string table as flat arrays indexed by prefix code * 256 + next index (codes
+// are < 4096): a code is there when its stamp is the current one, so clearing the table
+// is one increment. Made once, on first use (6 MB), and kept.
+const TABLE_SIZE = 4096 * 256;
+let tableCodes = null;
+let tableStamps = null;
+let stamp = 0;
+
+function clearTable() {
+  if (!tableCodes) {
+    tableCodes = new Uint16Array(TABLE_SIZE);
+    tableStamps = new Uint32Array(TABLE_SIZE);
+  }
+  stamp += 1;
+  if (stamp === 2 ** 32) {
+    tableStamps.fill(0);
+    stamp = 1;
+  }
 }
 
 /** LZW-compress palette `indices` with 8-bit minimum code size, as GIF sub-blocks. */
@@ -76,7 +104,7 @@ function writeLzw(out, indices) {
   const END = CLEAR + 1;
   let size = MIN + 1;
   let next = END + 1;
-  let dict = new Map();
+  clearTable();
   let acc = 0;
   let bits = 0;
   const block = [];
@@ -101,18 +129,18 @@ function writeLzw(out, indices) {
   for (let i = 1; i < indices.length; i++) {
     const k = indices[i];
     const key = prefix * 256 + k;
-    const code = dict.get(key);
-    if (code !== undefined) {
-      prefix = code;
+    if (tableStamps[key] === stamp) {
+      prefix = tableCodes[key];
       continue;
     }
     emit(prefix);
     if (next < 4096) {
-      dict.set(key, next++);
+      tableStamps[key] = stamp;
+      tableCodes[key] = next++;
       if (next > 1 << size && size < 12) size += 1;
     } else {
       emit(CLEAR);
-      dict = new Map();
+      clearTable();
       size = MIN + 1;
       next = END + 1;
     }

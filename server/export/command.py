@@ -1,0 +1,164 @@
+"""``convscope export``: a lesson file or an animation, by the output's name.
+
+    convscope export LESSON.html (--preset NAME | --setup CONFIG.json) [--view V]
+    convscope export ANIM.gif|ANIM.webm (--preset NAME | --setup CONFIG.json) [--view V]
+        [--phase NAME | --steps FROM-TO] [--size 1920x1080] [--fps 4] [--projector]
+        [--timeout SECONDS]
+
+Bad input gets one line naming the option and the numbers and exit status 2, before
+any browser starts; so does a machine with no browser to draw an animation. Ctrl-C (or
+SIGTERM) ends the browser and writes nothing: exit status 130.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import signal
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+from ..errors import ApiError
+from ..settings import Settings
+from .browser import BrowserError, BrowserMissing, find_browser
+from .bundle import BundleError
+from .lesson import lesson_document, lesson_file, lesson_source
+
+__all__ = ["add_export_command", "export_command"]
+
+ANIMATION_OPTIONS = ("phase", "steps", "size", "fps", "projector", "timeout")
+
+
+def add_export_command(commands: "argparse._SubParsersAction") -> None:
+    export = commands.add_parser(
+        "export",
+        help="write a lesson as one offline HTML file, or an animation (GIF, WebM) for slides",
+        description=(
+            "Write LESSON.html: one self-contained file (the page, its code and the trace) that opens from file:// "
+            "with no server and no network. Or write ANIM.gif / ANIM.webm: a phase or a step range as the page draws "
+            "it, each frame the stage with the step's equation (drawn by the page in a headless Chromium or Chrome: "
+            "/usr/bin/chromium, $CONVSCOPE_CHROMIUM, or one on the PATH)."
+        ),
+    )
+    export.add_argument("output", help="the file to write: lesson.html, anim.gif or anim.webm")
+    source = export.add_mutually_exclusive_group(required=True)
+    source.add_argument("--preset", help="a lesson preset (cs231n, d2l, ...)")
+    source.add_argument("--setup", metavar="CONFIG.json", help="a trace config file ('-' for standard input); optional keys title and teaches")
+    export.add_argument("--view", help="the algorithm the steps follow (direct, im2col, transposed), instead of the setup's")
+    steps = export.add_mutually_exclusive_group()
+    steps.add_argument("--phase", help="animation: one phase of the trace by name (forward, backward, ...); default the whole trace")
+    steps.add_argument("--steps", metavar="FROM-TO", help="animation: steps FROM to TO, numbered from 1 as on the page, e.g. 34-51")
+    export.add_argument("--size", default=None, metavar="WxH", help="animation: frame size in pixels (default 1920x1080; 1280x720 for smaller files)")
+    export.add_argument("--fps", type=float, default=None, help="animation: steps per second (default 4)")
+    export.add_argument("--projector", action="store_true", default=None, help="animation: draw the page in projector mode")
+    export.add_argument("--timeout", type=float, default=None, metavar="SECONDS", help="animation: give up after this long (default 60 s plus 3 s a frame)")
+
+
+def _fail(message: str) -> int:
+    print(f"convscope: {message}", file=sys.stderr)
+    return 2
+
+
+def _api_error(exc: ApiError) -> str:
+    field = ".".join(str(p) for p in exc.loc if p != "body")
+    return f"{field + ': ' if field else ''}{exc.msg}"
+
+
+@contextmanager
+def _stop_on_sigterm() -> Iterator[None]:
+    """SIGTERM (and SIGHUP) end the export as Ctrl-C does, so the browser is ended too."""
+
+    def stop(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    old = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+
+
+def _write(output: Path, data: bytes) -> None:
+    """Write the whole file or nothing (a file half written is worse than none)."""
+    part = output.with_name(f".{output.name}.part")
+    try:
+        part.write_bytes(data)
+        os.replace(part, output)
+    finally:
+        part.unlink(missing_ok=True)
+
+
+def export_command(args: argparse.Namespace) -> int:
+    output = Path(args.output)
+    kind = output.suffix.lower().lstrip(".")
+    if kind not in ("html", "htm", "gif", "webm"):
+        return _fail(f"{args.output}: the output must end in .html (a lesson file), .gif or .webm (an animation)")
+    if kind in ("html", "htm"):
+        given = [f"--{name}" for name in ANIMATION_OPTIONS if getattr(args, name) is not None]
+        if given:
+            return _fail(f"{', '.join(given)}: only for animations (.gif, .webm), not a lesson file")
+    try:
+        return _export(args, output, kind)
+    except KeyboardInterrupt:
+        print(f"convscope: stopped; {args.output} not written", file=sys.stderr)
+        return 130
+
+
+def _export(args: argparse.Namespace, output: Path, kind: str) -> int:
+    try:
+        settings = Settings.from_env()
+        source = lesson_source(args.preset, args.setup)
+        if args.view is not None:
+            source["config"] = {**source["config"], "view": args.view}
+        if kind in ("gif", "webm"):
+            return _export_animation(args, output, kind, source, settings)
+        started = time.perf_counter()
+        html = lesson_file(lesson_document(settings=settings, **source)).encode("utf-8")
+        _write(output, html)
+    except ApiError as exc:
+        return _fail(_api_error(exc))
+    except (OSError, ValueError, BundleError) as exc:
+        return _fail(str(exc))
+    print(f"wrote {args.output} ({len(html) / 1024:.0f} KB, {time.perf_counter() - started:.1f} s): open it in a browser, no server needed")
+    return 0
+
+
+def _export_animation(args: argparse.Namespace, output: Path, kind: str, source: dict[str, Any], settings: Settings) -> int:
+    from .animation import AnimationRequest, frame_range, page_limits, parse_fps, parse_size, parse_steps, record_animation
+
+    # every check first: nothing starts a browser for a request it cannot make
+    limits = page_limits()
+    width, height = parse_size(args.size if args.size is not None else "1920x1080")
+    fps = parse_fps(args.fps if args.fps is not None else 4.0, limits)
+    steps = parse_steps(args.steps) if args.steps is not None else None
+    if args.timeout is not None and not (math.isfinite(args.timeout) and 1 <= args.timeout <= 86400):
+        return _fail(f"--timeout {args.timeout:g} is out of bounds: from 1 to 86400 seconds")
+    if not output.parent.is_dir():
+        return _fail(f"{args.output}: no folder {output.parent}")
+    lesson = lesson_document(settings=settings, **source)
+    first, last = frame_range(lesson["lines"][0], phase=args.phase, steps=steps, max_frames=int(limits["MAX_FRAMES"]))
+    request = AnimationRequest(first, last, width, height, fps, kind, projector=bool(args.projector))
+    try:
+        executable = find_browser()
+    except BrowserMissing as exc:
+        return _fail(str(exc))
+    timeout = args.timeout if args.timeout is not None else 60.0 + 3.0 * request.frames
+    started = time.perf_counter()
+    try:
+        with _stop_on_sigterm():
+            data = record_animation(lesson, request, executable=executable, timeout=timeout)
+            _write(output, data)
+    except BrowserError as exc:
+        print(f"convscope: {args.output} not made: {exc}", file=sys.stderr)
+        return 1
+    seconds = time.perf_counter() - started
+    print(
+        f"wrote {args.output} ({len(data) / 1024:.0f} KB): steps {first + 1}-{last + 1}, {request.frames} frames "
+        f"at {width}x{height}, {fps:g} per second ({request.frames / fps:.1f} s), made in {seconds:.1f} s"
+    )
+    return 0

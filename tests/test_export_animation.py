@@ -1,0 +1,171 @@
+"""`convscope export anim.gif|anim.webm`: the page draws the frames in a headless Chromium
+(Debian's) over the DevTools pipe. Its GIF is decoded by Pillow (an independent decoder:
+size, frame count, frame durations, frames that differ step to step); its WebM starts
+with the EBML header, names its size in its video track, and plays in the browser's own
+<video> with that size and its duration. No browser process is left behind: after a
+file is made, after a timeout, after Ctrl-C and after SIGTERM."""
+
+from __future__ import annotations
+
+import base64
+import io
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+import webm_reader
+from test_browser_helpers import require_chromium
+
+pytestmark = pytest.mark.browser
+
+require_chromium()
+
+from test_browser_helpers import browser  # noqa: E402,F401
+
+from server.cli import main  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+PROFILE_PREFIX = "convscope-chromium-"  # (server/export/browser.py's folder for each browser)
+
+
+def _our_browsers() -> dict[int, str]:
+    """Processes whose command line names an export browser's folder: {pid: command line}."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            line = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if PROFILE_PREFIX in line:
+            found[int(entry.name)] = line
+    return found
+
+
+def _our_folders() -> set[str]:
+    return {p.name for p in Path(tempfile.gettempdir()).glob(f"{PROFILE_PREFIX}*")}
+
+
+@pytest.fixture
+def nothing_left_behind():
+    before_pids, before_folders = set(_our_browsers()), _our_folders()
+    yield
+    deadline = time.monotonic() + 5
+    while set(_our_browsers()) - before_pids and time.monotonic() < deadline:
+        time.sleep(0.05)  # (a process SIGKILLed a moment ago is gone once it is reaped)
+    left = {pid: line for pid, line in _our_browsers().items() if pid not in before_pids}
+    assert not left, f"browser processes left running: {left}"
+    assert not _our_folders() - before_folders, "the browser's folder was left behind"
+
+
+def _frames(gif: bytes) -> tuple[tuple[int, int], list[bytes], list[int]]:
+    from PIL import Image
+
+    img = Image.open(io.BytesIO(gif))
+    assert img.format == "GIF"
+    pixels, durations = [], []
+    for k in range(img.n_frames):
+        img.seek(k)
+        durations.append(img.info["duration"])
+        pixels.append(img.convert("RGB").tobytes())
+    return img.size, pixels, durations
+
+
+def test_a_phase_as_a_gif_decodes_with_its_size_frames_and_durations(tmp_path, capsys, nothing_left_behind):
+    out = tmp_path / "backward.gif"
+    assert main(["export", str(out), "--preset", "cs231n", "--phase", "backward", "--size", "1280x720", "--fps", "5"]) == 0
+    said = capsys.readouterr().out
+    assert "steps 34-51, 18 frames at 1280x720, 5 per second (3.6 s)" in said, said
+    size, pixels, durations = _frames(out.read_bytes())
+    # cs231n's backward phase: steps 34 to 51 of 66 (the header's phases)
+    assert size == (1280, 720)
+    assert len(pixels) == 18 and durations == [200] * 18, durations
+    # each frame is its own step: every one differs from the one before
+    same = [k for k in range(1, 18) if pixels[k] == pixels[k - 1]]
+    assert not same, f"frames {same} repeat the frame before"
+
+    # projector mode is the page's projector drawing: the same step looks otherwise
+    projected = tmp_path / "projected.gif"
+    assert main(["export", str(projected), "--preset", "cs231n", "--steps", "34-35", "--size", "1280x720", "--fps", "5", "--projector"]) == 0
+    _, projector_pixels, _ = _frames(projected.read_bytes())
+    assert len(projector_pixels) == 2 and projector_pixels[0] != pixels[0]
+
+
+def test_a_step_range_as_a_webm_has_its_size_in_its_track_and_plays_for_its_duration(tmp_path, browser, nothing_left_behind):
+    out = tmp_path / "steps.webm"
+    assert main(["export", str(out), "--preset", "cs231n", "--steps", "16-23", "--size", "1920x1080", "--fps", "4"]) == 0
+    webm = out.read_bytes()
+    assert webm[:4] == b"\x1a\x45\xdf\xa3", "an EBML header"
+    assert webm_reader.find(webm, [webm_reader.EBML, webm_reader.DOC_TYPE]) == b"webm"
+    assert webm_reader.video_size(webm) == (1920, 1080)
+    assert webm_reader.frame_count(webm) == 8
+    # played by the browser's own decoder
+    page = browser.new_page()
+    got = page.evaluate(
+        """async (b64) => {
+          const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+          const v = document.createElement('video');
+          v.muted = true;
+          v.src = URL.createObjectURL(new Blob([bytes], {type: 'video/webm'}));
+          await new Promise((r, e) => { v.onloadeddata = r; v.onerror = () => e(new Error('video error ' + (v.error && v.error.message))); });
+          return {w: v.videoWidth, h: v.videoHeight, d: v.duration};
+        }""",
+        base64.b64encode(webm).decode("ascii"),
+    )
+    page.close()
+    assert (got["w"], got["h"]) == (1920, 1080), got
+    assert abs(got["d"] - 2.0) < 0.05, got  # 8 steps at 4 per second
+
+
+def test_a_timeout_ends_the_browser_and_writes_nothing(tmp_path, capsys, nothing_left_behind):
+    out = tmp_path / "late.gif"
+    code = main(["export", str(out), "--preset", "cs231n", "--timeout", "1"])
+    err = capsys.readouterr().err
+    assert code == 1, err
+    assert "did not finish in 1 s" in err and "--timeout" in err, err
+    assert not out.exists()
+
+
+def _browser_of(cli: subprocess.Popen, timeout: float = 60) -> int:
+    """The pid of the browser the CLI started, once the page is drawing (its renderer runs)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for pid, line in _our_browsers().items():
+            if "--type=renderer" in line:
+                try:
+                    return os.getpgid(pid)
+                except ProcessLookupError:
+                    continue
+        assert cli.poll() is None, cli.communicate()
+        time.sleep(0.05)
+    raise AssertionError("the CLI's browser did not start")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_a_signal_ends_the_browser_and_writes_nothing(tmp_path, sig, nothing_left_behind):
+    out = tmp_path / "stopped.gif"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    cli = subprocess.Popen(
+        [sys.executable, "-m", "server.cli", "export", str(out), "--preset", "cs231n", "--size", "1920x1080"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        group = _browser_of(cli)
+        cli.send_signal(sig)
+        _, err = cli.communicate(timeout=30)
+    finally:
+        if cli.poll() is None:
+            cli.kill()
+            cli.wait()
+    assert cli.returncode == 130, err
+    assert f"stopped; {out} not written" in err, err
+    assert not out.exists() and not list(tmp_path.iterdir())
+    with pytest.raises(ProcessLookupError):
+        os.killpg(group, 0)  # nothing of the browser's process group is left
