@@ -81,3 +81,17 @@ def test_lines_join_the_window_read_to_the_cell_written_and_leave_while_playing_
     page.keyboard.press("Home")
     page.keyboard.press("Space")
     wait_until(page, "window.convscope.playing && document.querySelectorAll('.stage-lines line').length === 0")
+
+
+def test_each_figure_names_its_own_colour_scale(open_page, base_url):
+    """The colours are per tensor: each caption says the value its darkest colour stands for."""
+    from test_browser_helpers import server_document
+
+    page = open_page("/#s=40&l=cs231n", viewport=(1920, 1080)).page
+    doc = server_document(base_url, page.evaluate("window.convscope.config"))
+    shown = dict(page.evaluate("Array.from(document.querySelectorAll('#stage figure.tensor'), (f) => [f.dataset.tensor, f.querySelector('.tscale').textContent])"))
+    assert set(shown) == set(doc["tensors"])
+    for name, text in shown.items():
+        largest = max((abs(v) for v in doc["tensors"][name]["data"]), default=0) or 1
+        assert text.startswith("±") and float(text[1:].replace("−", "-")) == pytest.approx(largest, rel=1e-2), (name, text)
+    assert "per tensor" in page.locator(".legend .scale").inner_text()

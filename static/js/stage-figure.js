@@ -13,9 +13,13 @@ export function el(tag, cls, text) {
   return e;
 }
 
-function caption(name, meta) {
+function caption(name, meta, scale) {
   const cap = el("figcaption");
   cap.append(el("span", "tname", name));
+  // each figure has its own colour scale: the darkest blue is −scale, the darkest brown +scale
+  const range = el("span", "tscale", `±${formatValue(scale)}`);
+  range.title = `${name}'s colours: the darkest blue is −${formatValue(scale)}, the darkest brown +${formatValue(scale)} (each tensor has its own scale)`;
+  cap.append(range);
   const tdesc = el("span", "tdesc", meta.title);
   tdesc.append(el("span", "tdesc-shape", `${meta.title ? " · " : ""}(${meta.shape.join(", ")}) · ${meta.axes.join(",")}`));
   cap.append(tdesc);
@@ -50,7 +54,7 @@ export function buildFigure(model, name, onSkip) {
   const fig = el("figure", "tensor");
   fig.dataset.tensor = name;
   fig.dataset.role = meta.role;
-  fig.append(caption(name, meta));
+  fig.append(caption(name, meta, scale));
   const cells = new Array(meta.size);
   const grids = [];
   const slicesEls = [];
