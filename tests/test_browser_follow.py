@@ -73,3 +73,43 @@ def test_a_student_follows_the_teacher_breaks_away_and_rejoins(open_page, browse
     teacher.click("#follow-action")
     wait_until(student2, "document.getElementById('follow-bar').innerText.includes('ended the class session')", 5)
     student2.context.close()
+
+
+def test_a_lost_publication_is_sent_again_and_a_refused_one_ends_the_session(open_page, browser, base_url):
+    """A worker restarting or a network hiccup loses a PUT: the teacher's page sends the
+    latest place again and the class still follows; a refusal (another page took over,
+    the session ended) ends it with the server's word."""
+    watch = open_page("/#s=0&l=d2l", viewport=(1366, 768))
+    teacher = watch.page
+    teacher.click("#class-session")
+    wait_until(teacher, "document.querySelector('#follow-bar .join-code')")
+    code = teacher.inner_text("#follow-bar .join-code")
+    student = browser.new_context(viewport={"width": 1366, "height": 768}).new_page()
+    student.goto(base_url + f"/?debug&follow={code}")
+    wait_complete(student)
+    wait_until(student, "window.convscope.preset === 'd2l' && window.convscope.step === 0")
+    lost = []
+
+    def lose_two(route):
+        if route.request.method == "PUT" and len(lost) < 2:
+            lost.append(route.request.url)
+            route.abort("connectionreset")
+        else:
+            route.continue_()
+
+    teacher.route("**/api/follow/sessions/*/state", lose_two)
+    teacher.locator("#stage").focus()
+    teacher.keyboard.press("ArrowRight")
+    teacher.keyboard.press("ArrowRight")
+    wait_until(student, "window.convscope.step === 2", 10)
+    assert len(lost) == 2
+    assert "Class session" in teacher.inner_text("#follow-bar")  # (still the teacher's)
+    # a refusal: the server says the session is gone
+    teacher.unroute("**/api/follow/sessions/*/state")
+    teacher.route("**/api/follow/sessions/*/state", lambda route: route.fulfill(status=404, content_type="application/json", body='{"detail": "no class session abc"}'))
+    teacher.keyboard.press("ArrowRight")
+    wait_until(teacher, "document.getElementById('follow-bar').innerText.includes('The class session stopped')", 5)
+    assert "no class session abc" in teacher.inner_text("#follow-bar")
+    student.context.close()
+    # (the two lost requests and the 404 are this test's own doing)
+    watch.errors[:] = [e for e in watch.errors if "ERR_CONNECTION_RESET" not in e and "status of 404" not in e]

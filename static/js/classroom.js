@@ -3,7 +3,10 @@
 // Server-Sent Events, breaks away and rejoins. The secret stays in this object, in this
 // page: never in the state, the address or a student's page.
 
-import { getJson, sendJson } from "./api.js";
+import { getJson, sendJson, ApiError } from "./api.js";
+
+/** The pauses (ms) before a lost publication is sent again; then the session is given up. */
+const RETRIES = [250, 500, 1000, 2000, 4000, 4000];
 
 export class Classroom {
   /** onState(place): the teacher's place arrived (a student following);
@@ -42,10 +45,20 @@ export class Classroom {
         const t = this.teacher;
         try {
           await sendJson("PUT", `/api/follow/sessions/${t.session}/state`, { secret: t.secret, driver: t.driver, state });
+          this.failures = 0;
         } catch (err) {
-          // 409: another page took over; 404: the session ended (idle)
-          this.teacher = null;
-          this.onChange({ role: "ended", message: `The class session stopped: ${err.message}` });
+          // a refusal ends the session (409: another page took over; 404: it ended, idle;
+          // 403: not its secret); a lost request (a worker restarting, the network, 5xx,
+          // 429) is sent again, the latest place first, a few times with a growing pause
+          const refused = err instanceof ApiError && [403, 404, 409, 422].includes(err.status);
+          this.failures = (this.failures ?? 0) + 1;
+          if (refused || this.failures > RETRIES.length) {
+            this.teacher = null;
+            this.onChange({ role: "ended", message: `The class session stopped: ${err.message}` });
+          } else {
+            if (!this.pending) this.pending = state;
+            await new Promise((done) => setTimeout(done, RETRIES[this.failures - 1]));
+          }
         }
       }
     } finally {
