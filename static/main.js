@@ -292,7 +292,9 @@ function redraw(cause = "request") {
   if (!fast) stage.followEvent();
   lab.draw(trace.model, frame.step, trace.config.compare);
   if (!state.playing) hover.follow();
-  lines.draw(trace.model, frame.step, !(state.playing && speed > 2)); // (after this frame: read from its layout)
+  // (after this frame, from its layout; not on a phone's stacked stage, where they would
+  // cross the figures between)
+  lines.draw(trace.model, frame.step, state.fits && !(state.playing && speed > 2));
   const said = chrome.drawPanel(frame, state, pendingNarration);
   if (said) pendingNarration = "";
   probe.part?.("panel");

@@ -2,7 +2,8 @@
 // each read box to each written box it is a factor of (not from a tensor to its own
 // gradient: xp's window feeds dw, not dxp). Light, under the numbers' contrast, drawn
 // after the frame from the cells' own rectangles, so the stage's modules know nothing
-// of them. Off while playing fast, when a box's cells are small, or with many boxes.
+// of them. Off while playing fast, when a box's cells are small, with many boxes, or on
+// a phone (main.js: the stacked stage would have them cross the figures between).
 
 const SVG = "http://www.w3.org/2000/svg";
 const MAX_LINES = 6;
