@@ -19,6 +19,7 @@ import { LabView } from "./js/lab-view.js";
 import { CompareDialog } from "./js/compare-dialog.js";
 import { Hover } from "./js/hover.js";
 import { StageLines } from "./js/stage-lines.js";
+import { cellKey } from "./js/cell-keys.js";
 import { embeddedLesson } from "./js/offline.js";
 import { SetupEditors } from "./js/editors.js";
 import { adoptMeta, defaultConfig, clone } from "./js/setup.js";
@@ -546,6 +547,13 @@ function wire() {
     else if (does === "rejoin") classroom.rejoin();
     else dispatch({ type: "follow", follow: null });
   });
+  // a click on a cell never focuses it: the keys stay the player's (js/cell-keys.js)
+  $("stage").addEventListener("mousedown", (e) => {
+    if (e.target.closest(".cell")) {
+      e.preventDefault();
+      $("stage").focus({ preventScroll: true });
+    }
+  });
   // a click on any cell opens its story
   $("stage").addEventListener("click", (e) => {
     const cell = e.target.closest(".cell");
@@ -583,6 +591,18 @@ function wire() {
     (e) => {
       if ($("keys-dialog").open && e.key !== "?") return;
       if ($("anim-dialog").open || compareDialog.isOpen) return; // (their fields and buttons take the keys)
+      // a cell focused from the keyboard: the arrows move between cells, Enter opens its story
+      const onCell = cellKey(e);
+      if (onCell) {
+        e.preventDefault();
+        e.stopPropagation();
+        if (onCell === "inspect") dispatch({ type: "inspect", tensor: e.target.dataset.tensor, flat: Number(e.target.dataset.idx) });
+        else if (onCell === "leave") {
+          if (store.state.inspect) dispatch({ type: "inspect", tensor: null });
+          giveKeysToStage();
+        }
+        return;
+      }
       if (e.key === "Escape" && store.state.inspect) {
         dispatch({ type: "inspect", tensor: null });
         return;

@@ -95,3 +95,36 @@ def test_each_figure_names_its_own_colour_scale(open_page, base_url):
         largest = max((abs(v) for v in doc["tensors"][name]["data"]), default=0) or 1
         assert text.startswith("±") and float(text[1:].replace("−", "-")) == pytest.approx(largest, rel=1e-2), (name, text)
     assert "per tensor" in page.locator(".legend .scale").inner_text()
+
+
+def test_the_keyboard_reaches_any_cell_and_enter_opens_its_story(open_page):
+    page = open_page("/#s=1&l=d2l", viewport=(1366, 768)).page
+    page.locator("#stage").focus()
+    page.keyboard.press("Tab")  # the first figure's Tab stop: x[0]
+    focused = "[document.activeElement.dataset.tensor, Number(document.activeElement.dataset.idx)]"
+    assert page.evaluate(focused) == ["x", 0]
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowDown")
+    assert page.evaluate(focused) == ["x", 4]  # (row 1, column 1 of the 3x3 input)
+    assert page.evaluate("window.convscope.step") == 1  # the arrows moved the cell, not the player
+    page.keyboard.press("Enter")
+    wait_until(page, "document.getElementById('inspector').open")
+    assert page.locator("#insp-title").inner_text().startswith("x[0,0,1,1]")
+    page.keyboard.press("Escape")  # the story closes, back on the cell
+    wait_until(page, "!document.getElementById('inspector').open")
+    assert page.evaluate(focused) == ["x", 4]
+    page.keyboard.press("Escape")  # the keys go back to the player
+    page.keyboard.press("ArrowRight")
+    wait_until(page, "window.convscope.step === 2")
+    # Tab again: the cell last visited, then the next figure's stop
+    page.keyboard.press("Tab")
+    assert page.evaluate(focused) == ["x", 4]
+    page.keyboard.press("Tab")
+    assert page.evaluate(focused)[0] == "w"
+    # a click on a cell (even a Tab stop) opens its story and leaves the arrows to the player
+    page.keyboard.press("Escape")
+    page.click('#stage .cell[data-tensor="w"][data-idx="0"]')
+    wait_until(page, "document.getElementById('inspector').open")
+    page.keyboard.press("Escape")
+    page.keyboard.press("ArrowRight")
+    wait_until(page, "window.convscope.step === 3")

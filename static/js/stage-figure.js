@@ -97,6 +97,9 @@ export function buildFigure(model, name, onSkip) {
       shownWritten[flat] = input || fixed ? 1 : 0;
       shownLevel[flat] = level;
       cells[flat] = cell;
+      // the figure's one Tab stop: from there the arrow keys move between its cells
+      // (js/cell-keys.js) and Enter opens a cell's story
+      if (k === 0 && sliceIndex === 0) cell.tabIndex = 0;
       grid.append(cell);
     }
     grids.push(grid);
