@@ -203,3 +203,34 @@ def test_the_page_downloads_the_lesson_it_shows_as_a_file_that_plays_offline(bro
         wait_until(view.page, f"window.convscope.shownStep === {doc['total_events'] - 1}")
     finally:
         view.close()
+
+
+def test_a_mistake_lesson_and_your_numbers_travel_in_the_file(browser, tmp_path):
+    """A lesson file of a mistake plays the mistaken code with its lab (marks, the first
+    divergence); one of a setup with "compare" marks the numbers that differ. (Before,
+    the export dropped both and the file played the truth under the mistake's title.)"""
+    from convcore.mistakes.lessons import mistake_lessons
+
+    entry = {m["id"]: m for m in mistake_lessons()}["groups_ignored"]
+    setups = {
+        "mistake": {**entry["request"], "title": entry["title"]},
+        "compare": {"x": [[[[0, 1, 2], [3, 4, 5], [6, 7, 8]]]], "w": [[[[0, 1], [2, 3]]]],
+                    "compare": {"out": [[[[19, 25], [37, 40]]]]}},
+    }
+    for kind, setup in setups.items():
+        (tmp_path / f"{kind}.json").write_text(json.dumps(setup))
+        out = tmp_path / f"{kind}.html"
+        assert main(["export", str(out), "--setup", str(tmp_path / f"{kind}.json")]) == 0
+        view = OfflinePage(browser, out)
+        try:
+            page = view.page
+            wait_until(page, "!document.getElementById('lab-bar').hidden && document.querySelectorAll('#stage .cell.diff').length > 0")
+            marked = page.evaluate("Array.from(document.querySelectorAll('#stage .cell.diff'), (c) => c.dataset.tensor + c.dataset.idx)")
+            if kind == "compare":
+                assert marked == ["out3"]  # 40 where the truth is 43
+            else:
+                assert len(marked) == 4  # out 1, dx 2, dw 1 (the catalogue's smallest case)
+                page.keyboard.press("d")
+                wait_until(page, f"window.convscope.step === {entry['first_divergence']} && !document.getElementById('eq-lab').hidden")
+        finally:
+            view.close()

@@ -18,10 +18,22 @@ from ..settings import Settings
 from ..static_files import find_static_dir
 from .bundle import BundleError, inline_page
 
-__all__ = ["LESSON_ELEMENT", "LESSON_SCHEMA", "lesson_document", "lesson_file", "lesson_html", "lesson_source", "write_lesson"]
+__all__ = ["LESSON_ELEMENT", "LESSON_SCHEMA", "lesson_document", "lesson_file", "lesson_html", "lesson_source", "prepare_lesson",
+           "write_lesson"]
 
 LESSON_ELEMENT = "convscope-lesson"
 LESSON_SCHEMA = "convscope.lesson/1"
+
+
+def prepare_lesson(config: dict[str, Any], settings: Settings):
+    """``server.tracing.prepare`` for a lesson's config, which, like the page's, may carry
+    ``mistake`` (a mistake lesson: the mistaken code's trace) and ``compare`` (your
+    numbers, compared at the stream's end) beside the trace config. Raises ApiError for
+    what the service would refuse."""
+    from ..tracing import prepare
+
+    trace_config = {k: v for k, v in config.items() if k not in ("mistake", "compare")}
+    return prepare(trace_config, settings, compare=config.get("compare"), mistake=config.get("mistake"))
 
 
 def lesson_document(
@@ -38,10 +50,10 @@ def lesson_document(
     refuse under ``settings`` (default: its limits).
     """
     from ..routes.meta import build_meta
-    from ..tracing import prepare, stream_lines  # NumPy and convcore: only when exporting
+    from ..tracing import stream_lines  # NumPy and convcore: only when exporting
 
     settings = settings if settings is not None else Settings()
-    lines = list(stream_lines(prepare(config, settings)))
+    lines = list(stream_lines(prepare_lesson(config, settings)))
     return {
         "schema": LESSON_SCHEMA,
         "preset": {"name": name, "title": title, "teaches": sentence, "config": config},

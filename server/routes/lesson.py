@@ -12,10 +12,9 @@ from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
-from ..export.lesson import lesson_html
+from ..export.lesson import lesson_html, prepare_lesson
 from ..gate import run_until_disconnect
 from ..schemas import TraceConfig
-from ..tracing import prepare
 from .trace import REFUSALS
 
 router = APIRouter(prefix="/api", tags=["lesson"])
@@ -36,8 +35,12 @@ class LessonRequest(BaseModel):
 )
 async def lesson(body: LessonRequest, request: Request) -> Response:
     state = request.app.state
+    # the page's config: a mistake lesson's "mistake" and your numbers' "compare" travel too
     config = body.setup.config()
-    prepare(config, state.settings)  # refuses what the service refuses (422, 413) before any work
+    for extra in ("mistake", "compare"):
+        if getattr(body.setup, extra) is not None:
+            config[extra] = getattr(body.setup, extra)
+    prepare_lesson(config, state.settings)  # refuses what the service refuses (422, 413) before any work
     slot = await state.gate.acquire(request)
     try:
         html = await run_until_disconnect(
