@@ -108,6 +108,8 @@ def follow(browser, base) -> None:
     teacher.click("#follow-action")
     teacher.click('.cell[data-tensor="dxp"][data-idx="16"]')
     wait_until(teacher, "document.getElementById('inspector').open")
+    teacher.mouse.move(2, 300)  # (off the stage: the hover's dimming goes)
+    teacher.locator("#insp-torch summary").click()  # the PyTorch lines open
     save(teacher, "inspector-1366x768.png")
     context.close()
 
