@@ -61,7 +61,9 @@ const animations = new AnimationDialog({
   here: () => currentStep(store.state),
   stage: $("stage"),
 });
+const cellOf = (tensor, flat) => stage.cellOf(tensor, flat);
 const lab = new LabView({
+  cellOf,
   onDivergence: () => doAction("divergence"),
   onCompare: () => compareDialog.open(),
   onStopComparing: () => setCompare(null),
@@ -76,8 +78,8 @@ const compareDialog = new CompareDialog({
         ? "A mistake lesson already compares the mistaken code with the truth: pick a lesson or set up your own case to compare your numbers."
         : "",
 });
-const hover = new Hover($("stage"), () => (store.state.trace ? { model: store.state.trace.model, step: currentStep(store.state) } : null));
-const lines = new StageLines($("stage"));
+const hover = new Hover($("stage"), cellOf, () => (store.state.trace ? { model: store.state.trace.model, step: currentStep(store.state) } : null));
+const lines = new StageLines($("stage"), cellOf);
 let editors = null; // built once the server has published its controls (start)
 let controller = null; // the running trace request
 let debounce = 0;

@@ -9,12 +9,13 @@ import { phaseIndexAt, cellName } from "./state.js";
 const CLASSES = ["link-from", "link-to", "link-self"];
 
 export class Hover {
-  /** stage: the stage element; where(): {model, step} now, or null without a trace. */
-  constructor(stage, where) {
+  /** stage: the stage element; cellOf(tensor, flat): its cell element (the Stage's);
+   *  where(): {model, step} now, or null without a trace. */
+  constructor(stage, cellOf, where) {
     this.stage = stage;
+    this.cellOf = cellOf;
     this.where = where;
     this.model = null;
-    this.cells = new Map(); // "tensor/flat" -> the cell element (per model)
     this.lit = [];
     this.key = "";
     this.cell = null; // the hovered cell {tensor, flat}
@@ -38,19 +39,19 @@ export class Hover {
     if (key === this.key && model === this.model) return;
     this.clear();
     this.cell = { tensor, flat };
-    if (model !== this.model) this._index(model);
+    this.model = model;
     this.key = key;
     const links = cellLinks(model, p.start, p.stop, tensor, flat);
-    const self = this.cells.get(`${tensor}/${flat}`);
+    const self = this.cellOf(tensor, flat);
     if (!links.steps) {
       this._say(self, `${cellName(model.tensors[tensor], flat)}: no step of the ${p.name} phase reads or writes it`);
       return;
     }
     this.stage.classList.add("linking");
     for (const [cls, map] of [["link-from", links.from], ["link-to", links.to]]) {
-      for (const [t, flats] of map) for (const f of flats) this._light(`${t}/${f}`, cls);
+      for (const [t, flats] of map) for (const f of flats) this._light(t, f, cls);
     }
-    this._light(`${tensor}/${flat}`, "link-self");
+    this._light(tensor, flat, "link-self");
     const count = (map) => [...map].map(([t, s]) => `${s.size} of ${t}`).join(", ");
     const parts = [];
     if (links.from.size) parts.push(`its ${p.name} steps read ${count(links.from)}`);
@@ -73,14 +74,8 @@ export class Hover {
     this.said = null;
   }
 
-  _index(model) {
-    this.model = model;
-    this.cells = new Map();
-    for (const c of this.stage.querySelectorAll(".cell")) this.cells.set(`${c.dataset.tensor}/${c.dataset.idx}`, c);
-  }
-
-  _light(key, cls) {
-    const c = this.cells.get(key);
+  _light(tensor, flat, cls) {
+    const c = this.cellOf(tensor, flat);
     if (!c) return;
     c.classList.add(cls);
     this.lit.push([c, cls]);

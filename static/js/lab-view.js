@@ -8,8 +8,10 @@ import { labSummary, differenceMarks, divergenceNote } from "./lab.js";
 const $ = (id) => document.getElementById(id);
 
 export class LabView {
-  /** onDivergence(): jump to the first divergence; onCompare(): open the paste dialog. */
-  constructor({ onDivergence, onCompare, onStopComparing }) {
+  /** cellOf(tensor, flat): a cell's element (the Stage's); onDivergence(): jump to the
+   *  first divergence; onCompare(): open the paste dialog. */
+  constructor({ cellOf, onDivergence, onCompare, onStopComparing }) {
+    this.cellOf = cellOf;
     this.key = undefined; // (model, comparison) last drawn
     this.noteKey = undefined;
     this.marked = [];
@@ -72,13 +74,10 @@ export class LabView {
       c.removeAttribute("title");
     }
     this.marked = [];
-    const stage = $("stage");
     const mistake = document.body.classList.contains("lab-mistake");
     for (const [tensor, cells] of Object.entries(marks)) {
-      const byIdx = new Map();
-      for (const c of stage.querySelectorAll(`.cell[data-tensor="${tensor}"]`)) byIdx.set(Number(c.dataset.idx), c);
       for (const { flat, other, title } of cells) {
-        const c = byIdx.get(flat);
+        const c = this.cellOf(tensor, flat);
         if (!c) continue; // (a slice the stage does not draw)
         c.classList.add("diff");
         c.dataset.other = mistake ? `✓${other}` : `you ${other}`;

@@ -161,6 +161,12 @@ export class Stage {
 
   /** Slices that content-visibility skipped are drawn again at the next draw (their
    *  shown values are remembered, so only what changed meanwhile is touched). */
+  /** The element of cell `flat` of tensor `name` (undefined: not drawn). */
+  cellOf(name, flat) {
+    const v = this.views[name];
+    return v ? v.cells[flat] : undefined;
+  }
+
   revealAll() {
     for (const name in this.views) this.views[name].skipped.fill(0);
     this.drawAll = true;

@@ -48,13 +48,13 @@ const centre = (r) => ({ x: (r.left + r.right) / 2, y: (r.top + r.bottom) / 2 })
 const nearest = (r, p) => ({ x: Math.min(r.right, Math.max(r.left, p.x)), y: Math.min(r.bottom, Math.max(r.top, p.y)) });
 
 export class StageLines {
-  constructor(stage) {
+  /** stage: the stage element; cellOf(tensor, flat): its cell element (the Stage's). */
+  constructor(stage, cellOf) {
     this.stage = stage;
+    this.cellOf = cellOf;
     this.svg = document.createElementNS(SVG, "svg");
     this.svg.classList.add("stage-lines");
     this.svg.setAttribute("aria-hidden", "true");
-    this.model = null;
-    this.cells = new Map();
     this.queued = false;
     this.args = null;
     // a column or the stage scrolled: the boxes moved
@@ -82,11 +82,6 @@ export class StageLines {
     const ev = a && a.model.compiled[a.step];
     const pairs = ev ? linePairs(a.model, ev) : [];
     if (!pairs.length || pairs.length > MAX_LINES) return this.svg.replaceChildren();
-    if (a.model !== this.model) {
-      this.model = a.model;
-      this.cells = new Map();
-      for (const c of this.stage.querySelectorAll(".cell")) this.cells.set(`${c.dataset.tensor}/${c.dataset.idx}`, c);
-    }
     const origin = this.stage.getBoundingClientRect();
     const dx = this.stage.scrollLeft - origin.left - this.stage.clientLeft;
     const dy = this.stage.scrollTop - origin.top - this.stage.clientTop;
@@ -96,7 +91,7 @@ export class StageLines {
       if (rects.has(box)) return rects.get(box);
       let r = null;
       for (const flat of box.idx) {
-        const c = this.cells.get(`${box.tensor}/${flat}`);
+        const c = this.cellOf(box.tensor, flat);
         const b = c && c.getBoundingClientRect();
         if (!b || !b.width) continue;
         if (b.width < MIN_CELL) return rects.set(box, null), null;
