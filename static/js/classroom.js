@@ -18,6 +18,7 @@ export class Classroom {
     this.student = null; // {code, eventsPath, source}
     this.pending = null; // the latest place not yet published
     this.sending = false;
+    this.failures = 0; // publications lost in a row
   }
 
   /** Open a session with the page's `place`; the class joins at the URL it shows. */
@@ -51,7 +52,7 @@ export class Classroom {
           // 403: not its secret); a lost request (a worker restarting, the network, 5xx,
           // 429) is sent again, the latest place first, a few times with a growing pause
           const refused = err instanceof ApiError && [403, 404, 409, 422].includes(err.status);
-          this.failures = (this.failures ?? 0) + 1;
+          this.failures += 1;
           if (refused || this.failures > RETRIES.length) {
             this.teacher = null;
             this.onChange({ role: "ended", message: `The class session stopped: ${err.message}` });

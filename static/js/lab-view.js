@@ -3,7 +3,7 @@
 // divergence. What to draw comes from lab.js (pure); this module only writes the DOM,
 // and only when the trace, its comparison or the step changes.
 
-import { labSummary, differenceMarks, divergenceNote } from "./lab.js";
+import { labKind, labSummary, differenceMarks, divergenceNote } from "./lab.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -27,7 +27,7 @@ export class LabView {
     if (!this.key || !key || key[0] !== this.key[0] || key[1] !== this.key[1]) {
       this.key = key;
       this._drawBar(header);
-      this._mark(header ? differenceMarks(header, sent) : {});
+      this._mark(header ? differenceMarks(header, sent) : {}, labKind(header) === "mistake");
       this.noteKey = undefined;
     }
     const note = header ? divergenceNote(header, step) : "";
@@ -67,14 +67,14 @@ export class LabView {
       s.kind === "mistake" ? "differs from the truth (✓ the true value)" : "your number differs (tag: yours; the cell: the truth)";
   }
 
-  _mark(marks) {
+  /** Mark the differing cells; mistake: the tag holds the truth (else the numbers sent). */
+  _mark(marks, mistake) {
     for (const c of this.marked) {
       c.classList.remove("diff");
       delete c.dataset.other;
       c.removeAttribute("title");
     }
     this.marked = [];
-    const mistake = document.body.classList.contains("lab-mistake");
     for (const [tensor, cells] of Object.entries(marks)) {
       for (const { flat, other, title } of cells) {
         const c = this.cellOf(tensor, flat);
