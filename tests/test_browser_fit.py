@@ -124,16 +124,6 @@ def _screen_id(screen) -> str:
     return f"{screen[0]}x{screen[1]}{'-projector' if screen[2] else ''}"
 
 
-# Known misfits, measured 2026-12-01 on this 2-core machine under load (issue 9's
-# acceptance is not met there yet): the stage follows the step, but the read windows and
-# the written cells of these steps are together taller than the stage at the smallest
-# legible cell, or the follow-scroll has not caught up. Expected to fail (not strict:
-# some pass on an idle machine); every other lesson and screen must pass.
-# every lesson fits every screen (the misfits listed here before the stage layout by data
-# flow are gone): a lesson that stops fitting fails
-KNOWN_MISFITS: dict[tuple[str, str], str] = {}
-
-
 @pytest.mark.parametrize("screen", SCREENS, ids=_screen_id)
 @pytest.mark.parametrize("lesson", LESSONS)
 def test_every_step_of_every_lesson_fits_the_screen(browser, base_url, lesson, screen):
@@ -141,9 +131,6 @@ def test_every_step_of_every_lesson_fits_the_screen(browser, base_url, lesson, s
 
     config = httpx.get(f"{base_url}/api/presets/{lesson}").json()["config"]
     problems = _check_screen(browser, base_url, f"/#s=0&l={lesson}", config, screen)
-    known = KNOWN_MISFITS.get((lesson, _screen_id(screen)))
-    if known and problems:
-        pytest.xfail(f"{known}:\n" + "\n".join(problems[:6]))
     assert not problems, "\n".join(problems[:20])
 
 
@@ -168,28 +155,10 @@ CUSTOM = {
 }
 
 
-# Not met yet (issue 9): larger custom setups at 1366×768 leave read or written cells of
-# a step off screen (the stage follows, but not all of a step's boxes fit at once).
-# The custom setups that do not fit yet at 1366x768 with 14 px text (a setup that starts
-# to fit passes; one that stops fitting fails): what one step reads there is larger than
-# the stage, so no column can show all of it at once.
-# Measured 2026-12-01 (session 5): the stage's room is 1323x530 px there and every
-# figure shares one cell size, 33 px (the widest number has 3 characters at 14 px, though
-# xp's have 2): a backward step's 4-channel windows on xp, dxp, w and dw need about
-# 1550 px side by side, or more than 530 px stacked.
-CUSTOM_MISFITS = {
-    "4ch-8x8-108w-pad1": "backward: the window over 4 channels of 10x10 on xp and dxp spans two lines of slices in each (72 of 145 cells off screen)",
-    "3ch-9x9-108w-bias": "forward: the window over 3 channels of 11x11 is wider than what the filters leave of the stage",
-    "nhwc-8x8x4": "forward: the window over 4 channels of 10x10 beside 3 filters of 4 channels",
-}
-
-
 @pytest.mark.parametrize("name", list(CUSTOM))
 def test_custom_setups_fit_a_1366x768_laptop(browser, base_url, name):
     from test_browser_helpers import lesson_path
 
     config = CUSTOM[name]
     problems = _check_screen(browser, base_url, lesson_path(config), config, (1366, 768, False, 14))
-    if name in CUSTOM_MISFITS and problems:
-        pytest.xfail(f"not met yet ({CUSTOM_MISFITS[name]}): " + "\n".join(problems[:6]))
     assert not problems, "\n".join(problems[:20])

@@ -122,3 +122,26 @@ def test_every_tensor_has_a_title_a_group_and_a_distinct_order():
         orders = [t["order"] for t in tensors.values()]
         assert len(set(orders)) == len(orders)
         assert tensors["x"]["order"] < tensors["z"]["order"] < tensors["dz"]["order"] < tensors["dx"]["order"]
+
+
+def test_slice_axes_put_one_filters_channels_together_in_both_layouts():
+    """Drawn slice by slice in ``slice_axes`` order (else axis order), the slices of one
+    filter of w and dw are consecutive in NHWC as in NCHW, and so are one image's
+    channels of x: a step's filter is one run of slices on the page."""
+    import itertools
+
+    for layout, view in itertools.product(("NCHW", "NHWC"), ("direct", "im2col", "transposed")):
+        x = np.arange(2 * 3 * 4 * 4, dtype=float).reshape(2, 3, 4, 4) % 5
+        w = np.arange(2 * 3 * 3 * 3, dtype=float).reshape(2, 3, 3, 3) % 3 - 1
+        if layout == "NHWC":
+            x, w = x.transpose(0, 2, 3, 1), w.transpose(2, 3, 1, 0)
+        doc = build_trace({"x": x.tolist(), "w": w.tolist(), "layout": layout, "view": view, "padding": 1})
+        for name, t in doc["tensors"].items():
+            free = [a for a in t["axes"] if a not in t["grid"]]
+            order = t.get("slice_axes", free)
+            assert sorted(order) == sorted(free), (layout, name, order)
+            is_filter = "kh" in t["axes"]  # w, dw, the transposed view's w_rot
+            assert ("slice_axes" in t) == (layout == "NHWC" and is_filter), (layout, view, name, t.get("slice_axes"))
+            if len(order) == 2:
+                # the outer slice axis is the filter (or the image), the inner one the channel
+                assert order == (["f", "c"] if is_filter else ["n", "c"] if "c" in order else ["n", "f"]), (layout, name, order)

@@ -71,8 +71,7 @@ def _tensors(run: Run, rc: Any, true_shapes: Mapping[str, tuple]) -> dict[str, d
             facts.pop("marks", None)
         kind = kind_of(name)
         tensors[name] = {"shape": list(ext.shape), "data": ext.ravel().tolist(),
-                         "axes": kind.axes_in(rc.layout),
-                         "grid": list(kind.grid), "role": run.roles[name], **facts}
+                         **kind.axis_facts(rc.layout), "role": run.roles[name], **facts}
     return tensors
 
 

@@ -42,6 +42,20 @@ class TensorKind:
         p = self.perm(layout)
         return [self.axes[i] for i in p] if p else list(self.axes)
 
+    def axis_facts(self, layout: str) -> dict[str, list]:
+        """The header's axis fields of a tensor of this kind in ``layout``: ``axes``,
+        ``grid``, and ``slice_axes`` when the slices are not drawn in axis order.
+
+        A page draws one slice per combination of the axes outside the grid, the
+        internal order's outermost first: one filter's channels stand together in HWIO
+        (kh, kw, c, f) as in OIHW, so ``slice_axes`` is ["f", "c"] there."""
+        axes = self.axes_in(layout)
+        facts: dict[str, list] = {"axes": axes, "grid": list(self.grid)}
+        drawn = [a for a in self.axes if a not in self.grid]
+        if drawn != [a for a in axes if a not in self.grid]:
+            facts["slice_axes"] = drawn
+        return facts
+
 
 KINDS: dict[str, TensorKind] = {
     "image": TensorKind(("n", "c", "h", "w"), NCHW_TO_NHWC, ("h", "w")),

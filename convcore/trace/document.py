@@ -161,8 +161,7 @@ def _header(rc: ResolvedConfig, plan: list[Phase], ref: dict[str, np.ndarray], r
         tensors[name] = {
             "shape": list(ext.shape),
             "data": ext.ravel() if arrays else ext.ravel().tolist(),  # arrays: 1-D float64
-            "axes": kind.axes_in(rc.layout),
-            "grid": list(kind.grid),
+            **kind.axis_facts(rc.layout),
             "role": roles[name],
             **tensor_drawing(name, rc.spec),
         }

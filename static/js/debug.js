@@ -82,6 +82,8 @@ export function install(page) {
     document: () => (state().trace ? state().trace.model.toDocument() : null),
     /** The stage layout of the last frame drawn (js/stage-layout.js), or null. */
     layout: () => (lastFrame && lastFrame.layout ? clone(lastFrame.layout) : null),
+    /** The style sheet's sizes the stage layout was given (js/stage-measure.js). */
+    metrics: () => stage.measureMetrics(),
     frameTimes: () => frameTimes.slice(),
     resetFrameTimes: () => (frameTimes = []),
     followTimes: () => stage.followTimes.slice(),

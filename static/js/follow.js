@@ -1,6 +1,8 @@
 // Where the stage scrolls so that the step's cells are in view: pure arithmetic on the
 // grid geometry render.js measures once per layout (never per step). No DOM.
 
+// the room (px) kept between the step's cells and the edge of what scrolls to them, when
+// there is room for it
 const MARGIN = 8;
 
 /** The union {lo, hi} of ranges [lo, hi] (null ones left out), or null. */
@@ -13,11 +15,13 @@ export function span(ranges) {
   return u;
 }
 
-/** The smallest scroll that shows [lo, hi] within [boxLo, boxHi] (its start if too long). */
+/** The smallest scroll that shows [lo, hi] within [boxLo, boxHi], MARGIN px from its
+ *  edges or less when that is what fits (its start if it is longer than the box). */
 export function shift(lo, hi, boxLo, boxHi) {
-  if (hi - lo > boxHi - boxLo - 2 * MARGIN) hi = lo + boxHi - boxLo - 2 * MARGIN;
-  if (lo < boxLo + MARGIN) return lo - boxLo - MARGIN;
-  if (hi > boxHi - MARGIN) return hi - boxHi + MARGIN;
+  const margin = Math.max(0, Math.min(MARGIN, (boxHi - boxLo - (hi - lo)) / 2));
+  if (hi - lo > boxHi - boxLo - 2 * margin) hi = lo + boxHi - boxLo - 2 * margin;
+  if (lo < boxLo + margin) return lo - boxLo - margin;
+  if (hi > boxHi - margin) return hi - boxHi + margin;
   return 0;
 }
 
@@ -55,22 +59,33 @@ export function cellSpan(geo, layout, posOf, idx, axis) {
  */
 export function scrollTarget(parts, { top, height, maxTop }) {
   if (!parts.length) return null;
+  const atMargin = bestStart(parts, { top, height, maxTop }, MARGIN);
+  // (what shows more parts only without the margin: flush with the edges)
+  const flush = bestStart(parts, { top, height, maxTop }, 0);
+  const best = flush.score > atMargin.score ? flush : atMargin;
+  return best.score > best.worthAt(top) ? best.start : null;
+}
+
+/** Of the offsets that put some part's start or end `margin` px from an edge, the one
+ *  whose parts wholly visible `margin` px from the edges are worth the most, the nearest
+ *  among equals: {start, score, worthAt (offset -> worth)}. */
+function bestStart(parts, { top, height, maxTop }, margin) {
   // (at either end of the content there is nothing more to scroll to: no margin needed)
   const worthAt = (start) => {
-    const top = start <= 0 ? 0 : MARGIN;
-    const bottom = start >= maxTop ? 0 : MARGIN;
+    const above = start <= 0 ? 0 : margin;
+    const below = start >= maxTop ? 0 : margin;
     let score = 0;
-    for (const q of parts) if (q.lo >= start + top - 0.5 && q.hi <= start + height - bottom + 0.5) score += q.worth;
+    for (const q of parts) if (q.lo >= start + above - 0.5 && q.hi <= start + height - below + 0.5) score += q.worth;
     return score;
   };
   let best = null;
   for (const p of parts) {
-    for (const want of [p.lo - MARGIN, p.hi + MARGIN - height]) {
+    for (const want of [p.lo - margin, p.hi + margin - height]) {
       const start = Math.max(0, Math.min(maxTop, want));
       const score = worthAt(start);
       const by = start - top;
-      if (!best || score > best.score || (score === best.score && Math.abs(by) < Math.abs(best.by))) best = { score, by, start };
+      if (!best || score > best.score || (score === best.score && Math.abs(by) < Math.abs(best.by))) best = { score, by, start, worthAt };
     }
   }
-  return best.score > worthAt(top) ? best.start : null;
+  return best;
 }

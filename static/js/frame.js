@@ -9,7 +9,7 @@ import { formatLong, maxTextLength } from "./format.js";
 
 const cursors = new WeakMap(); // model -> its Cursor (a cache: the values at the last step asked)
 const shapes = new WeakMap(); // model -> {name: {slices, band, rows, cols}}
-const reaches = new WeakMap(); // model -> Map(phase -> {name: {rows, cols, slices}})
+const reaches = new WeakMap(); // model -> Map(phase -> {name: {rows, cols, slices, span}})
 const layouts = new WeakMap(); // model -> Map(the arguments' key -> layout): a phase's layout is found once
 const lastLayout = new WeakMap(); // model -> {args, layout} of the last layoutAt call
 
@@ -25,7 +25,7 @@ function shapesOf(model) {
     s = {};
     for (const name of model.names) {
       const l = sliceLayout(model.tensors[name], MAX_CELLS_PER_TENSOR);
-      s[name] = { slices: l.slices.length, band: l.bands.length ? l.bands[0].slices.length : 1, rows: l.rows, cols: l.cols, rowAxis: l.rowAxis, colAxis: l.colAxis };
+      s[name] = { slices: l.slices.length, band: l.bands.length ? l.bands[0].slices.length : 1, rows: l.rows, cols: l.cols, rowAxis: l.rowAxis, colAxis: l.colAxis, sliceAxes: l.sliceAxes };
     }
     shapes.set(model, s);
   }
@@ -34,7 +34,8 @@ function shapesOf(model) {
 
 /**
  * How far one step of phase `pi` reaches on each figure: the most grid rows, grid
- * columns (extent, first to last cell) and slices any of its boxes spans there. A
+ * columns (extent, first to last cell) and slices (how many; span: first to last) any of
+ * its boxes reaches there. A
  * column of the stage that cannot show that much at once cannot follow the step.
  */
 export function reachAt(model, pi) {
@@ -47,15 +48,26 @@ export function reachAt(model, pi) {
   for (let e = p.start; e < Math.min(p.stop, model.received); e++) {
     const ev = model.compiled[e];
     for (const b of [...ev.reads, ...ev.writes]) {
-      const { rowAxis, colAxis } = s[b.tensor];
+      const { rowAxis, colAxis, sliceAxes } = s[b.tensor];
       const box = b.box;
       const extent = (a) => (a < 0 ? 1 : Math.max(0, (boxCount(box.start[a], box.stop[a], box.step[a]) - 1) * box.step[a] + 1));
+      // the slices the box reaches (how many; from the first to the last, in drawing order)
       let slices = 1;
-      for (let a = 0; a < box.start.length; a++) if (a !== rowAxis && a !== colAxis) slices *= boxCount(box.start[a], box.stop[a], box.step[a]);
-      const r = (out[b.tensor] ??= { rows: 0, cols: 0, slices: 0 });
+      let first = 0;
+      let last = 0;
+      const shape = model.tensors[b.tensor].shape;
+      for (const a of sliceAxes) {
+        const n = boxCount(box.start[a], box.stop[a], box.step[a]);
+        slices *= n;
+        first = first * shape[a] + box.start[a];
+        last = last * shape[a] + box.start[a] + Math.max(0, n - 1) * box.step[a];
+      }
+      if (!slices) continue;
+      const r = (out[b.tensor] ??= { rows: 0, cols: 0, slices: 0, span: 0 });
       r.rows = Math.max(r.rows, extent(rowAxis));
       r.cols = Math.max(r.cols, extent(colAxis));
       r.slices = Math.max(r.slices, slices);
+      r.span = Math.max(r.span, last - first + 1);
     }
   }
   known.set(pi, out);
@@ -114,9 +126,10 @@ function findLayout(model, pi, view, viewport, metrics) {
       rows: s[name].rows,
       cols: s[name].cols,
       reach: reach[name] ?? null,
+      chars: Math.max(1, maxTextLength(model.valueStats[name])),
       role: (wrote ? wrote.has(name) : model.tensors[name].role !== "input") ? "write" : "read",
     }));
-  const chars = Math.max(1, ...figures.map((f) => maxTextLength(model.valueStats[f.name])));
+  const chars = Math.max(1, ...figures.map((f) => f.chars));
   const opts = view.projector
     ? { chars, fontPx: 24, maxCell: 160, fontRatio: 0.5 }
     : phone

@@ -28,8 +28,10 @@ export function sliceLayout(meta, maxCells = Infinity) {
   if (rowName != null && rowAxis < 0) throw new Error(`${meta.name}: grid row axis ${rowName} is not one of ${axes.join(",")}`);
   const rows = rowAxis >= 0 ? shape[rowAxis] : 1;
   const cols = shape[colAxis];
-  const sliceAxes = [];
-  for (let a = 0; a < shape.length; a++) if (a !== rowAxis && a !== colAxis) sliceAxes.push(a);
+  // the slice axes, outermost first: in axis order, or the header's slice_axes
+  const sliceAxes = meta.slice_axes ? meta.slice_axes.map((n) => axes.indexOf(n)) : [];
+  if (!meta.slice_axes) for (let a = 0; a < shape.length; a++) if (a !== rowAxis && a !== colAxis) sliceAxes.push(a);
+  if (sliceAxes.some((a) => a < 0 || a === rowAxis || a === colAxis)) throw new Error(`${meta.name}: slice_axes ${meta.slice_axes} are not the axes outside the grid`);
   const nSlices = sliceAxes.reduce((p, a) => p * shape[a], 1);
   const perSlice = rows * cols;
   const slices = [];

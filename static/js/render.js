@@ -202,10 +202,9 @@ export class Stage {
     const names = Object.keys(this.views).filter((n) => !this.views[n].folded);
     const columns = layout ? layout.columns : [{ names: orderedNames(this.model.tensors).filter((n) => names.includes(n)), perLine: 0 }];
     const rest = layout ? layout.rest ?? [] : [];
-    const key = JSON.stringify([columns, rest, layout ? [layout.cell, layout.font, layout.fits, layout.room] : null]);
+    const key = JSON.stringify([columns, rest, layout ? [layout.cell, layout.cells, layout.font, layout.fits, layout.room] : null]);
     if (key === this.layoutKey) return;
     this.layoutKey = key;
-    this.cellPx = layout ? layout.cell : null;
     placeFigures(this, layout, columns, rest);
     this.invalidateGeometry();
     this.requestFollow();

@@ -15,7 +15,8 @@ import { el } from "./stage-figure.js";
 export function placeFigures(stage, layout, columns, rest) {
   const st = stage.container.style;
   if (layout) {
-    st.setProperty("--cell", `${layout.cell}px`);
+    // (figures outside the layout, below it or folded, at the largest cell it gives)
+    st.setProperty("--cell", `${Math.max(layout.cell, ...Object.values(layout.cells ?? {}))}px`);
     st.setProperty("--cell-font", `${layout.font}px`);
   } else {
     st.removeProperty("--cell");
@@ -38,9 +39,12 @@ export function placeFigures(stage, layout, columns, rest) {
     // must show its whole width)
     const shrink = c.shrink === false ? "0" : "1";
     if (col.style.flexShrink !== shrink) col.style.flexShrink = shrink;
+    const minWidth = c.minWidth ? `${c.minWidth}px` : "";
+    if (col.style.minWidth !== minWidth) col.style.minWidth = minWidth;
     c.names.forEach((n, k) => {
       const v = stage.views[n];
       if (col.children[k] !== v.fig) col.insertBefore(v.fig, col.children[k] ?? null);
+      setCell(v.fig, layout && layout.cells ? layout.cells[n] : null);
       const lined = c.perLine > 0;
       v.bandsEl.classList.toggle("lined", lined);
       if (lined) v.bandsEl.style.setProperty("--per-line", c.perLine);
@@ -49,11 +53,21 @@ export function placeFigures(stage, layout, columns, rest) {
   for (let i = 0; i < stage.columns.length; i++) stage.columns[i].hidden = i >= columns.length;
   rest.forEach((n, k) => {
     const v = stage.views[n];
+    setCell(v.fig, null);
     v.bandsEl.classList.remove("lined");
     if (stage.rest.children[k] !== v.fig) stage.rest.insertBefore(v.fig, stage.rest.children[k] ?? null);
   });
   for (const n in stage.views) {
     const v = stage.views[n];
     if (v.folded && v.fig.parentElement !== stage.folded) stage.folded.append(v.fig);
+  }
+}
+
+/** A figure's own cell size (px), or the stage's (null). */
+function setCell(fig, px) {
+  const want = px ? `${px}px` : "";
+  if (fig.style.getPropertyValue("--cell") !== want) {
+    if (want) fig.style.setProperty("--cell", want);
+    else fig.style.removeProperty("--cell");
   }
 }

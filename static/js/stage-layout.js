@@ -10,24 +10,32 @@
 //   flow   — every figure its own column: what is read, then what is written;
 //   split  — one column of what is read beside one column of what is written;
 //   stack  — everything in one column.
-// The one with the largest cell wins. When none fits at the smallest legible cell, each
-// column scrolls on its own (and a figure wider than its column sideways) and follows its
-// part of the step: the arrangement wins whose columns can each show at once what one
-// step reaches on their figures, then the least too wide, with the most columns, then
-// the least tall.
+// The one with the largest cell wins. Every figure has that cell while it holds every
+// figure's numbers; below it, a figure of shorter numbers shrinks further than one of
+// longer numbers, each to the smallest cell that holds its own at the smallest legible
+// text. When none fits even so, each column scrolls on its own (and a figure wider than
+// its column sideways) and follows its part of the step: the arrangement wins whose
+// columns can each show at once what one step reaches on their figures (each column at
+// the slices a line that need the least width for it, no column narrower than that),
+// then the least too wide, with the most columns, then the least tall.
 
 /**
- * @typedef {{name: string, slices: number, band?: number, rows: number, cols: number, role: "read"|"write"}} Figure
+ * @typedef {{name: string, slices: number, band?: number, rows: number, cols: number, role: "read"|"write",
+ *            chars?: number, minCell?: number}} Figure
  *   (band: slices a step reads together, e.g. every channel of one image: kept on one line
- *   when the stage cannot fit whole)
+ *   when the stage cannot fit whole; chars: its widest number in characters, else the
+ *   stage's; minCell: set by layoutStage, the smallest cell that holds its numbers)
  * @typedef {{figPadX: number, figPadY: number, captionH: number, labelH: number, gap: number,
  *            sliceGapX: number, sliceGapY: number, colGap: number, rowGap: number, minFigW: number,
  *            scrollbar?: number}} Metrics   (scrollbar: the width a column's own scrollbar takes)
- * @typedef {{names: string[], perLine: number, shrink?: boolean}} Column   (shrink: narrower
- *   than its figures when the stage is too narrow; they scroll sideways)
+ * @typedef {{names: string[], perLine: number, shrink?: boolean, minWidth?: number}} Column
+ *   (shrink: narrower than its figures when the stage is too narrow, they scroll sideways;
+ *   minWidth: px, no narrower than what shows one step's reach)
  * @typedef {{arrangement: string, room: {width: number, height: number}, cell: number, font: number,
- *            columns: Column[], fits: boolean, scrolls: "none"|"columns"|"page", width: number,
- *            height: number}} StageLayout   (scrolls: what scrolls to follow the step)
+ *            cells: Object<string, number>, columns: Column[], fits: boolean,
+ *            scrolls: "none"|"columns"|"page", width: number, height: number}} StageLayout
+ *   (cell: the cell every figure has when there is room for it; cells: each figure's own,
+ *   never smaller than what holds its numbers; scrolls: what scrolls to follow the step)
  */
 
 const ARRANGEMENTS = ["pairs", "flow", "split", "stack"];
@@ -41,6 +49,14 @@ export function minCellFor(chars, fontPx) {
 /** The cell text (px) at cell size `cell`: at least fontPx, growing with the cell. */
 export function fontFor(cell, chars, fontPx, fontRatio) {
   return Math.floor(Math.max(fontPx, Math.min(cell * fontRatio, (cell - 6) / (Math.max(1, chars) * CHAR_EM))));
+}
+
+/** Figure `f`'s cell when the stage's is `cell`: the stage's, or the smallest that holds
+ *  its numbers if that is larger. Every figure has one cell size while there is room;
+ *  when there is not, a figure of short numbers (a padded input of 0s and 1s) gets
+ *  smaller cells than one of long numbers (its gradient's sums), at the same text size. */
+export function cellOf(f, cell) {
+  return Math.max(f.minCell ?? 0, cell);
 }
 
 /** Width and height (px) of figure `f` at cell `cell` with `perLine` slices a line. */
@@ -59,7 +75,7 @@ function columnSize(figs, cell, perLine, m) {
   let width = 0;
   let height = 0;
   for (const f of figs) {
-    const s = figureSize(f, cell, perLine, m);
+    const s = figureSize(f, cellOf(f, cell), perLine, m);
     width = Math.max(width, s.width);
     height += s.height;
   }
@@ -124,31 +140,35 @@ function fitsIn(size, room) {
  * @returns {StageLayout}
  */
 export function layoutStage(figures, room, metrics, { chars = 1, fontPx = 14, maxCell = 72, fontRatio = 0.4 } = {}) {
-  const minCell = minCellFor(chars, fontPx);
+  figures = figures.map((f) => ({ ...f, minCell: minCellFor(f.chars ?? chars, fontPx) }));
+  // the cell that holds every figure's numbers, and the smallest any figure may have
+  const minCell = Math.max(minCellFor(chars, fontPx), ...figures.map((f) => f.minCell));
+  const lowest = Math.min(minCell, ...figures.map((f) => f.minCell));
   const hi = Math.max(minCell, maxCell);
   const result = (arrangement, cols, cell, w) => ({
     arrangement,
     room: { width: room.width, height: room.height },
     cell,
-    font: fontFor(cell, chars, fontPx, fontRatio),
+    font: fontFor(Math.max(cell, minCell), chars, fontPx, fontRatio),
+    cells: Object.fromEntries(figures.map((f) => [f.name, cellOf(f, cell)])),
     columns: cols.map((c, i) => ({ names: c.map((f) => f.name), perLine: w.perLine[i] })),
     fits: fitsIn(w, room),
     scrolls: fitsIn(w, room) ? "none" : "columns",
     width: w.width,
     height: w.height,
   });
-  if (!figures.length) return { arrangement: "stack", room, cell: minCell, font: fontPx, columns: [], fits: true, scrolls: "none", width: 0, height: 0 };
+  if (!figures.length) return { arrangement: "stack", room, cell: minCell, font: fontPx, cells: {}, columns: [], fits: true, scrolls: "none", width: 0, height: 0 };
   let best = null;
   let fallback = null;
   for (const arrangement of ARRANGEMENTS) {
     const cols = arrange(figures, arrangement);
-    const atMin = widen(cols, minCell, room, metrics);
+    const atMin = widen(cols, lowest, room, metrics);
     if (!fitsIn(atMin, room)) {
-      const candidate = scrolling(arrangement, cols, minCell, room, metrics);
+      const candidate = scrolling(arrangement, cols, lowest, room, metrics);
       if (!fallback || better(candidate, fallback)) fallback = candidate;
       continue;
     }
-    let lo = minCell;
+    let lo = lowest;
     let top = hi;
     while (lo < top) {
       const mid = Math.ceil((lo + top) / 2);
@@ -158,48 +178,88 @@ export function layoutStage(figures, room, metrics, { chars = 1, fontPx = 14, ma
     if (!best || lo > best.cell) best = result(arrangement, cols, lo, widen(cols, lo, room, metrics));
   }
   if (best) return best;
-  const layout = result(fallback.arrangement, fallback.cols, minCell, fallback.w);
-  layout.columns.forEach((c, i) => (c.shrink = fallback.shrink[i]));
+  const layout = result(fallback.arrangement, fallback.cols, lowest, fallback.w);
+  layout.columns.forEach((c, i) => {
+    c.shrink = fallback.shrink[i];
+    if (fallback.minWidth[i] !== null) c.minWidth = fallback.minWidth[i] + (metrics.scrollbar ?? 0);
+  });
   return layout;
 }
 
-/**
- * Can each column show at once what one step reaches on its figures (Figure.reach),
- * the columns that hold more than it reaches shrunk to fit the stage's width (their
- * figures then scroll sideways)? A column of one figure scrolls to the reach; a column
- * of several must hold them whole. Returns {follows, shrink: per column}.
- */
-function followable(cols, perLine, cell, room, m) {
-  const pitch = cell + m.gap;
-  const reachOf = (f, k) => {
-    const r = f.reach ?? { rows: f.rows, cols: f.cols, slices: f.slices };
-    const per = Math.min(k, f.slices);
-    const gridW = f.cols * cell + (f.cols - 1) * m.gap;
-    const lineH = m.labelH + f.rows * cell + (f.rows - 1) * m.gap;
-    const across = Math.min(Math.max(1, r.slices), per);
-    const lines = r.slices > 1 ? Math.min(Math.ceil(f.slices / per), Math.ceil((r.slices - 1) / per) + 1) : 1;
-    return {
-      wide: (across - 1) * (gridW + m.sliceGapX) + r.cols * pitch - m.gap,
-      high: m.captionH + (lines - 1) * (lineH + m.sliceGapY) + m.labelH + (lines > 1 ? f.rows : r.rows) * pitch - m.gap,
-    };
+/** How much of figure `f` (perLine `k`, the stage's cell `cell`) one step reaches at
+ *  most, in px: {wide, high} (Figure.reach; without it, the whole figure). */
+function reachOf(f, k, cell, m) {
+  const r = f.reach ?? { rows: f.rows, cols: f.cols, slices: f.slices, span: f.slices };
+  const own = cellOf(f, cell);
+  const pitch = own + m.gap;
+  const per = Math.min(k, f.slices);
+  const gridW = f.cols * own + (f.cols - 1) * m.gap;
+  const lineH = m.labelH + f.rows * own + (f.rows - 1) * m.gap;
+  // (span: from the first slice a box reaches to its last, e.g. one filter's channels in
+  // an NHWC filter drawn channel by channel; the worst placement on the lines)
+  const span = Math.max(1, r.span ?? r.slices);
+  const across = Math.min(span, per);
+  const lines = span > 1 ? Math.min(Math.ceil(f.slices / per), Math.ceil((span - 1) / per) + 1) : 1;
+  return {
+    wide: (across - 1) * (gridW + m.sliceGapX) + r.cols * pitch - m.gap,
+    // on one line: the window's rows under the caption and the slice's label; across
+    // lines: from the window's top row on the first line to its bottom row on the last
+    // (the same rows of each slice, a line's height apart)
+    high: lines > 1 ? (lines - 1) * (lineH + m.sliceGapY) + r.rows * pitch - m.gap : m.captionH + m.labelH + r.rows * pitch - m.gap,
   };
-  const widths = cols.map((c, i) => columnSize(c, cell, perLine[i], m).width);
-  const needs = cols.map((c, i) => Math.max(...c.map((f) => reachOf(f, perLine[i]).wide)) + m.figPadX);
-  const shrink = cols.map((c, i) => needs[i] < widths[i] - 1);
-  const gaps = Math.max(0, cols.length - 1) * m.colGap;
-  const fixed = widths.reduce((x, w, i) => x + (shrink[i] ? 0 : w), 0);
-  const flexible = widths.reduce((x, w, i) => x + (shrink[i] ? w : 0), 0);
-  const squeeze = flexible ? Math.min(1, Math.max(0, room.width - gaps - fixed) / flexible) : 1;
-  const follows = cols.every((c, i) => {
-    const visible = shrink[i] ? widths[i] * squeeze : widths[i];
-    const tall = columnSize(c, cell, perLine[i], m).height;
-    return visible >= needs[i] && (fixed + gaps <= room.width || !shrink.some(Boolean)) && c.every((f) => (c.length === 1 ? reachOf(f, perLine[i]).high <= room.height : tall <= room.height));
-  });
-  return { follows: follows && fixed + gaps + flexible * squeeze <= room.width + 1, shrink };
 }
 
-/** An arrangement whose columns scroll on their own, at cell `cell`: its bands on one line
- *  where that lets each column follow the step, widened from there. */
+/**
+ * What column `c` needs, its figures `per` slices a line at cell `cell`, to show at once
+ * what one step reaches on them: {width (its figures whole), need (the least width that
+ * shows the widest reach; narrower than `width`, its figures scroll sideways), high (the
+ * height that shows it: a column of several figures must hold them whole)}.
+ */
+function columnNeeds(c, per, cell, m) {
+  const size = columnSize(c, cell, per, m);
+  const reaches = c.map((f) => reachOf(f, per, cell, m));
+  return {
+    width: size.width,
+    need: Math.min(size.width, Math.max(...reaches.map((r) => r.wide)) + m.figPadX),
+    high: c.length === 1 ? reaches[0].high : size.height,
+  };
+}
+
+/**
+ * Can each column show at once what one step reaches on its figures, the columns that
+ * hold more than that shrunk to it (no narrower: the style sheet gets `minWidth`, their
+ * figures scroll sideways)? Returns {follows, shrink, minWidth: per column}.
+ */
+function followable(cols, perLine, cell, room, m) {
+  const each = cols.map((c, i) => columnNeeds(c, perLine[i], cell, m));
+  const shrink = each.map((x) => x.need < x.width - 1);
+  const least = each.reduce((sum, x, i) => sum + (shrink[i] ? x.need : x.width), 0) + Math.max(0, cols.length - 1) * m.colGap;
+  return {
+    follows: least <= room.width + 1 && each.every((x) => x.high <= room.height),
+    shrink,
+    minWidth: each.map((x, i) => (shrink[i] ? Math.ceil(x.need) : null)),
+  };
+}
+
+/** Per column, the slices a line that let it follow the step in the least width (of those
+ *  whose height fits; if none fits, the least tall). */
+function fittedPerLine(cols, cell, room, m) {
+  return cols.map((c) => {
+    let best = null;
+    const most = Math.max(...c.map((f) => f.slices));
+    for (let per = 1; per <= most; per++) {
+      const x = columnNeeds(c, per, cell, m);
+      const fits = x.high <= room.height;
+      const rank = fits ? [0, Math.round(x.need), x.high] : [1, x.high, Math.round(x.need)];
+      if (!best || better({ rank }, best)) best = { per, rank };
+    }
+    return best.per;
+  });
+}
+
+/** An arrangement whose columns scroll on their own, at cell `cell`: its bands on one line,
+ *  widened from one slice a line within the width, or each column at the slices a line
+ *  that follow the step in the least width; the one that follows, least too wide. */
 function scrolling(arrangement, cols, cell, room, m) {
   const bar = m.scrollbar ?? 0;
   const inner = { width: room.width - cols.length * bar, height: room.height };
@@ -210,12 +270,11 @@ function scrolling(arrangement, cols, cell, room, m) {
     width: cols.reduce((x, c, i) => x + columnSize(c, cell, per[i], m).width, 0) + Math.max(0, cols.length - 1) * m.colGap,
     height: Math.max(...cols.map((c, i) => columnSize(c, cell, per[i], m).height)),
   });
-  // each band on one line as it is, or widened from one slice a line within the width
-  for (const size of [sized(bands), widen(cols, cell, inner, m)]) {
+  for (const size of [sized(bands), widen(cols, cell, inner, m), sized(fittedPerLine(cols, cell, inner, m))]) {
     const per = size.perLine;
     const over = Math.max(0, size.width - inner.width);
-    const { follows, shrink } = followable(cols, per, cell, inner, m);
-    const candidate = { arrangement, cols, shrink, w: { ...size, width: size.width + cols.length * bar }, rank: [follows ? 0 : 1, over, -cols.length, size.height] };
+    const { follows, shrink, minWidth } = followable(cols, per, cell, inner, m);
+    const candidate = { arrangement, cols, shrink, minWidth, w: { ...size, width: size.width + cols.length * bar }, rank: [follows ? 0 : 1, over, -cols.length, size.height] };
     if (!best || better(candidate, best)) best = candidate;
   }
   return best;

@@ -104,6 +104,7 @@ export function tensorMeta(name, t) {
     size,
     axes,
     grid: t.grid ?? [shape.length > 1 ? axes[axes.length - 2] : null, axes[axes.length - 1]],
+    slice_axes: Array.isArray(t.slice_axes) ? t.slice_axes : null, // the slices' order, when not the axes'
     role: t.role ?? "input",
     data: Float64Array.from(t.data),
     title: t.title ?? "",

@@ -4,7 +4,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createStore } from "../../static/js/store.js";
 import { initialState, reduce, currentStep, placeOf, staleReason, isSettled } from "../../static/js/page-state.js";
-import { frameOf, focusOf, layoutAt } from "../../static/js/frame.js";
+import { frameOf, focusOf, layoutAt, reachAt } from "../../static/js/frame.js";
 import { layoutStage, arrange, figureSize, minCellFor, fontFor } from "../../static/js/stage-layout.js";
 import { TraceModel, phaseIndexAt } from "../../static/js/state.js";
 import { loadFixture, headerOf, naiveReplay } from "./fixtures.mjs";
@@ -227,8 +227,9 @@ function boxOf(layout, figures, m) {
       const f = byName[n];
       const k = Math.max(1, Math.min(c.perLine, f.slices));
       const lines = Math.ceil(f.slices / k);
-      const gw = f.cols * layout.cell + (f.cols - 1) * m.gap;
-      const gh = f.rows * layout.cell + (f.rows - 1) * m.gap;
+      const cell = layout.cells[n];
+      const gw = f.cols * cell + (f.cols - 1) * m.gap;
+      const gh = f.rows * cell + (f.rows - 1) * m.gap;
       w = Math.max(w, Math.max(m.minFigW, k * gw + (k - 1) * m.sliceGapX) + m.figPadX);
       h += m.captionH + lines * (m.labelH + gh) + (lines - 1) * m.sliceGapY + m.figPadY;
     }
@@ -288,6 +289,104 @@ test("layoutStage: a stage with room to spare gets the largest cell; the gradien
   assert.deepEqual(figureSize(xp, 30, 3, METRICS), { width: 3 * (7 * 30 + 6 * 3) + 2 * 10 + 12, height: 22 + 16 + 7 * 30 + 6 * 3 + 10 });
 });
 
+test("layoutStage: one cell size while there is room; when there is not, figures of short numbers get smaller cells, none too small for its numbers", () => {
+  const r = rng(11);
+  const int = (a, b) => a + Math.floor(r() * (b - a + 1));
+  let mixed = 0;
+  for (let trial = 0; trial < 300; trial++) {
+    const figures = Array.from({ length: int(2, 6) }, (_, i) => ({
+      name: `t${i}`,
+      slices: int(1, 6),
+      rows: int(1, 11),
+      cols: int(1, 11),
+      chars: int(1, 4),
+      role: r() < 0.5 ? "read" : "write",
+    }));
+    const chars = Math.max(...figures.map((f) => f.chars));
+    const room = { width: int(300, 2400), height: int(200, 1400) };
+    const opts = { chars: 1, fontPx: 14, maxCell: 72, fontRatio: 0.4 };
+    const L = layoutStage(figures, room, METRICS, opts);
+    for (const f of figures) {
+      assert.ok(L.cells[f.name] >= minCellFor(f.chars, 14), `${f.name}: ${L.cells[f.name]} px holds ${f.chars} characters at 14 px`);
+      assert.ok(L.cells[f.name] <= 72);
+    }
+    const sizes = new Set(Object.values(L.cells));
+    if (L.cell >= minCellFor(chars, 14)) assert.equal(sizes.size, 1, "room for one size: every figure has it");
+    else mixed += sizes.size > 1;
+    assert.ok(L.font >= 14);
+    const box = boxOf(L, figures, METRICS);
+    assert.deepEqual([box.width, box.height], [L.width, L.height], "its size is the figures' size, each at its own cell");
+    if (L.fits) assert.ok(box.width <= room.width && box.height <= room.height, JSON.stringify({ room, box }));
+    const bigger = layoutStage(figures, { width: room.width * 2, height: room.height * 2 }, METRICS, opts);
+    for (const f of figures) assert.ok(bigger.cells[f.name] >= L.cells[f.name], JSON.stringify({ room, L, bigger }));
+  }
+  assert.ok(mixed > 20, `cramped stages with mixed cells: ${mixed}`);
+});
+
+// the style sheet's sizes measured in Chromium at 1366×768 (window.convscope.metrics())
+const LAPTOP = { figPadX: 13.6, figPadY: 9.6, captionH: 19.9875, labelH: 15.34375, gap: 3, sliceGapX: 9.6, sliceGapY: 3.2, colGap: 19.2, rowGap: 9.6, minFigW: 41, scrollbar: 0 };
+
+test("layoutStage: a backward step over 4 channels of 10×10 and 3 filters follows on a 1366×768 laptop: each column shows one step's reach, no column narrower", () => {
+  // (tests/test_browser_fit.py's custom setup 4ch-8x8-108w-pad1: xp and dxp 1×4×10×10,
+  // w and dw 3×4×3×3, dout 1×3×8×8; a step reads a 4-channel 3×3 window)
+  const window4 = { rows: 3, cols: 3, slices: 4, span: 4 };
+  const figures = [
+    { name: "xp", slices: 4, band: 4, rows: 10, cols: 10, chars: 2, reach: window4, role: "read" },
+    { name: "w", slices: 12, band: 4, rows: 3, cols: 3, chars: 2, reach: window4, role: "read" },
+    { name: "dout", slices: 3, band: 3, rows: 8, cols: 8, chars: 1, reach: { rows: 1, cols: 1, slices: 1, span: 1 }, role: "read" },
+    { name: "dw", slices: 12, band: 4, rows: 3, cols: 3, chars: 3, reach: window4, role: "write" },
+    { name: "dxp", slices: 4, band: 4, rows: 10, cols: 10, chars: 2, reach: window4, role: "write" },
+  ];
+  const room = { width: 1323, height: 506 };
+  const L = layoutStage(figures, room, LAPTOP, { chars: 1, fontPx: 14 });
+  assert.equal(L.fits, false);
+  assert.equal(L.scrolls, "columns");
+  assert.deepEqual(L.cells, { xp: 24, w: 24, dout: 15, dw: 33, dxp: 24 });
+  // the columns at their least width fit the stage, and each shows a 4-channel window
+  const least = L.columns.reduce((sum, c) => sum + (c.minWidth ?? figureSize(figures.find((f) => f.name === c.names[0]), L.cells[c.names[0]], c.perLine, LAPTOP).width), 0);
+  assert.ok(least + (L.columns.length - 1) * LAPTOP.colGap <= room.width, `${least} px of columns`);
+  const xp = L.columns.find((c) => c.names.includes("xp"));
+  assert.deepEqual(xp.names, ["xp"]);
+  assert.equal(xp.perLine, 2, "two lines of two channels: a window's 4 channels are 13 rows apart at most");
+  const pitch = 24 + LAPTOP.gap;
+  assert.ok(xp.minWidth >= 10 * pitch + LAPTOP.sliceGapX + 3 * pitch - LAPTOP.gap, "the window's two slices side by side");
+});
+
+import { sliceLayout } from "../../static/js/layout.js";
+import { tensorMeta } from "../../static/js/state.js";
+
+test("sliceLayout and reachAt: an NHWC filter (kh, kw, c, f) is drawn filter by filter when the header says slice_axes [f, c], and a filter's channels are one reach", () => {
+  const data = Array.from({ length: 3 * 2 }, (_, k) => k);
+  const hwio = { shape: [1, 1, 3, 2], data, axes: ["kh", "kw", "c", "f"], grid: ["kh", "kw"], role: "input" };
+  const byAxes = sliceLayout(tensorMeta("w", hwio));
+  assert.deepEqual(byAxes.slices.map((s) => s.shortLabel), ["c=0,f=0", "c=0,f=1", "c=1,f=0", "c=1,f=1", "c=2,f=0", "c=2,f=1"]);
+  const byFilter = sliceLayout(tensorMeta("w", { ...hwio, slice_axes: ["f", "c"] }));
+  assert.deepEqual(byFilter.slices.map((s) => s.shortLabel), ["f=0,c=0", "f=0,c=1", "f=0,c=2", "f=1,c=0", "f=1,c=1", "f=1,c=2"]);
+  // each slice's one cell is w[0, 0, c, f], flat c·2 + f
+  assert.deepEqual(byFilter.slices.map((s) => s.cells[0]), [0, 2, 4, 1, 3, 5]);
+  assert.deepEqual(byFilter.bands.map((b) => b.slices.length), [3, 3], "a band is one filter");
+  assert.throws(() => sliceLayout(tensorMeta("w", { ...hwio, slice_axes: ["f", "kh"] })), /slice_axes/);
+  // a step reading filter f: its 3 channels, 3 slices apart in axis order, adjacent by filter
+  const reach = (w) => {
+    const model = new TraceModel({
+      type: "header",
+      tensors: { w, z: { shape: [1, 1, 1, 2], data: [0, 0], axes: ["n", "h", "w", "f"], grid: ["h", "w"], role: "result" } },
+      phases: [{ name: "forward", start: 0, stop: 2 }],
+      total_events: 2,
+    });
+    model.addEvents([0, 1].map((f) => ({
+      phase: "forward",
+      loop: { f },
+      reads: [{ tensor: "w", start: [0, 0, 0, f], stop: [1, 1, 3, f + 1], step: [1, 1, 1, 1] }],
+      writes: [{ tensor: "z", start: [0, 0, 0, f], stop: [1, 1, 1, f + 1], step: [1, 1, 1, 1], delta: [1], value: [1] }],
+      text: "",
+    })));
+    return reachAt(model, 0).w;
+  };
+  assert.deepEqual(reach(hwio), { rows: 1, cols: 1, slices: 3, span: 5 });
+  assert.deepEqual(reach({ ...hwio, slice_axes: ["f", "c"] }), { rows: 1, cols: 1, slices: 3, span: 3 });
+});
+
 // ---- following the step ----------------------------------------------------------------
 
 import { scrollTarget, cellSpan, shift } from "../../static/js/follow.js";
@@ -307,6 +406,11 @@ test("scrollTarget: stays when the written cells are in view; else shows the wri
   const end = scrollTarget([{ lo: 1990, hi: 2290, worth: 2 }], { top: 0, height: 400, maxTop: 1900 });
   assert.ok(end <= 1900 && end + 400 >= 2290, `never past the end, in view: ${end}`);
   assert.ok(scrollTarget([{ lo: 5000, hi: 5100, worth: 2 }], { top: 0, height: 400, maxTop: 1900 }) <= 1900);
+  // cells as tall as the view less 2 px: no room for the 8 px margins, shown flush
+  const tall = { lo: 600, hi: 898, worth: 2 };
+  const flush = scrollTarget([tall], view);
+  assert.ok(flush <= 600 && flush + 300 >= 898, `all 298 px in the 300 px view: ${flush}`);
+  assert.equal(scrollTarget([tall], { ...view, top: 599 }), null, "already in view, flush: stays");
 });
 
 test("cellSpan: the rows and columns of cells from the grid geometry; shift scrolls the least", () => {
@@ -320,6 +424,9 @@ test("cellSpan: the rows and columns of cells from the grid geometry; shift scro
   assert.equal(shift(50, 80, 0, 200), 0);
   assert.equal(shift(250, 280, 0, 200), 88);
   assert.equal(shift(10, 40, 20, 220), -18);
+  // a span nearly the box's width: the margins shrink to what is left, both sides
+  assert.equal(shift(100, 296, 0, 200), 98);
+  assert.equal(shift(0, 400, 100, 300), -100, "longer than the box: its start");
 });
 
 import { layoutPhone } from "../../static/js/stage-layout.js";
