@@ -9,7 +9,8 @@ import { formatLong, maxTextLength } from "./format.js";
 
 const cursors = new WeakMap(); // model -> its Cursor (a cache: the values at the last step asked)
 const shapes = new WeakMap(); // model -> {name: {slices, band, rows, cols}}
-const reaches = new WeakMap(); // model -> Map(phase -> {name: {rows, cols, slices, span}})
+const policies = new WeakMap(); // model -> Map(view and viewport key -> per-figure cells or not)
+const reaches = new WeakMap(); // model -> Map(phase -> {name: {rows, cols, slices, span, runs}})
 const layouts = new WeakMap(); // model -> Map(the arguments' key -> layout): a phase's layout is found once
 const lastLayout = new WeakMap(); // model -> {args, layout} of the last layoutAt call
 
@@ -35,9 +36,12 @@ function shapesOf(model) {
 /**
  * How far one step of phase `pi` reaches on each figure: the most grid rows, grid
  * columns (extent, first to last cell) and slices (how many; span: first to last) any of
- * its boxes reaches there. A
+ * its boxes reaches there, and the runs of slices its boxes reach ([first, last] each,
+ * or null when there are more than MAX_RUNS). A
  * column of the stage that cannot show that much at once cannot follow the step.
  */
+const MAX_RUNS = 64;
+
 export function reachAt(model, pi) {
   let known = reaches.get(model);
   if (!known) reaches.set(model, (known = new Map()));
@@ -63,11 +67,13 @@ export function reachAt(model, pi) {
         last = last * shape[a] + box.start[a] + Math.max(0, n - 1) * box.step[a];
       }
       if (!slices) continue;
-      const r = (out[b.tensor] ??= { rows: 0, cols: 0, slices: 0, span: 0 });
+      const r = (out[b.tensor] ??= { rows: 0, cols: 0, slices: 0, span: 0, runs: [] });
       r.rows = Math.max(r.rows, extent(rowAxis));
       r.cols = Math.max(r.cols, extent(colAxis));
       r.slices = Math.max(r.slices, slices);
       r.span = Math.max(r.span, last - first + 1);
+      // (the distinct runs of slices, first to last, while few: where they fall on the lines)
+      if (r.runs && !r.runs.some(([a, z]) => a === first && z === last)) r.runs = r.runs.length < MAX_RUNS ? [...r.runs, [first, last]] : null;
     }
   }
   known.set(pi, out);
@@ -108,7 +114,8 @@ export function layoutAt(model, pi, view, viewport, metrics) {
   return layout;
 }
 
-function findLayout(model, pi, view, viewport, metrics) {
+/** What the stage lays out at phase `pi`: {figures, opts, phone, focus, used, names}. */
+function stageInputs(model, pi, view, viewport) {
   const phone = !view.projector && !view.fits;
   const focus = focusOf(model, pi, view);
   // "All tensors": the phase's figures are laid out as in focus, the others follow below
@@ -135,9 +142,39 @@ function findLayout(model, pi, view, viewport, metrics) {
     : phone
       ? { chars, fontPx: 10, maxCell: 40, fontRatio: 0.4 }
       : { chars, fontPx: smallestText(viewport.width, false), maxCell: 72, fontRatio: 0.4 };
+  return { figures, opts, phone, focus, used, names };
+}
+
+/**
+ * Whether figures of short numbers may have smaller cells than the others (stage-layout.js's
+ * perFigure) on this trace, view and viewport: when that lets the stage of every phase fit
+ * or follow the step. Else every figure keeps one cell size in every phase: a figure that
+ * changed size between phases would be laid out again at each jump across them, for a
+ * stage that still cannot show a whole step. Decided once the trace is complete.
+ */
+function perFigureCells(model, view, viewport, metrics) {
+  if (!model.complete) return false;
+  let known = policies.get(model);
+  if (!known) policies.set(model, (known = new Map()));
+  const key = JSON.stringify([view.projector, view.allTensors, viewport.width, viewport.room, metrics]);
+  if (!known.has(key)) {
+    let all = true;
+    for (let pi = 0; pi < model.phases.length && all; pi++) {
+      if (!model.touched[pi].size) continue;
+      const { figures, opts } = stageInputs(model, pi, view, viewport);
+      all = layoutStage(figures, viewport.room, metrics, { ...opts, perFigure: true }).follows;
+    }
+    known.set(key, all);
+  }
+  return known.get(key);
+}
+
+function findLayout(model, pi, view, viewport, metrics) {
+  const { figures, opts: base, phone, focus, used, names } = stageInputs(model, pi, view, viewport);
+  const opts = phone ? base : { ...base, perFigure: perFigureCells(model, view, viewport, metrics) };
   let known = layouts.get(model);
   if (!known) layouts.set(model, (known = new Map()));
-  const key = JSON.stringify([figures.map((f) => [f.name, f.role, f.reach]), viewport.room, metrics, opts, Boolean(focus)]);
+  const key = JSON.stringify([figures.map((f) => [f.name, f.role, f.chars, f.reach]), viewport.room, metrics, opts, Boolean(focus)]);
   let layout = known.get(key);
   if (!layout) {
     const found = phone ? layoutPhone(figures, viewport.room, metrics, opts) : layoutStage(figures, viewport.room, metrics, opts);

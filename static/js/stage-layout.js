@@ -32,14 +32,16 @@
  *   (shrink: narrower than its figures when the stage is too narrow, they scroll sideways;
  *   minWidth: px, no narrower than what shows one step's reach)
  * @typedef {{arrangement: string, room: {width: number, height: number}, cell: number, font: number,
- *            cells: Object<string, number>, columns: Column[], fits: boolean,
+ *            cells: Object<string, number>, columns: Column[], fits: boolean, follows: boolean,
  *            scrolls: "none"|"columns"|"page", width: number, height: number}} StageLayout
  *   (cell: the cell every figure has when there is room for it; cells: each figure's own,
- *   never smaller than what holds its numbers; scrolls: what scrolls to follow the step)
+ *   never smaller than what holds its numbers; follows: it fits, or each column can show
+ *   at once what one step reaches on it; scrolls: what scrolls to follow the step)
  */
 
 const ARRANGEMENTS = ["pairs", "flow", "split", "stack"];
 const CHAR_EM = 0.62; // the advance of a monospace digit, with a margin
+const CONTEXT_CELLS = 4; // the fewest cells across a column that scrolls sideways shows
 
 /** The smallest cell (px) that holds `chars` characters at `fontPx`. */
 export function minCellFor(chars, fontPx) {
@@ -136,11 +138,13 @@ function fitsIn(size, room) {
  * The stage's layout.
  * figures: Figure[] in the header's drawing order; room: {width, height} (px, the
  * stage's content box); metrics: Metrics; opts: {chars (widest number, characters),
- * fontPx (smallest text), maxCell, fontRatio}.
+ * fontPx (smallest text), maxCell, fontRatio, perFigure (false: every figure's cells
+ * hold the widest number, Figure.chars aside)}.
  * @returns {StageLayout}
  */
-export function layoutStage(figures, room, metrics, { chars = 1, fontPx = 14, maxCell = 72, fontRatio = 0.4 } = {}) {
-  figures = figures.map((f) => ({ ...f, minCell: minCellFor(f.chars ?? chars, fontPx) }));
+export function layoutStage(figures, room, metrics, { chars = 1, fontPx = 14, maxCell = 72, fontRatio = 0.4, perFigure = true } = {}) {
+  const widest = Math.max(chars, ...figures.map((f) => f.chars ?? chars));
+  figures = figures.map((f) => ({ ...f, minCell: minCellFor(perFigure ? f.chars ?? chars : widest, fontPx) }));
   // the cell that holds every figure's numbers, and the smallest any figure may have
   const minCell = Math.max(minCellFor(chars, fontPx), ...figures.map((f) => f.minCell));
   const lowest = Math.min(minCell, ...figures.map((f) => f.minCell));
@@ -153,17 +157,20 @@ export function layoutStage(figures, room, metrics, { chars = 1, fontPx = 14, ma
     cells: Object.fromEntries(figures.map((f) => [f.name, cellOf(f, cell)])),
     columns: cols.map((c, i) => ({ names: c.map((f) => f.name), perLine: w.perLine[i] })),
     fits: fitsIn(w, room),
+    follows: fitsIn(w, room),
     scrolls: fitsIn(w, room) ? "none" : "columns",
     width: w.width,
     height: w.height,
   });
-  if (!figures.length) return { arrangement: "stack", room, cell: minCell, font: fontPx, cells: {}, columns: [], fits: true, scrolls: "none", width: 0, height: 0 };
+  if (!figures.length) return { arrangement: "stack", room, cell: minCell, font: fontPx, cells: {}, columns: [], fits: true, follows: true, scrolls: "none", width: 0, height: 0 };
   let best = null;
   let fallback = null;
   for (const arrangement of ARRANGEMENTS) {
     const cols = arrange(figures, arrangement);
     const atMin = widen(cols, lowest, room, metrics);
     if (!fitsIn(atMin, room)) {
+      // scrolling: every figure at its smallest legible cell, in every phase that
+      // scrolls (a figure keeps its size from phase to phase, and shows the most)
       const candidate = scrolling(arrangement, cols, lowest, room, metrics);
       if (!fallback || better(candidate, fallback)) fallback = candidate;
       continue;
@@ -179,6 +186,7 @@ export function layoutStage(figures, room, metrics, { chars = 1, fontPx = 14, ma
   }
   if (best) return best;
   const layout = result(fallback.arrangement, fallback.cols, lowest, fallback.w);
+  layout.follows = fallback.rank[0] < 2;
   layout.columns.forEach((c, i) => {
     c.shrink = fallback.shrink[i];
     if (fallback.minWidth[i] !== null) c.minWidth = fallback.minWidth[i] + (metrics.scrollbar ?? 0);
@@ -195,11 +203,20 @@ function reachOf(f, k, cell, m) {
   const per = Math.min(k, f.slices);
   const gridW = f.cols * own + (f.cols - 1) * m.gap;
   const lineH = m.labelH + f.rows * own + (f.rows - 1) * m.gap;
-  // (span: from the first slice a box reaches to its last, e.g. one filter's channels in
-  // an NHWC filter drawn channel by channel; the worst placement on the lines)
+  // (span: from the first slice a box reaches to its last; runs: each such [first, last],
+  // where they fall on lines of `per`; without them, the worst placement)
   const span = Math.max(1, r.span ?? r.slices);
-  const across = Math.min(span, per);
-  const lines = span > 1 ? Math.min(Math.ceil(f.slices / per), Math.ceil((span - 1) / per) + 1) : 1;
+  let across = Math.min(span, per);
+  let lines = span > 1 ? Math.min(Math.ceil(f.slices / per), Math.ceil((span - 1) / per) + 1) : 1;
+  if (r.runs && r.runs.length) {
+    lines = 1;
+    across = 1;
+    for (const [a, z] of r.runs) {
+      const n = Math.floor(z / per) - Math.floor(a / per) + 1;
+      lines = Math.max(lines, n);
+      across = Math.max(across, n > 1 ? Math.min(per, z - a + 1) : z - a + 1);
+    }
+  }
   return {
     wide: (across - 1) * (gridW + m.sliceGapX) + r.cols * pitch - m.gap,
     // on one line: the window's rows under the caption and the slice's label; across
@@ -215,12 +232,14 @@ function reachOf(f, k, cell, m) {
  * shows the widest reach; narrower than `width`, its figures scroll sideways), high (the
  * height that shows it: a column of several figures must hold them whole)}.
  */
-function columnNeeds(c, per, cell, m) {
+function columnNeeds(c, per, cell, m, context = true) {
   const size = columnSize(c, cell, per, m);
   const reaches = c.map((f) => reachOf(f, per, cell, m));
+  // (with context: no narrower than a few cells, a step's one cell alone in a sliver says little)
+  const around = context ? Math.max(...c.map((f) => CONTEXT_CELLS * (cellOf(f, cell) + m.gap) - m.gap)) : 0;
   return {
     width: size.width,
-    need: Math.min(size.width, Math.max(...reaches.map((r) => r.wide)) + m.figPadX),
+    need: Math.min(size.width, Math.max(around, ...reaches.map((r) => r.wide)) + m.figPadX),
     high: c.length === 1 ? reaches[0].high : size.height,
   };
 }
@@ -228,10 +247,20 @@ function columnNeeds(c, per, cell, m) {
 /**
  * Can each column show at once what one step reaches on its figures, the columns that
  * hold more than that shrunk to it (no narrower: the style sheet gets `minWidth`, their
- * figures scroll sideways)? Returns {follows, shrink, minWidth: per column}.
+ * figures scroll sideways), with a few cells of context around it or (when that is too
+ * wide) without? Returns {follows: 0 with context, 1 without, 2 not, shrink, minWidth: per column}.
  */
 function followable(cols, perLine, cell, room, m) {
-  const each = cols.map((c, i) => columnNeeds(c, perLine[i], cell, m));
+  let out = null;
+  for (const context of [true, false]) {
+    out = followableWith(cols, perLine, cell, room, m, context);
+    if (out.follows) return { ...out, follows: context ? 0 : 1 };
+  }
+  return { ...out, follows: 2 };
+}
+
+function followableWith(cols, perLine, cell, room, m, context) {
+  const each = cols.map((c, i) => columnNeeds(c, perLine[i], cell, m, context));
   const shrink = each.map((x) => x.need < x.width - 1);
   const least = each.reduce((sum, x, i) => sum + (shrink[i] ? x.need : x.width), 0) + Math.max(0, cols.length - 1) * m.colGap;
   return {
@@ -248,7 +277,7 @@ function fittedPerLine(cols, cell, room, m) {
     let best = null;
     const most = Math.max(...c.map((f) => f.slices));
     for (let per = 1; per <= most; per++) {
-      const x = columnNeeds(c, per, cell, m);
+      const x = columnNeeds(c, per, cell, m, false);
       const fits = x.high <= room.height;
       const rank = fits ? [0, Math.round(x.need), x.high] : [1, x.high, Math.round(x.need)];
       if (!best || better({ rank }, best)) best = { per, rank };
@@ -258,8 +287,9 @@ function fittedPerLine(cols, cell, room, m) {
 }
 
 /** An arrangement whose columns scroll on their own, at cell `cell`: its bands on one line,
- *  widened from one slice a line within the width, or each column at the slices a line
- *  that follow the step in the least width; the one that follows, least too wide. */
+ *  widened from one slice a line within the width, or (if that follows) each column at
+ *  the slices a line that follow the step in the least width; the one that follows,
+ *  least too wide. */
 function scrolling(arrangement, cols, cell, room, m) {
   const bar = m.scrollbar ?? 0;
   const inner = { width: room.width - cols.length * bar, height: room.height };
@@ -270,11 +300,14 @@ function scrolling(arrangement, cols, cell, room, m) {
     width: cols.reduce((x, c, i) => x + columnSize(c, cell, per[i], m).width, 0) + Math.max(0, cols.length - 1) * m.colGap,
     height: Math.max(...cols.map((c, i) => columnSize(c, cell, per[i], m).height)),
   });
-  for (const size of [sized(bands), widen(cols, cell, inner, m), sized(fittedPerLine(cols, cell, inner, m))]) {
+  const fitted = sized(fittedPerLine(cols, cell, inner, m));
+  for (const size of [sized(bands), widen(cols, cell, inner, m), fitted]) {
     const per = size.perLine;
     const over = Math.max(0, size.width - inner.width);
     const { follows, shrink, minWidth } = followable(cols, per, cell, inner, m);
-    const candidate = { arrangement, cols, shrink, minWidth, w: { ...size, width: size.width + cols.length * bar }, rank: [follows ? 0 : 1, over, -cols.length, size.height] };
+    // (the least width to follow is no aim of its own: what cannot follow keeps its bands)
+    if (size === fitted && follows === 2) continue;
+    const candidate = { arrangement, cols, shrink, minWidth, w: { ...size, width: size.width + cols.length * bar }, rank: [follows, over, -cols.length, size.height] };
     if (!best || better(candidate, best)) best = candidate;
   }
   return best;
