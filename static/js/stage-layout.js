@@ -189,7 +189,8 @@ export function layoutStage(figures, room, metrics, { chars = 1, fontPx = 14, ma
   layout.follows = fallback.rank[0] < 2;
   layout.columns.forEach((c, i) => {
     c.shrink = fallback.shrink[i];
-    if (fallback.minWidth[i] !== null) c.minWidth = fallback.minWidth[i] + (metrics.scrollbar ?? 0);
+    // (a column's least width keeps one step's reach in view: of no use where it cannot)
+    if (layout.follows && fallback.minWidth[i] !== null) c.minWidth = fallback.minWidth[i] + (metrics.scrollbar ?? 0);
   });
   return layout;
 }
