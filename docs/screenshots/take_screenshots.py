@@ -15,7 +15,8 @@ Starts the real app under uvicorn on a free loopback port and drives Debian's Ch
   of its cells wrong;
 - dead-relu-1366x768.png: the nhwc_relu lesson at a backward step whose dz is 0 (its
   writes drawn as dead +0); stride2-gaps-1366x768.png: the stride2 lesson's last step,
-  dx's never-reached cells marked.
+  dx's never-reached cells marked; custom-follow-1366x768.png: a custom setup too large
+  to fit whole (4 channels, 3 filters) at a backward step, each column following it.
 With no argument it takes them all.
 """
 
@@ -152,6 +153,16 @@ def teach(browser, base) -> None:
             page.locator("#all-tensors").click()  # (x and dx side by side: the gaps)
         save(page, f"{name}-1366x768.png")
         context.close()
+    # a custom setup too large to fit whole (4 channels of 10x10 padded, 3 filters): each
+    # column follows its part of a backward step, xp and dxp at smaller cells than dw's sums
+    config = {"x": randint([1, 4, 8, 8], -2, 2, 3), "w": randint([3, 4, 3, 3], -1, 1, 4), "padding": 1,
+              "dout": randint([1, 3, 8, 8], -2, 2, 5)}
+    context, page = open_lesson(browser, base, (1366, 768), lesson_path(config))
+    step = phase_step(page, "backward", 43)
+    page.evaluate(f"window.convscope.seek({step})")
+    wait_until(page, f"window.convscope.step === {step}")
+    save(page, "custom-follow-1366x768.png")
+    context.close()
 
 
 GROUPS = {"screens": screens, "follow": follow, "views": views, "lab": lab, "teach": teach}
