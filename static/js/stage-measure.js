@@ -19,7 +19,16 @@ export function measureMetrics(views, flow, column) {
   const cap = fig.firstChild;
   const label = v.slicesEls[0].firstChild;
   let nameW = 0;
-  for (const x of Object.values(views)) nameW = Math.max(nameW, x.fig.querySelector(".tname").offsetWidth);
+  // (a figure is never narrower than its name and its colour scale, ±n: a folded
+  // figure's scale is hidden, so its width is counted from a shown one's, per character)
+  const shown = fig.querySelector(".tscale");
+  const perChar = shown && shown.offsetParent && shown.textContent.length ? shown.offsetWidth / shown.textContent.length : 0;
+  const scaleGap = shown ? px(shown, "marginLeft") : 0;
+  for (const x of Object.values(views)) {
+    const scale = x.fig.querySelector(".tscale");
+    const scaleW = scale && perChar ? Math.ceil(perChar * scale.textContent.length + scaleGap) : 0;
+    nameW = Math.max(nameW, x.fig.querySelector(".tname").offsetWidth + scaleW);
+  }
   // the width of a column's own scrollbar (a column scrolls when the layout cannot fit)
   const probe = el("div", "flow-col");
   probe.style.cssText = "position:absolute;visibility:hidden;overflow-y:scroll;width:100px;height:20px";
