@@ -33,15 +33,15 @@ function shapesOf(model) {
   return s;
 }
 
+const MAX_RUNS = 64; // the distinct runs of slices a phase's boxes reach that are kept
+
 /**
  * How far one step of phase `pi` reaches on each figure: the most grid rows, grid
  * columns (extent, first to last cell) and slices (how many; span: first to last) any of
  * its boxes reaches there, and the runs of slices its boxes reach ([first, last] each,
- * or null when there are more than MAX_RUNS). A
- * column of the stage that cannot show that much at once cannot follow the step.
+ * or null when there are more than MAX_RUNS). A column of the stage that cannot show
+ * that much at once cannot follow the step.
  */
-const MAX_RUNS = 64;
-
 export function reachAt(model, pi) {
   let known = reaches.get(model);
   if (!known) reaches.set(model, (known = new Map()));
