@@ -244,17 +244,29 @@ function rng(seed) {
   return () => ((s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32);
 }
 
+/** A seeded draw r() in [0, 1) and int(a, b) in a..b. */
+function draws(seed) {
+  const r = rng(seed);
+  return { r, int: (a, b) => a + Math.floor(r() * (b - a + 1)) };
+}
+
+/** fewest..6 random figures of up to 6 slices of up to side×side cells (with their own
+ *  widest number, 1–4 characters, if chars). */
+function randomFigures(r, int, { fewest, side, chars = false }) {
+  return Array.from({ length: int(fewest, 6) }, (_, i) => ({
+    name: `t${i}`,
+    slices: int(1, 6),
+    rows: int(1, side),
+    cols: int(1, side),
+    ...(chars ? { chars: int(1, 4) } : {}),
+    role: r() < 0.5 ? "read" : "write",
+  }));
+}
+
 test("layoutStage: over random stages, every figure placed once, a layout said to fit does fit, and a larger room never gives smaller cells", () => {
-  const r = rng(7);
-  const int = (a, b) => a + Math.floor(r() * (b - a + 1));
+  const { r, int } = draws(7);
   for (let trial = 0; trial < 300; trial++) {
-    const figures = Array.from({ length: int(1, 6) }, (_, i) => ({
-      name: `t${i}`,
-      slices: int(1, 6),
-      rows: int(1, 9),
-      cols: int(1, 9),
-      role: r() < 0.5 ? "read" : "write",
-    }));
+    const figures = randomFigures(r, int, { fewest: 1, side: 9 });
     const room = { width: int(300, 2400), height: int(200, 1400) };
     const opts = { chars: int(1, 4), fontPx: 14, maxCell: 72, fontRatio: 0.4 };
     const L = layoutStage(figures, room, METRICS, opts);
@@ -290,19 +302,11 @@ test("layoutStage: a stage with room to spare gets the largest cell; the gradien
 });
 
 test("layoutStage: one cell size while there is room; when there is not, figures of short numbers get smaller cells, none too small for its numbers", () => {
-  const r = rng(11);
-  const int = (a, b) => a + Math.floor(r() * (b - a + 1));
+  const { r, int } = draws(11);
   let mixed = 0;
   let followed = 0;
   for (let trial = 0; trial < 300; trial++) {
-    const figures = Array.from({ length: int(2, 6) }, (_, i) => ({
-      name: `t${i}`,
-      slices: int(1, 6),
-      rows: int(1, 11),
-      cols: int(1, 11),
-      chars: int(1, 4),
-      role: r() < 0.5 ? "read" : "write",
-    }));
+    const figures = randomFigures(r, int, { fewest: 2, side: 11, chars: true });
     // what one step reaches: a window of up to 3×3 on one slice
     for (const f of figures) f.reach = { rows: Math.min(f.rows, int(1, 3)), cols: Math.min(f.cols, int(1, 3)), slices: 1, span: 1 };
     const chars = Math.max(...figures.map((f) => f.chars));
