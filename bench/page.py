@@ -18,7 +18,7 @@ Prints:
 - with --breakdown: two more plays at top speed with the page's per-frame breakdown on
   (style and layout forced after each part of a frame: seek, fold change, cell-size fit,
   cells, highlight, step panel, transport), per kind of frame and the slowest frames,
-  with the cells each wrote per tensor and the slices content-visibility revealed.
+  with the cells each wrote per tensor and the slices painted on coming into view.
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ const SETUP_KEY = "convscope.setup";
 
 const store = createStore(reduce, initialState({ setupOpen: initialSetupOpen() }));
 const dispatch = (action) => store.dispatch(action);
-const stage = new Stage($("stage"), { onReveal: () => requestRedraw() });
+const stage = new Stage($("stage"));
 const chrome = new Chrome();
 const inspector = new Inspector({
   onJump: (step) => dispatch({ type: "goto", step }),
@@ -101,12 +101,9 @@ store.subscribe((state, prev, action) => {
   if (state.projector !== prev.projector || state.setupOpen !== prev.setupOpen) {
     chrome.drawModes(state);
     metrics = null; // another style sheet's sizes
-    if (state.projector !== prev.projector) stage.revealAll(); // projector draws every slice
+    stage.invalidateGeometry(); // (every figure changes size: what is in view is read again)
   }
   if (state.allTensors !== prev.allTensors || state.speedIndex !== prev.speedIndex) chrome.drawModes(state);
-  if (state.trace && prev.trace && state.trace.model === prev.trace.model && state.trace.complete && !prev.trace.complete) {
-    stage.revealAll();
-  }
   // a cell's story needs the whole trace: drawn once it has arrived
   if (state.inspect !== prev.inspect || state.trace !== prev.trace) {
     const model = state.trace && state.trace.complete ? state.trace.model : null;
@@ -286,11 +283,9 @@ function redraw(cause = "request") {
   stage.applyLayout(frame.layout);
   probe.part?.("fit");
   const speed = SPEEDS[state.speedIndex];
-  // Playing too fast to watch, the stage does not follow each event, and the slices
-  // content-visibility skips are drawn as well (a slice left undrawn would have every
-  // cell written since it was skipped to draw at once when it comes into view).
+  // Playing too fast to watch, the stage does not follow each event
   const fast = state.playing && speed > 12;
-  stage.draw(frame, { flash: (speed <= 8 || !state.playing) && !reducedMotion.matches, skippedToo: fast, changes: !fast });
+  stage.draw(frame, { flash: (speed <= 8 || !state.playing) && !reducedMotion.matches, changes: !fast });
   stage.lastStep = frame.step;
   if (!fast) stage.followEvent();
   lab.draw(trace.model, frame.step, trace.config.compare);

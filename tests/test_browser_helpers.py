@@ -233,7 +233,7 @@ def assert_stage_matches(page, doc: dict, step: int) -> None:
         wait_until(page, f"document.querySelectorAll('figure.tensor.off-phase').length === {len(folded)}")
 
 
-def _cell_problems(doc: dict, step: int, values: dict, counts: dict, pads: set, name: str,
+def cell_problems(doc: dict, step: int, values: dict, counts: dict, pads: set, name: str,
                    texts: dict[int, str]) -> list[str]:
     """What the drawn cells of ``name`` show that the trace does not say at ``step``."""
     t = doc["tensors"][name]
@@ -263,7 +263,7 @@ def _assert_cells(page, doc: dict, step: int, values: dict, counts: dict, pads: 
         while True:
             texts = cell_texts(page, name)
             assert texts, f"no cells drawn for {name}"
-            problems = _cell_problems(doc, step, values, counts, pads, name, texts)
+            problems = cell_problems(doc, step, values, counts, pads, name, texts)
             if not problems or time.monotonic() > deadline:
                 break
             page.evaluate("new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")

@@ -17,9 +17,9 @@
 import { orderedNames } from "./layout.js";
 import { el, buildFigure } from "./stage-figure.js";
 import { placeFigures } from "./stage-arrange.js";
-import { paintAll, paintWritten } from "./stage-cells.js";
+import { paintAll, paintSlice, paintWritten } from "./stage-cells.js";
 import { StepMarks } from "./stage-marks.js";
-import { measureMetrics, roomOf, measureGeometry } from "./stage-measure.js";
+import { measureMetrics, roomOf, measureGeometry, markOffView } from "./stage-measure.js";
 import { scrollToStep } from "./stage-scroll.js";
 
 /** The key of a focus: the sorted names of a Set, "" for null (every figure on show). */
@@ -27,13 +27,15 @@ function focusKeyOf(names) {
   return names ? [...names].sort().join(",") : "";
 }
 
+// How far (px) outside what shows it a slice still counts as in view and is painted:
+// more than the compositor scrolls a frame before the page hears of it (a fling, a wheel)
+const VIEW_MARGIN = 240;
+
 export class Stage {
-  /** onReveal() is called when a slice scrolled out of view comes back (it needs a redraw). */
-  constructor(container, { onReveal = () => {} } = {}) {
+  constructor(container) {
     this.container = container;
     this.model = null;
     this.views = {};
-    this.onReveal = onReveal;
     this.marks = new StepMarks();
     this.where = { scrollers: [], overflowX: false, overflowY: false }; // what scrolls (measured)
     this.geometryDirty = true;
@@ -41,7 +43,9 @@ export class Stage {
     this.followTimes = [];
     this.onPart = null; // (main.js's per-frame breakdown: called after the cells and the highlight)
     this.writes = {}; // cells written per tensor by the last draw (counted while onPart is set)
-    this.revealed = 0; // slices content-visibility has revealed
+    this.revealed = 0; // slices painted on coming into view
+    this.viewDirty = true; // what is in view may have changed since it was read
+    this.paintHidden = false; // the next draw paints every slice, in view or not
     // the line of folded figures (kept: the flow's room is below it) and the flow
     this.folded = el("div", "folded");
     this.folded.append(el("span", "fold-note", "Not used in this phase:"));
@@ -49,12 +53,18 @@ export class Stage {
     this.rest = el("div", "flow-rest"); // ("All tensors": the figures the phase does not use)
     this.columns = [];
     container.replaceChildren(this.folded, this.flow, this.rest);
+    // a scroll (the stage's, a column's, a figure's, the page's) or a change of size can
+    // bring slices into view: they are painted before the frame is (scroll events and
+    // resize observations come before the page is painted)
+    window.addEventListener("scroll", () => this.reveal(), { capture: true, passive: true });
+    new ResizeObserver(() => this.reveal()).observe(container);
   }
 
   /** Remove every tensor (no trace to show). */
   clear() {
     this.model = null;
     this.views = {};
+    this.frame = null;
     this.folded.replaceChildren(this.folded.firstChild);
     this.flow.replaceChildren();
     this.rest.replaceChildren();
@@ -70,20 +80,16 @@ export class Stage {
     this.marks.clear();
     this.lastEvent = undefined;
     this.drawnStep = undefined;
+    this.frame = null;
+    this.viewDirty = true;
     this.focusKey = undefined;
     this.focusNames = null;
     this.layoutKey = undefined;
     this.appliedLayout = undefined;
     this.folded.replaceChildren(this.folded.firstChild);
     const column = el("div", "flow-col");
-    const onSkip = (skipped) => {
-      if (skipped) return;
-      this.revealed += 1;
-      this.drawAll = true; // (its cells were not drawn while out of view)
-      this.onReveal();
-    };
     for (const name of orderedNames(model.tensors)) {
-      this.views[name] = buildFigure(model, name, onSkip);
+      this.views[name] = buildFigure(model, name);
       column.append(this.views[name].fig);
     }
     this.flow.replaceChildren(column);
@@ -99,26 +105,33 @@ export class Stage {
 
   /**
    * Draw `frame` = {step, event, values: {name: (size,)}, counts: {name: (size,)}}.
-   * Slices content-visibility skips are left as they are (drawn when they come back into
-   * view), unless skippedToo. changes: mark what each write of the step added (off while
-   * playing too fast to read it: a change mark costs each frame more than its cells).
+   * Only the slices in view are painted (the others when they come into view: reveal),
+   * unless revealAll asked for every slice. changes: mark what each write of the step
+   * added (off while playing too fast to read it: a change mark costs each frame more
+   * than its cells).
    */
-  draw(frame, { flash = false, skippedToo = false, changes = true } = {}) {
+  draw(frame, { flash = false, changes = true } = {}) {
     if (!this.model) return;
     // A step a few events from the last one drawn touches only the cells those events
-    // wrote: only they are looked at. After a fold, a reveal or a long jump, every cell.
+    // wrote: only they are looked at. After a fold, a new arrangement or a long jump,
+    // every cell in view.
     const from = this.drawnStep;
-    const near = from !== undefined && !this.drawAll && Math.abs(frame.step - from) <= 512 && skippedToo === this.drawnSkippedToo;
+    const all = this.paintHidden;
+    const near = from !== undefined && !this.drawAll && !all && Math.abs(frame.step - from) <= 512;
     this.drawnStep = frame.step;
-    this.drawnSkippedToo = skippedToo;
+    this.frame = frame;
     this.drawAll = false;
+    this.paintHidden = false;
     const counted = this.onPart ? (name, n) => (this.writes[name] = (this.writes[name] ?? 0) + n) : null;
-    if (near) paintWritten(this.views, this.model.compiled, Math.min(from, frame.step) + 1, Math.max(from, frame.step), frame, skippedToo, counted);
+    // (what is in view is read once the figures stand where this frame has them: the
+    // slices that came into view since are painted whole)
+    if (this.viewDirty) this.paintRevealed(frame, near);
+    if (near) paintWritten(this.views, this.model.compiled, Math.min(from, frame.step) + 1, Math.max(from, frame.step), frame, false, counted);
     else {
       for (const name in this.views) {
         // a folded figure shows only its caption: its cells catch up when it unfolds
         if (this.views[name].folded) continue;
-        const n = paintAll(this.views[name], frame, skippedToo);
+        const n = paintAll(this.views[name], frame, all);
         if (n && counted) counted(name, n);
       }
     }
@@ -144,37 +157,55 @@ export class Stage {
     for (const name in this.views) {
       const off = Boolean(names) && !names.has(name);
       const v = this.views[name];
-      if (v.folded !== off) {
-        v.fig.classList.toggle("off-phase", off);
-        // folded slices report nothing reliable about being skipped: an unfolded figure
-        // is drawn whole once (the figures that stay keep what their slices reported)
-        if (!off) v.skipped.fill(0);
-      }
+      if (v.folded !== off) v.fig.classList.toggle("off-phase", off);
       v.folded = off;
       folded += off;
     }
     this.container.classList.toggle("focused", folded > 0);
-    this.drawAll = true; // an unfolded figure is drawn whole once
+    this.drawAll = true; // an unfolded figure is drawn whole once (the slices in view)
     this.invalidateGeometry();
     return true;
   }
 
-  /** Slices that content-visibility skipped are drawn again at the next draw (their
-   *  shown values are remembered, so only what changed meanwhile is touched). */
   /** The element of cell `flat` of tensor `name` (undefined: not drawn). */
   cellOf(name, flat) {
     const v = this.views[name];
     return v ? v.cells[flat] : undefined;
   }
 
+  /** The next draw paints every slice, in view or not (a picture of the whole stage). */
   revealAll() {
-    for (const name in this.views) this.views[name].skipped.fill(0);
-    this.drawAll = true;
+    this.paintHidden = true;
+  }
+
+  /** Something scrolled or changed size: the slices that came into view are painted now
+   *  with the frame last drawn (before the page is painted). */
+  reveal() {
+    this.viewDirty = true;
+    if (this.frame) this.paintRevealed(this.frame, true);
+  }
+
+  /** Read which slices are in view (stage-measure.js) and paint the stale ones that are
+   *  (when `stale`; else the draw paints every slice in view anyway). */
+  paintRevealed(frame, stale) {
+    this.viewDirty = false;
+    markOffView(this.container, this.views, VIEW_MARGIN);
+    if (!stale) return;
+    for (const name in this.views) {
+      const v = this.views[name];
+      if (v.folded) continue;
+      for (let k = 0; k < v.slicesEls.length; k++) {
+        if (!v.stale[k] || v.offView[k]) continue;
+        paintSlice(v, k, frame);
+        this.revealed += 1;
+      }
+    }
   }
 
   /** The figures moved or changed size: measure them again before the next follow. */
   invalidateGeometry() {
     this.geometryDirty = true;
+    this.viewDirty = true;
   }
 
   /** The style sheet's sizes the stage layout needs (stage-measure.js), or null. */
@@ -232,7 +263,9 @@ export class Stage {
       this.geometryDirty = false;
       this.where = measureGeometry(this.container, this.columns, this.views);
     }
-    scrollToStep(this.where, this.marks.reads, this.marks.writes);
+    // (its scroll event comes a frame later: the slices it brings into view are painted
+    // before this frame is)
+    if (scrollToStep(this.where, this.marks.reads, this.marks.writes)) this.reveal();
   }
 
   /** follow() once per event, at the next frame (the page calls this when not playing fast). */

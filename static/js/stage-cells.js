@@ -35,27 +35,38 @@ export function paintCell(v, flat, frame) {
   return 1;
 }
 
-/** Paint every drawn cell of view `v` for `frame`, except in the slices content-visibility
- *  skips (unless skippedToo); returns how many changed. */
-export function paintAll(v, frame, skippedToo) {
-  const { drawn, skipped, perSlice } = v;
+/**
+ * Paint the drawn cells of view `v` for `frame`, slice by slice: the slices in view
+ * (v.offView, stage-measure.js), or every slice (all). A slice left out is marked stale
+ * (v.stale: it may show an older step) until it is painted whole. Returns how many
+ * cells changed.
+ */
+export function paintAll(v, frame, all) {
   let n = 0;
-  for (let k = 0; k < drawn.length; k++) {
-    if (!skippedToo && skipped[(k / perSlice) | 0]) {
-      k += perSlice - 1 - (k % perSlice); // the whole slice is out of view
-      continue;
-    }
-    n += paintCell(v, drawn[k], frame);
+  for (let k = 0; k < v.slicesEls.length; k++) {
+    if (all || !v.offView[k]) n += paintSlice(v, k, frame);
+    else v.stale[k] = 1;
   }
+  return n;
+}
+
+/** Paint every drawn cell of slice `k` of view `v` for `frame` (it is no longer stale);
+ *  returns how many changed. */
+export function paintSlice(v, k, frame) {
+  const { drawn, perSlice } = v;
+  let n = 0;
+  for (let i = k * perSlice, end = Math.min(drawn.length, i + perSlice); i < end; i++) n += paintCell(v, drawn[i], frame);
+  v.stale[k] = 0;
   return n;
 }
 
 /**
  * Paint the cells that events lo..hi (inclusive) of `compiled` write, in the unfolded
- * views (`views`: {name: view}), where drawn and in view (or skippedToo).
+ * views (`views`: {name: view}): in the slices in view, or in every slice (all); a
+ * slice out of view that such a cell is in is marked stale instead.
  * counted(name, n): the cells changed per tensor and write (null: not counted).
  */
-export function paintWritten(views, compiled, lo, hi, frame, skippedToo, counted) {
+export function paintWritten(views, compiled, lo, hi, frame, all, counted) {
   for (let e = Math.max(0, lo); e <= hi && e < compiled.length; e++) {
     for (const w of compiled[e].writes) {
       const v = views[w.tensor];
@@ -63,8 +74,10 @@ export function paintWritten(views, compiled, lo, hi, frame, skippedToo, counted
       let n = 0;
       for (let i = 0; i < w.idx.length; i++) {
         const k = v.posOf[w.idx[i]];
-        if (k < 0 || (!skippedToo && v.skipped[(k / v.perSlice) | 0])) continue;
-        n += paintCell(v, w.idx[i], frame);
+        if (k < 0) continue;
+        const slice = (k / v.perSlice) | 0;
+        if (!all && v.offView[slice]) v.stale[slice] = 1;
+        else n += paintCell(v, w.idx[i], frame);
       }
       if (n && counted) counted(w.tensor, n);
     }

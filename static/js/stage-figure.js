@@ -1,7 +1,7 @@
 // One tensor's figure on the stage, built once per trace: its caption, one grid per
 // slice, one element per cell (data-tensor, data-idx), each cell made showing what it
 // shows before the first event; and the record the stage keeps of it (what each cell
-// shows, where each drawn cell sits, which slices content-visibility skips).
+// shows, where each drawn cell sits, which slices are in view).
 
 import { sliceLayout, gridMarks, MARK_STYLES, MAX_CELLS_PER_TENSOR } from "./layout.js";
 import { formatValue, colorLevel, absMax } from "./format.js";
@@ -31,12 +31,11 @@ function caption(name, meta, scale) {
 /**
  * The figure of tensor `name` of `model` (a TraceModel) and its view record:
  * {meta, layout, fig, bandsEl, cells: (size,) elements, grids, slicesEls, drawn: (slices *
- * rows * cols,) flat indices, posOf: (size,) drawn position or -1, padFlat, skipped:
- * (slices,), perSlice, scale, shownValue / shownWritten / shownLevel: (size,) what each
+ * rows * cols,) flat indices, posOf: (size,) drawn position or -1, padFlat, offView /
+ * stale: (slices,) out of view / may show an older step (stage-cells.js), perSlice, scale, shownValue / shownWritten / shownLevel: (size,) what each
  * cell shows, outlineSlots, folded, geo, scrollsX}.
- * onSkip(skipped) is called when content-visibility skips a slice or brings it back.
  */
-export function buildFigure(model, name, onSkip) {
+export function buildFigure(model, name) {
   const meta = model.tensors[name];
   const layout = sliceLayout(meta, MAX_CELLS_PER_TENSOR);
   // the header's marks: padding and inserted zeros hatched, cells no window reads
@@ -58,21 +57,18 @@ export function buildFigure(model, name, onSkip) {
   const cells = new Array(meta.size);
   const grids = [];
   const slicesEls = [];
-  const skipped = new Uint8Array(layout.slices.length);
+  const offView = new Uint8Array(layout.slices.length);
+  const stale = new Uint8Array(layout.slices.length);
   // every slice in one grid: the stage's layout says how many go on a line
   const bandsEl = el("div", "bands");
   for (const sl of layout.slices) {
     const sliceEl = el("div", "slice");
-    // content-visibility: auto lets the browser skip slices out of view; the stage skips
-    // them too and catches up when they come back
+    // content-visibility: auto lets the browser skip laying out slices far out of view;
+    // the stage paints only the slices in view and catches up when they come into it
     sliceEl.style.setProperty("--rows", layout.rows);
     sliceEl.style.setProperty("--cols", layout.cols);
     const sliceIndex = slicesEls.length;
     slicesEls.push(sliceEl);
-    sliceEl.addEventListener("contentvisibilityautostatechange", (e) => {
-      skipped[sliceIndex] = e.skipped ? 1 : 0;
-      onSkip(e.skipped);
-    });
     const label = el("div", sl.shortLabel ? "slice-label" : "slice-label same-as-caption");
     // (projector mode hides the repeated tensor name: the caption says it)
     label.append(el("span", "slice-name", sl.shortLabel ? `${name} · ` : name), sl.shortLabel);
@@ -121,7 +117,7 @@ export function buildFigure(model, name, onSkip) {
     for (const sl of layout.slices) for (let k = 0; k < sl.cells.length; k++) if (MARK_STYLES[marks[k]]?.fixed) padFlat.add(sl.cells[k]);
   }
   return {
-    meta, layout, fig, bandsEl, cells, grids, slicesEls, drawn, posOf, padFlat, skipped, perSlice: layout.rows * layout.cols, scrollsX: false,
+    meta, layout, fig, bandsEl, cells, grids, slicesEls, drawn, posOf, padFlat, offView, stale, perSlice: layout.rows * layout.cols, scrollsX: false,
     geo: null,
     scale,
     shownValue,

@@ -118,3 +118,38 @@ export function measureGeometry(container, columns, views) {
   }
   return { scrollers, overflowX, overflowY: scrollers.length > 0 };
 }
+
+/**
+ * Mark which slices of the shown figures of `views` are out of view: view.offView[k] = 1
+ * for slice k when its box lies more than `margin` px outside what shows it (the
+ * viewport, the stage `container`, a scrolling column, the figure's own sideways scroll).
+ * Only boxes are read (layout is brought up to date first if the DOM changed); a folded
+ * figure is left as it is. The margin covers what the compositor scrolls before the
+ * stage hears of it (a scroll event, then Stage.reveal).
+ */
+export function markOffView(container, views, margin) {
+  const view = { left: 0, top: 0, right: window.innerWidth, bottom: window.innerHeight };
+  const clipOf = new Map(); // a clipping box -> its rect
+  const clip = (e, into) => {
+    if (!clipOf.has(e)) clipOf.set(e, e.getBoundingClientRect());
+    const r = clipOf.get(e);
+    return { left: Math.max(into.left, r.left), top: Math.max(into.top, r.top), right: Math.min(into.right, r.right), bottom: Math.min(into.bottom, r.bottom) };
+  };
+  const stage = clip(container, view);
+  const colScroll = container.classList.contains("col-scroll");
+  for (const name in views) {
+    const v = views[name];
+    if (v.folded) continue;
+    const box = colScroll && v.fig.parentElement !== container ? clip(v.fig.parentElement, stage) : stage;
+    // (the slices' own box clips them sideways only: it is as tall as they are)
+    const bands = v.bandsEl.getBoundingClientRect();
+    const left = Math.max(box.left, bands.left) - margin;
+    const right = Math.min(box.right, bands.right) + margin;
+    const top = box.top - margin;
+    const bottom = box.bottom + margin;
+    for (let k = 0; k < v.slicesEls.length; k++) {
+      const r = v.slicesEls[k].getBoundingClientRect();
+      v.offView[k] = r.bottom < top || r.top > bottom || r.right < left || r.left > right ? 1 : 0;
+    }
+  }
+}

@@ -15,9 +15,11 @@ function cellRanges(view, idx, axis) {
 /**
  * Scroll so that the step's cells are in view. where: {scrollers, overflowX, overflowY}
  * (stage-measure.js measureGeometry); reads, writes: [{view, idx}] per box (stage-marks.js).
+ * Returns true if anything scrolled.
  */
 export function scrollToStep(where, reads, writes) {
-  if (!where.overflowX && !where.overflowY) return;
+  if (!where.overflowX && !where.overflowY) return false;
+  let moved = false;
   const marked = [...writes, ...reads];
   if (where.overflowX) {
     const seen = new Set();
@@ -29,10 +31,13 @@ export function scrollToStep(where, reads, writes) {
       if (!u) continue;
       const el = view.bandsEl;
       const by = shift(u.lo, u.hi, el.scrollLeft, el.scrollLeft + view.geo.roomX);
-      if (by) el.scrollLeft += by;
+      if (by) {
+        el.scrollLeft += by;
+        moved = true;
+      }
     }
   }
-  if (!where.overflowY) return;
+  if (!where.overflowY) return moved;
   // what is worth seeing, per scroller: each tensor's written cells (2), read cells (1),
   // and its caption (0.5, counted only with its cells)
   const parts = new Map(where.scrollers.map((e) => [e, []]));
@@ -47,6 +52,10 @@ export function scrollToStep(where, reads, writes) {
   }
   for (const [e, list] of parts) {
     const top = scrollTarget(list, { top: e.scrollTop, height: e.clientHeight, maxTop: Math.max(0, e.scrollHeight - e.clientHeight) });
-    if (top !== null) e.scrollTop = top;
+    if (top !== null && top !== e.scrollTop) {
+      e.scrollTop = top;
+      moved = true;
+    }
   }
+  return moved;
 }
