@@ -7,19 +7,19 @@
 //   stage-cells.js   painting a step's values into the cells (paintCell: the one place a
 //                    cell's value, colour and written-state are set),
 //   stage-marks.js   the step's marks (rd, wr, data-delta, outlines),
-//   stage-measure.js what is read from the DOM (metrics, room, geometry),
+//   stage-measure.js what is read from the DOM (metrics, room, geometry, what is in view),
 //   stage-scroll.js  scrolling to the step.
 //
 // build(model) makes the DOM once per trace; draw(frame) updates only what changed since
-// the last draw: cells whose value or written-state changed, and the marks of the
-// previous and the current event.
+// the last draw: cells in view whose value or written-state changed, and the marks of
+// the previous and the current event.
 
 import { orderedNames } from "./layout.js";
 import { el, buildFigure } from "./stage-figure.js";
 import { placeFigures } from "./stage-arrange.js";
-import { paintAll, paintSlice, paintWritten } from "./stage-cells.js";
+import { paintAll, paintRow, paintWritten } from "./stage-cells.js";
 import { StepMarks } from "./stage-marks.js";
-import { measureMetrics, roomOf, measureGeometry, markOffView } from "./stage-measure.js";
+import { measureMetrics, roomOf, measureGeometry, markInView } from "./stage-measure.js";
 import { scrollToStep } from "./stage-scroll.js";
 
 /** The key of a focus: the sorted names of a Set, "" for null (every figure on show). */
@@ -27,7 +27,7 @@ function focusKeyOf(names) {
   return names ? [...names].sort().join(",") : "";
 }
 
-// How far (px) outside what shows it a slice still counts as in view and is painted:
+// How far (px) outside what shows it a row of cells still counts as in view and is painted:
 // more than the compositor scrolls a frame before the page hears of it (a fling, a wheel)
 const VIEW_MARGIN = 240;
 
@@ -43,10 +43,10 @@ export class Stage {
     this.followTimes = [];
     this.onPart = null; // (main.js's per-frame breakdown: called after the cells and the highlight)
     this.writes = {}; // cells written per tensor by the last draw (counted while onPart is set)
-    this.revealed = 0; // slices painted on coming into view
+    this.revealed = 0; // rows of cells painted on coming into view
     this.viewDirty = true; // what is in view may have changed since it was read
-    this.paintHidden = false; // the next draw paints every slice, in view or not
-    // the line of folded figures (kept: the flow's room is below it) and the flow
+    this.paintHidden = false; // the next draw paints every cell, in view or not
+    // the line of the folded figures' names (kept: the flow's room is below it) and the flow
     this.folded = el("div", "folded");
     this.folded.append(el("span", "fold-note", "Not used in this phase:"));
     this.flow = el("div", "flow");
@@ -54,7 +54,7 @@ export class Stage {
     this.columns = [];
     container.replaceChildren(this.folded, this.flow, this.rest);
     // a scroll (the stage's, a column's, a figure's, the page's) or a change of size can
-    // bring slices into view: they are painted before the frame is (scroll events and
+    // bring cells into view: they are painted before the frame is (scroll events and
     // resize observations come before the page is painted)
     window.addEventListener("scroll", () => this.reveal(), { capture: true, passive: true });
     new ResizeObserver(() => this.reveal()).observe(container);
@@ -72,8 +72,8 @@ export class Stage {
   }
 
   /** Build the DOM for every tensor of `model` (a TraceModel): the figures the phase
-   *  does not use fold into one line at the top, the others stand in the flow's columns
-   *  (applyLayout says which). */
+   *  does not use are hidden, their names in one line at the top; the others stand in
+   *  the flow's columns (applyLayout says which). */
   build(model) {
     this.model = model;
     this.views = {};
@@ -87,10 +87,18 @@ export class Stage {
     this.layoutKey = undefined;
     this.appliedLayout = undefined;
     this.folded.replaceChildren(this.folded.firstChild);
+    this.chips = {};
     const column = el("div", "flow-col");
     for (const name of orderedNames(model.tensors)) {
       this.views[name] = buildFigure(model, name);
       column.append(this.views[name].fig);
+      // a folded figure stays where it stands, hidden (moving it would walk all its
+      // cells); its name stands in the folded line
+      const chip = el("span", "fold-chip", name);
+      chip.title = this.views[name].fig.firstChild.title;
+      chip.hidden = true;
+      this.chips[name] = chip;
+      this.folded.append(chip);
     }
     this.flow.replaceChildren(column);
     this.rest.replaceChildren();
@@ -105,10 +113,10 @@ export class Stage {
 
   /**
    * Draw `frame` = {step, event, values: {name: (size,)}, counts: {name: (size,)}}.
-   * Only the slices in view are painted (the others when they come into view: reveal),
-   * unless revealAll asked for every slice. changes: mark what each write of the step
-   * added (off while playing too fast to read it: a change mark costs each frame more
-   * than its cells).
+   * Only the rows of cells in view are painted (the others when they come into view:
+   * reveal), unless revealAll asked for every cell. changes: mark what each write of
+   * the step added (off while playing too fast to read it: a change mark costs each
+   * frame more than its cells).
    */
   draw(frame, { flash = false, changes = true } = {}) {
     if (!this.model) return;
@@ -124,7 +132,7 @@ export class Stage {
     this.paintHidden = false;
     const counted = this.onPart ? (name, n) => (this.writes[name] = (this.writes[name] ?? 0) + n) : null;
     // (what is in view is read once the figures stand where this frame has them: the
-    // slices that came into view since are painted whole)
+    // rows that came into view since are painted whole)
     if (this.viewDirty) this.paintRevealed(frame, near);
     if (near) paintWritten(this.views, this.model.compiled, Math.min(from, frame.step) + 1, Math.max(from, frame.step), frame, false, counted);
     else {
@@ -157,12 +165,15 @@ export class Stage {
     for (const name in this.views) {
       const off = Boolean(names) && !names.has(name);
       const v = this.views[name];
-      if (v.folded !== off) v.fig.classList.toggle("off-phase", off);
+      if (v.folded !== off) {
+        v.fig.classList.toggle("off-phase", off);
+        this.chips[name].hidden = !off;
+      }
       v.folded = off;
       folded += off;
     }
     this.container.classList.toggle("focused", folded > 0);
-    this.drawAll = true; // an unfolded figure is drawn whole once (the slices in view)
+    this.drawAll = true; // an unfolded figure is drawn whole once (the rows in view)
     this.invalidateGeometry();
     return true;
   }
@@ -173,30 +184,30 @@ export class Stage {
     return v ? v.cells[flat] : undefined;
   }
 
-  /** The next draw paints every slice, in view or not (a picture of the whole stage). */
+  /** The next draw paints every cell, in view or not (a picture of the whole stage). */
   revealAll() {
     this.paintHidden = true;
   }
 
-  /** Something scrolled or changed size: the slices that came into view are painted now
-   *  with the frame last drawn (before the page is painted). */
+  /** Something scrolled or changed size: the rows of cells that came into view are
+   *  painted now with the frame last drawn (before the page is painted). */
   reveal() {
     this.viewDirty = true;
     if (this.frame) this.paintRevealed(this.frame, true);
   }
 
-  /** Read which slices are in view (stage-measure.js) and paint the stale ones that are
-   *  (when `stale`; else the draw paints every slice in view anyway). */
+  /** Read which rows of cells are in view (stage-measure.js) and paint the stale ones
+   *  that are (when `stale`; else the draw paints every row in view anyway). */
   paintRevealed(frame, stale) {
     this.viewDirty = false;
-    markOffView(this.container, this.views, VIEW_MARGIN);
+    markInView(this.container, this.views, VIEW_MARGIN);
     if (!stale) return;
     for (const name in this.views) {
       const v = this.views[name];
       if (v.folded) continue;
-      for (let k = 0; k < v.slicesEls.length; k++) {
-        if (!v.stale[k] || v.offView[k]) continue;
-        paintSlice(v, k, frame);
+      for (let r = 0; r < v.inView.length; r++) {
+        if (!v.stale[r] || !v.inView[r]) continue;
+        paintRow(v, r, frame);
         this.revealed += 1;
       }
     }
@@ -263,7 +274,7 @@ export class Stage {
       this.geometryDirty = false;
       this.where = measureGeometry(this.container, this.columns, this.views);
     }
-    // (its scroll event comes a frame later: the slices it brings into view are painted
+    // (its scroll event comes a frame later: the cells it brings into view are painted
     // before this frame is)
     if (scrollToStep(this.where, this.marks.reads, this.marks.writes)) this.reveal();
   }

@@ -1,12 +1,13 @@
 // Putting the stage's figures where a stage layout (stage-layout.js) says: its columns
 // in the flow, each figure's slices `perLine` a line, the cell size and its text on the
-// stage, the figures the phase does not use in the folded line. Only what differs from
-// the DOM as it stands is touched (moving a figure lays all its cells out again).
+// stage. The figures the phase does not use stay where they stand, hidden (render.js
+// shows their names in the folded line). Only what differs from the DOM as it stands is
+// touched: moving a figure walks all its cells and lays them out again.
 
 import { el } from "./stage-figure.js";
 
 /**
- * Arrange `stage` = {container, flow, rest, folded, columns (the flow's column
+ * Arrange `stage` = {container, flow, rest, columns (the flow's column
  * elements, grown here as needed), views: {name: view}} by `layout`; `columns`: the
  * layout's columns ([{names, perLine, shrink}]), `rest`: the names shown below them.
  * layout null: the style sheet's sizes (the columns given are one column of the shown
@@ -41,9 +42,9 @@ export function placeFigures(stage, layout, columns, rest) {
     if (col.style.flexShrink !== shrink) col.style.flexShrink = shrink;
     const minWidth = c.minWidth ? `${c.minWidth}px` : "";
     if (col.style.minWidth !== minWidth) col.style.minWidth = minWidth;
-    c.names.forEach((n, k) => {
+    placeInOrder(col, c.names.map((n) => stage.views[n].fig));
+    c.names.forEach((n) => {
       const v = stage.views[n];
-      if (col.children[k] !== v.fig) col.insertBefore(v.fig, col.children[k] ?? null);
       setCell(v.fig, layout && layout.cells ? layout.cells[n] : null);
       const lined = c.perLine > 0;
       v.bandsEl.classList.toggle("lined", lined);
@@ -51,15 +52,21 @@ export function placeFigures(stage, layout, columns, rest) {
     });
   });
   for (let i = 0; i < stage.columns.length; i++) stage.columns[i].hidden = i >= columns.length;
-  rest.forEach((n, k) => {
-    const v = stage.views[n];
-    setCell(v.fig, null);
-    v.bandsEl.classList.remove("lined");
-    if (stage.rest.children[k] !== v.fig) stage.rest.insertBefore(v.fig, stage.rest.children[k] ?? null);
-  });
-  for (const n in stage.views) {
-    const v = stage.views[n];
-    if (v.folded && v.fig.parentElement !== stage.folded) stage.folded.append(v.fig);
+  placeInOrder(stage.rest, rest.map((n) => stage.views[n].fig));
+  for (const n of rest) {
+    setCell(stage.views[n].fig, null);
+    stage.views[n].bandsEl.classList.remove("lined");
+  }
+}
+
+/** Make `figs` children of `parent` in this order, moving as few as can be: other
+ *  children (hidden figures) may stand between them. */
+function placeInOrder(parent, figs) {
+  let prev = null;
+  for (const f of figs) {
+    const placed = f.parentElement === parent && (!prev || prev.compareDocumentPosition(f) & Node.DOCUMENT_POSITION_FOLLOWING);
+    if (!placed) parent.insertBefore(f, prev ? prev.nextSibling : parent.firstChild);
+    prev = f;
   }
 }
 

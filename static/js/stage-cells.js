@@ -36,34 +36,34 @@ export function paintCell(v, flat, frame) {
 }
 
 /**
- * Paint the drawn cells of view `v` for `frame`, slice by slice: the slices in view
- * (v.offView, stage-measure.js), or every slice (all). A slice left out is marked stale
- * (v.stale: it may show an older step) until it is painted whole. Returns how many
- * cells changed.
+ * Paint the drawn cells of view `v` for `frame`, row by row (a row: `cols` cells of one
+ * slice; row r holds drawn positions r * cols ..): the rows in view (v.inView,
+ * stage-measure.js), or every row (all). A row left out is marked stale (v.stale: it may
+ * show an older step) until it is painted. Returns how many cells changed.
  */
 export function paintAll(v, frame, all) {
   let n = 0;
-  for (let k = 0; k < v.slicesEls.length; k++) {
-    if (all || !v.offView[k]) n += paintSlice(v, k, frame);
-    else v.stale[k] = 1;
+  for (let r = 0; r < v.inView.length; r++) {
+    if (all || v.inView[r]) n += paintRow(v, r, frame);
+    else v.stale[r] = 1;
   }
   return n;
 }
 
-/** Paint every drawn cell of slice `k` of view `v` for `frame` (it is no longer stale);
- *  returns how many changed. */
-export function paintSlice(v, k, frame) {
-  const { drawn, perSlice } = v;
+/** Paint the cells of row `r` of view `v` for `frame` (it is no longer stale); returns
+ *  how many changed. */
+export function paintRow(v, r, frame) {
+  const { drawn, cols } = v;
   let n = 0;
-  for (let i = k * perSlice, end = Math.min(drawn.length, i + perSlice); i < end; i++) n += paintCell(v, drawn[i], frame);
-  v.stale[k] = 0;
+  for (let i = r * cols, end = Math.min(drawn.length, i + cols); i < end; i++) n += paintCell(v, drawn[i], frame);
+  v.stale[r] = 0;
   return n;
 }
 
 /**
  * Paint the cells that events lo..hi (inclusive) of `compiled` write, in the unfolded
- * views (`views`: {name: view}): in the slices in view, or in every slice (all); a
- * slice out of view that such a cell is in is marked stale instead.
+ * views (`views`: {name: view}): in the rows in view, or in every row (all); a row out
+ * of view that such a cell is in is marked stale instead.
  * counted(name, n): the cells changed per tensor and write (null: not counted).
  */
 export function paintWritten(views, compiled, lo, hi, frame, all, counted) {
@@ -75,8 +75,8 @@ export function paintWritten(views, compiled, lo, hi, frame, all, counted) {
       for (let i = 0; i < w.idx.length; i++) {
         const k = v.posOf[w.idx[i]];
         if (k < 0) continue;
-        const slice = (k / v.perSlice) | 0;
-        if (!all && v.offView[slice]) v.stale[slice] = 1;
+        const r = (k / v.cols) | 0;
+        if (!all && !v.inView[r]) v.stale[r] = 1;
         else n += paintCell(v, w.idx[i], frame);
       }
       if (n && counted) counted(w.tensor, n);

@@ -31,8 +31,9 @@ function caption(name, meta, scale) {
 /**
  * The figure of tensor `name` of `model` (a TraceModel) and its view record:
  * {meta, layout, fig, bandsEl, cells: (size,) elements, grids, slicesEls, drawn: (slices *
- * rows * cols,) flat indices, posOf: (size,) drawn position or -1, padFlat, offView /
- * stale: (slices,) out of view / may show an older step (stage-cells.js), perSlice, scale, shownValue / shownWritten / shownLevel: (size,) what each
+ * rows * cols,) flat indices, posOf: (size,) drawn position or -1, padFlat, inView /
+ * stale: (slices * rows,) a row of cells in view / that may show an older step
+ * (stage-cells.js), perSlice, rows, cols, scale, shownValue / shownWritten / shownLevel: (size,) what each
  * cell shows, outlineSlots, folded, geo, scrollsX}.
  */
 export function buildFigure(model, name) {
@@ -57,14 +58,15 @@ export function buildFigure(model, name) {
   const cells = new Array(meta.size);
   const grids = [];
   const slicesEls = [];
-  const offView = new Uint8Array(layout.slices.length);
-  const stale = new Uint8Array(layout.slices.length);
+  // (every row counts as in view until the stage has read where the rows are)
+  const inView = new Uint8Array(layout.slices.length * layout.rows).fill(1);
+  const stale = new Uint8Array(layout.slices.length * layout.rows);
   // every slice in one grid: the stage's layout says how many go on a line
   const bandsEl = el("div", "bands");
   for (const sl of layout.slices) {
     const sliceEl = el("div", "slice");
     // content-visibility: auto lets the browser skip laying out slices far out of view;
-    // the stage paints only the slices in view and catches up when they come into it
+    // the stage paints only the rows of cells in view and catches up when they come into it
     sliceEl.style.setProperty("--rows", layout.rows);
     sliceEl.style.setProperty("--cols", layout.cols);
     const sliceIndex = slicesEls.length;
@@ -117,7 +119,7 @@ export function buildFigure(model, name) {
     for (const sl of layout.slices) for (let k = 0; k < sl.cells.length; k++) if (MARK_STYLES[marks[k]]?.fixed) padFlat.add(sl.cells[k]);
   }
   return {
-    meta, layout, fig, bandsEl, cells, grids, slicesEls, drawn, posOf, padFlat, offView, stale, perSlice: layout.rows * layout.cols, scrollsX: false,
+    meta, layout, fig, bandsEl, cells, grids, slicesEls, drawn, posOf, padFlat, inView, stale, perSlice: layout.rows * layout.cols, rows: layout.rows, cols: layout.cols, scrollsX: false,
     geo: null,
     scale,
     shownValue,

@@ -19,15 +19,17 @@ export function measureMetrics(views, flow, column) {
   const cap = fig.firstChild;
   const label = v.slicesEls[0].firstChild;
   let nameW = 0;
-  // (a figure is never narrower than its name and its colour scale, ±n: a folded
-  // figure's scale is hidden, so its width is counted from a shown one's, per character)
+  // (a figure is never narrower than its name and its colour scale, ±n: a folded figure
+  // is hidden, so both widths are counted from a shown one's, per character: monospace)
+  const perCharOf = (e) => (e && e.offsetParent && e.textContent.length ? e.offsetWidth / e.textContent.length : 0);
   const shown = fig.querySelector(".tscale");
-  const perChar = shown && shown.offsetParent && shown.textContent.length ? shown.offsetWidth / shown.textContent.length : 0;
+  const perChar = perCharOf(shown);
+  const perNameChar = perCharOf(fig.querySelector(".tname"));
   const scaleGap = shown ? px(shown, "marginLeft") : 0;
   for (const x of Object.values(views)) {
     const scale = x.fig.querySelector(".tscale");
     const scaleW = scale && perChar ? Math.ceil(perChar * scale.textContent.length + scaleGap) : 0;
-    nameW = Math.max(nameW, x.fig.querySelector(".tname").offsetWidth + scaleW);
+    nameW = Math.max(nameW, Math.ceil(perNameChar * x.fig.querySelector(".tname").textContent.length) + scaleW);
   }
   // the width of a column's own scrollbar (a column scrolls when the layout cannot fit)
   const probe = el("div", "flow-col");
@@ -120,14 +122,17 @@ export function measureGeometry(container, columns, views) {
 }
 
 /**
- * Mark which slices of the shown figures of `views` are out of view: view.offView[k] = 1
- * for slice k when its box lies more than `margin` px outside what shows it (the
+ * Mark which rows of cells of the shown figures of `views` are in view: view.inView[r] = 1
+ * for row r (stage-cells.js) when it lies within `margin` px of what shows it (the
  * viewport, the stage `container`, a scrolling column, the figure's own sideways scroll).
- * Only boxes are read (layout is brought up to date first if the DOM changed); a folded
- * figure is left as it is. The margin covers what the compositor scrolls before the
- * stage hears of it (a scroll event, then Stage.reveal).
+ * Only the slices' boxes are read (layout is brought up to date first if the DOM
+ * changed), never a cell's (a slice content-visibility skips would be laid out for it);
+ * a row's place follows from its slice's box: the grid is at its bottom, `rows` rows of
+ * `cols` cells at a pitch of the slice's width over its columns. A folded figure is left
+ * as it is. The margin covers what the compositor scrolls before the stage hears of it
+ * (a scroll event, then Stage.reveal).
  */
-export function markOffView(container, views, margin) {
+export function markInView(container, views, margin) {
   const view = { left: 0, top: 0, right: window.innerWidth, bottom: window.innerHeight };
   const clipOf = new Map(); // a clipping box -> its rect
   const clip = (e, into) => {
@@ -137,6 +142,7 @@ export function markOffView(container, views, margin) {
   };
   const stage = clip(container, view);
   const colScroll = container.classList.contains("col-scroll");
+  const gap = parseFloat(getComputedStyle(container).getPropertyValue("--gap")) || 0;
   for (const name in views) {
     const v = views[name];
     if (v.folded) continue;
@@ -147,9 +153,19 @@ export function markOffView(container, views, margin) {
     const right = Math.min(box.right, bands.right) + margin;
     const top = box.top - margin;
     const bottom = box.bottom + margin;
+    const { rows, cols } = v;
     for (let k = 0; k < v.slicesEls.length; k++) {
-      const r = v.slicesEls[k].getBoundingClientRect();
-      v.offView[k] = r.bottom < top || r.top > bottom || r.right < left || r.left > right ? 1 : 0;
+      const s = v.slicesEls[k].getBoundingClientRect();
+      let lo = rows;
+      let hi = -1;
+      if (!(s.bottom < top || s.top > bottom || s.right < left || s.left > right)) {
+        const pitch = (s.width + gap) / cols;
+        const gridTop = s.bottom - (rows * pitch - gap);
+        lo = Math.max(0, Math.floor((top - gridTop) / pitch));
+        hi = Math.min(rows - 1, Math.floor((bottom - gridTop) / pitch));
+      }
+      for (let r = 0; r < rows; r++) v.inView[k * rows + r] = r >= lo && r <= hi ? 1 : 0;
     }
   }
 }
+
