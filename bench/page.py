@@ -11,7 +11,8 @@ Prints:
   timed apart: jumps one frame apart, the follow's own time and the whole next frame;
 - with --against REV (e.g. --against 860303d): at 1920x1080 and at 1366x768, the same
   jumps on REV's page (its static/ from git, served by this server) and on this one,
-  alternating in rounds, side by side, then three whole plays at top speed on each,
+  alternating in rounds of 50 (each round timed after the other page's last one has
+  settled: its next frames drawn, its flashes over), side by side, then three whole plays at top speed on each,
   alternating (each page reloaded, Play pressed a second after the trace arrived, as in
   the first measure);
 - time from pressing Apply to the first drawn step for the CS231n preset (median of 7);
@@ -159,6 +160,8 @@ def old_static(rev: str) -> Path:
 
 
 SCREENS = [(1920, 1080), (1366, 768)]
+FRAMES_JS = "new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(() => done(true))))"
+AFTER_ROUND_S = 0.6  # longer than a flash (380 ms) and the address's write (150 ms)
 
 
 def compare(browser, rev: str, base_new: str, viewport: tuple[int, int]) -> None:
@@ -176,6 +179,11 @@ def compare(browser, rev: str, base_new: str, viewport: tuple[int, int]) -> None
         for r in range(6):
             for name, page in pages.items():
                 times[name] += page.evaluate(JUMPS_JS, [total, 50, 100 + r])
+                # (the page's own next frames, the follow, its flashes and its address,
+                # end before the other page's round is timed: on two cores they would
+                # be timed with it)
+                page.evaluate(FRAMES_JS)
+                time.sleep(AFTER_ROUND_S)
         for name in pages:
             print(summary(f"  jump, {name}", times[name]))
         print(f"  p95 ratio this page / {rev}: {pct(times['this page'], 0.95) / pct(times[rev], 0.95):.2f}; "

@@ -50,14 +50,21 @@ def test_lines_join_the_window_read_to_the_cell_written_and_leave_while_playing_
     # (reduced motion: no flash scaling the written cell while its rectangle is read)
     page = open_page("/#s=2&l=d2l", viewport=(1366, 768), reduced_motion="reduce").page
     wait_until(page, "document.querySelectorAll('.stage-lines line').length === 2")
-    lines = page.evaluate(
-        """() => Array.from(document.querySelectorAll('.stage-lines line'), (l) => {
+    read_lines = """() => Array.from(document.querySelectorAll('.stage-lines line'), (l) => {
              const svg = l.ownerSVGElement.getBoundingClientRect();
              const stage = document.getElementById('stage');
              return {from: l.dataset.from, to: l.dataset.to,
                      x1: +l.getAttribute('x1') + svg.left - stage.scrollLeft, y1: +l.getAttribute('y1') + svg.top - stage.scrollTop,
                      x2: +l.getAttribute('x2') + svg.left - stage.scrollLeft, y2: +l.getAttribute('y2') + svg.top - stage.scrollTop}; })"""
-    )
+    # the lines follow a new arrangement of the stage (the page settling as it loads) at
+    # the next frame: read them once they stand still for two frames
+    lines = page.evaluate(read_lines)
+    for _ in range(60):
+        page.evaluate("new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+        again = page.evaluate(read_lines)
+        if again == lines:
+            break
+        lines = again
     assert sorted((l["from"], l["to"]) for l in lines) == [("w", "out"), ("x", "out")]
 
     def box(selector):
