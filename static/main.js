@@ -283,9 +283,12 @@ function redraw(cause = "request") {
   stage.applyLayout(frame.layout);
   probe.part?.("fit");
   const speed = SPEEDS[state.speedIndex];
-  // Playing too fast to watch, the stage does not follow each event
+  // Playing too fast to watch, the stage does not follow each event. The written cells
+  // flash when one step was taken (a step, a play slow enough to watch), not after a
+  // jump: there is no "just" to show then, and the flash costs the jump's frame.
   const fast = state.playing && speed > 12;
-  stage.draw(frame, { flash: (speed <= 8 || !state.playing) && !reducedMotion.matches, changes: !fast });
+  const oneStep = stage.lastStep !== undefined && Math.abs(frame.step - stage.lastStep) === 1;
+  stage.draw(frame, { flash: oneStep && (speed <= 8 || !state.playing) && !reducedMotion.matches, changes: !fast });
   stage.lastStep = frame.step;
   if (!fast) stage.followEvent();
   lab.draw(trace.model, frame.step, trace.config.compare);

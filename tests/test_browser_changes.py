@@ -92,6 +92,25 @@ def test_playing_too_fast_to_read_leaves_the_change_marks_out_and_a_pause_draws_
     assert _marks(page) == _expected(doc, step)
 
 
+def test_one_step_flashes_its_written_cells_and_a_jump_does_not(open_page, base_url):
+    """The written cells flash (a short animation) when one step is taken, by a key or
+    a slow play; after a jump (the scrubber, Home, End, a typed step) the step on show
+    is marked but not flashed: there is no step just taken to show. (Each step and its
+    count in one call: the flash lasts 0.38 s, a loaded machine may take longer.)"""
+    page = open_page("/#s=10&l=cs231n", viewport=(1366, 768)).page
+    count = """(step) => { window.convscope.seek(step);
+      const wr = Array.from(document.querySelectorAll('.cell.wr'));
+      return [wr.length, wr.filter((c) => c.getAnimations().length > 0).length]; }"""
+    wait_until(page, "window.convscope.complete && window.convscope.step === 10")
+    written, flashing = page.evaluate(count, 11)
+    assert written > 0 and flashing == written, (written, flashing)
+    written, flashing = page.evaluate(count, 10)  # (a step back is one step too)
+    assert written > 0 and flashing == written, (written, flashing)
+    for jump in (40, 0, 65):
+        written, flashing = page.evaluate(count, jump)
+        assert written > 0 and flashing == 0, (jump, written, flashing)
+
+
 @pytest.mark.parametrize("lesson", ["cs231n", "stride2"])
 def test_the_inspector_on_a_dx_cell_lists_its_contributions_and_their_sum(open_page, base_url, lesson):
     """Click a dx cell at the last step: the inspector lists as many contributions as the
