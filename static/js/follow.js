@@ -5,6 +5,18 @@
 // there is room for it
 const MARGIN = 8;
 
+/**
+ * What it is worth to see one box of the step wholly: a written box 2, a read box 1, and
+ * a thousandth for each of its `cells` (at most 999: a box never counts for more than
+ * one of its kind), so that of two written boxes that cannot both be in view the one of
+ * more cells wins (dw's 27 over db's 1); a box's caption with it, CAPTION_WORTH, only
+ * breaks ties between the same cells.
+ */
+export function boxWorth(written, cells) {
+  return (written ? 2 : 1) + Math.min(cells, 999) / 1000;
+}
+export const CAPTION_WORTH = 0.0005;
+
 /** The union {lo, hi} of ranges [lo, hi] (null ones left out), or null. */
 export function span(ranges) {
   let u = null;

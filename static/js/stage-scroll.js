@@ -4,7 +4,7 @@
 // when they fit. Positions come from stage-measure.js's geometry, not from the cells'
 // layout: cells scrolled out of view need not be laid out to be scrolled to.
 
-import { span, shift, scrollTarget, cellSpan } from "./follow.js";
+import { span, shift, scrollTarget, cellSpan, boxWorth, CAPTION_WORTH } from "./follow.js";
 
 /** The span {lo, hi} of the cells `idx` of `view` along "y" (its scroller's content) or
  *  "x" (the figure's own scrolling content); null if none is drawn. */
@@ -38,16 +38,16 @@ export function scrollToStep(where, reads, writes) {
     }
   }
   if (!where.overflowY) return moved;
-  // what is worth seeing, per scroller: each tensor's written cells (2), read cells (1),
-  // and its caption (0.5, counted only with its cells)
+  // what is worth seeing, per scroller (follow.js boxWorth): each tensor's written cells,
+  // its read cells, and its caption (counted only with its cells)
   const parts = new Map(where.scrollers.map((e) => [e, []]));
-  for (const [list, worth] of [[writes, 2], [reads, 1]]) {
+  for (const [list, written] of [[writes, true], [reads, false]]) {
     for (const { view, idx } of list) {
       const r = cellRanges(view, idx, "y");
       const mine = parts.get(view.scroller);
       if (!r || !mine) continue;
-      mine.push({ ...r, worth });
-      mine.push({ lo: Math.min(r.lo, view.geo.capTop), hi: Math.max(r.hi, view.geo.capBottom), worth: 0.5 });
+      mine.push({ ...r, worth: boxWorth(written, idx.length) });
+      mine.push({ lo: Math.min(r.lo, view.geo.capTop), hi: Math.max(r.hi, view.geo.capBottom), worth: CAPTION_WORTH });
     }
   }
   for (const [e, list] of parts) {

@@ -405,7 +405,30 @@ test("sliceLayout and reachAt: an NHWC filter (kh, kw, c, f) is drawn filter by 
 
 // ---- following the step ----------------------------------------------------------------
 
-import { scrollTarget, cellSpan, shift } from "../../static/js/follow.js";
+import { scrollTarget, cellSpan, shift, boxWorth, CAPTION_WORTH } from "../../static/js/follow.js";
+
+test("scrollTarget with boxWorth: of written boxes that cannot be in view together, the one of more cells; a read box never over a written one", () => {
+  const view = { top: 0, height: 300, maxTop: 3000 };
+  // a column holding db (its caption, 1 written cell) over dw, whose written filter
+  // (27 cells) is at its bottom, too far below to show with db (the benchmark's trace)
+  const db = { lo: 10, hi: 50, worth: boxWorth(true, 1) };
+  const dbCaption = { lo: 0, hi: 50, worth: CAPTION_WORTH };
+  const dw = { lo: 900, hi: 1150, worth: boxWorth(true, 27) };
+  const dwCaption = { lo: 600, hi: 1150, worth: CAPTION_WORTH }; // (taller than the view)
+  const t = scrollTarget([db, dbCaption, dw, dwCaption], view);
+  assert.ok(t <= 900 && t + 300 >= 1150, `dw's 27 cells in view, not db's 1: ${t}`);
+  // a 27-cell read window against a 1-cell write: the write
+  const read = { lo: 900, hi: 1150, worth: boxWorth(false, 27) };
+  const w = scrollTarget([db, read], { ...view, top: 800 });
+  assert.ok(w <= 10 && w + 300 >= 50, `the written cell in view: ${w}`);
+  // two written boxes that fit together count more than one bigger alone
+  const a = { lo: 1500, hi: 1540, worth: boxWorth(true, 1) };
+  const b = { lo: 1700, hi: 1740, worth: boxWorth(true, 2) };
+  const big = { lo: 2500, hi: 2750, worth: boxWorth(true, 108) };
+  const two = scrollTarget([a, b, big], view);
+  assert.ok(two <= 1500 && two + 300 >= 1740, `both small boxes: ${two}`);
+  assert.ok(boxWorth(true, 5000) < boxWorth(true, 1) + 1, "a box counts for less than two");
+});
 
 test("scrollTarget: stays when the written cells are in view; else shows the written cells first, with the read window if both fit", () => {
   const view = { top: 0, height: 300, maxTop: 2000 };
