@@ -137,7 +137,7 @@ export class Stage {
     if (near) paintWritten(this.views, this.model.compiled, Math.min(from, frame.step) + 1, Math.max(from, frame.step), frame, false, counted);
     else {
       for (const name in this.views) {
-        // a folded figure shows only its caption: its cells catch up when it unfolds
+        // a folded figure is hidden: its cells catch up when it unfolds
         if (this.views[name].folded) continue;
         const n = paintAll(this.views[name], frame, all);
         if (n && counted) counted(name, n);
@@ -153,8 +153,8 @@ export class Stage {
   }
 
   /** Mark the figures outside `names` (a Set; null = all in) as off-phase (the style
-   *  sheet folds them to their caption, or hides them in projector mode). Returns true
-   *  if that changed. */
+   *  sheet hides them; their names show in the folded line, except in projector mode).
+   *  Returns true if that changed. */
   setFocus(names) {
     if (names === this.focusNames && this.focusKey !== undefined) return false; // (the same Set: every frame of a phase)
     const key = focusKeyOf(names);
