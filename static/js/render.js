@@ -56,7 +56,7 @@ export class Stage {
     // a scroll (the stage's, a column's, a figure's, the page's) or a change of size can
     // bring cells into view: they are painted before the frame is (scroll events and
     // resize observations come before the page is painted)
-    window.addEventListener("scroll", () => this.reveal(), { capture: true, passive: true });
+    window.addEventListener("scroll", (e) => (e.target === document || container.contains(e.target)) && this.reveal(), { capture: true, passive: true });
     new ResizeObserver(() => this.reveal()).observe(container);
   }
 
@@ -134,7 +134,7 @@ export class Stage {
     // (what is in view is read once the figures stand where this frame has them: the
     // rows that came into view since are painted whole)
     if (this.viewDirty) this.paintRevealed(frame, near);
-    if (near) paintWritten(this.views, this.model.compiled, Math.min(from, frame.step) + 1, Math.max(from, frame.step), frame, false, counted);
+    if (near) paintWritten(this.views, this.model.compiled, Math.min(from, frame.step) + 1, Math.max(from, frame.step), frame, counted);
     else {
       for (const name in this.views) {
         // a folded figure is hidden: its cells catch up when it unfolds

@@ -53,7 +53,8 @@ export function paintAll(v, frame, all) {
 /** Paint the cells of row `r` of view `v` for `frame` (it is no longer stale); returns
  *  how many changed. */
 export function paintRow(v, r, frame) {
-  const { drawn, cols } = v;
+  const { drawn } = v;
+  const { cols } = v.layout;
   let n = 0;
   for (let i = r * cols, end = Math.min(drawn.length, i + cols); i < end; i++) n += paintCell(v, drawn[i], frame);
   v.stale[r] = 0;
@@ -62,11 +63,11 @@ export function paintRow(v, r, frame) {
 
 /**
  * Paint the cells that events lo..hi (inclusive) of `compiled` write, in the unfolded
- * views (`views`: {name: view}): in the rows in view, or in every row (all); a row out
- * of view that such a cell is in is marked stale instead.
+ * views (`views`: {name: view}), in the rows in view; a row out of view that such a
+ * cell is in is marked stale instead.
  * counted(name, n): the cells changed per tensor and write (null: not counted).
  */
-export function paintWritten(views, compiled, lo, hi, frame, all, counted) {
+export function paintWritten(views, compiled, lo, hi, frame, counted) {
   for (let e = Math.max(0, lo); e <= hi && e < compiled.length; e++) {
     for (const w of compiled[e].writes) {
       const v = views[w.tensor];
@@ -75,8 +76,8 @@ export function paintWritten(views, compiled, lo, hi, frame, all, counted) {
       for (let i = 0; i < w.idx.length; i++) {
         const k = v.posOf[w.idx[i]];
         if (k < 0) continue;
-        const r = (k / v.cols) | 0;
-        if (!all && !v.inView[r]) v.stale[r] = 1;
+        const r = (k / v.layout.cols) | 0;
+        if (!v.inView[r]) v.stale[r] = 1;
         else n += paintCell(v, w.idx[i], frame);
       }
       if (n && counted) counted(w.tensor, n);

@@ -1,7 +1,7 @@
 // One tensor's figure on the stage, built once per trace: its caption, one grid per
 // slice, one element per cell (data-tensor, data-idx), each cell made showing what it
 // shows before the first event; and the record the stage keeps of it (what each cell
-// shows, where each drawn cell sits, which slices are in view).
+// shows, where each drawn cell sits, which rows of cells are in view).
 
 import { sliceLayout, gridMarks, MARK_STYLES, MAX_CELLS_PER_TENSOR } from "./layout.js";
 import { formatValue, colorLevel, absMax } from "./format.js";
@@ -33,7 +33,7 @@ function caption(name, meta, scale) {
  * {meta, layout, fig, bandsEl, cells: (size,) elements, grids, slicesEls, drawn: (slices *
  * rows * cols,) flat indices, posOf: (size,) drawn position or -1, padFlat, inView /
  * stale: (slices * rows,) a row of cells in view / that may show an older step
- * (stage-cells.js), perSlice, rows, cols, scale, shownValue / shownWritten / shownLevel: (size,) what each
+ * (stage-cells.js), perSlice, scale, shownValue / shownWritten / shownLevel: (size,) what each
  * cell shows, outlineSlots, folded, geo, scrollsX}.
  */
 export function buildFigure(model, name) {
@@ -119,7 +119,7 @@ export function buildFigure(model, name) {
     for (const sl of layout.slices) for (let k = 0; k < sl.cells.length; k++) if (MARK_STYLES[marks[k]]?.fixed) padFlat.add(sl.cells[k]);
   }
   return {
-    meta, layout, fig, bandsEl, cells, grids, slicesEls, drawn, posOf, padFlat, inView, stale, perSlice: layout.rows * layout.cols, rows: layout.rows, cols: layout.cols, scrollsX: false,
+    meta, layout, fig, bandsEl, cells, grids, slicesEls, drawn, posOf, padFlat, inView, stale, perSlice: layout.rows * layout.cols, scrollsX: false,
     geo: null,
     scale,
     shownValue,

@@ -153,7 +153,7 @@ export function markInView(container, views, margin) {
     const right = Math.min(box.right, bands.right) + margin;
     const top = box.top - margin;
     const bottom = box.bottom + margin;
-    const { rows, cols } = v;
+    const { rows, cols } = v.layout;
     for (let k = 0; k < v.slicesEls.length; k++) {
       const s = v.slicesEls[k].getBoundingClientRect();
       let lo = rows;
