@@ -18,6 +18,8 @@ from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import JSONResponse, Response
 
+from .disconnect import ClientGone
+
 __all__ = ["ApiError", "error_body", "install_error_handlers", "too_large", "unprocessable"]
 
 
@@ -151,6 +153,4 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(ApiError, _api_error_handler)
     app.add_exception_handler(RequestValidationError, _validation_handler)
     app.add_exception_handler(StarletteHTTPException, _http_error_handler)
-    from .gate import ClientGone
-
     app.add_exception_handler(ClientGone, _client_gone_handler)

@@ -1,123 +1,193 @@
-"""Build slots: at most ``max_builds`` builds and streams run at once in one worker.
+"""Build slots and the reply buffer: what one worker spends on traces at once.
 
-A request that computes a trace takes a slot for as long as it builds and sends (a
-document is held only while its slot is); an excess request waits at most
-``queue_timeout`` seconds, then gets a 503 with ``Retry-After``. A client that hangs up
-while it waits, or while its document builds, gives its slot back at once and its
-build stops at its next chunk (``watch_disconnect`` + a cancel flag the build reads).
+A build (a trace document, a stream, a lesson file) needs two things before it starts:
 
-The slots are an asyncio semaphore on the event loop: waiting costs no thread.
+- a **slot** (CPU): at most ``slots`` builds run at once in one worker; a build gives
+  its slot back the moment it ends, however fast its readers read;
+- **bytes** of the reply buffer: a build reserves its predicted size
+  (``convcore.trace.cost``, an upper bound known before any work) out of
+  ``buffer_bytes``, so the replies a worker holds for slow readers never pass that
+  bound; the reservation shrinks to the real size when the build ends and is given
+  back when its last reader is done.
+
+A request that cannot have both waits at most ``timeout`` seconds, then gets a 503 with
+``Retry-After``. Waiters are served in arrival order, each as soon as what it asks for
+is free (a small build does not wait behind a large one that does not fit yet).
+
+Every grant is owned from the moment it is made: ``reserve`` is an async context
+manager, and a waiter that is cancelled (its client left, its build was dropped) in
+the same tick as its grant gives the grant back. There is no ``asyncio.wait_for``
+around an acquire: on Python 3.11 it can swallow a cancellation that races a grant
+(CPython bpo-42130), and every such race leaked a slot for good.
 """
 
 from __future__ import annotations
 
 import asyncio
 import math
-import threading
-from typing import Awaitable, Callable, TypeVar
-
-from starlette.concurrency import run_in_threadpool
-from starlette.requests import Request
+from collections import deque
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import AsyncIterator
 
 from .errors import ApiError
 
-__all__ = ["BuildGate", "ClientGone", "Slot", "build_until_disconnect", "run_until_disconnect"]
-
-T = TypeVar("T")
+__all__ = ["BuildGate", "Grant"]
 
 
-class ClientGone(Exception):
-    """The client disconnected before its reply was ready."""
+@dataclass(eq=False)
+class _Waiter:
+    nbytes: int
+    granted: asyncio.Future[None]
 
 
-class Slot:
-    """One taken slot; ``release`` gives it back (once, however often it is called)."""
+class Grant:
+    """One build's slot and reserved bytes; each given back once, however often asked."""
 
-    def __init__(self, gate: "BuildGate"):
+    def __init__(self, gate: "BuildGate", nbytes: int):
         self._gate = gate
-        self._held = True
+        self.nbytes = nbytes
+        self.has_slot = True
+
+    def end_build(self) -> None:
+        """The build has ended: its slot goes back (its bytes stay reserved)."""
+        if self.has_slot:
+            self.has_slot = False
+            self._gate._give_back(slots=1, nbytes=0)
+
+    def shrink(self, nbytes: int) -> None:
+        """Keep only ``nbytes`` reserved (the build's real size, once known)."""
+        spare = self.nbytes - max(0, nbytes)
+        if spare > 0:
+            self.nbytes -= spare
+            self._gate._give_back(slots=0, nbytes=spare)
 
     def release(self) -> None:
-        if self._held:
-            self._held = False
-            self._gate._release()
+        """Give back everything still held."""
+        self.end_build()
+        self.shrink(0)
 
 
 class BuildGate:
-    """``slots`` concurrent builds; waits of at most ``timeout`` seconds."""
+    """``slots`` concurrent builds, ``buffer_bytes`` of replies held; waits of at most
+    ``timeout`` seconds. Lives on one event loop (all its methods run on it)."""
 
-    def __init__(self, slots: int, timeout: float):
+    def __init__(self, slots: int, timeout: float, buffer_bytes: int):
         self.slots = slots
         self.timeout = timeout
-        self._semaphore: asyncio.Semaphore | None = None
-        self.running = 0
-        self.waiting = 0
+        self.buffer_bytes = buffer_bytes
+        self._free_slots = slots
+        self._free_bytes = buffer_bytes
+        self._waiters: deque[_Waiter] = deque()
 
-    def _sem(self) -> asyncio.Semaphore:
-        if self._semaphore is None:  # made on the serving loop, on first use
-            self._semaphore = asyncio.Semaphore(self.slots)
-        return self._semaphore
+    # -- accounting (synchronous: no await between a decision and its bookkeeping) ---------
 
-    def _release(self) -> None:
-        self.running -= 1
-        self._sem().release()
+    def _fits(self, nbytes: int) -> bool:
+        return self._free_slots > 0 and nbytes <= self._free_bytes
+
+    def _take(self, nbytes: int) -> Grant:
+        self._free_slots -= 1
+        self._free_bytes -= nbytes
+        return Grant(self, nbytes)
+
+    def _give_back(self, slots: int, nbytes: int) -> None:
+        self._free_slots += slots
+        self._free_bytes += nbytes
+        self._grant_waiters()
+
+    def _grant_waiters(self) -> None:
+        for waiter in list(self._waiters):
+            if self._free_slots == 0:
+                break
+            if waiter.granted.done():  # timed out or cancelled: no longer asking
+                self._waiters.remove(waiter)
+            elif waiter.nbytes <= self._free_bytes:
+                self._waiters.remove(waiter)
+                self._free_slots -= 1
+                self._free_bytes -= waiter.nbytes
+                waiter.granted.set_result(None)  # the slot and bytes are the waiter's now
+
+    # -- asking ------------------------------------------------------------------------------
+
+    def _too_large(self, nbytes: int) -> ApiError:
+        return ApiError(
+            413, ["request"],
+            f"the reply would need {nbytes} bytes of this worker's reply buffer, which holds "
+            f"{self.buffer_bytes} (CONVSCOPE_BUFFER_BYTES)", "too_large")
 
     def busy(self) -> ApiError:
         retry = max(1, math.ceil(self.timeout))
         return ApiError(
             503, ["request"],
-            f"the server is busy: {self.slots} traces are being built or sent by this worker and none "
-            f"finished within {self.timeout:g} s; try again in {retry} s",
+            f"the server is busy: {self.slots} traces are being built by this worker, or its reply buffer "
+            f"({self.buffer_bytes} bytes) is held by replies being read, and neither freed within "
+            f"{self.timeout:g} s; try again in {retry} s",
             "busy", headers={"Retry-After": str(retry)},
         )
 
-    async def acquire(self, request: Request) -> Slot:
-        """A slot, or ApiError 503 after ``timeout`` s, or ClientGone if the client left."""
-        self.waiting += 1
+    async def _acquire(self, nbytes: int) -> Grant:
+        """A grant of one slot and ``nbytes``, or ApiError (503 after ``timeout`` s, 413
+        when it could never fit). Cancellation gives back a grant made in the same tick."""
+        if nbytes > self.buffer_bytes:
+            raise self._too_large(nbytes)
+        if not self._waiters and self._fits(nbytes):
+            return self._take(nbytes)
+        waiter = _Waiter(nbytes, asyncio.get_running_loop().create_future())
+        self._waiters.append(waiter)
+        self._grant_waiters()  # it may fit where the waiters before it do not
+        timer = asyncio.get_running_loop().call_later(self.timeout, _expire, waiter.granted)
         try:
-            await run_until_disconnect(request, asyncio.wait_for(self._sem().acquire(), self.timeout))
+            await waiter.granted
         except asyncio.TimeoutError:
+            self._drop(waiter)
             raise self.busy() from None
+        except BaseException:  # cancelled: a grant made meanwhile goes back at once
+            if waiter.granted.done() and not waiter.granted.cancelled() and waiter.granted.exception() is None:
+                self._give_back(slots=1, nbytes=nbytes)
+            else:
+                waiter.granted.cancel()
+                self._drop(waiter)
+            raise
         finally:
-            self.waiting -= 1
-        self.running += 1
-        return Slot(self)
+            timer.cancel()
+        return Grant(self, nbytes)
+
+    def _drop(self, waiter: _Waiter) -> None:
+        try:
+            self._waiters.remove(waiter)
+        except ValueError:
+            pass
+        self._grant_waiters()  # a waiter that was first may have kept smaller ones waiting
+
+    @asynccontextmanager
+    async def reserve(self, nbytes: int) -> AsyncIterator[Grant]:
+        """``async with gate.reserve(n) as grant``: the grant is given back when the block
+        ends, however it ends; ``grant.end_build()`` gives the slot back earlier."""
+        grant = await self._acquire(max(0, int(nbytes)))
+        try:
+            yield grant
+        finally:
+            grant.release()
+
+    # -- what tests and /api/debug/stats read ----------------------------------------------
+
+    @property
+    def running(self) -> int:
+        return self.slots - self._free_slots
+
+    @property
+    def waiting(self) -> int:
+        return sum(1 for w in self._waiters if not w.granted.done())
+
+    @property
+    def held_bytes(self) -> int:
+        return self.buffer_bytes - self._free_bytes
 
     def stats(self) -> dict[str, int]:
-        return {"slots": self.slots, "running": self.running, "waiting": self.waiting}
+        return {"slots": self.slots, "running": self.running, "waiting": self.waiting,
+                "buffer_bytes": self.buffer_bytes, "held_bytes": self.held_bytes}
 
 
-async def _disconnected(request: Request) -> None:
-    """Returns when the client has gone (the request body has been read already)."""
-    while True:
-        message = await request.receive()
-        if message["type"] == "http.disconnect":
-            return
-
-
-async def run_until_disconnect(request: Request, work: Awaitable[T]) -> T:
-    """``work``'s result, or ClientGone (``work`` cancelled) when the client leaves first."""
-    task = asyncio.ensure_future(work)
-    watcher = asyncio.ensure_future(_disconnected(request))
-    try:
-        done, _ = await asyncio.wait({task, watcher}, return_when=asyncio.FIRST_COMPLETED)
-    except asyncio.CancelledError:
-        task.cancel()
-        raise
-    finally:
-        watcher.cancel()
-    if task in done:
-        return task.result()
-    task.cancel()
-    raise ClientGone()
-
-
-async def build_until_disconnect(request: Request, build: Callable[[threading.Event], T]) -> T:
-    """``build(cancel)`` in a worker thread; when the client leaves, ``cancel`` is set
-    (the build stops at its next chunk) and ClientGone is raised at once."""
-    cancel = threading.Event()
-    try:
-        return await run_until_disconnect(request, run_in_threadpool(build, cancel))
-    except BaseException:
-        cancel.set()
-        raise
+def _expire(granted: asyncio.Future[None]) -> None:
+    if not granted.done():
+        granted.set_exception(asyncio.TimeoutError())
