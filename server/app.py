@@ -21,9 +21,11 @@ from convcore import __version__
 from .docs import install_docs
 from .errors import install_error_handlers
 from .follow.routes import router as follow_router
+from .builds import SharedBuilds
 from .gate import BuildGate
 from .hosts import allowed_hosts
 from .http_rules import MethodRules
+from .replies import Pace
 from .routes import debug, health, lesson, meta, mistakes, pages, presets, trace
 from .security import HostCheck, RequestBody, SecurityHeaders
 from .settings import Settings
@@ -70,7 +72,9 @@ def create_app(settings: Settings | None = None, static_dir: Path | None = None)
     app.state.static_dir = static_dir if static_dir is not None else find_static_dir()
     app.state.stream_stats = StreamStats()
     app.state.cache = DocumentCache(settings.cache_entries)
-    app.state.gate = BuildGate(settings.max_builds, settings.queue_timeout)
+    app.state.gate = BuildGate(settings.max_builds, settings.queue_timeout, settings.buffer_bytes)
+    app.state.builds = SharedBuilds(app.state.gate)
+    app.state.pace = Pace(settings.send_grace, settings.min_send_rate)
 
     install_error_handlers(app)
     app.include_router(pages.router)

@@ -9,6 +9,10 @@
   client does not read) for that long, the connection is aborted: its buffered reply is
   dropped, the app sees a disconnect, and its stream stops.
 
+It also offers the app a way to cut a reader off: the ASGI extension
+``convscope.abort`` (``{"abort": callable}`` in the scope's ``extensions``), which
+``server.replies`` calls when a reader falls below the minimum rate.
+
 ``convscope serve`` runs uvicorn with ``http=DeadlineH11Protocol``; the timeouts come
 from the CONVSCOPE_* settings (every worker reads the same).
 """
@@ -16,6 +20,8 @@ from the CONVSCOPE_* settings (every worker reads the same).
 from __future__ import annotations
 
 import asyncio
+import socket
+import struct
 from typing import Any
 
 import h11
@@ -23,6 +29,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from .encoding import encode_json
 from .errors import error_body
+from .replies import ABORT_EXTENSION
 from .security import SECURITY_HEADERS
 
 __all__ = ["DeadlineH11Protocol", "timeout_reply"]
@@ -85,9 +92,30 @@ class DeadlineH11Protocol(H11Protocol):
         self._arm_request_deadline()
 
     def handle_events(self) -> None:
+        cycle = self.cycle
         super().handle_events()
+        if self.cycle is not None and self.cycle is not cycle:  # a new request: its app task has not run yet
+            self.cycle.scope.setdefault("extensions", {})[ABORT_EXTENSION] = {"abort": self._abort_reply}
         if self.conn.their_state in (h11.DONE, h11.MUST_CLOSE) and self._request_deadline is not None:
             self._cancel_request_deadline()  # the whole request is in
+
+    def _abort_reply(self) -> None:
+        """A reply's reader is too slow (``server.replies``): drop the connection and
+        what it never read; the app sees a disconnect."""
+        self._drop_connection()
+
+    def _drop_connection(self) -> None:
+        """Close with a reset: the kernel discards the queued reply instead of
+        delivering it at the reader's pace (a plain close would)."""
+        if self.transport.is_closing():
+            return
+        sock = self.transport.get_extra_info("socket")
+        if sock is not None:
+            try:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            except OSError:
+                pass
+        self.transport.abort()
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
@@ -109,7 +137,7 @@ class DeadlineH11Protocol(H11Protocol):
 
     def _reader_too_slow(self) -> None:
         self._reader_deadline = None
-        self.transport.abort()  # drop what the client never read; connection_lost follows
+        self._drop_connection()  # drop what the client never read; connection_lost follows
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._cancel_request_deadline()

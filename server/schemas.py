@@ -192,10 +192,12 @@ class Limits(BaseModel):
     max_work: int = Field(description="Predicted work allowed for one trace (events + cells written / 32).")
     max_body_bytes: int = Field(description="Bytes allowed in one request body.")
     max_abs_value: float = Field(description="Largest magnitude of an input number.")
-    max_builds: int = Field(description="Traces built or sent at once by one worker; more wait, then get 503.")
+    max_builds: int = Field(description="Traces built at once by one worker; more wait, then get 503.")
     queue_timeout: float = Field(description="Seconds a request waits for a build slot before its 503.")
     request_timeout: float = Field(description="Seconds a client has to send the whole request (headers and body).")
     idle_timeout: float = Field(description="Seconds a reply waits for a client that does not read.")
+    min_send_rate: float = Field(description="Bytes per second a client must read a reply at, after send_grace seconds.")
+    send_grace: float = Field(description="Seconds a reply may take before min_send_rate applies.")
 
 
 class Health(BaseModel):

@@ -16,7 +16,7 @@ import os
 from contextvars import ContextVar
 from typing import Annotated, Any, Mapping
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, EnvSettingsSource, NoDecode, SettingsConfigDict
 from pydantic_settings.sources.utils import parse_env_vars
 
@@ -75,6 +75,12 @@ class Settings(BaseSettings):
     max_builds: int = Field(2, ge=1, description="builds and streams running at once in one worker "
                             "(builds are CPU-bound Python: one worker runs one at a time; more workers for more)")
     queue_timeout: float = Field(5.0, gt=0, description="seconds a request waits for a build slot before a 503")
+    buffer_bytes: int = Field(
+        128_000_000, ge=10_000, description="bytes of built replies one worker holds for their readers at once "
+        "(each build reserves its predicted size first; at least max_trace_bytes)")
+    min_send_rate: float = Field(32_768, gt=0, description="bytes per second a reader must take a reply at, "
+                                 "after send_grace seconds; a slower reader is cut off")
+    send_grace: float = Field(10.0, gt=0, description="seconds a reply may take before min_send_rate applies")
     request_timeout: float = Field(15.0, gt=0, description="seconds a client has to send its request headers and body")
     idle_timeout: float = Field(20.0, gt=0, description="seconds a reply may wait for a client that does not read")
     shutdown_timeout: float = Field(5.0, gt=0, description="seconds a graceful shutdown waits for open replies")
@@ -83,6 +89,14 @@ class Settings(BaseSettings):
     follow_max_state_bytes: int = Field(65536, ge=2, description="bytes of one teacher state in follow mode")
     follow_redis_url: str = Field("", description="Redis for follow sessions shared by workers and hosts "
                                   "('' = in-process)")
+
+    @model_validator(mode="after")
+    def _buffer_holds_a_trace(self) -> "Settings":
+        if self.buffer_bytes < self.max_trace_bytes:
+            raise ValueError(f"{ENV_PREFIX}BUFFER_BYTES ({self.buffer_bytes}) must be at least "
+                             f"{ENV_PREFIX}MAX_TRACE_BYTES ({self.max_trace_bytes}): the largest allowed trace "
+                             "must fit in the reply buffer")
+        return self
 
     @field_validator("follow_redis_url", mode="before")
     @classmethod
@@ -140,7 +154,8 @@ class Settings(BaseSettings):
     def limits(self) -> dict[str, float | int]:
         """The limits a client must respect, as published by /api/health."""
         names = ("max_tensor_elements", "max_events", "max_trace_bytes", "max_work", "max_body_bytes",
-                 "max_abs_value", "max_builds", "queue_timeout", "request_timeout", "idle_timeout")
+                 "max_abs_value", "max_builds", "queue_timeout", "request_timeout", "idle_timeout",
+                 "min_send_rate", "send_grace")
         return {name: getattr(self, name) for name in names}
 
 
@@ -148,7 +163,10 @@ def _explain(exc: ValidationError, environ: Mapping[str, str] | None) -> str:
     """The first problem, naming the variable and its text when it came from one."""
     problems = []
     for error in exc.errors():
-        field = str(error["loc"][0]) if error.get("loc") else "settings"
+        if not error.get("loc"):  # a rule between settings: its message names them
+            problems.append(str(error["msg"]).removeprefix("Value error, "))
+            continue
+        field = str(error["loc"][0])
         variable = ENV_PREFIX + field.upper()
         if environ is not None and variable in environ:
             where = f"{variable}={environ[variable]!r}"

@@ -2,12 +2,12 @@
 
 The trace generator (``convcore.trace.iter_trace``) is synchronous and CPU-bound. An
 async generator pulls it in chunks (at most ``chunk_events`` lines, about
-``BLOCK_BYTES``) through the threadpool, each sent before the next is made (uvicorn
-waits until the socket drains: a slow reader holds one block, not the trace), so the event loop stays
-free, the header leaves before any event is generated, and when the client goes away
-the async generator is cancelled at its next await: its ``finally`` closes the trace
-generator and no further event is generated. (A sync generator handed to
-StreamingResponse would only be closed at garbage collection.)
+``BLOCK_BYTES``) through the threadpool, so the event loop stays free and the header
+leaves before any event is generated. The blocks go to a shared build
+(``server.builds``), which makes them as fast as the threadpool allows, whatever its
+readers' speed; when its last reader goes away the build is cancelled at its next
+await: the generator's ``finally`` closes the trace generator and no further event is
+generated. (A sync generator would only be closed at garbage collection.)
 
 ``StreamStats`` counts what was generated; ``GET /api/debug/stats`` shows it when the
 service runs with ``CONVSCOPE_DEBUG=1``, which is how the tests check that a dropped
@@ -101,15 +101,17 @@ async def ndjson_lines(
     lines: Iterator[dict[str, Any]],
     stats: StreamStats,
     chunk_events: int,
-    on_close: Callable[[], None] | None = None,
+    on_end: Callable[[str], None] | None = None,
 ) -> AsyncIterator[bytes]:
     """Encode ``lines`` (header, events, end) as NDJSON blocks, pulled in chunks.
 
     The first block holds the header line alone so that it leaves at once; later blocks
-    hold up to ``chunk_events`` lines.
+    hold up to ``chunk_events`` lines. ``on_end`` is told how the stream ended:
+    "completed", "failed" (an error line) or "cancelled".
     """
     stats.add("streams_started")
     finished = False
+    outcome = "cancelled"
     try:
         limit = 1
         while True:
@@ -118,6 +120,7 @@ async def ndjson_lines(
                 yield block
             if done:
                 finished = True
+                outcome = done
                 stats.add("streams_completed" if done == "completed" else "streams_failed")
                 return
             limit = chunk_events
@@ -129,5 +132,5 @@ async def ndjson_lines(
             close = getattr(lines, "close", None)
             if close is not None:
                 close()
-        if on_close is not None:
-            on_close()
+        if on_end is not None:
+            on_end(outcome)

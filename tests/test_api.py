@@ -132,6 +132,8 @@ def test_health_reports_version_and_limits(api_client, api_settings):
         "queue_timeout": api_settings.queue_timeout,
         "request_timeout": api_settings.request_timeout,
         "idle_timeout": api_settings.idle_timeout,
+        "min_send_rate": api_settings.min_send_rate,
+        "send_grace": api_settings.send_grace,
     }
 
 

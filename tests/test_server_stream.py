@@ -1,5 +1,6 @@
 """A real uvicorn process on a free loopback port: the NDJSON stream's first line leaves
-before generation ends, and a client that goes away stops generation.
+before generation ends, a reader that stalls holds bytes of the reply buffer but no
+build slot, and a client that goes away stops generation.
 
 The server runs with CONVSCOPE_DEBUG=1, which mounts GET /api/debug/stats: counters of
 the events the stream generator has pulled from ``iter_trace`` (incremented in the
@@ -57,6 +58,7 @@ def live_server():
         "CONVSCOPE_DEBUG": "1",
         "CONVSCOPE_MAX_EVENTS": "400000",
         "CONVSCOPE_MAX_TRACE_BYTES": "1000000000",
+        "CONVSCOPE_BUFFER_BYTES": "1000000000",
         "CONVSCOPE_MAX_WORK": "1000000",
         "CONVSCOPE_MAX_TENSOR_ELEMENTS": "4096",
         "CONVSCOPE_STREAM_CHUNK_EVENTS": "64",
@@ -119,7 +121,7 @@ def test_whole_stream_arrives_in_order(live_server):
     assert len(lines) - 2 == lines[0]["total_events"] == lines[-1]["total_events"]
 
 
-def test_first_line_leaves_before_generation_ends_and_disconnect_stops_it(live_server):
+def test_first_line_leaves_before_generation_ends_and_a_stalled_reader_holds_no_slot(live_server):
     before = settled_count(live_server)
     base = stats(live_server)
     with httpx.Client(timeout=60) as client:
@@ -135,16 +137,33 @@ def test_first_line_leaves_before_generation_ends_and_disconnect_stops_it(live_s
             assert generated_at_header < total
             for _ in range(100):
                 assert json.loads(next(lines))["type"] == "event"
-            # The client stops reading: the server must stall on a full socket, not
-            # run ahead to the end.
-            stalled = settled_count(live_server) - before
-            assert stalled < total
-        # Leaving the block closes the connection mid-stream.
+            # The client stops reading: the build does not wait for it. It runs to the
+            # end into the reply buffer and gives its slot back; the reader holds bytes.
+            assert wait_for(lambda: stats(live_server)["streams_completed"] == base["streams_completed"] + 1, 60)
+            held = stats(live_server)
+            assert held["running"] == 0 and held["held_bytes"] > 0, held
+            assert settled_count(live_server) - before == total
+        # Leaving the block closes the connection mid-stream: its bytes go back.
+    assert wait_for(lambda: stats(live_server)["held_bytes"] == 0)
+    print(f"header at {generated_at_header} of {total} events")
+
+
+def test_a_client_that_leaves_mid_generation_stops_it(live_server):
+    before = settled_count(live_server)
+    base = stats(live_server)
+    with httpx.Client(timeout=60) as client:
+        with client.stream("POST", live_server + "api/trace/stream", json={**BIG, "backward": "separate"}) as response:
+            assert response.status_code == 200
+            header = json.loads(next(response.iter_lines()))
+            total = header["total_events"]
+        # Leaving the block closes the connection right after the header.
     assert wait_for(lambda: stats(live_server)["streams_cancelled"] == base["streams_cancelled"] + 1)
     after = settled_count(live_server) - before
-    print(f"header at {generated_at_header}, stalled at {stalled}, stopped at {after} of {total} events")
+    print(f"stopped at {after} of {total} events")
     assert after < total, f"{after} of {total} events generated after the client left"
-    assert stats(live_server)["streams_completed"] == base["streams_completed"]
+    final = stats(live_server)
+    assert final["streams_completed"] == base["streams_completed"]
+    assert (final["running"], final["held_bytes"]) == (0, 0), final
 
 
 def _raw_post(url: str, parts: list[bytes], declared: int, pause: float) -> bytes:

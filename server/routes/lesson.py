@@ -1,11 +1,14 @@
 """POST /api/lesson: the page's "Download lesson", the offline lesson file of a setup
 (``server/export/lesson.py``, the same file as ``convscope export``), as an attachment.
 It costs what the setup's trace costs (the same checks and limits, one build slot)
-plus the page's bundle."""
+plus the page's bundle; the same request made twice at once is built once."""
 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
+from pathlib import Path
+from typing import AsyncIterator
 
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, Field
@@ -13,11 +16,23 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from ..export.lesson import lesson_html, prepare_lesson
-from ..gate import run_until_disconnect
+from ..disconnect import run_until_disconnect
+from ..replies import DocumentResponse
 from ..schemas import TraceConfig
+from ..static_files import find_static_dir
 from .trace import REFUSALS
 
 router = APIRouter(prefix="/api", tags=["lesson"])
+
+
+@lru_cache(maxsize=4)
+def bundle_bytes(static_dir: Path | None) -> int:
+    """An upper bound on what the page's files add to a lesson file: every file of the
+    page, as a base64 data URI at the worst (4/3 of its size)."""
+    folder = static_dir if static_dir is not None else find_static_dir()
+    if folder is None:
+        return 0
+    return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file()) * 4 // 3 + 4096
 
 
 class LessonRequest(BaseModel):
@@ -40,18 +55,24 @@ async def lesson(body: LessonRequest, request: Request) -> Response:
     for extra in ("mistake", "compare"):
         if getattr(body.setup, extra) is not None:
             config[extra] = getattr(body.setup, extra)
-    prepare_lesson(config, state.settings)  # refuses what the service refuses (422, 413) before any work
-    slot = await state.gate.acquire(request)
+    prepared = prepare_lesson(config, state.settings)  # refuses what the service refuses (422, 413) before any work
+
+    async def produce() -> AsyncIterator[bytes]:
+        html = await run_in_threadpool(lesson_html, config, name=body.name, title=body.title, sentence=body.sentence,
+                                       settings=state.settings)
+        yield html.encode("utf-8")
+
+    # the file holds the trace document and the page's code and style
+    nbytes = prepared.cost.bytes + bundle_bytes(state.static_dir)
+    build = state.builds.join(("lesson", await request.body()), nbytes, produce)
     try:
-        html = await run_until_disconnect(
-            request,
-            run_in_threadpool(lesson_html, config, name=body.name, title=body.title, sentence=body.sentence, settings=state.settings),
-        )
-    finally:
-        slot.release()
+        content = await run_until_disconnect(request.receive, build.whole())
+    except BaseException:
+        state.builds.leave(build)
+        raise
     filename = re.sub(r"[^A-Za-z0-9_-]", "", body.name) or "lesson"
-    return Response(
-        html.encode("utf-8"),
+    return DocumentResponse(
+        content, pace=state.pace, after=lambda: state.builds.leave(build),
         media_type="text/html; charset=utf-8",
         headers={"content-disposition": f'attachment; filename="convscope-{filename}.html"', "cache-control": "no-store"},
     )

@@ -3,7 +3,8 @@ POST /api/conv (the numbers without the steps)."""
 
 from __future__ import annotations
 
-from typing import Any
+import threading
+from typing import Any, AsyncIterator
 
 from fastapi import APIRouter, Request
 from starlette.concurrency import run_in_threadpool
@@ -11,8 +12,9 @@ from starlette.responses import Response, StreamingResponse
 
 from .. import guard
 from ..encoding import encode_json
-from ..gate import build_until_disconnect, run_until_disconnect
-from ..replies import DocumentResponse, SlotStreamingResponse
+from ..builds import SharedBuild
+from ..disconnect import run_until_disconnect
+from ..replies import BuildStreamResponse, DocumentResponse
 from ..schemas import (
     NDJSON_DESCRIPTION,
     NDJSON_LINE_SCHEMA,
@@ -27,6 +29,8 @@ from ..streaming import NDJSON_MEDIA_TYPE, ndjson_lines
 from ..tracing import INPUT_ERRORS, conv_result, document_bytes, prepare, stream_lines
 
 router = APIRouter(prefix="/api", tags=["trace"])
+
+STREAM_HEADERS = {"cache-control": "no-store", "x-accel-buffering": "no"}
 
 REFUSALS: dict[int | str, dict[str, Any]] = {
     413: {"model": ErrorBody, "description": "Too large: names the measure, its value and the limit."},
@@ -48,16 +52,24 @@ async def trace(body: TraceConfig, request: Request) -> Response:
     key = await request.body()
     content = state.cache.get(key)
     if content is not None:
-        return DocumentResponse(content)
+        return DocumentResponse(content, pace=state.pace)
     prepared = prepare(body.config(), state.settings, compare=body.compare, mistake=body.mistake)  # cheap (bounded inputs, no events): no thread to wait for
-    slot = await state.gate.acquire(request)
+
+    async def produce() -> AsyncIterator[bytes]:
+        cancel = threading.Event()
+        try:
+            yield await run_in_threadpool(document_bytes, prepared, cancel)
+        finally:
+            cancel.set()  # a build still running stops at its next chunk
+
+    build = state.builds.join(("document", key), prepared.cost.bytes, produce,
+                              on_done=lambda done: state.cache.put(key, b"".join(done.blocks)))
     try:
-        content = await build_until_disconnect(request, lambda cancel: document_bytes(prepared, cancel))
+        content = await run_until_disconnect(request.receive, build.whole())
     except BaseException:
-        slot.release()
+        state.builds.leave(build)
         raise
-    state.cache.put(key, content)
-    return DocumentResponse(content, slot)
+    return DocumentResponse(content, pace=state.pace, after=lambda: state.builds.leave(build))
 
 
 @router.post(
@@ -73,21 +85,32 @@ async def trace(body: TraceConfig, request: Request) -> Response:
         **REFUSALS,
     },
 )
-async def trace_stream(body: TraceConfig, request: Request) -> StreamingResponse:
+async def trace_stream(body: TraceConfig, request: Request) -> Response:
     state = request.app.state
+    key = b"stream:" + await request.body()
+    cached = state.cache.get(key)
+    if cached is not None:
+        return DocumentResponse(cached, pace=state.pace, media_type=NDJSON_MEDIA_TYPE, headers=STREAM_HEADERS)
     prepared = prepare(body.config(), state.settings, compare=body.compare, mistake=body.mistake)  # cheap (bounded inputs, no events): no thread to wait for
-    slot = await state.gate.acquire(request)
+    outcome: list[str] = []
+
+    async def produce() -> AsyncIterator[bytes]:
+        lines = await run_in_threadpool(stream_lines, prepared)  # the header (a 422 before any line)
+        async for block in ndjson_lines(lines, state.stream_stats, state.settings.stream_chunk_events, outcome.append):
+            yield block
+
+    def keep(done: SharedBuild) -> None:
+        if outcome == ["completed"]:
+            state.cache.put(key, b"".join(done.blocks))
+
+    build = state.builds.join(("stream", key), prepared.cost.bytes, produce, on_done=keep)
     try:
-        lines = await run_until_disconnect(request, run_in_threadpool(stream_lines, prepared))
+        await run_until_disconnect(request.receive, build.started())
     except BaseException:
-        slot.release()
+        state.builds.leave(build)
         raise
-    return SlotStreamingResponse(
-        ndjson_lines(lines, state.stream_stats, state.settings.stream_chunk_events),
-        slot,
-        media_type=NDJSON_MEDIA_TYPE,
-        headers={"cache-control": "no-store", "x-accel-buffering": "no"},
-    )
+    return BuildStreamResponse(state.builds, build, pace=state.pace, media_type=NDJSON_MEDIA_TYPE,
+                               headers=STREAM_HEADERS)
 
 
 def _conv(config: dict[str, Any], settings: Settings) -> bytes:
@@ -107,4 +130,4 @@ def _conv(config: dict[str, Any], settings: Settings) -> bytes:
 )
 async def conv(body: ConvRequest, request: Request) -> Response:
     content = await run_in_threadpool(_conv, body.config(), request.app.state.settings)
-    return DocumentResponse(content)
+    return DocumentResponse(content, pace=request.app.state.pace)
