@@ -23,7 +23,8 @@ import httpx
 import psutil
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+import live_server
+
 LIMIT_BYTES = 16_000_000
 RSS_BOUND = 600 * 2**20  # bytes: one worker with the default limits (docs/service.md)
 
@@ -63,42 +64,12 @@ OVER = {
 }
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+SHORT_DEADLINES = {"CONVSCOPE_DEBUG": "1", "CONVSCOPE_REQUEST_TIMEOUT": "2", "CONVSCOPE_IDLE_TIMEOUT": "3",
+                   "CONVSCOPE_QUEUE_TIMEOUT": "2", "CONVSCOPE_SHUTDOWN_TIMEOUT": "2"}
 
 
 def start_server(**env_extra: str):
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CONVSCOPE_")}
-    env.update({"CONVSCOPE_DEBUG": "1", "CONVSCOPE_REQUEST_TIMEOUT": "2", "CONVSCOPE_IDLE_TIMEOUT": "3",
-                "CONVSCOPE_QUEUE_TIMEOUT": "2", "CONVSCOPE_SHUTDOWN_TIMEOUT": "2", **env_extra})
-    process = subprocess.Popen(
-        [sys.executable, "-m", "server", "serve", "--port", str(port), "--log-level", "warning"],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )
-    url = f"http://127.0.0.1:{port}/"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            if httpx.get(url + "api/health", timeout=1).status_code == 200:
-                break
-        except httpx.TransportError:
-            pass
-        if process.poll() is not None or time.monotonic() > deadline:
-            process.kill()
-            raise RuntimeError(f"the server did not start: {process.stdout.read()}")
-        time.sleep(0.1)
-    return process, url, port
-
-
-def stop_server(process) -> None:
-    process.terminate()
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
+    return live_server.start_server(**{**SHORT_DEADLINES, **env_extra})
 
 
 @pytest.fixture(scope="module")
@@ -107,7 +78,7 @@ def server():
     try:
         yield process, url, port
     finally:
-        stop_server(process)
+        live_server.stop_server(process)
 
 
 class Monitor:
