@@ -22,6 +22,7 @@ bench: $(VENV)/.installed system-deps
 	$(PY) bench/server.py
 	$(PY) bench/page.py
 	$(PY) bench/follow.py
+	$(PY) bench/classroom.py --against d021669
 	$(PY) bench/export.py
 	$(PY) bench/grader.py
 

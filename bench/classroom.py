@@ -1,0 +1,153 @@
+"""A classroom's careless clients against this server and an older checkout, side by side.
+
+Each scenario runs on a fresh ``convscope serve`` (one worker, debug stats on, the
+default limits), first on one tree, then on the other, alternating over ``--rounds``:
+
+1. Careless clients (issue 28): 30 clients POST the CS231n lesson to
+   ``/api/trace/stream`` (and its three variants) and hang up after 0-300 ms, for
+   ``--seconds`` s, the cache off. Then: how long until a trace is answered (up to 10
+   s; "refused" if never) and what the first answer was.
+2. Slow readers: two clients read the largest allowed trace at 256 KB/s while 20 page
+   loads (uncached CS231n variants, 0.25 s apart) come in: how many got 503, and the
+   slowest.
+3. Cold start: 300 concurrent first loads of the CS231n stream on a fresh server: how
+   many got 503, the median and slowest, and how many streams the server generated.
+
+Run: .venv/bin/python bench/classroom.py --against REV [--rounds 2] [--seconds 10]
+(REV: a git revision, checked out into a temporary worktree; the servers share the
+machine's two cores with the clients, so only figures of one run are compared).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+import live_server  # noqa: E402
+from test_server_careless import careless_crowd, cs231n, request_bytes  # noqa: E402
+from test_server_hostile import BIGGEST, _variant  # noqa: E402
+
+
+@contextlib.contextmanager
+def serving(tree: Path, **env: str):
+    live_server.ROOT = tree  # the server's code is the tree's own
+    process, url, port = live_server.start_server(CONVSCOPE_DEBUG="1", **env)
+    try:
+        yield url, port
+    finally:
+        live_server.stop_server(process)
+        live_server.ROOT = ROOT
+
+
+def careless(tree: Path, seconds: float) -> str:
+    base = cs231n()
+    variants = [base] + [{**base, "dout": {"fill": "normal", "seed": seed}} for seed in range(1, 4)]
+    bodies = [request_bytes("/api/trace/stream", body) for body in variants]
+    with serving(tree, CONVSCOPE_CACHE_ENTRIES="0") as (url, port):
+        made = asyncio.run(careless_crowd(port, bodies, clients=30, seconds=seconds))
+        started = time.monotonic()
+        first = None
+        while time.monotonic() - started < 10:
+            answer = httpx.post(url + "api/trace", json={**base, "dout": {"fill": "normal", "seed": 99}}, timeout=10)
+            first = first or answer.status_code
+            if answer.status_code == 200:
+                return f"{made} careless requests; first answer {first}, a trace after {time.monotonic() - started:.2f} s"
+        return f"{made} careless requests; first answer {first}, refused for 10 s"
+
+
+def slow_readers(tree: Path) -> str:
+    with serving(tree, CONVSCOPE_CACHE_ENTRIES="0") as (url, port):
+        async def reader(seed: int) -> int:
+            sock_reader, writer = await asyncio.open_connection("127.0.0.1", port, limit=1 << 16)
+            writer.write(request_bytes("/api/trace/stream", _variant(BIGGEST, seed)))
+            got, ends = 0, time.monotonic() + 12
+            with contextlib.suppress(ConnectionError):
+                while time.monotonic() < ends:
+                    chunk = await sock_reader.read(65536)
+                    if not chunk:
+                        break
+                    got += len(chunk)
+                    await asyncio.sleep(0.25)
+            writer.transport.abort()
+            return got
+
+        async def loads() -> list[tuple[int, float]]:
+            await asyncio.sleep(1.0)
+            out = []
+            async with httpx.AsyncClient(timeout=15) as client:
+                for seed in range(20):
+                    started = time.monotonic()
+                    answer = await client.post(url + "api/trace/stream",
+                                               json={**cs231n(), "dout": {"fill": "normal", "seed": 700 + seed}})
+                    out.append((answer.status_code, time.monotonic() - started))
+                    await asyncio.sleep(0.25)
+            return out
+
+        async def main():
+            return await asyncio.gather(reader(1), reader(2), loads())
+
+        _, _, results = asyncio.run(main())
+    refused = sum(status != 200 for status, _ in results)
+    return f"{refused} of 20 page loads refused; slowest {max(t for _, t in results):.2f} s"
+
+
+def cold_start(tree: Path) -> str:
+    with serving(tree) as (url, _):
+        before = httpx.get(url + "api/debug/stats").json()["streams_started"]
+        body = cs231n()
+
+        async def main() -> list[tuple[int, float]]:
+            async with httpx.AsyncClient(timeout=60, limits=httpx.Limits(max_connections=300)) as client:
+                async def one():
+                    started = time.monotonic()
+                    answer = await client.post(url + "api/trace/stream", json=body)
+                    return answer.status_code, time.monotonic() - started
+
+                return await asyncio.gather(*(one() for _ in range(300)))
+
+        results = asyncio.run(main())
+        streams = httpx.get(url + "api/debug/stats").json()["streams_started"] - before
+    refused = sum(status != 200 for status, _ in results)
+    times = sorted(t for _, t in results)
+    return (f"{refused} of 300 refused; median {statistics.median(times):.2f} s, slowest {times[-1]:.2f} s; "
+            f"{streams} stream(s) generated")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--against", required=True, metavar="REV", help="the older git revision to run beside this tree")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--seconds", type=float, default=10.0)
+    args = parser.parse_args()
+    random.seed(0)
+    with tempfile.TemporaryDirectory() as folder:
+        old = Path(folder) / "old"
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(old), args.against],
+                       check=True, capture_output=True)
+        try:
+            trees = [("this tree", ROOT), (args.against, old)]
+            for name, run in (("careless clients", lambda t: careless(t, args.seconds)),
+                              ("two slow readers", slow_readers), ("cold start", cold_start)):
+                print(f"{name}:", flush=True)
+                for round_ in range(args.rounds):
+                    for label, tree in trees if round_ % 2 == 0 else trees[::-1]:
+                        print(f"  round {round_ + 1}, {label}: {run(tree)}", flush=True)
+        finally:
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(old)], capture_output=True)
+
+
+if __name__ == "__main__":
+    main()
