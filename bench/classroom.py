@@ -4,7 +4,8 @@ Each scenario runs on a fresh ``convscope serve`` (one worker, debug stats on, t
 default limits), first on one tree, then on the other, alternating over ``--rounds``:
 
 1. Careless clients (issue 28): 30 clients POST the CS231n lesson to
-   ``/api/trace/stream`` (and its three variants) and hang up after 0-300 ms, for
+   ``/api/trace/stream`` (and its three variants), each from a loopback address of its
+   own (127.0.1.2, ...), and hang up after 0-300 ms, for
    ``--seconds`` s, the cache off. Then: how long until a trace is answered (up to 10
    s; "refused" if never) and what the first answer was.
 2. Slow readers: two clients read the largest allowed trace at 256 KB/s while 20 page
@@ -37,7 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 import live_server  # noqa: E402
-from test_server_careless import careless_crowd, cs231n, request_bytes  # noqa: E402
+from test_server_careless import careless_crowd, cs231n, request_bytes, student_address  # noqa: E402
 from test_server_hostile import BIGGEST, _variant  # noqa: E402
 
 
@@ -71,7 +72,8 @@ def careless(tree: Path, seconds: float) -> str:
 def slow_readers(tree: Path) -> str:
     with serving(tree, CONVSCOPE_CACHE_ENTRIES="0") as (url, port):
         async def reader(seed: int) -> int:
-            sock_reader, writer = await asyncio.open_connection("127.0.0.1", port, limit=1 << 16)
+            sock_reader, writer = await asyncio.open_connection("127.0.0.1", port, limit=1 << 16,
+                                                                local_addr=(student_address(seed), 0))
             writer.write(request_bytes("/api/trace/stream", _variant(BIGGEST, seed)))
             got, ends = 0, time.monotonic() + 12
             with contextlib.suppress(ConnectionError):
@@ -87,7 +89,8 @@ def slow_readers(tree: Path) -> str:
         async def loads() -> list[tuple[int, float]]:
             await asyncio.sleep(1.0)
             out = []
-            async with httpx.AsyncClient(timeout=15) as client:
+            transport = httpx.AsyncHTTPTransport(local_address="127.0.0.50")
+            async with httpx.AsyncClient(timeout=15, transport=transport) as client:
                 for seed in range(20):
                     started = time.monotonic()
                     answer = await client.post(url + "api/trace/stream",
@@ -110,13 +113,14 @@ def cold_start(tree: Path) -> str:
         body = cs231n()
 
         async def main() -> list[tuple[int, float]]:
-            async with httpx.AsyncClient(timeout=60, limits=httpx.Limits(max_connections=300)) as client:
-                async def one():
+            async def one(k: int):  # each student from an address of its own
+                transport = httpx.AsyncHTTPTransport(local_address=student_address(k))
+                async with httpx.AsyncClient(timeout=60, transport=transport) as client:
                     started = time.monotonic()
                     answer = await client.post(url + "api/trace/stream", json=body)
                     return answer.status_code, time.monotonic() - started
 
-                return await asyncio.gather(*(one() for _ in range(300)))
+            return await asyncio.gather(*(one(k) for k in range(300)))
 
         results = asyncio.run(main())
         streams = httpx.get(url + "api/debug/stats").json()["streams_started"] - before

@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from follow_helpers import follow_load, redis_missing_reason, redis_server, uvicorn_process  # noqa: E402
+from follow_helpers import ONE_ADDRESS_CROWD, follow_load, redis_missing_reason, redis_server, uvicorn_process  # noqa: E402
 
 
 def follow_rows(base: str, label: str, steps: int, interval: float) -> dict[int, float]:
@@ -82,13 +82,13 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
     print(f"follow delay ({args.steps} steps, {args.interval} s apart)")
-    with uvicorn_process(workers=1) as base:
+    with uvicorn_process(workers=1, **ONE_ADDRESS_CROWD) as base:
         memory = follow_rows(base, "1 worker, in-process", args.steps, args.interval)
     missing = redis_missing_reason()
     if missing:
         print(f"  2 workers + Redis: not run ({missing})")
     else:
-        with redis_server() as url, uvicorn_process(workers=2, follow_redis_url=url) as base:
+        with redis_server() as url, uvicorn_process(workers=2, follow_redis_url=url, **ONE_ADDRESS_CROWD) as base:
             redis = follow_rows(base, "2 workers, Redis", args.steps, args.interval)
         print(f"  p99 Redis / in-process: {redis[30] / memory[30]:.1f} at 30, {redis[300] / memory[300]:.1f} at 300")
     print("export")

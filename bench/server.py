@@ -38,8 +38,9 @@ from pathlib import Path
 import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
+from live_server import ONE_ADDRESS_CROWD  # noqa: E402
 from server.presets import PRESETS  # noqa: E402
 
 LARGEST = {
@@ -65,6 +66,9 @@ class Server:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/"
         clean = {k: v for k, v in os.environ.items() if not k.startswith("CONVSCOPE_") and k != "PYTHONPATH"}
+        # the load comes from one address: its per-address shares are raised, so that this
+        # measures the service, not fairness (bench/classroom.py and tests/test_server_fair.py)
+        clean.update({f"CONVSCOPE_{k.upper()}": v for k, v in ONE_ADDRESS_CROWD.items()})
         if root is None:
             command = [sys.executable, "-m", "server", "serve", "--port", str(self.port), "--workers", str(workers),
                        "--log-level", "warning"]

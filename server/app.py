@@ -20,6 +20,9 @@ from convcore import __version__
 
 from .docs import install_docs
 from .errors import install_error_handlers
+from .fair_share import ClientShares, FairShare
+from .follow.broker import BrokerDown
+from .follow.routes import broker_down
 from .follow.routes import router as follow_router
 from .builds import SharedBuilds
 from .gate import BuildGate
@@ -85,6 +88,7 @@ def create_app(settings: Settings | None = None, static_dir: Path | None = None)
     app.include_router(trace.router)
     app.include_router(lesson.router)
     app.include_router(follow_router)
+    app.add_exception_handler(BrokerDown, broker_down)
     if settings.debug:
         app.include_router(debug.router, include_in_schema=False)
     install_docs(app)
@@ -104,6 +108,8 @@ def create_app(settings: Settings | None = None, static_dir: Path | None = None)
         )
     app.add_middleware(RequestBody, limit=settings.max_body_bytes)
     app.add_middleware(MethodRules, router_app=app, cors=bool(settings.cors_origins))
+    app.state.shares = ClientShares(settings)
+    app.add_middleware(FairShare, shares=app.state.shares)  # inside the Host check: a foreign Host is a 400 first
     app.add_middleware(HostCheck, hosts=allowed_hosts(settings))
     app.add_middleware(SecurityHeaders)  # outermost: every reply, refusals included
     return app
@@ -111,18 +117,30 @@ def create_app(settings: Settings | None = None, static_dir: Path | None = None)
 
 def _document_body_refusals(app: FastAPI) -> None:
     """Every operation with a request body may get the 415 of ``RequestBody`` (a body
-    that is not UTF-8 JSON), whichever router it comes from: say so in the schema."""
+    that is not UTF-8 JSON), and every API operation the 429 of ``FairShare`` (a client
+    address past its share), whichever router it comes from: say so in the schema."""
     build = app.openapi
+    error = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}
 
     def openapi() -> dict:
         if app.openapi_schema is None:
             schema = build()
-            for operations in schema.get("paths", {}).values():
+            for path, operations in schema.get("paths", {}).items():
                 for operation in operations.values():
-                    if isinstance(operation, dict) and "requestBody" in operation:
-                        operation.setdefault("responses", {}).setdefault("415", {
+                    if not isinstance(operation, dict):
+                        continue
+                    responses = operation.setdefault("responses", {})
+                    if "requestBody" in operation:
+                        responses.setdefault("415", {
                             "description": "Not a JSON body: names the content type, charset or encoding sent.",
-                            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}},
+                            "content": error,
+                        })
+                    if path.startswith("/api/"):
+                        responses.setdefault("429", {
+                            "description": "This client address is past one of its shares (server/fair_share.py): "
+                                           "names it and its numbers; see Retry-After.",
+                            "content": error,
+                            "headers": {"Retry-After": {"description": "Seconds to wait", "schema": {"type": "integer"}}},
                         })
             app.openapi_schema = schema
         return app.openapi_schema

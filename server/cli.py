@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import secrets
 import sys
 import threading
 import webbrowser
@@ -99,6 +100,8 @@ def _url(host: str, port: int) -> str:
 def serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from .protocol import connection_cap, raise_descriptor_limit
+
     if args.host is None:  # (a class reaches this machine over the network)
         args.host = "0.0.0.0" if args.classroom else "127.0.0.1"
     try:
@@ -113,9 +116,18 @@ def serve(args: argparse.Namespace) -> int:
         # each worker's in-process broker would see only its own students
         print("Follow mode is off: with several workers it needs --redis-url", flush=True)
         settings = settings.replace(follow_max_sessions=0)
+    if not settings.teacher_token:  # (every worker must know the same one: it goes in the environment)
+        settings = settings.replace(teacher_token=secrets.token_urlsafe(18))
+    before, after = raise_descriptor_limit()
     os.environ.update(settings.to_env())
     url = _url(args.host, args.port)
     print(f"ConvScope running at {url}", flush=True)
+    if settings.follow_max_sessions:
+        print(f"Teacher link (opens class sessions; keep it to yourself): {url}?teacher={settings.teacher_token}",
+              flush=True)
+    cap = connection_cap(settings)
+    print(f"Connections: up to {cap} open per worker, {settings.client_max_connections} per client address "
+          f"(descriptor limit {after}{'' if after == before else f', raised from {before}'})", flush=True)
     if args.classroom:
         print(
             f"Class: students open {settings.public_url or f'http://<this machine address>:{args.port}/'}; "

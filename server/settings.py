@@ -84,6 +84,28 @@ class Settings(BaseSettings):
     request_timeout: float = Field(15.0, gt=0, description="seconds a client has to send its request headers and body")
     idle_timeout: float = Field(20.0, gt=0, description="seconds a reply may wait for a client that does not read")
     shutdown_timeout: float = Field(5.0, gt=0, description="seconds a graceful shutdown waits for open replies")
+    max_connections: int = Field(0, ge=0, description="open connections one worker accepts; past it a new "
+                                 "connection gets a fast 503 (0: the descriptor limit less 64, said at start)")
+    client_max_connections: int = Field(64, ge=1, description="open connections one client address may have "
+                                        "(behind a proxy that hides the address, raise it or pass "
+                                        "--forwarded-allow-ips to uvicorn)")
+    client_max_replies: int = Field(4, ge=1, description="traces, streams and lesson files one client address "
+                                    "may have being built or read at once; past it a 429")
+    client_max_follows: int = Field(8, ge=1, description="class sessions one client address may follow at once")
+    client_requests_per_second: float = Field(30.0, gt=0, description="API requests a second one client "
+                                              "address may make, on average (the page's files are not counted)")
+    client_burst: int = Field(200, ge=1, description="API requests one client address may make at once "
+                                        "before client_requests_per_second applies")
+    follow_opens_per_minute: int = Field(6, ge=1, description="class sessions one client address may open "
+                                         "a minute")
+    joins_per_minute: int = Field(60, ge=1, description="join codes one client address may look up a minute")
+    teacher_token: str = Field("", max_length=256, repr=False, description="the token that opens class sessions "
+                               "(Authorization: Bearer); convscope serve makes one and prints the teacher "
+                               "link; empty: no session can be opened")
+    follow_unpublished_seconds: float = Field(300.0, gt=0, description="seconds a follow session that no "
+                                              "state was published to stays open")
+    follow_states_per_second: float = Field(20.0, gt=0, description="states a teacher may publish a second "
+                                            "to one session, on average (bursts of twice that)")
     follow_max_sessions: int = Field(50, ge=0, description="follow mode's open sessions (0 = follow mode off)")
     follow_idle_seconds: float = Field(3600.0, gt=0, description="idle seconds before a follow session ends")
     follow_max_state_bytes: int = Field(65536, ge=2, description="bytes of one teacher state in follow mode")

@@ -20,7 +20,8 @@ from typing import Callable, Iterator
 
 import httpx
 
-from test_browser_helpers import free_port
+from live_server import ONE_ADDRESS_CROWD
+from test_browser_helpers import TEACHER_HEADERS, TEACHER_TOKEN, free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVER_LOGS: dict[str, "Callable[[], str]"] = {}  # base URL -> the server log's last lines
@@ -38,32 +39,66 @@ def redis_missing_reason() -> str | None:
     return None
 
 
+class RedisProcess:
+    """A redis-server of its own on a free loopback port and folder; ``persist``: every
+    write is in its append-only file at once (a SIGKILL loses nothing), and ``start``
+    after ``kill`` brings the same data back on the same port."""
+
+    def __init__(self, folder: str, persist: bool = False):
+        self.port = free_port()
+        self.folder = folder
+        self.persist = persist
+        self.process: subprocess.Popen | None = None
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        keep = ["--appendonly", "yes", "--appendfsync", "always", "--save", ""] if self.persist else \
+               ["--save", "", "--appendonly", "no"]
+        self.process = subprocess.Popen(
+            [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", *keep, "--dir", self.folder],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as s:
+                    s.sendall(b"PING\r\n")
+                    if s.recv(16).startswith(b"+PONG"):
+                        return
+            except OSError:
+                pass
+            if time.monotonic() > deadline or self.process.poll() is not None:
+                raise RuntimeError("redis-server did not start")
+            time.sleep(0.05)
+
+    def kill(self) -> None:
+        """SIGKILL, as a crash or an out-of-memory killer would."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=10)
+
+
+@contextmanager
+def redis_process(persist: bool = False) -> Iterator[RedisProcess]:
+    with tempfile.TemporaryDirectory() as folder:
+        redis = RedisProcess(folder, persist)
+        redis.start()
+        try:
+            yield redis
+        finally:
+            redis.stop()
+
+
 @contextmanager
 def redis_server() -> Iterator[str]:
     """A redis-server of its own on a free loopback port, no persistence; its URL."""
-    port = free_port()
-    with tempfile.TemporaryDirectory() as folder:
-        process = subprocess.Popen(
-            [REDIS_SERVER, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", folder],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )
-        try:
-            deadline = time.monotonic() + 10
-            while True:
-                try:
-                    with socket.create_connection(("127.0.0.1", port), timeout=0.5) as s:
-                        s.sendall(b"PING\r\n")
-                        if s.recv(16).startswith(b"+PONG"):
-                            break
-                except OSError:
-                    pass
-                if time.monotonic() > deadline or process.poll() is not None:
-                    raise RuntimeError("redis-server did not start")
-                time.sleep(0.05)
-            yield f"redis://127.0.0.1:{port}/0"
-        finally:
-            process.terminate()
-            process.wait(timeout=10)
+    with redis_process() as redis:
+        yield redis.url
 
 
 @contextmanager
@@ -92,6 +127,7 @@ def server_process(command: list[str], port: int, workers: int, settings: dict[s
     """Run a server command listening on 127.0.0.1:``port``; its base URL once
     /api/health answers (and, with several workers, a moment later: every worker serves).
     Its log goes to a file (SERVER_LOGS), its pid to SERVER_PIDS; stopped at the end."""
+    settings = {"teacher_token": TEACHER_TOKEN, **settings}
     env = {**os.environ, **{f"CONVSCOPE_{k.upper()}": str(v) for k, v in settings.items()}}
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
     # the log goes to a file: a pipe nobody reads would fill and stall the workers
@@ -243,7 +279,7 @@ def follow_load(base: str, subscribers: int, steps: int, interval: float, timeou
 
     spawn = multiprocessing.get_context("spawn")
     with httpx.Client(base_url=base, timeout=30) as teacher:
-        created = teacher.post("/api/follow/sessions", json={"state": {"step": 0}}).json()
+        created = teacher.post("/api/follow/sessions", json={"state": {"step": 0}}, headers=TEACHER_HEADERS).json()
         session, secret = created["session"], created["secret"]
         last = steps + 1  # state 1 is the first one, then 2 .. steps + 1
         run = FollowRun(subscribers=subscribers, steps=list(range(2, last + 1)))

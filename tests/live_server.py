@@ -13,7 +13,15 @@ import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
 
-__all__ = ["ROOT", "free_port", "start_server", "stop_server"]
+__all__ = ["ONE_ADDRESS_CROWD", "ROOT", "free_port", "start_server", "stop_server"]
+
+# A crowd from one address (a load test's subscribers, a schema fuzzer): the per-address
+# shares of server/fair_share.py and the connection cap raised, so that such a test
+# measures delivery or answers, not fairness (tests/test_server_fair.py tests those).
+# Settings names; values as the environment gives them.
+ONE_ADDRESS_CROWD = {"client_max_follows": "2000", "client_max_connections": "4000", "client_burst": "100000",
+                     "client_requests_per_second": "100000", "client_max_replies": "1000",
+                     "joins_per_minute": "100000", "follow_opens_per_minute": "100000"}
 
 
 def free_port() -> int:

@@ -494,7 +494,8 @@ def test_whole_documents_are_built_a_few_at_a_time(page_dir, monkeypatch):
                 running -= 1
 
     monkeypatch.setattr(tracing, "iter_trace", counting_iter)
-    app = create_app(Settings(max_builds=2, cache_entries=0, queue_timeout=30), static_dir=page_dir)
+    # (8 at once from one address: its share of replies in flight is raised to 8)
+    app = create_app(Settings(max_builds=2, cache_entries=0, queue_timeout=30, client_max_replies=8), static_dir=page_dir)
     with TestClient(app) as client:
         bodies = [{**CONFIG, "x": {"fill": "normal", "shape": [1, 2, 5, 5], "seed": k}} for k in range(8)]
         statuses: list[int] = []

@@ -12,6 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from live_server import ONE_ADDRESS_CROWD
+
 KEYS = ["x", "w", "b", "dout", "layout", "stride", "padding", "dilation", "groups", "activation",
         "view", "granularity", "loop_order", "dx_loop_order", "backward", "phases"]
 CONV_KEYS = KEYS[:10]
@@ -59,7 +61,7 @@ def fuzz_client():
     from server.app import create_app
     from server.settings import Settings
 
-    app = create_app(Settings(max_tensor_elements=256, max_events=500, cache_entries=0), static_dir=None)
+    app = create_app(Settings(max_tensor_elements=256, max_events=500, cache_entries=0, **ONE_ADDRESS_CROWD), static_dir=None)
     with TestClient(app) as client:  # a 500 raises here, with its traceback
         yield client
 

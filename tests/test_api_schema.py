@@ -28,8 +28,9 @@ from schemathesis.specs.openapi.checks import allow_header_conformance, unsuppor
 
 from server.app import create_app  # noqa: E402
 from server.settings import Settings  # noqa: E402
+from live_server import ONE_ADDRESS_CROWD  # noqa: E402
 
-APP = create_app(Settings(max_tensor_elements=512, max_events=2000))
+APP = create_app(Settings(max_tensor_elements=512, max_events=2000, **ONE_ADDRESS_CROWD))  # (one fuzzer, many requests)
 schema = schemathesis.openapi.from_asgi("/openapi.json", APP)
 
 # unsupported_method: a method the schema does not list gets 405 with Allow (ST205);

@@ -57,6 +57,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+# the teacher token of every test server (convscope serve makes a random one): a
+# teacher's page opens "/?teacher=<it>", an API client sends TEACHER_HEADERS
+TEACHER_TOKEN = "teacher-token-of-the-tests"
+TEACHER_HEADERS = {"Authorization": f"Bearer {TEACHER_TOKEN}"}
+
+
 @contextmanager
 def live_server(static_dir: Path | None = None) -> Iterator[str]:
     """The real app (create_app with default settings and the checkout's static/, or
@@ -67,7 +73,7 @@ def live_server(static_dir: Path | None = None) -> Iterator[str]:
     from server.settings import Settings
 
     port = free_port()
-    config = uvicorn.Config(create_app(Settings(), static_dir=static_dir), host="127.0.0.1", port=port, log_level="warning", lifespan="off")
+    config = uvicorn.Config(create_app(Settings(teacher_token=TEACHER_TOKEN), static_dir=static_dir), host="127.0.0.1", port=port, log_level="warning", lifespan="off")
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

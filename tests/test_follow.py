@@ -10,12 +10,15 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
+import threading
 import time
 
 import httpx
 import pytest
 
-from follow_helpers import SERVER_LOGS, follow_load, read_events, redis_missing_reason, redis_server, uvicorn_process
+from follow_helpers import (ONE_ADDRESS_CROWD, SERVER_LOGS, SERVER_PIDS, TEACHER_HEADERS, convscope_serve, follow_load,
+                            read_events, redis_missing_reason, redis_server, uvicorn_process)
 from server.follow.session import session_id_of
 
 pytestmark = pytest.mark.slow
@@ -39,6 +42,7 @@ def redis_url():
 
 
 def _server(request, backend: str, **settings):
+    settings = {**ONE_ADDRESS_CROWD, **settings}  # 300 subscribers from 127.0.0.1
     if backend == "redis":
         url = request.getfixturevalue("redis_url")
         return uvicorn_process(workers=2, debug=1, follow_redis_url=url, **settings)
@@ -59,7 +63,7 @@ def strict_base(request):
 
 
 def _open(base: str, state: dict | None = None) -> dict:
-    r = httpx.post(base + "/api/follow/sessions", json={"state": state} if state is not None else {})
+    r = httpx.post(base + "/api/follow/sessions", json={"state": state} if state is not None else {}, headers=TEACHER_HEADERS)
     assert r.status_code == 201, r.text
     return r.json()
 
@@ -155,12 +159,12 @@ def test_driving_without_the_secret_is_refused(base):
 def test_a_second_page_takes_over_only_with_the_secret(base):
     created = _open(base, {"step": 0})
     try:
-        assert _drive(base, created, {"step": 1}).json() == {"seq": 2}
+        assert _drive(base, created, {"step": 1}).json() == {"seq": 2, "followers": 0}
         took = httpx.post(f"{base}/api/follow/sessions/{created['session']}/takeover", json={"secret": created["secret"]})
         assert took.json() == {"driver": 2}
         stale = _drive(base, created, {"step": 2}, driver=1)
         assert stale.status_code == 409 and "took over" in stale.json()["detail"][0]["msg"]
-        assert _drive(base, created, {"step": 3}, driver=2).json() == {"seq": 3}
+        assert _drive(base, created, {"step": 3}, driver=2).json() == {"seq": 3, "followers": 0}
         events = asyncio.run(_collect(base, created["events_path"], 1))
         assert events[0]["id"] == "3" and json.loads(events[0]["data"]) == {"seq": 3, "driver": 2, "state": {"step": 3}}
     finally:
@@ -235,7 +239,7 @@ def test_idle_sessions_end_and_their_number_is_bounded(strict_base):
     base = strict_base
     opened = time.monotonic()
     a, b = _open(base, {"step": 0}), _open(base, {"step": 0})
-    third = httpx.post(base + "/api/follow/sessions", json={})
+    third = httpx.post(base + "/api/follow/sessions", json={}, headers=TEACHER_HEADERS)
     assert third.status_code == 429
     assert "2 follow sessions are open and this server allows 2" in third.json()["detail"][0]["msg"]
 
@@ -257,3 +261,70 @@ def test_idle_sessions_end_and_their_number_is_bounded(strict_base):
     assert httpx.get(base + "/api/follow").json()["open_sessions"] == 0
     again = _open(base, {"step": 0})  # room again
     _end(base, again)
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def forgetful_base(request):
+    """A server whose sessions end 1.5 s after opening when nothing is published to them."""
+    with _server(request, request.param, follow_unpublished_seconds=1.5, follow_idle_seconds=60) as url:
+        yield url
+
+
+def test_a_session_nothing_is_published_to_ends_soon_and_a_driven_one_stays(forgetful_base):
+    base = forgetful_base
+    left, taught = _open(base, {"step": 0}), _open(base, {"step": 0})
+    for step in range(1, 5):  # the teacher drives one of them
+        assert _drive(base, taught, {"step": step}).status_code == 200
+        time.sleep(0.5)
+    assert httpx.get(f"{base}/api/follow/join/{left['code']}").status_code == 404
+    assert httpx.get(f"{base}/api/follow/join/{taught['code']}").status_code == 200
+    _end(base, taught)
+
+
+def test_a_stopping_server_tells_every_subscriber_before_it_goes():
+    """SIGTERM (a restart, a deploy): each event stream gets an ``end`` saying
+    "shutdown" (the pages reconnect to the server that comes back) before the server
+    exits, well within its graceful-shutdown bound."""
+    with convscope_serve(debug="1") as base:
+        created = _open(base, {"step": 0})
+
+        async def watch() -> list[dict]:
+            return await _collect(base, created["events_path"], 2, timeout=20)
+
+        def stop_soon() -> None:
+            time.sleep(1.0)
+            os.kill(SERVER_PIDS[base], signal.SIGTERM)
+
+        threading.Thread(target=stop_soon, daemon=True).start()
+        started = time.monotonic()
+        events = asyncio.run(watch())
+        took = time.monotonic() - started
+    assert [e["event"] for e in events] == ["state", "end"], events
+    assert json.loads(events[1]["data"]) == {"reason": "shutdown"}
+    assert took < 1.0 + 3.0, took  # told at once, not when the 5 s graceful bound cut it
+
+
+def test_the_teacher_is_told_how_many_follow(base):
+    created = _open(base, {"step": 0})
+
+    async def scenario() -> list[int]:
+        counts = []
+        async with httpx.AsyncClient(base_url=base, timeout=10) as students:
+            streams = [students.stream("GET", created["events_path"]) for _ in range(3)]
+            opened = [await s.__aenter__() for s in streams]  # each on a connection of its own
+            for response in opened:
+                assert response.status_code == 200
+            await asyncio.sleep(0.5)  # (the streams are subscribed on their workers)
+            counts.append(_drive(base, created, {"step": 1}).json()["followers"])
+            await opened[0].aclose()
+            await streams[0].__aexit__(None, None, None)
+            await asyncio.sleep(0.5)
+            counts.append(_drive(base, created, {"step": 2}).json()["followers"])
+            for s in streams[1:]:
+                await s.__aexit__(None, None, None)
+        return counts
+
+    try:
+        assert asyncio.run(scenario()) == [3, 2]
+    finally:
+        _end(base, created)

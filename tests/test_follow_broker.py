@@ -129,6 +129,25 @@ def test_the_memory_broker_drives_takes_over_expires_and_bounds():
     asyncio.run(scenario())
 
 
+def test_a_session_nothing_was_published_to_ends_in_minutes_not_in_the_hour():
+    async def scenario():
+        now = [0.0]
+        broker = MemoryBroker(max_sessions=3, idle_seconds=3600, clock=lambda: now[0], unpublished_seconds=300)
+        left, taught = new_credentials(), new_credentials()
+        await broker.create(left, '{"step":0}')  # Class pressed, then nothing
+        await broker.create(taught, '{"step":0}')
+        now[0] = 200.0
+        await broker.publish(taught.session, 1, '{"step":1}')
+        now[0] = 301.0
+        assert not await broker.exists(left.session)
+        assert await broker.exists(taught.session)
+        now[0] = 200.0 + 3599
+        assert await broker.exists(taught.session)  # a published session has the hour
+        now[0] = 200.0 + 3601
+        assert not await broker.exists(taught.session)
+    asyncio.run(scenario())
+
+
 def test_follow_settings_come_from_the_environment_and_are_checked():
     from server.settings import Settings, SettingsError
 

@@ -38,11 +38,16 @@ def request_bytes(path: str, body: dict) -> bytes:
             f"Content-Length: {len(raw)}\r\n\r\n").encode() + raw
 
 
-async def careless_client(port: int, bodies: list[bytes], until: float, rng: random.Random) -> int:
+def student_address(k: int) -> str:
+    """A loopback address of its own for student ``k`` (a class is many addresses)."""
+    return f"127.0.{1 + k // 250}.{2 + k % 250}"
+
+
+async def careless_client(port: int, bodies: list[bytes], until: float, rng: random.Random, address: str) -> int:
     """Open, send, read for 0-300 ms, hang up; again until ``until``. Returns the count."""
     count = 0
     while time.monotonic() < until:
-        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        reader, writer = await asyncio.open_connection("127.0.0.1", port, local_addr=(address, 0))
         writer.write(rng.choice(bodies))
         try:
             await asyncio.wait_for(reader.read(1 << 20), rng.uniform(0, 0.3))
@@ -55,7 +60,8 @@ async def careless_client(port: int, bodies: list[bytes], until: float, rng: ran
 
 async def careless_crowd(port: int, bodies: list[bytes], clients: int, seconds: float) -> int:
     until = time.monotonic() + seconds
-    counts = await asyncio.gather(*(careless_client(port, bodies, until, random.Random(k)) for k in range(clients)))
+    counts = await asyncio.gather(*(careless_client(port, bodies, until, random.Random(k), student_address(k))
+                                    for k in range(clients)))
     return sum(counts)
 
 
@@ -124,7 +130,8 @@ def test_two_slow_readers_of_the_largest_trace_leave_the_page_loading():
     process, url, port = live_server.start_server(**CAREFUL, CONVSCOPE_CACHE_ENTRIES="0")
 
     async def slow_reader(seed: int) -> int:
-        reader, writer = await asyncio.open_connection("127.0.0.1", port, limit=1 << 16)
+        reader, writer = await asyncio.open_connection("127.0.0.1", port, limit=1 << 16,
+                                                       local_addr=(student_address(seed), 0))
         writer.transport.get_extra_info("socket").setsockopt(__import__("socket").SOL_SOCKET,
                                                              __import__("socket").SO_RCVBUF, 65536)
         writer.write(request_bytes("/api/trace/stream", _variant(BIGGEST, seed)))
@@ -142,7 +149,7 @@ def test_two_slow_readers_of_the_largest_trace_leave_the_page_loading():
     async def page_loads() -> list[tuple[int, float]]:
         await asyncio.sleep(1.0)  # the readers have started
         results = []
-        async with httpx.AsyncClient(timeout=10) as client:
+        async with httpx.AsyncClient(timeout=10, transport=httpx.AsyncHTTPTransport(local_address="127.0.0.50")) as client:
             for seed in range(5):
                 started = time.monotonic()
                 body = {**cs231n(), "dout": {"fill": "normal", "seed": 500 + seed}}
@@ -173,13 +180,13 @@ def test_300_concurrent_first_loads_of_a_preset_cost_one_build_and_no_503():
     body = cs231n()
 
     async def main() -> list[tuple[int, int]]:
-        limits = httpx.Limits(max_connections=300)
-        async with httpx.AsyncClient(timeout=60, limits=limits) as client:
-            async def one() -> tuple[int, int]:
+        async def one(k: int) -> tuple[int, int]:
+            transport = httpx.AsyncHTTPTransport(local_address=student_address(k))
+            async with httpx.AsyncClient(timeout=60, transport=transport) as client:  # a student's own address
                 answer = await client.post(url + "api/trace/stream", json=body)
                 return answer.status_code, len(answer.content)
 
-            return await asyncio.gather(*(one() for _ in range(300)))
+        return await asyncio.gather(*(one(k) for k in range(300)))
 
     try:
         before = every_worker_stats(url, 1)

@@ -164,15 +164,21 @@ def test_serve_classroom_listens_on_the_network_and_gives_join_links_its_address
     )
     address = network_address()
     try:
-        lines = [process.stdout.readline().strip() for _ in range(3)]
+        lines = [process.stdout.readline().strip() for _ in range(5)]
         assert lines[0] == f"ConvScope running at http://127.0.0.1:{port}/"
+        teacher = f"Teacher link (opens class sessions; keep it to yourself): http://127.0.0.1:{port}/?teacher="
+        assert lines[1].startswith(teacher), lines
+        token = lines[1].removeprefix(teacher)
+        assert len(token) >= 20, token
+        assert lines[2].startswith("Connections: up to "), lines
         public = f"http://{address}:{port}/" if address else None
         want = f"Class: students open {public or f'http://<this machine address>:{port}/'}; press Class on your page for the join code and its QR code"
         assert want in lines, lines
         deadline = time.monotonic() + 30
         while True:
             try:
-                created = httpx.post(f"http://127.0.0.1:{port}/api/follow/sessions", json={}, timeout=2)
+                created = httpx.post(f"http://127.0.0.1:{port}/api/follow/sessions", json={}, timeout=2,
+                                     headers={"Authorization": f"Bearer {token}"})
                 break
             except httpx.TransportError:
                 assert time.monotonic() < deadline and process.poll() is None

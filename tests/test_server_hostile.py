@@ -160,6 +160,16 @@ def test_the_worst_allowed_requests_stay_under_16_mb(server, name):
 BIGGEST = WORST["long 1-D windows"]
 
 
+def address(k: int) -> str:
+    """A loopback address of client ``k``'s own: these tests are about what many clients
+    cost the server together (one address's shares are tests/test_server_fair.py's)."""
+    return f"127.0.{2 + k // 250}.{2 + k % 250}"
+
+
+def connect_from(k: int, port: int) -> socket.socket:
+    return socket.create_connection(("127.0.0.1", port), source_address=(address(k), 0))
+
+
 def _variant(body: dict, seed: int) -> dict:
     return {**body, "x": {**body["x"], "seed": seed}}  # a different body: no cache hit
 
@@ -174,9 +184,13 @@ async def _streams(url: str, count: int, seed0: int) -> list[int]:
         except httpx.HTTPError as exc:
             return repr(exc)
 
-    limits = httpx.Limits(max_connections=count)
-    async with httpx.AsyncClient(timeout=60, limits=limits) as client:
-        return await asyncio.gather(*(one(client, k) for k in range(count)))
+    clients = [httpx.AsyncClient(timeout=60, transport=httpx.AsyncHTTPTransport(local_address=address(k)))
+               for k in range(count)]
+    try:
+        return await asyncio.gather(*(one(client, k) for k, client in enumerate(clients)))
+    finally:
+        for client in clients:
+            await client.aclose()
 
 
 def test_50_concurrent_streams_of_the_worst_request_stay_within_the_bound(server):
@@ -189,9 +203,9 @@ def test_50_concurrent_streams_of_the_worst_request_stay_within_the_bound(server
     idle_within(process.pid, 5)
 
 
-def _open_and_stall(port: int, body: dict, read: bool = False) -> socket.socket:
+def _open_and_stall(port: int, body: dict, k: int = 0) -> socket.socket:
     raw = json.dumps(body).encode()
-    sock = socket.create_connection(("127.0.0.1", port))
+    sock = connect_from(k, port)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     sock.sendall(b"POST /api/trace/stream HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                  + f"Content-Length: {len(raw)}\r\n\r\n".encode() + raw)
@@ -201,7 +215,7 @@ def _open_and_stall(port: int, body: dict, read: bool = False) -> socket.socket:
 def test_20_clients_that_never_read_leave_the_worker_idle_and_within_the_bound(server):
     process, url, port = server
     with Monitor(process.pid) as monitor:
-        socks = [_open_and_stall(port, _variant(BIGGEST, 2000 + k)) for k in range(20)]
+        socks = [_open_and_stall(port, _variant(BIGGEST, 2000 + k), k) for k in range(20)]
         try:
             took = idle_within(process.pid, 2.0, window=0.3, most=0.03)
             assert monitor.peak < RSS_BOUND
@@ -224,7 +238,7 @@ def test_20_clients_that_disconnect_mid_build_stop_their_builds(server):
         socks = []
         for k in range(20):
             raw = json.dumps(_variant(WORST["mac, separate"], 3000 + k)).encode()
-            sock = socket.create_connection(("127.0.0.1", port))
+            sock = connect_from(k, port)
             path = b"/api/trace" if k % 2 else b"/api/trace/stream"
             sock.sendall(b"POST " + path + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                          + f"Content-Length: {len(raw)}\r\n\r\n".encode() + raw)
@@ -245,8 +259,8 @@ def test_20_clients_that_disconnect_mid_build_stop_their_builds(server):
 def test_200_connections_with_unfinished_headers_are_closed_by_the_deadline(server):
     _, _, port = server
     socks = []
-    for _ in range(200):
-        sock = socket.create_connection(("127.0.0.1", port))
+    for k in range(200):
+        sock = connect_from(k, port)
         sock.sendall(b"GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
         socks.append(sock)
     started = time.monotonic()
@@ -274,16 +288,17 @@ import asyncio, json, sys, time
 import httpx
 url, body, seconds = sys.argv[1], json.loads(sys.argv[2]), float(sys.argv[3])
 async def main():
-    async with httpx.AsyncClient(timeout=60, limits=httpx.Limits(max_connections=100)) as client:
-        end = time.monotonic() + seconds
-        async def builder(k):
+    end = time.monotonic() + seconds
+    async def builder(k):  # each client from a loopback address of its own
+        transport = httpx.AsyncHTTPTransport(local_address=f"127.0.{2 + k // 250}.{2 + k % 250}")
+        async with httpx.AsyncClient(timeout=60, transport=transport) as client:
             n = 0
             while time.monotonic() < end:
                 x = {**body["x"], "seed": 10_000 * k + n}
                 await client.post(url + "api/trace", json={**body, "x": x})
                 n += 1
-        print("started", flush=True)
-        await asyncio.gather(*(builder(k) for k in range(100)))
+    print("started", flush=True)
+    await asyncio.gather(*(builder(k) for k in range(100)))
 asyncio.run(main())
 """
 

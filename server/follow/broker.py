@@ -17,6 +17,7 @@ from .channel import Channel, Message, follow
 from .session import Credentials
 
 __all__ = [
+    "BrokerDown",
     "Broker",
     "CodeTaken",
     "MemoryBroker",
@@ -27,6 +28,10 @@ __all__ = [
     "make_broker",
     "state_message",
 ]
+
+
+class BrokerDown(Exception):
+    """The sessions' store (Redis) does not answer: the request can be tried again."""
 
 
 class NoSession(LookupError):
@@ -86,6 +91,9 @@ class Broker(Protocol):
 
     async def count(self) -> int: ...
 
+    async def followers(self, session: str) -> int:
+        """How many event streams follow the session now (every worker's)."""
+
     def subscribe(self, session: str, last_seq: int) -> AsyncIterator[Message]:
         """The session's states newer than ``last_seq``, then its end."""
 
@@ -96,24 +104,30 @@ class Broker(Protocol):
 class _Session:
     code: str
     touched: float
+    published: bool = False  # a state was published after the opening one
     driver: int = 1
     seq: int = 0
     channel: Channel = field(default_factory=Channel)
 
 
 class MemoryBroker:
-    """Sessions in this process's memory. ``clock`` is monotonic seconds (for tests)."""
+    """Sessions in this process's memory. ``clock`` is monotonic seconds (for tests).
+    A session no state was published to since it opened ends after
+    ``unpublished_seconds``; one that was, after ``idle_seconds`` without the teacher."""
 
-    def __init__(self, max_sessions: int, idle_seconds: float, clock: Callable[[], float] = time.monotonic):
+    def __init__(self, max_sessions: int, idle_seconds: float, clock: Callable[[], float] = time.monotonic,
+                 unpublished_seconds: float | None = None):
         self.max_sessions = max_sessions
         self.idle_seconds = idle_seconds
+        self.unpublished_seconds = min(idle_seconds, unpublished_seconds or idle_seconds)
         self._clock = clock
         self._sessions: dict[str, _Session] = {}
         self._codes: dict[str, str] = {}
 
     def _sweep(self) -> None:
-        cutoff = self._clock() - self.idle_seconds
-        for session_id in [s for s, v in self._sessions.items() if v.touched < cutoff]:
+        now = self._clock()
+        for session_id in [s for s, v in self._sessions.items()
+                           if v.touched < now - (self.idle_seconds if v.published else self.unpublished_seconds)]:
             self._drop(session_id, "expired")
 
     def _drop(self, session_id: str, reason: str) -> None:
@@ -153,6 +167,7 @@ class MemoryBroker:
             raise StaleDriver(entry.driver)
         entry.seq += 1
         entry.touched = self._clock()
+        entry.published = True
         entry.channel.post(state_message(entry.seq, driver, state_text))
         return entry.seq
 
@@ -174,6 +189,10 @@ class MemoryBroker:
         self._sweep()
         return len(self._sessions)
 
+    async def followers(self, session: str) -> int:
+        entry = self._sessions.get(session)
+        return entry.channel.subscribers if entry is not None else 0
+
     async def subscribe(self, session: str, last_seq: int) -> AsyncIterator[Message]:
         channel = self._get(session).channel
         async for message in follow(channel, last_seq, lambda: self.exists(session), check_interval(self.idle_seconds)):
@@ -184,10 +203,12 @@ class MemoryBroker:
             self._drop(session_id, "ended")
 
 
-def make_broker(max_sessions: int, idle_seconds: float, redis_url: str = "") -> Broker:
+def make_broker(max_sessions: int, idle_seconds: float, redis_url: str = "",
+                unpublished_seconds: float | None = None) -> Broker:
     """The Redis broker when ``redis_url`` is set, else the in-process one."""
     if redis_url:
         from .redis_broker import RedisBroker
 
-        return RedisBroker(redis_url, max_sessions=max_sessions, idle_seconds=idle_seconds)
-    return MemoryBroker(max_sessions=max_sessions, idle_seconds=idle_seconds)
+        return RedisBroker(redis_url, max_sessions=max_sessions, idle_seconds=idle_seconds,
+                           unpublished_seconds=unpublished_seconds)
+    return MemoryBroker(max_sessions=max_sessions, idle_seconds=idle_seconds, unpublished_seconds=unpublished_seconds)

@@ -12,11 +12,13 @@ pub/sub connection and fans a session's states out to its own subscribers
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
-from typing import Any, AsyncIterator
+import os
+from typing import Any, AsyncIterator, Awaitable, Callable, TypeVar
 
-from .broker import CodeTaken, NoSession, StaleDriver, TooManySessions, check_interval, state_message
+from .broker import BrokerDown, CodeTaken, NoSession, StaleDriver, TooManySessions, check_interval, state_message
 from .channel import Channel, Message, follow
 from .session import Credentials
 
@@ -85,10 +87,25 @@ return 1
 """ % {"prefix": PREFIX}
 
 
+T = TypeVar("T")
+
+
+def _answering(method: Callable[..., Awaitable[T]]) -> Callable[..., Awaitable[T]]:
+    """Redis not answering (down, restarting, still loading its data) becomes
+    BrokerDown: a 503 the page tries again, never a 500."""
+    @functools.wraps(method)
+    async def wrapper(self: "RedisBroker", *args: Any, **kwargs: Any) -> T:
+        try:
+            return await method(self, *args, **kwargs)
+        except self.unreachable as exc:
+            raise BrokerDown(f"the class sessions' store (Redis) is not answering: {exc}") from exc
+    return wrapper
+
+
 class RedisBroker:
     """Sessions in Redis at ``url``; see the module's text."""
 
-    def __init__(self, url: str, max_sessions: int, idle_seconds: float):
+    def __init__(self, url: str, max_sessions: int, idle_seconds: float, unpublished_seconds: float | None = None):
         try:
             import redis.asyncio as redis
         except ImportError as exc:  # pragma: no cover - depends on the install
@@ -97,9 +114,13 @@ class RedisBroker:
                 "pip install 'convscope[redis]'"
             ) from exc
         self.url = url
+        self.unreachable = (redis.ConnectionError, redis.TimeoutError, OSError)
         self.max_sessions = max_sessions
         self.idle_seconds = idle_seconds
         self._ttl_ms = max(1, int(idle_seconds * 1000))
+        # a session no state was published to since it opened expires sooner (publish
+        # and take-over refresh it with the idle TTL)
+        self._opening_ttl_ms = min(self._ttl_ms, max(1, int((unpublished_seconds or idle_seconds) * 1000)))
         # a blocking pool: 300 students joining at once wait their turn for one of
         # REDIS_CONNECTIONS connections instead of failing with "Too many connections"
         pool = redis.BlockingConnectionPool.from_url(url, max_connections=REDIS_CONNECTIONS, timeout=20, decode_responses=True)
@@ -118,22 +139,25 @@ class RedisBroker:
 
     _live = PREFIX + "live"
 
+    @_answering
     async def create(self, credentials: Credentials, state_text: str | None) -> None:
         seq = 0 if state_text is None else 1
         keys = [self._live, self._session_key(credentials.session), f"{PREFIX}c:{credentials.code}"]
-        args = [credentials.session, credentials.code, self._ttl_ms, self.max_sessions, seq, state_text or "null"]
+        args = [credentials.session, credentials.code, self._opening_ttl_ms, self.max_sessions, seq, state_text or "null"]
         status, open_sessions = await self._scripts["create"](keys=keys, args=args)
         if status == -1:
             raise TooManySessions(open_sessions, self.max_sessions)
         if status == -2:
             raise CodeTaken(credentials.code)
 
+    @_answering
     async def resolve(self, code: str) -> str:
         session = await self._redis.get(f"{PREFIX}c:{code}")
         if session is None:
             raise NoSession(code)
         return session
 
+    @_answering
     async def publish(self, session: str, driver: int, state_text: str) -> int:
         keys = [self._session_key(session), self._live]
         seq, current = await self._scripts["publish"](keys=keys, args=[session, self._ttl_ms, driver, state_text])
@@ -143,19 +167,40 @@ class RedisBroker:
             raise StaleDriver(current)
         return seq
 
+    @_answering
     async def take_over(self, session: str) -> int:
         driver = await self._scripts["take_over"](keys=[self._session_key(session), self._live], args=[session, self._ttl_ms])
         if driver == -1:
             raise NoSession(session)
         return driver
 
+    @_answering
     async def end(self, session: str) -> None:
         if await self._scripts["end"](keys=[self._session_key(session), self._live], args=[session]) == -1:
             raise NoSession(session)
 
+    @_answering
     async def exists(self, session: str) -> bool:
         return bool(await self._redis.exists(self._session_key(session)))
 
+    def _followers_key(self, session: str) -> str:
+        return f"{PREFIX}n:{session}"  # a hash: worker process id -> its streams of the session
+
+    @_answering
+    async def followers(self, session: str) -> int:
+        return sum(max(0, int(n)) for n in await self._redis.hvals(self._followers_key(session)))
+
+    async def _count_follower(self, session: str, change: int) -> None:
+        """This worker's streams of the session, in Redis for every worker to add up (a
+        worker killed outright leaves its count until the session's keys expire)."""
+        key = self._followers_key(session)
+        try:
+            await self._redis.hincrby(key, str(os.getpid()), change)
+            await self._redis.pexpire(key, self._ttl_ms)
+        except self.unreachable:
+            pass  # a count is worth no error
+
+    @_answering
     async def count(self) -> int:
         now_s, now_us = await self._redis.time()
         await self._redis.zremrangebyscore(self._live, "-inf", now_s * 1000 + now_us // 1000)
@@ -194,9 +239,9 @@ class RedisBroker:
         async with self._lock:
             await self._start_reader()
             channel = self._channels.get(session)
-            if channel is None:
-                channel = self._channels[session] = Channel()
+            if channel is None:  # (subscribed first: a failed subscribe leaves no deaf channel)
                 await self._pubsub.subscribe(f"{PREFIX}ch:{session}")
+                channel = self._channels[session] = Channel()
             channel.subscribers += 1  # held until the subscriber's own count is taken
             return channel
 
@@ -207,24 +252,34 @@ class RedisBroker:
                 await self._pubsub.unsubscribe(f"{PREFIX}ch:{session}")
 
     async def subscribe(self, session: str, last_seq: int) -> AsyncIterator[Message]:
-        channel = await self._channel(session)
-        held = True
+        try:
+            channel = await self._channel(session)
+        except self.unreachable as exc:
+            raise BrokerDown(f"the class sessions' store (Redis) is not answering: {exc}") from exc
+        held, counted = True, False
         try:
             # subscribed first, read second: a state published in between arrives twice,
             # and the channel keeps the newer one
-            seq, driver, state = await self._redis.hmget(self._session_key(session), "seq", "driver", "state")
+            try:
+                seq, driver, state = await self._redis.hmget(self._session_key(session), "seq", "driver", "state")
+            except self.unreachable as exc:
+                raise BrokerDown(f"the class sessions' store (Redis) is not answering: {exc}") from exc
             if seq is None:
                 raise NoSession(session)
             if int(seq) > 0:
                 channel.post(state_message(int(seq), int(driver), state))
             channel.subscribers -= 1
             held = False
+            counted = True
+            await self._count_follower(session, 1)
             alive = lambda: self.exists(session)  # noqa: E731
             async for message in follow(channel, last_seq, alive, check_interval(self.idle_seconds)):
                 yield message
         finally:
             if held:
                 channel.subscribers -= 1
+            if counted:
+                await self._count_follower(session, -1)
             await self._release(session, channel)
 
     async def close(self) -> None:

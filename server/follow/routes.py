@@ -20,26 +20,35 @@ workers can see a state cross from one worker to another.
 
 from __future__ import annotations
 
+import asyncio
+import hmac
+import math
 import os
+import time
+from collections import OrderedDict
 from typing import Annotated, Any, AsyncIterator
 
 from fastapi import APIRouter, Depends, Header, Path, Request, Response
+from fastapi.responses import JSONResponse
 from fastapi.sse import KEEPALIVE_COMMENT, EventSourceResponse, format_sse_event
 from pydantic import BaseModel, Field
 
-from ..errors import ApiError
+from ..errors import ApiError, error_body
+from ..fair_share import TokenBucket
 from ..schemas import ErrorBody
-from .channel import KEEPALIVE
-from .broker import Broker, CodeTaken, NoSession, StaleDriver, TooManySessions, make_broker
+from .channel import KEEPALIVE, Message
+from ..stopping import stopping
+from .broker import Broker, BrokerDown, CodeTaken, NoSession, StaleDriver, TooManySessions, make_broker
 from .session import CODE_LENGTH, SESSION_ID_HEX, StateError, encode_state, new_credentials, normal_code, secret_matches
 
-__all__ = ["router", "broker_of"]
+__all__ = ["broker_down", "router", "broker_of"]
 
 router = APIRouter(prefix="/api/follow", tags=["follow"])
 
 SessionId = Annotated[str, Path(pattern=f"^[0-9a-f]{{{SESSION_ID_HEX}}}$", description="the session id (hash of its secret)")]
 Secret = Annotated[str, Field(min_length=1, max_length=256, description="the secret the session was opened with")]
 RETRY = format_sse_event(retry=1000)  # a dropped EventSource reconnects after 1 s
+SHUTDOWN = Message(seq=0, data='{"reason":"shutdown"}', end=True)  # this worker stops
 WORKER_HEADER = "X-ConvScope-Worker"
 
 
@@ -66,6 +75,7 @@ class Drive(BaseModel):
 
 class Published(BaseModel):
     seq: int = Field(description="the state's number, the SSE event id subscribers see")
+    followers: int = Field(0, description="event streams following the session now (its students' pages)")
 
 
 class Authority(BaseModel):
@@ -97,11 +107,19 @@ def broker_of(request: Request) -> Broker:
     broker = getattr(state, "follow_broker", None)
     if broker is None:
         s = state.settings
-        broker = state.follow_broker = make_broker(s.follow_max_sessions, s.follow_idle_seconds, s.follow_redis_url)
+        broker = state.follow_broker = make_broker(s.follow_max_sessions, s.follow_idle_seconds, s.follow_redis_url,
+                                                   unpublished_seconds=s.follow_unpublished_seconds)
     return broker
 
 
 BrokerDep = Annotated[Broker, Depends(broker_of)]
+
+
+async def broker_down(request: Request, exc: Exception) -> JSONResponse:
+    """The sessions' store does not answer (Redis down or restarting): a 503 that the
+    page tries again, with the store's own words."""
+    return JSONResponse(error_body(["request"], f"{exc}; the page tries again by itself", "unavailable"),
+                        status_code=503, headers={"Retry-After": "2"})
 
 
 def _no_session(session: str) -> ApiError:
@@ -142,10 +160,34 @@ async def info(request: Request, broker: BrokerDep) -> FollowInfo:
     )
 
 
-@router.post("/sessions", status_code=201, response_model=SessionCreated, summary="Open a follow session", responses=_refusals(413, 422, 429, 503))
-async def open_session(body: NewSession, request: Request, broker: BrokerDep) -> SessionCreated:
+def _check_teacher(authorization: str | None, settings: Any) -> None:
+    """Only the teacher's page opens sessions: it sends the server's teacher token as
+    ``Authorization: Bearer <token>`` (from the teacher link ``convscope serve``
+    prints). No address is exempt; students need no token to follow."""
+    expected = settings.teacher_token
+    scheme, _, given = (authorization or "").partition(" ")
+    if not expected:
+        raise ApiError(401, ["header", "authorization"], "this server has no teacher token, so no class session "
+                       "can be opened: start it with convscope serve, which prints the teacher link, or set "
+                       "CONVSCOPE_TEACHER_TOKEN", "unauthorized", headers={"WWW-Authenticate": "Bearer"})
+    if scheme.lower() != "bearer" or not given:
+        raise ApiError(401, ["header", "authorization"], "opening a class session needs the teacher token "
+                       "(Authorization: Bearer <token>): open the teacher link convscope serve printed",
+                       "unauthorized", headers={"WWW-Authenticate": "Bearer"})
+    if not hmac.compare_digest(given.strip().encode(), expected.encode()):
+        raise ApiError(401, ["header", "authorization"], "the teacher token is not this server's: open the "
+                       "teacher link convscope serve printed at its start", "unauthorized",
+                       headers={"WWW-Authenticate": "Bearer"})
+
+
+@router.post("/sessions", status_code=201, response_model=SessionCreated, summary="Open a follow session (the teacher's token)", responses=_refusals(401, 413, 422, 429, 503))
+async def open_session(
+    body: NewSession, request: Request, broker: BrokerDep,
+    authorization: Annotated[str | None, Header(max_length=300, description="Bearer <the teacher token>")] = None,
+) -> SessionCreated:
     if request.app.state.settings.follow_max_sessions == 0:
         raise ApiError(503, ["body"], "follow mode is off on this server (CONVSCOPE_FOLLOW_MAX_SESSIONS=0; several workers need CONVSCOPE_FOLLOW_REDIS_URL)", "follow_off")
+    _check_teacher(authorization, request.app.state.settings)
     state_text = None if body.state is None else _state_text(body.state, request)
     for _ in range(5):
         credentials = new_credentials()
@@ -186,13 +228,38 @@ async def join(broker: BrokerDep, code: str = Path(min_length=1, max_length=32))
     return Joined(session=session, code=wanted, events_path=f"/api/follow/sessions/{session}/events")
 
 
-@router.put("/sessions/{session}/state", response_model=Published, summary="Drive: publish the teacher's state", responses=_refusals(403, 404, 409, 413, 422))
+PACED_SESSIONS = 4096  # sessions whose publishing pace this worker remembers (least recent forgotten)
+
+
+def _check_pace(session: str, request: Request) -> None:
+    """At most ``follow_states_per_second`` states a second to one session (bursts of
+    twice that): a page's step keys stay well under it, a runaway script does not."""
+    s = request.app.state.settings
+    paces = getattr(request.app.state, "follow_paces", None)
+    if paces is None:
+        paces = request.app.state.follow_paces = OrderedDict()
+    bucket = paces.get(session)
+    if bucket is None:
+        bucket = paces[session] = TokenBucket(s.follow_states_per_second, 2 * s.follow_states_per_second)
+        while len(paces) > PACED_SESSIONS:
+            paces.popitem(last=False)
+    paces.move_to_end(session)
+    wait = bucket.take(time.monotonic())
+    if wait:
+        raise ApiError(429, ["body", "state"], f"states come faster than this server takes them: "
+                       f"{s.follow_states_per_second:g} a second to one session", "too_many_requests",
+                       headers={"Retry-After": str(max(1, math.ceil(wait)))})
+
+
+@router.put("/sessions/{session}/state", response_model=Published, summary="Drive: publish the teacher's state", responses=_refusals(403, 404, 409, 413, 422, 429))
 async def drive(session: SessionId, body: Drive, request: Request, response: Response, broker: BrokerDep) -> Published:
     response.headers.update(_worker(request))
     _check_secret(body.secret, session)
+    _check_pace(session, request)
     state_text = _state_text(body.state, request)
     try:
-        return Published(seq=await broker.publish(session, body.driver, state_text))
+        seq = await broker.publish(session, body.driver, state_text)
+        return Published(seq=seq, followers=await broker.followers(session))
     except NoSession:
         raise _no_session(session) from None
     except StaleDriver as exc:
@@ -253,13 +320,30 @@ async def events(
     messages = broker.subscribe(session, _last_seq(last_event_id))
 
     async def stream() -> AsyncIterator[bytes]:
+        stop = asyncio.ensure_future(stopping().wait())
+        following: asyncio.Future | None = None
         try:
             yield RETRY
-            async for message in messages:
+            while True:
+                following = asyncio.ensure_future(anext(messages))
+                await asyncio.wait({following, stop}, return_when=asyncio.FIRST_COMPLETED)
+                if not following.done():  # the worker stops: say so, so pages come back with it
+                    yield SHUTDOWN.wire
+                    return
+                try:
+                    message = following.result()
+                except StopAsyncIteration:
+                    return
+                except BrokerDown:  # the store went away: the page reconnects and asks again
+                    return
                 yield KEEPALIVE_COMMENT if message is KEEPALIVE else message.wire
                 if message.end:
                     return
         finally:
+            stop.cancel()
+            if following is not None and not following.done():
+                following.cancel()  # (the generator is left before it is closed)
+                await asyncio.wait({following})
             await messages.aclose()  # the subscriber leaves its channel now, not at GC
 
     return EventSourceResponse(stream(), headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no", **_worker(request)})

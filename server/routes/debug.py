@@ -19,4 +19,4 @@ router = APIRouter(prefix="/api/debug", tags=["debug"])
 @router.get("/stats", summary="Stream counters, build slots and shared builds of this worker process")
 async def stats(request: Request) -> dict[str, int]:
     state = request.app.state
-    return {"pid": os.getpid(), **state.stream_stats.snapshot(), **state.gate.stats(), **state.builds.stats()}
+    return {"pid": os.getpid(), **state.stream_stats.snapshot(), **state.gate.stats(), **state.builds.stats(), **state.shares.stats()}
