@@ -10,6 +10,7 @@ import { Stage } from "./js/render.js";
 import { Chrome } from "./js/chrome.js";
 import { Inspector } from "./js/inspector.js";
 import { Classroom } from "./js/classroom.js";
+import { adoptTeacherToken } from "./js/teacher-token.js";
 import { AnimationDialog } from "./js/animation-dialog.js";
 import { SPEEDS, speedLabel, keyAction, KEY_SHEET, Ticker } from "./js/player.js";
 import { encodeLesson, decodeLesson } from "./js/url.js";
@@ -129,6 +130,7 @@ store.subscribe((state, prev, action) => {
 // ---- running traces ------------------------------------------------------------------
 
 function onConfigEdited(config, { immediate }) {
+  breakAwayIfFollowing(); // (a student who edits the setup explores on their own)
   dispatch({ type: "edited", config });
   clearTimeout(debounce);
   debounce = setTimeout(() => run(config, { typed: true }), immediate ? 0 : 350);
@@ -444,12 +446,16 @@ async function copyLink() {
 
 const MOVES = new Set(["next", "prev", "first", "last", "nextPhase", "prevPhase"]);
 
+function breakAwayIfFollowing() {
+  const f = store.state.follow;
+  if (f && f.role === "student" && f.following) classroom.breakAway();
+}
+
 /** What a key or a player button asks for. */
 function doAction(name) {
   const state = store.state;
-  const following = state.follow && state.follow.role === "student" && state.follow.following;
   // a student who moves the player while following breaks away to explore
-  if (following && (MOVES.has(name) || name === "toggle")) classroom.breakAway();
+  if (MOVES.has(name) || name === "toggle") breakAwayIfFollowing();
   if (MOVES.has(name)) dispatch({ type: "move", how: name });
   else if (name === "toggle" || name === "faster" || name === "slower") dispatch({ type: name });
   else if (name === "projector") dispatch({ type: "projector", on: !state.projector });
@@ -505,6 +511,7 @@ function wire() {
   });
   sc.addEventListener("change", () => dispatch({ type: "scrubbing", on: false }));
   $("preset").addEventListener("change", (e) => {
+    breakAwayIfFollowing(); // (a student who picks a lesson explores on their own)
     openLesson(e.target.value);
     giveKeysToStage();
   });
@@ -633,6 +640,7 @@ function wire() {
 const page = { store, stage, redraw, probe, isSettled: () => isSettled(store.state) && controller === null, clone };
 
 async function start() {
+  adoptTeacherToken(); // (before anything reads or writes the address)
   if (new URLSearchParams(location.search).has("debug")) (await import("./js/debug.js")).install(page);
   const lessonsLoaded = loadLessons();
   try {
@@ -660,6 +668,7 @@ async function start() {
   if (place.lesson || place.config) {
     await lessonsLoaded; // (the lesson menu and its sentence need the list)
     await openPlace(place, { first: true });
+    await classroom.resume(classPlace(store.state)); // a teacher's reload: the class follows on
     return;
   }
   if (place.projector) dispatch({ type: "projector", on: true });
@@ -673,6 +682,7 @@ async function start() {
     editors.show(config, { fresh: true });
     await run(config, { step: 0, push: false });
   }
+  await classroom.resume(classPlace(store.state));
 }
 
 start();

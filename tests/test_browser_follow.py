@@ -5,9 +5,13 @@ and rejoins on the teacher's current place; the secret is never in the student's
 
 from __future__ import annotations
 
+import json
+import time
+
+import httpx
 import pytest
 
-from test_browser_helpers import require_chromium, wait_complete, wait_until
+from test_browser_helpers import TEACHER_TOKEN, require_chromium, wait_complete, wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -21,7 +25,8 @@ def _step(page) -> int:
 
 
 def test_a_student_follows_the_teacher_breaks_away_and_rejoins(open_page, browser, base_url):
-    teacher = open_page("/#s=0&l=d2l", viewport=(1366, 768)).page
+    teacher = open_page(f"/?teacher={TEACHER_TOKEN}#s=0&l=d2l", viewport=(1366, 768)).page
+    assert TEACHER_TOKEN not in teacher.url  # the page took it out of its address
     teacher.click("#class-session")
     wait_until(teacher, "!document.getElementById('follow-bar').hidden && document.querySelector('#follow-bar .join-code')")
     code = teacher.inner_text("#follow-bar .join-code")
@@ -65,6 +70,8 @@ def test_a_student_follows_the_teacher_breaks_away_and_rejoins(open_page, browse
     # and the teacher's page keeps it out of the address and the page state
     assert "secret" not in teacher.evaluate("JSON.stringify(window.convscope.state) + location.href")
     assert not [u for u, body in sent if "secret" in body or (u.startswith(base_url + "/api/follow/") and u.endswith("/state"))], sent
+    # nor the teacher token: not in the join link, the student's requests or address
+    assert TEACHER_TOKEN not in link and TEACHER_TOKEN not in str(sent) and TEACHER_TOKEN not in student.url
     context.close()
     # the teacher ends the session: the class is told
     student2 = browser.new_context().new_page()
@@ -79,7 +86,7 @@ def test_a_lost_publication_is_sent_again_and_a_refused_one_ends_the_session(ope
     """A worker restarting or a network hiccup loses a PUT: the teacher's page sends the
     latest place again and the class still follows; a refusal (another page took over,
     the session ended) ends it with the server's word."""
-    watch = open_page("/#s=0&l=d2l", viewport=(1366, 768))
+    watch = open_page(f"/?teacher={TEACHER_TOKEN}#s=0&l=d2l", viewport=(1366, 768))
     teacher = watch.page
     teacher.click("#class-session")
     wait_until(teacher, "document.querySelector('#follow-bar .join-code')")
@@ -113,3 +120,140 @@ def test_a_lost_publication_is_sent_again_and_a_refused_one_ends_the_session(ope
     student.context.close()
     # (the two lost requests and the 404 are this test's own doing)
     watch.errors[:] = [e for e in watch.errors if "ERR_CONNECTION_RESET" not in e and "status of 404" not in e]
+
+
+def test_a_page_without_the_teacher_token_cannot_open_a_class_session(open_page):
+    """A student's join link (or the plain address) opens the page but not a session:
+    Class says what is missing; the server refused it with a 401."""
+    watch = open_page("/#s=0&l=d2l", viewport=(1366, 768))
+    page = watch.page
+    page.evaluate("localStorage.removeItem('convscope.teacherToken')")
+    answers: list[int] = []
+    page.on("response", lambda r: answers.append(r.status) if r.url.endswith("/api/follow/sessions") else None)
+    page.click("#class-session")
+    wait_until(page, "document.body.innerText.includes('teacher token')", 5)
+    assert answers == [401]
+    assert page.locator("#follow-bar .join-code").count() == 0
+    watch.errors[:] = [e for e in watch.errors if "status of 401" not in e]  # (Chromium logs the refusal)
+
+
+def _start_class(open_page):
+    watch = open_page(f"/?teacher={TEACHER_TOKEN}#s=0&l=d2l", viewport=(1366, 768))
+    teacher = watch.page
+    teacher.click("#class-session")
+    wait_until(teacher, "document.querySelector('#follow-bar .join-code')")
+    return watch, teacher, teacher.inner_text("#follow-bar .join-code")
+
+
+def _student(browser, base_url: str, code: str, slow: float = 0.0):
+    """A student's page following ``code``; ``slow``: seconds each trace takes to start
+    arriving (a classroom's Wi-Fi)."""
+    page = browser.new_context(viewport={"width": 1366, "height": 768}).new_page()
+    if slow:
+        page.route("**/api/trace/stream", lambda route: (time.sleep(slow), route.continue_()))
+    page.goto(base_url + f"/?debug&follow={code}")
+    wait_complete(page)
+    return page
+
+
+def _bar(page) -> str:
+    return page.inner_text("#follow-bar")
+
+
+def test_a_teacher_who_reloads_keeps_the_session_and_the_class_follows_on(open_page, browser, base_url):
+    _, teacher, code = _start_class(open_page)
+    student = _student(browser, base_url, code)
+    wait_until(student, "window.convscope.preset === 'd2l' && window.convscope.step === 0")
+    teacher.keyboard.press("ArrowRight")
+    wait_until(student, "window.convscope.step === 1", 5)
+    wait_until(teacher, "document.getElementById('follow-bar').innerText.includes('1 following')", 10)
+    teacher.reload()
+    wait_complete(teacher)
+    # the same session, driven by the reloaded page: the same code on its bar
+    wait_until(teacher, f"document.querySelector('#follow-bar .join-code')?.textContent === '{code}'", 10)
+    start = teacher.evaluate("window.convscope.step")  # (the address it reloaded may lag a step)
+    teacher.locator("#stage").click(position={"x": 2, "y": 2})
+    teacher.keyboard.press("ArrowRight")
+    teacher.keyboard.press("ArrowRight")
+    wait_until(teacher, f"window.convscope.step === {start + 2}")
+    wait_until(student, f"window.convscope.step === {start + 2}", 5)
+    assert "Following the teacher" in _bar(student)
+    # the kept secret is this tab's own: not in its address or its page state
+    assert "secret" not in teacher.evaluate("JSON.stringify(window.convscope.state) + location.href")
+    student.context.close()
+
+
+def test_students_are_told_within_10_s_when_the_teacher_has_left(open_page, browser, base_url):
+    watch, teacher, code = _start_class(open_page)
+    student = _student(browser, base_url, code)
+    wait_until(student, "window.convscope.preset === 'd2l'")
+    # a quiet teacher is not a gone one: the heartbeat keeps the students following
+    student.wait_for_timeout(12_000)
+    assert "Following the teacher" in _bar(student), _bar(student)
+    teacher.close()
+    closed = time.monotonic()
+    wait_until(student, "document.getElementById('follow-bar').innerText.includes('The teacher has left')", 16)
+    took = time.monotonic() - closed
+    # the heartbeat comes every 4 s: the last one at most 4 s before the close, and the
+    # student says so 10 s after the last it heard
+    assert took < 4 + 10 + 1, took
+    student.context.close()
+
+
+def test_ten_rapid_lesson_switches_leave_each_student_on_the_teachers_lesson_and_step(open_page, browser, base_url):
+    _, teacher, code = _start_class(open_page)
+    # one student on a slow network: the teacher's next places come while its lesson loads
+    students = [_student(browser, base_url, code), _student(browser, base_url, code, slow=0.4)]
+    for s in students:
+        wait_until(s, "window.convscope.preset === 'd2l'")
+    lessons = ["cs231n", "d2l", "stride2", "cs231n", "depthwise", "d2l", "cs231n", "stride2", "depthwise", "cs231n"]
+    for k, lesson in enumerate(lessons):
+        teacher.locator("#stage").click(position={"x": 2, "y": 2})
+        teacher.keyboard.press("End")  # deep into the lesson: its step must not leak into the next
+        teacher.wait_for_timeout(150)
+        teacher.select_option("#preset", lesson)
+        teacher.locator("#stage").click(position={"x": 2, "y": 2})
+        for _ in range(k % 3 + 1):  # a step or three at once, while the lesson may still load
+            teacher.keyboard.press("ArrowRight")
+        wait_until(teacher, f"window.convscope.preset === '{lesson}' && window.convscope.complete")
+        want = teacher.evaluate("window.convscope.step")
+        for s in students:
+            wait_until(s, f"window.convscope.preset === '{lesson}' && window.convscope.complete "
+                          f"&& window.convscope.step === {want}", 10)
+            assert "Following the teacher" in _bar(s), _bar(s)
+    for s in students:
+        s.context.close()
+
+
+def test_a_student_who_picks_a_lesson_has_broken_away_and_the_bar_says_so(open_page, browser, base_url):
+    _, teacher, code = _start_class(open_page)
+    student = _student(browser, base_url, code)
+    wait_until(student, "window.convscope.preset === 'd2l'")
+    student.select_option("#preset", "cs231n")
+    wait_until(student, "document.getElementById('follow-bar').innerText.includes('Exploring on your own')", 5)
+    teacher.locator("#stage").click(position={"x": 2, "y": 2})
+    teacher.keyboard.press("ArrowRight")
+    wait_until(teacher, "window.convscope.step === 1")
+    student.wait_for_timeout(700)
+    assert student.evaluate("window.convscope.preset") == "cs231n"  # not overwritten
+    student.context.close()
+
+
+def test_a_place_that_comes_while_a_lesson_loads_is_applied_after_it_and_the_latest_wins(open_page, browser, base_url):
+    """The teacher's states {lesson B, step 30} then {lesson B, step 1}, 50 ms apart,
+    reach a student whose lesson takes 0.4 s to start loading: it ends on step 1."""
+    watch, teacher, code = _start_class(open_page)
+    kept = json.loads(teacher.evaluate("sessionStorage.getItem('convscope.classSession')"))
+    student = _student(browser, base_url, code, slow=0.4)
+    wait_until(student, "window.convscope.preset === 'd2l'")
+    teacher.close()  # (its heartbeat would send its own place again)
+    url = f"{base_url}/api/follow/sessions/{kept['session']}/state"
+    for lesson, steps in (("stride2", (30, 1)), ("cs231n", (40, 2)), ("depthwise", (25, 3))):
+        for step in steps:
+            answer = httpx.put(url, json={"secret": kept["secret"], "driver": 1, "state": {"lesson": lesson, "step": step}})
+            assert answer.status_code == 200, answer.text
+            time.sleep(0.05)
+        wait_until(student, f"window.convscope.preset === '{lesson}' && window.convscope.complete", 10)
+        student.wait_for_timeout(800)
+        assert student.evaluate("window.convscope.step") == steps[-1], (lesson, student.evaluate("window.convscope.step"))
+    student.context.close()

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from follow_helpers import SERVER_PIDS, convscope_serve, redis_missing_reason, redis_server
+from follow_helpers import SERVER_PIDS, TEACHER_TOKEN, convscope_serve, redis_missing_reason, redis_process, redis_server
 from test_browser_helpers import require_chromium, wait_complete, wait_until
 
 pytestmark = pytest.mark.browser
@@ -100,7 +100,7 @@ def test_a_student_follows_across_two_workers_and_after_a_reconnect(browser, bas
     teacher = teacher_context.new_page()
     students: list[Student] = []
     try:
-        teacher.goto(base + "/?debug#s=0&l=edge")
+        teacher.goto(base + f"/?debug&teacher={TEACHER_TOKEN}#s=0&l=edge")
         wait_complete(teacher)
         teacher.click("#class-session")
         wait_until(teacher, "document.querySelector('#follow-bar .join-code')")
@@ -154,6 +154,46 @@ def test_a_student_follows_across_two_workers_and_after_a_reconnect(browser, bas
         print(f"delays before the reconnect {[round(d) for d in delays]} ms ({len(crossed)} across workers), "
               f"after {[round(d) for d in after]} ms; load average {_load()}")
     finally:
+        for s in students:
+            s.context.close()
+        teacher_context.close()
+
+
+def test_redis_killed_and_restarted_mid_session_the_pages_say_so_and_the_class_follows_on(browser):
+    """A persisting Redis (every write in its append-only file) is killed with SIGKILL in
+    the middle of a lesson, then started again: the teacher's page says its steps are
+    not taken and keeps trying; students keep the last step; the first step after the
+    restart reaches every student without a reload."""
+    with redis_process(persist=True) as redis, convscope_serve("--redis-url", redis.url, workers=2, debug="1") as base:
+        teacher_context = browser.new_context(viewport={"width": 1366, "height": 768})
+        teacher = teacher_context.new_page()
+        teacher.goto(base + f"/?debug&teacher={TEACHER_TOKEN}#s=0&l=edge")
+        wait_complete(teacher)
+        teacher.click("#class-session")
+        wait_until(teacher, "document.querySelector('#follow-bar .join-code')")
+        code = teacher.inner_text("#follow-bar .join-code")
+        students = [Student(browser, base, code) for _ in range(2)]
+        teacher.locator("#stage").click(position={"x": 2, "y": 2})
+        teacher.keyboard.press("ArrowRight")
+        for s in students:
+            s.seen_at(1)
+        redis.kill()
+        teacher.keyboard.press("ArrowRight")  # not taken: Redis is down
+        wait_until(teacher, "document.getElementById('follow-bar').innerText.includes('trying again')", 15)
+        # a student's stream ends when its worker next asks Redis about the session (every
+        # 15 s when quiet); the page then says it is reconnecting, keeping the last step
+        for s in students:
+            wait_until(s.page, "document.getElementById('follow-bar').innerText.includes('Reconnecting')", 30)
+            assert s.page.evaluate("window.convscope.step") == 1
+        redis.start()
+        # the teacher's page was still trying: its step 2 goes out, and every student gets it
+        for s in students:
+            s.seen_at(2, timeout=30)
+        wait_until(teacher, "!document.getElementById('follow-bar').innerText.includes('trying again')", 15)
+        teacher.keyboard.press("ArrowRight")
+        for s in students:
+            s.seen_at(3, timeout=15)
+            assert "Following the teacher" in s.page.inner_text("#follow-bar"), s.page.inner_text("#follow-bar")
         for s in students:
             s.context.close()
         teacher_context.close()

@@ -30,7 +30,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from playwright.sync_api import sync_playwright  # noqa: E402
 
-from test_browser_helpers import CHROMIUM, CHROMIUM_ARGS, debug_url, lesson_path, live_server, wait_complete, wait_until  # noqa: E402
+from test_browser_helpers import CHROMIUM, CHROMIUM_ARGS, TEACHER_TOKEN, debug_url, lesson_path, live_server, wait_complete, wait_until  # noqa: E402
 
 OUT = Path(__file__).resolve().parent
 
@@ -97,7 +97,7 @@ def screens(browser, base) -> None:
 def follow(browser, base) -> None:
     # follow mode: the teacher's join screen, a student's page following it, and the
     # inspector on a dx cell (CS231n, backward)
-    context, teacher = open_lesson(browser, base, (1366, 768), "/#s=58&l=cs231n")
+    context, teacher = open_lesson(browser, base, (1366, 768), f"/?teacher={TEACHER_TOKEN}#s=58&l=cs231n")
     teacher.click("#class-session")
     wait_until(teacher, "document.querySelector('#follow-bar .join-code')")
     code = teacher.inner_text("#follow-bar .join-code")

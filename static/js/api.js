@@ -34,9 +34,9 @@ export async function fetchLessonFile(config, { name, title, sentence }) {
   return response.blob();
 }
 
-/** Send `body` as JSON with `method`; the answer's JSON (null for 204). */
-export async function sendJson(method, path, body) {
-  const response = await fetch(path, { method, headers: { "Content-Type": "application/json", Accept: "application/json" }, body: JSON.stringify(body) });
+/** Send `body` as JSON with `method` (and `headers`); the answer's JSON (null for 204). */
+export async function sendJson(method, path, body, headers = {}) {
+  const response = await fetch(path, { method, headers: { "Content-Type": "application/json", Accept: "application/json", ...headers }, body: JSON.stringify(body) });
   if (!response.ok) throw await errorOf(response);
   return response.status === 204 ? null : response.json();
 }

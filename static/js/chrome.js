@@ -5,6 +5,15 @@
 import { staleReason } from "./page-state.js";
 import { SPEEDS } from "./player.js";
 import { drawQr } from "./qr.js";
+import { loopbackOnly } from "./classroom.js";
+
+/** What a student's follow bar says, by the page's follow status. */
+const STUDENT_WORDS = {
+  following: (code) => `Following the teacher's screen (session ${code}).`,
+  away: (code) => `The teacher has left (nothing heard from session ${code} for 10 s): this page keeps the last step and follows again when the teacher is back.`,
+  reconnecting: (code) => `Reconnecting to the class session ${code}… (the last step stays on screen)`,
+  exploring: (code) => `Exploring on your own (session ${code}).`,
+};
 import { mistakeLessonName } from "./lab.js";
 
 const $ = (id) => document.getElementById(id);
@@ -168,10 +177,19 @@ export class Chrome {
       qr.setAttribute("aria-label", `QR code of ${f.url}`);
       drawQr(qr, f.url, 4);
       said.replaceChildren(qr, "Class session: students open ", Object.assign(document.createElement("code"), { textContent: f.url }), " or join with ", code);
+      if (loopbackOnly(f.url)) {
+        const warn = document.createElement("strong");
+        warn.className = "join-warning";
+        warn.textContent = " This link reaches no student: it names this computer only. Start ConvScope with convscope serve --classroom (or make run HOST=0.0.0.0) and press Class again.";
+        said.append(warn);
+      }
+      if (f.followers != null) said.append(Object.assign(document.createElement("span"), { className: "join-count", textContent: ` · ${f.followers} following` }));
+      if (f.trouble) said.append(Object.assign(document.createElement("strong"), { className: "join-warning", textContent: ` ${f.trouble}` }));
       button.textContent = "End session";
       button.dataset.does = "end";
     } else if (f.role === "student") {
-      said.textContent = f.following ? `Following the teacher's screen (session ${f.code}).` : `Exploring on your own (session ${f.code}).`;
+      said.textContent = STUDENT_WORDS[f.status ?? (f.following ? "following" : "exploring")](f.code);
+      said.dataset.status = f.status ?? "";
       button.textContent = f.following ? "Break away (B)" : "Rejoin the teacher (B)";
       button.dataset.does = f.following ? "breakAway" : "rejoin";
     } else {

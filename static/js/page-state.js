@@ -28,8 +28,9 @@ export function initialState({ setupOpen = true } = {}) {
     fits: false, // the style sheet sizes the stage to the window (it scrolls inside itself)
     scrubbing: false,
     inspect: null, // the cell whose story the inspector shows: {tensor, flat}
-    // follow mode: null, {role: "teacher", code, url}, {role: "student", code, following},
-    // or {role: "ended", message}
+    // follow mode: null, {role: "teacher", code, url, followers, trouble}, {role: "student", code,
+    // following, status: "following" | "away" | "reconnecting" | "exploring"}, or
+    // {role: "ended", message}
     follow: null,
   };
 }
