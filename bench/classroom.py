@@ -13,6 +13,10 @@ default limits), first on one tree, then on the other, alternating over ``--roun
    slowest.
 3. Cold start: 300 concurrent first loads of the CS231n stream on a fresh server: how
    many got 503, the median and slowest, and how many streams the server generated.
+4. Sockets: one address (127.0.0.1) opens ``--sockets`` connections asking for a class
+   session's events and holds them, while a teacher publishes 20 states 0.15 s apart to
+   30 students on addresses of their own: the teacher's publish time and the students'
+   delivery delay (p50, p99), and how many of the sockets the server kept.
 
 Run: .venv/bin/python bench/classroom.py --against REV [--rounds 2] [--seconds 10]
 (REV: a git revision, checked out into a temporary worktree; the servers share the
@@ -25,6 +29,7 @@ import argparse
 import asyncio
 import contextlib
 import random
+import socket
 import statistics
 import subprocess
 import sys
@@ -130,11 +135,95 @@ def cold_start(tree: Path) -> str:
             f"{streams} stream(s) generated")
 
 
+TOKEN = "bench-teacher-token"
+
+
+async def _students_and_teacher(url: str, events: str, session: str, secret: str, states: int = 20) -> tuple[list, list]:
+    """30 students follow (each from its own address); the teacher publishes ``states``
+    states 0.15 s apart. (publish seconds, delivery seconds)."""
+    sent: dict[int, float] = {}
+    delays: list[float] = []
+    publishes: list[float] = []
+    ready = asyncio.Event()
+    connected = 0
+
+    async def student(k: int) -> None:
+        nonlocal connected
+        transport = httpx.AsyncHTTPTransport(local_address=student_address(k))
+        async with httpx.AsyncClient(base_url=url, timeout=60, transport=transport) as client:
+            async with client.stream("GET", events) as response:
+                connected += 1
+                if connected == 30:
+                    ready.set()
+                async for line in response.aiter_lines():
+                    if line.startswith("id: "):
+                        seq = int(line[4:])
+                        if seq in sent:
+                            delays.append(time.perf_counter() - sent[seq])
+                        if seq >= states + 1:
+                            return
+
+    async def teacher() -> None:
+        await asyncio.wait_for(ready.wait(), 60)
+        await asyncio.sleep(0.5)
+        transport = httpx.AsyncHTTPTransport(local_address="127.0.0.40")
+        async with httpx.AsyncClient(base_url=url, timeout=60, transport=transport) as client:
+            for step in range(1, states + 1):
+                sent[step + 1] = time.perf_counter()
+                started = time.perf_counter()
+                await client.put(f"api/follow/sessions/{session}/state", json={"secret": secret, "driver": 1, "state": {"step": step}})
+                publishes.append(time.perf_counter() - started)
+                await asyncio.sleep(0.15)
+
+    await asyncio.wait_for(asyncio.gather(teacher(), *(student(k) for k in range(30))), 180)
+    return publishes, delays
+
+
+def sockets(tree: Path, count: int) -> str:
+    with serving(tree, CONVSCOPE_TEACHER_TOKEN=TOKEN) as (url, port):
+        created = httpx.post(url + "api/follow/sessions", json={"state": {"step": 0}},
+                             headers={"Authorization": f"Bearer {TOKEN}"}, timeout=10).json()
+        request = (f"GET {created['events_path']} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                   "Accept: text/event-stream\r\n\r\n").encode()
+        held = []
+        for _ in range(count):
+            sock = socket.socket()
+            try:
+                sock.connect(("127.0.0.1", port))
+                sock.sendall(request)
+                held.append(sock)
+            except OSError:
+                sock.close()
+        time.sleep(2.0)  # the server has seen them
+        kept = 0
+        for sock in held:  # a socket the server closed reads its 503 and then the end
+            sock.setblocking(False)
+            try:
+                head = sock.recv(16, socket.MSG_PEEK)
+                kept += head.startswith(b"HTTP/1.1 200")
+            except BlockingIOError:
+                kept += 1  # nothing yet: held open, waiting
+            except OSError:
+                pass
+        try:
+            publishes, delays = asyncio.run(_students_and_teacher(url, created["events_path"], created["session"], created["secret"]))
+        finally:
+            for sock in held:
+                sock.close()
+
+    def q(values: list[float], at: float) -> float:
+        return sorted(values)[min(len(values) - 1, int(at * len(values)))] * 1000
+
+    return (f"{kept} of {count} sockets held; publish p50 {q(publishes, 0.5):.1f} ms, p99 {q(publishes, 0.99):.1f} ms; "
+            f"delivery p50 {q(delays, 0.5):.1f} ms, p99 {q(delays, 0.99):.1f} ms ({len(delays)} of {30 * 20})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--against", required=True, metavar="REV", help="the older git revision to run beside this tree")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--sockets", type=int, default=10_000, help="sockets of scenario 4 (default 10,000)")
     args = parser.parse_args()
     random.seed(0)
     with tempfile.TemporaryDirectory() as folder:
@@ -144,7 +233,8 @@ def main() -> None:
         try:
             trees = [("this tree", ROOT), (args.against, old)]
             for name, run in (("careless clients", lambda t: careless(t, args.seconds)),
-                              ("two slow readers", slow_readers), ("cold start", cold_start)):
+                              ("two slow readers", slow_readers), ("cold start", cold_start),
+                              (f"{args.sockets} sockets from one address", lambda t: sockets(t, args.sockets))):
                 print(f"{name}:", flush=True)
                 for round_ in range(args.rounds):
                     for label, tree in trees if round_ % 2 == 0 else trees[::-1]:

@@ -64,16 +64,18 @@ TEACHER_HEADERS = {"Authorization": f"Bearer {TEACHER_TOKEN}"}
 
 
 @contextmanager
-def live_server(static_dir: Path | None = None) -> Iterator[str]:
-    """The real app (create_app with default settings and the checkout's static/, or
-    ``static_dir``) under uvicorn in a thread on a free loopback port; yields its base URL."""
+def live_server(static_dir: Path | None = None, **settings: Any) -> Iterator[str]:
+    """The real app (create_app with default settings, the tests' teacher token and
+    ``settings``, and the checkout's static/, or ``static_dir``) under uvicorn in a
+    thread on a free loopback port; yields its base URL."""
     import uvicorn
 
     from server.app import create_app
     from server.settings import Settings
 
     port = free_port()
-    config = uvicorn.Config(create_app(Settings(teacher_token=TEACHER_TOKEN), static_dir=static_dir), host="127.0.0.1", port=port, log_level="warning", lifespan="off")
+    app = create_app(Settings(**{"teacher_token": TEACHER_TOKEN, **settings}), static_dir=static_dir)
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off")
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

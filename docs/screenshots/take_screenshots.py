@@ -101,10 +101,12 @@ def follow(browser, base) -> None:
     teacher.click("#class-session")
     wait_until(teacher, "document.querySelector('#follow-bar .join-code')")
     code = teacher.inner_text("#follow-bar .join-code")
-    save(teacher, "follow-teacher-1366x768.png")
     student_context, student = open_lesson(browser, base, (1366, 768), f"/?follow={code}")
     wait_until(student, "window.convscope.preset === 'cs231n' && window.convscope.step === 58")
     save(student, "follow-student-1366x768.png")
+    # the teacher's bar counts the class at its next publication (the heartbeat: 4 s)
+    wait_until(teacher, "document.getElementById('follow-bar').innerText.includes('1 following')", 8)
+    save(teacher, "follow-teacher-1366x768.png")
     student_context.close()
     teacher.click("#follow-action")
     teacher.click('.cell[data-tensor="dxp"][data-idx="16"]')
@@ -170,7 +172,9 @@ GROUPS = {"screens": screens, "follow": follow, "views": views, "lab": lab, "tea
 
 def main() -> None:
     chosen = sys.argv[1:] or list(GROUPS)
-    with live_server() as base, sync_playwright() as p:
+    # the join link as `convscope serve --classroom` gives it: the machine's network
+    # address (a documentation address), not the loopback the screenshots are taken on
+    with live_server(public_url="http://192.0.2.20:8000/") as base, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         for name in chosen:
             GROUPS[name](browser, base)

@@ -177,13 +177,13 @@ export class Chrome {
       qr.setAttribute("aria-label", `QR code of ${f.url}`);
       drawQr(qr, f.url, 4);
       said.replaceChildren(qr, "Class session: students open ", Object.assign(document.createElement("code"), { textContent: f.url }), " or join with ", code);
+      if (f.followers != null) said.append(Object.assign(document.createElement("span"), { className: "join-count", textContent: ` · ${f.followers} following` }));
       if (loopbackOnly(f.url)) {
         const warn = document.createElement("strong");
         warn.className = "join-warning";
         warn.textContent = " This link reaches no student: it names this computer only. Start ConvScope with convscope serve --classroom (or make run HOST=0.0.0.0) and press Class again.";
         said.append(warn);
       }
-      if (f.followers != null) said.append(Object.assign(document.createElement("span"), { className: "join-count", textContent: ` · ${f.followers} following` }));
       if (f.trouble) said.append(Object.assign(document.createElement("strong"), { className: "join-warning", textContent: ` ${f.trouble}` }));
       button.textContent = "End session";
       button.dataset.does = "end";
