@@ -6,7 +6,7 @@ doc = build_mistake_trace({**get_mistake("empty_crop").setup_config()}, "empty_c
 doc["first_divergence"], doc["divergence"]["did"], doc["failures"]["dx"]["message"]
 ```
 
-A mistake trace is a trace of schema ``convscope.trace/1`` whose events are the steps of
+A mistake trace is a trace of the trace schema (``convcore.trace.SCHEMA``) whose events are the steps of
 the mistaken code (``convcore.mistakes.traced``: the plain loops with one step
 changed), so that ``replay`` rebuilds what that code computes, tensors of the shapes it
 made included. Its header adds (docs/trace-format.md, "Mistake traces"):

@@ -4,7 +4,7 @@ each, are ``convcore.mistakes.plain_steps.PlainSteps``.
 
 ``PlainLoops(rc, convention).run()`` computes the layer as the naive code of a
 convention does (cs231n, layer or torch; ``convcore.mistakes.conventions``) and
-records every step as an event of schema ``convscope.trace/1`` (``convcore.trace.model``
+records every step as an event of the trace schema (``convcore.trace.SCHEMA``) (``convcore.trace.model``
 built through ``convcore.trace.events.TraceContext``, in the request's layout):
 
 - ``pad``: one event per row of x, written into xp at the padding's offset;

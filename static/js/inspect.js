@@ -1,5 +1,5 @@
 // Any cell's story, from the trace alone (pure; the same question as Python's
-// convcore.trace.contributions, and the same answers: tests/test_browser_inspector.py).
+// convcore.trace.contributions, and the same answers: tests/test_inspect_agrees.py).
 //
 // A written cell: every write that reached it, in event order, with what it added, the
 // running value, and the read cells whose product is that change where the reads show

@@ -1,4 +1,4 @@
-// The trace's event model (schema convscope.trace/1) as JSDoc types: the same shapes as
+// The trace's event model (schema convscope.trace/2) as JSDoc types: the same shapes as
 // convcore/trace/model.py (Box, Write, Event) and the stream's lines. Types only; import
 // them in JSDoc with  /** @typedef {import("./trace-types.js").Event} Event */
 
