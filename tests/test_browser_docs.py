@@ -34,3 +34,26 @@ def test_the_api_docs_page_works_with_nothing_from_elsewhere(browser, base_url):
     assert any(url.endswith("/openapi.json") for url in requests)
     violations = [p for p in problems if "Content Security Policy" in p or "Refused" in p]
     assert violations == [], violations
+
+
+@pytest.mark.parametrize("operation", ["trace-trace_api_trace_post", "trace-trace_stream_api_trace_stream_post",
+                                       "trace-conv_api_conv_post", "lesson-lesson_api_lesson_post"])
+def test_try_it_out_with_the_default_example_gets_a_2xx(browser, base_url, operation):  # noqa: F811
+    """A visitor of /docs opens an operation, presses "Try it out" and "Execute" with the
+    body it offers: the server answers 2xx (the schemas carry examples of lessons)."""
+    context = browser.new_context(viewport={"width": 1366, "height": 900})
+    page = context.new_page()
+    try:
+        page.goto(base_url + f"/docs#/{operation.replace('-', '/', 1)}")
+        block = page.locator(f"#operations-{operation}")
+        block.wait_for()
+        if not block.locator(".try-out__btn").count():
+            block.locator(".opblock-summary").click()
+        block.locator(".try-out__btn").click()
+        block.locator(".execute").click()
+        status = block.locator(".live-responses-table tbody .response-col_status").first
+        status.wait_for(timeout=15000)
+        code = int(status.inner_text().strip().split()[0])
+    finally:
+        context.close()
+    assert 200 <= code < 300, code

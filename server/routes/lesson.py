@@ -8,9 +8,9 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import AsyncIterator
+from typing import Annotated, AsyncIterator
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Body, Request
 from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
@@ -20,7 +20,7 @@ from ..disconnect import run_until_disconnect
 from ..replies import DocumentResponse
 from ..schemas import TraceConfig
 from ..static_files import find_static_dir
-from .trace import REFUSALS
+from .trace import EXAMPLES, REFUSALS
 
 router = APIRouter(prefix="/api", tags=["lesson"])
 
@@ -42,13 +42,20 @@ class LessonRequest(BaseModel):
     sentence: str = Field("", max_length=600, description="what the lesson teaches, in one sentence")
 
 
+LESSON_EXAMPLES = {
+    "d2l": {"summary": "Dive into Deep Learning's 3x3 example, as a lesson file",
+            "value": {"setup": EXAMPLES["d2l"]["value"], "name": "d2l", "title": "Cross-correlation by hand",
+                      "sentence": EXAMPLES["d2l"]["description"]}},
+}
+
+
 @router.post(
     "/lesson",
     response_class=Response,
     summary="The offline lesson file of a setup (one self-contained HTML file)",
     responses={200: {"content": {"text/html": {}}, "description": "the lesson file"}, **REFUSALS},
 )
-async def lesson(body: LessonRequest, request: Request) -> Response:
+async def lesson(body: Annotated[LessonRequest, Body(openapi_examples=LESSON_EXAMPLES)], request: Request) -> Response:
     state = request.app.state
     # the page's config: a mistake lesson's "mistake" and your numbers' "compare" travel too
     config = body.setup.config()

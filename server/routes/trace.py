@@ -4,14 +4,15 @@ POST /api/conv (the numbers without the steps)."""
 from __future__ import annotations
 
 import threading
-from typing import Any, AsyncIterator
+from typing import Annotated, Any, AsyncIterator
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Body, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response, StreamingResponse
 
 from .. import guard
 from ..encoding import encode_json
+from ..presets import get_preset
 from ..builds import SharedBuild
 from ..disconnect import run_until_disconnect
 from ..replies import BuildStreamResponse, DocumentResponse
@@ -32,6 +33,24 @@ router = APIRouter(prefix="/api", tags=["trace"])
 
 STREAM_HEADERS = {"cache-control": "no-store", "x-accel-buffering": "no"}
 
+
+def _examples() -> dict[str, dict[str, Any]]:
+    """Request bodies /docs offers (its "Try it out" sends the first): lessons' configs."""
+    out = {}
+    for name in ("d2l", "cs231n"):
+        preset = get_preset(name)
+        out[name] = {"summary": preset.title, "description": preset.teaches, "value": preset.to_dict()["config"]}
+    out["fills"] = {"summary": "Generated tensors, stride 2, same padding, ReLU",
+                    "value": {"x": {"fill": "randint", "shape": [1, 2, 5, 5], "low": -3, "high": 3, "seed": 1},
+                              "w": {"fill": "randint", "shape": [2, 2, 3, 3], "low": -1, "high": 1, "seed": 2},
+                              "b": [0, 1], "stride": 2, "padding": "same", "activation": "relu"}}
+    return out
+
+
+EXAMPLES = _examples()
+TraceBody = Annotated[TraceConfig, Body(openapi_examples=EXAMPLES)]
+ConvBody = Annotated[ConvRequest, Body(openapi_examples=EXAMPLES)]
+
 REFUSALS: dict[int | str, dict[str, Any]] = {
     413: {"model": ErrorBody, "description": "Too large: names the measure, its value and the limit."},
     415: {"model": ErrorBody, "description": "Not a JSON body: names the content type or charset sent."},
@@ -47,7 +66,7 @@ REFUSALS: dict[int | str, dict[str, Any]] = {
     summary="A whole trace document",
     responses=REFUSALS,
 )
-async def trace(body: TraceConfig, request: Request) -> Response:
+async def trace(body: TraceBody, request: Request) -> Response:
     state = request.app.state
     key = await request.body()
     content = state.cache.get(key)
@@ -85,7 +104,7 @@ async def trace(body: TraceConfig, request: Request) -> Response:
         **REFUSALS,
     },
 )
-async def trace_stream(body: TraceConfig, request: Request) -> Response:
+async def trace_stream(body: TraceBody, request: Request) -> Response:
     state = request.app.state
     key = b"stream:" + await request.body()
     cached = state.cache.get(key)
@@ -128,6 +147,6 @@ def _conv(config: dict[str, Any], settings: Settings) -> bytes:
     summary="Forward and backward results only",
     responses=REFUSALS,
 )
-async def conv(body: ConvRequest, request: Request) -> Response:
+async def conv(body: ConvBody, request: Request) -> Response:
     content = await run_in_threadpool(_conv, body.config(), request.app.state.settings)
     return DocumentResponse(content, pace=request.app.state.pace)
