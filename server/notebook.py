@@ -93,7 +93,9 @@ class Lesson:
         """Show the player in the notebook (what ``show()`` does)."""
         from IPython.display import HTML, display
 
-        display(HTML(self.iframe()))
+        # (in a <div>: IPython warns about HTML that starts with <iframe>, and its IFrame
+        # would need a URL the notebook's viewer may not reach)
+        display(HTML(f"<div>{self.iframe()}</div>"))
 
     def save(self, path: str) -> None:
         """Write the offline lesson file (one HTML file; opens from file://)."""

@@ -50,8 +50,12 @@ def test_the_notebook_runs_and_shows_the_players(executed):
     nb, _ = executed
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
     assert errors == []
+    # nothing printed to stderr (IPython warned about HTML that starts with an iframe)
+    stderr = [o["text"] for c in nb.cells if c.cell_type == "code" for o in c.outputs
+              if o.output_type == "stream" and o.get("name") == "stderr"]
+    assert stderr == []
     players = [h for c in nb.cells if c.cell_type == "code" for h in _html_outputs(c)]
-    assert len(players) == 2 and all(h.startswith("<iframe srcdoc=") for h in players)
+    assert len(players) == 2 and all(h.startswith("<div><iframe srcdoc=") for h in players)
     # the show() that ends a cell displays the player once, and its repr says what it is
     last = nb.cells[-1].outputs
     assert sum("text/html" in o.get("data", {}) for o in last) == 1
