@@ -7,7 +7,7 @@
    spec. Encodings: the service's route (build_trace(arrays=True): bulk rows as
    float64 arrays, which orjson writes itself; checked here to be byte for byte the
    plain trace's JSON; the service pauses the garbage collector around the build,
-   server/gc_pause.py, and so does this route here), the plain-data document with
+   bench/gc_pause.py, and so does this route here), the plain-data document with
    orjson, and with the standard json module. Beside them, the same service route of
    an earlier engine (``--against``, default 860303d, the engine before the refactor
    of issue 14), loaded from ``git archive`` of that commit under another package
@@ -50,7 +50,7 @@ sys.path.insert(0, str(ROOT))  # the checkout's packages before bench/'s modules
 
 from convcore.trace import build_trace, count_events, iter_trace  # noqa: E402
 from naive import naive_forward_backward  # noqa: E402
-from server.gc_pause import paused_gc  # noqa: E402
+from gc_pause import paused_gc  # noqa: E402
 
 SHAPE_X, SHAPE_W, STRIDE, PAD = (2, 3, 16, 16), (4, 3, 3, 3), 1, 1
 NUMPY = orjson.OPT_SERIALIZE_NUMPY  # as server/encoding.py encodes
@@ -89,7 +89,7 @@ def earlier_engine(rev: str):
 def service_route(build):
     """The service's document route (server/tracing.py) with engine ``build``
     (build_trace): arrays=True, orjson, the collector paused while the document is
-    built, encoded and freed (server/gc_pause.py)."""
+    built, encoded and freed (bench/gc_pause.py)."""
     def run(config):
         with paused_gc():
             doc = build(config, arrays=True)

@@ -4,11 +4,15 @@ in chunks), and paused_gc (bench/trace.py's whole-document route) restores what 
 from __future__ import annotations
 
 import gc
+import sys
+from pathlib import Path
 
 import pytest
 
 from convcore.trace import build_trace, iter_trace
-from server.gc_pause import paused_gc
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+from gc_pause import paused_gc  # noqa: E402 (bench-only code: bench/gc_pause.py)
 
 
 def test_the_engine_never_switches_the_collector(monkeypatch):

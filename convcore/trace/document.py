@@ -242,7 +242,7 @@ def build_trace(config: ConfigLike, *, arrays: bool = False) -> dict:
 
     The document holds ~100 containers per event and no reference cycles; a caller
     that owns its process may pause the cyclic garbage collector around the call (the
-    whole-document route of bench/trace.py does, ``server/gc_pause.py``; the service
+    whole-document route of bench/trace.py does, ``bench/gc_pause.py``; the service
     encodes its documents in chunks instead): convcore itself changes nothing process-wide.
     """
     rc = resolve_config(config)

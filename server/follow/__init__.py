@@ -10,9 +10,9 @@ it again; the secret itself is never stored or sent to anyone.
 - ``channel``: one worker's fan-out of a session's latest state to its subscribers
 - ``broker``: the broker interface and the in-process broker (one worker)
 - ``redis_broker``: the Redis broker (several workers or hosts; ``convscope[redis]``)
-- ``routes``: the HTTP API, subscribers by Server-Sent Events
+- ``routes``: the HTTP API, subscribers by Server-Sent Events; it chooses the broker
 """
 
-from .broker import Broker, MemoryBroker, make_broker
+from .broker import Broker, MemoryBroker
 
-__all__ = ["Broker", "MemoryBroker", "make_broker"]
+__all__ = ["Broker", "MemoryBroker"]

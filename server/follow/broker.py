@@ -25,7 +25,6 @@ __all__ = [
     "StaleDriver",
     "TooManySessions",
     "check_interval",
-    "make_broker",
     "state_message",
 ]
 
@@ -201,14 +200,3 @@ class MemoryBroker:
     async def close(self) -> None:
         for session_id in list(self._sessions):
             self._drop(session_id, "ended")
-
-
-def make_broker(max_sessions: int, idle_seconds: float, redis_url: str = "",
-                unpublished_seconds: float | None = None) -> Broker:
-    """The Redis broker when ``redis_url`` is set, else the in-process one."""
-    if redis_url:
-        from .redis_broker import RedisBroker
-
-        return RedisBroker(redis_url, max_sessions=max_sessions, idle_seconds=idle_seconds,
-                           unpublished_seconds=unpublished_seconds)
-    return MemoryBroker(max_sessions=max_sessions, idle_seconds=idle_seconds, unpublished_seconds=unpublished_seconds)

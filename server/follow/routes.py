@@ -38,10 +38,10 @@ from ..fair_share import TokenBucket
 from ..schemas import ErrorBody
 from .channel import KEEPALIVE, Message
 from ..stopping import stopping
-from .broker import Broker, BrokerDown, CodeTaken, NoSession, StaleDriver, TooManySessions, make_broker
+from .broker import Broker, BrokerDown, CodeTaken, MemoryBroker, NoSession, StaleDriver, TooManySessions
 from .session import CODE_LENGTH, SESSION_ID_HEX, StateError, encode_state, new_credentials, normal_code, secret_matches
 
-__all__ = ["broker_down", "router", "broker_of"]
+__all__ = ["broker_down", "broker_of", "make_broker", "router"]
 
 router = APIRouter(prefix="/api/follow", tags=["follow"])
 
@@ -99,6 +99,17 @@ class FollowInfo(BaseModel):
     idle_seconds: float
     max_state_bytes: int
     worker: int | None = Field(None, description="this worker's process id (debug mode only, for tests)")
+
+
+def make_broker(max_sessions: int, idle_seconds: float, redis_url: str = "",
+                unpublished_seconds: float | None = None) -> Broker:
+    """The Redis broker when ``redis_url`` is set, else the in-process one."""
+    if redis_url:
+        from .redis_broker import RedisBroker
+
+        return RedisBroker(redis_url, max_sessions=max_sessions, idle_seconds=idle_seconds,
+                           unpublished_seconds=unpublished_seconds)
+    return MemoryBroker(max_sessions=max_sessions, idle_seconds=idle_seconds, unpublished_seconds=unpublished_seconds)
 
 
 def broker_of(request: Request) -> Broker:

@@ -2,7 +2,8 @@
 
 The service itself no longer needs it: ``server.tracing.document_bytes`` encodes a
 document a chunk of events at a time, so no whole document's objects are alive at once.
-bench/trace.py uses it for its whole-document route (build_trace, then encode).
+bench/trace.py uses it for its whole-document route (build_trace, then encode); it
+lives beside it, in bench/, since nothing else does.
 
 A document holds ~100 containers per event and no reference cycles: the collector
 would only rescan them again and again while they are made (a third of the build's
