@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: run test bench system-deps clean
+.PHONY: run test check bench system-deps clean
 
 run: $(VENV)/.installed
 	$(VENV)/bin/convscope serve --host $(HOST) --port $(PORT)
@@ -14,6 +14,12 @@ run: $(VENV)/.installed
 test: $(VENV)/.installed system-deps
 	node --test tests/js/
 	$(PY) -m pytest
+
+# The fast tier for a developer's loop: the page's units and every Python test not marked
+# browser or slow (no Chromium, and none of the long server runs). CI runs `test`.
+check: $(VENV)/.installed
+	node --test tests/js/
+	$(PY) -m pytest -m "not browser and not slow" -q
 
 # Every benchmark prints ratios measured side by side in one run; figures in docs/benchmarks.md.
 bench: $(VENV)/.installed system-deps
