@@ -87,8 +87,8 @@ class Settings(BaseSettings):
     max_connections: int = Field(0, ge=0, description="open connections one worker accepts; past it a new "
                                  "connection gets a fast 503 (0: the descriptor limit less 64, said at start)")
     client_max_connections: int = Field(64, ge=1, description="open connections one client address may have "
-                                        "(behind a proxy that hides the address, raise it or pass "
-                                        "--forwarded-allow-ips to uvicorn)")
+                                        "(the connection's own peer: behind a reverse proxy every student is "
+                                        "the proxy, so raise it there)")
     client_max_replies: int = Field(4, ge=1, description="traces, streams and lesson files one client address "
                                     "may have being built or read at once; past it a 429")
     client_max_follows: int = Field(8, ge=1, description="class sessions one client address may follow at once")

@@ -114,7 +114,10 @@ store.subscribe((state, prev, action) => {
   // a teacher's page sends its place to the class
   if (state.follow && state.follow.role === "teacher") {
     const place = JSON.stringify(classPlace(state));
-    if (place !== JSON.stringify(classPlace(prev)) || state.follow !== prev.follow) classroom.publish(classPlace(state));
+    // a new place, or a session just opened or resumed (not every change of the bar's
+    // facts: a count or a trouble message must not send the place again)
+    const began = !prev.follow || prev.follow.role !== "teacher";
+    if (place !== JSON.stringify(classPlace(prev)) || began) classroom.publish(classPlace(state));
   }
   if (state.formProblems !== prev.formProblems || state.runError !== prev.runError || state.run !== prev.run || state.badge !== prev.badge || state.trace !== prev.trace) chrome.drawBadge(state);
   const place = placeOf(state);

@@ -257,3 +257,31 @@ def test_a_place_that_comes_while_a_lesson_loads_is_applied_after_it_and_the_lat
         student.wait_for_timeout(800)
         assert student.evaluate("window.convscope.step") == steps[-1], (lesson, student.evaluate("window.convscope.step"))
     student.context.close()
+
+
+def test_a_setup_too_large_to_share_is_said_and_the_session_goes_on(browser):
+    """A state over the server's limit (here 1,000 bytes) gets 413: the teacher's page
+    says so, sends it no more, and the class follows the next lesson as usual."""
+    from test_browser_helpers import lesson_path, live_server
+
+    big = {"x": [[[[float(i * 20 + j) for j in range(20)] for i in range(20)]]], "w": [[[[1.0, 0.0], [0.0, -1.0]]]]}
+    with live_server(follow_max_state_bytes=1000) as base:
+        teacher = browser.new_context(viewport={"width": 1366, "height": 768}).new_page()
+        teacher.goto(base + f"/?debug&teacher={TEACHER_TOKEN}#s=0&l=d2l")
+        wait_complete(teacher)
+        teacher.click("#class-session")
+        wait_until(teacher, "document.querySelector('#follow-bar .join-code')")
+        code = teacher.inner_text("#follow-bar .join-code")
+        student = _student(browser, base, code)
+        wait_until(student, "window.convscope.preset === 'd2l'")
+        puts: list[int] = []
+        teacher.on("response", lambda r: puts.append(r.status) if r.url.endswith("/state") else None)
+        teacher.evaluate(f"location.hash = {lesson_path(big)[1:]!r}")  # a custom setup, too large to share
+        wait_until(teacher, "document.getElementById('follow-bar').innerText.includes('too large to share')", 10)
+        teacher.wait_for_timeout(6000)  # a heartbeat's time: the state is not sent again
+        assert puts.count(413) == 1, puts
+        teacher.select_option("#preset", "stride2")
+        wait_until(student, "window.convscope.preset === 'stride2'", 10)
+        assert "End session" in teacher.inner_text("#follow-bar")
+        student.context.close()
+        teacher.context.close()

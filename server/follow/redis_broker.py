@@ -249,7 +249,10 @@ class RedisBroker:
         async with self._lock:
             if channel.subscribers == 0 and self._channels.get(session) is channel:
                 del self._channels[session]
-                await self._pubsub.unsubscribe(f"{PREFIX}ch:{session}")
+                try:
+                    await self._pubsub.unsubscribe(f"{PREFIX}ch:{session}")
+                except self.unreachable:
+                    pass  # Redis is down: the resubscribe when it is back includes this channel; harmless
 
     async def subscribe(self, session: str, last_seq: int) -> AsyncIterator[Message]:
         try:
@@ -268,10 +271,13 @@ class RedisBroker:
                 raise NoSession(session)
             if int(seq) > 0:
                 channel.post(state_message(int(seq), int(driver), state))
-            channel.subscribers -= 1
-            held = False
             counted = True
             await self._count_follower(session, 1)
+            # the hold is given back only now, with no await before follow() takes its
+            # own: a channel that another subscriber's leaving saw empty meanwhile would
+            # be unsubscribed under this one
+            channel.subscribers -= 1
+            held = False
             alive = lambda: self.exists(session)  # noqa: E731
             async for message in follow(channel, last_seq, alive, check_interval(self.idle_seconds)):
                 yield message

@@ -49,6 +49,7 @@ SessionId = Annotated[str, Path(pattern=f"^[0-9a-f]{{{SESSION_ID_HEX}}}$", descr
 Secret = Annotated[str, Field(min_length=1, max_length=256, description="the secret the session was opened with")]
 RETRY = format_sse_event(retry=1000)  # a dropped EventSource reconnects after 1 s
 SHUTDOWN = Message(seq=0, data='{"reason":"shutdown"}', end=True)  # this worker stops
+ENDED = Message(seq=0, data='{"reason":"ended"}', end=True)
 WORKER_HEADER = "X-ConvScope-Worker"
 
 
@@ -346,6 +347,9 @@ async def events(
                 except StopAsyncIteration:
                     return
                 except BrokerDown:  # the store went away: the page reconnects and asks again
+                    return
+                except NoSession:  # it ended between the check and the first read
+                    yield ENDED.wire
                     return
                 yield KEEPALIVE_COMMENT if message is KEEPALIVE else message.wire
                 if message.end:

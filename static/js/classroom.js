@@ -160,7 +160,14 @@ export class Classroom {
           // session store down: 5xx, 429) is sent again, the latest place first, with a
           // growing pause, for as long as it takes; the bar says so meanwhile
           const refused = err instanceof ApiError && [403, 404, 409, 422].includes(err.status);
-          if (refused) {
+          if (this.teacher !== t) {
+            // an answer about a session this page has left (ended, or opened another)
+          } else if (err instanceof ApiError && err.status === 413) {
+            // this place is too large to send (a custom setup past the state limit): not
+            // sent again; the session goes on and the next place is sent as usual
+            if (this.place === state) this.place = null;
+            this._teacherChanged(`This setup is too large to share with the class (${err.message}); the class stays on the last one.`);
+          } else if (refused) {
             this.teacher = null;
             this._forget();
             clearInterval(this.timer);
@@ -289,6 +296,7 @@ export class Classroom {
       try {
         await getJson(`/api/follow/join/${encodeURIComponent(st.code)}`);
       } catch (err) {
+        if (this.student !== st || st.source !== source) return; // (broke away or rejoined meanwhile)
         if (err instanceof ApiError && err.status === 404) {
           this._ended("The class session has ended.");
           return;
