@@ -50,7 +50,7 @@ from test_server_hostile import BIGGEST, _variant  # noqa: E402
 @contextlib.contextmanager
 def serving(tree: Path, **env: str):
     live_server.ROOT = tree  # the server's code is the tree's own
-    process, url, port = live_server.start_server(CONVSCOPE_DEBUG="1", **env)
+    process, url, port = live_server.start_server(CONVSCOPE_DEBUG="1", older=tree != ROOT, **env)
     try:
         yield url, port
     finally:

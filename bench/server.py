@@ -27,7 +27,6 @@ import argparse
 import asyncio
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -40,7 +39,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from live_server import ONE_ADDRESS_CROWD  # noqa: E402
+from live_server import ONE_ADDRESS_CROWD, free_port  # noqa: E402
 from server.presets import PRESETS  # noqa: E402
 
 LARGEST = {
@@ -50,12 +49,6 @@ LARGEST = {
     "padding": "same",
     "granularity": "mac",
 }
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Server:

@@ -20,6 +20,7 @@ import argparse
 import json
 import os
 import secrets
+import socket
 import sys
 import threading
 import webbrowser
@@ -45,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = commands.add_parser("serve", help="run the page and the API", description="Run the page and the API with uvicorn.")
     serve.add_argument("--host", default=None, help="address to bind (default 127.0.0.1, this machine only; 0.0.0.0 shares with your network; --classroom: 0.0.0.0)")
-    serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    serve.add_argument("--port", type=int, default=8000, help="port (default 8000; 0: any free port, printed)")
     serve.add_argument("--open", action="store_true", help="open the page in a browser")
     serve.add_argument("--classroom", action="store_true", help="serve a class: listen on all interfaces (unless --host says otherwise) and give follow mode's join links this machine's network address")
     serve.add_argument("--workers", type=int, default=1, help="worker processes (default 1; the service is stateless)")
@@ -97,20 +98,52 @@ def _url(host: str, port: int) -> str:
     return f"http://{shown}:{port}/"
 
 
+def _listen(host: str, port: int) -> socket.socket:
+    """The listening socket, bound before anything is printed: the URL printed is one
+    that answers (port 0 becomes the free port the system gave), and a port another
+    program holds is a clear error here, not uvicorn's exit after the banner."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    sock.set_inheritable(True)  # (the workers of --workers N accept on it)
+    return sock
+
+
 def serve(args: argparse.Namespace) -> int:
     import uvicorn
+    from uvicorn.supervisors import Multiprocess
 
     from .protocol import connection_cap, raise_descriptor_limit
 
     if args.host is None:  # (a class reaches this machine over the network)
         args.host = "0.0.0.0" if args.classroom else "127.0.0.1"
+    if args.workers < 1:
+        print(f"convscope: --workers must be at least 1, got {args.workers}", file=sys.stderr)
+        return 2
+    if not 0 <= args.port <= 65535:
+        print(f"convscope: --port must be 0 to 65535, got {args.port}", file=sys.stderr)
+        return 2
     try:
-        settings = _serve_settings(args)
+        Settings.from_env()  # (a bad CONVSCOPE_* variable is reported before the port is taken)
+        sock = _listen(args.host, args.port)
     except SettingsError as exc:
         print(f"convscope: {exc}", file=sys.stderr)
         return 2
-    if args.workers < 1:
-        print(f"convscope: --workers must be at least 1, got {args.workers}", file=sys.stderr)
+    except OSError as exc:
+        print(f"convscope: cannot listen on {args.host} port {args.port}: {exc.strerror or exc}"
+              " (another program holds it? choose another with --port, or --port 0 for any free one)",
+              file=sys.stderr)
+        return 2
+    args.port = sock.getsockname()[1]
+    try:
+        settings = _serve_settings(args)
+    except SettingsError as exc:
+        sock.close()
+        print(f"convscope: {exc}", file=sys.stderr)
         return 2
     if args.workers > 1 and not settings.follow_redis_url and settings.follow_max_sessions:
         # each worker's in-process broker would see only its own students
@@ -141,7 +174,7 @@ def serve(args: argparse.Namespace) -> int:
         )
     if args.open:
         threading.Timer(1.0, webbrowser.open, args=(url,)).start()
-    uvicorn.run(
+    config = uvicorn.Config(
         "server.app:create_app_from_env",
         factory=True,
         host=args.host,
@@ -152,7 +185,18 @@ def serve(args: argparse.Namespace) -> int:
         server_header=False,
         timeout_graceful_shutdown=settings.shutdown_timeout,
     )
-    return 0
+    # (what uvicorn.run does, on the socket bound above)
+    try:
+        if args.workers > 1:
+            Multiprocess(config, sockets=[sock]).run()
+            return 0
+        server = uvicorn.Server(config)
+        server.run(sockets=[sock])
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        sock.close()
+    return 0 if server.started else 3  # (uvicorn's code for a start that failed)
 
 
 def _read_config(source: str) -> dict[str, Any]:

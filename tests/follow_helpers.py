@@ -20,8 +20,8 @@ from typing import Callable, Iterator
 
 import httpx
 
-from live_server import ONE_ADDRESS_CROWD
-from test_browser_helpers import TEACHER_HEADERS, TEACHER_TOKEN, free_port
+from live_server import BANNER, ONE_ADDRESS_CROWD, free_port, held_socket, read_banner_port
+from test_browser_helpers import TEACHER_HEADERS, TEACHER_TOKEN
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVER_LOGS: dict[str, "Callable[[], str]"] = {}  # base URL -> the server log's last lines
@@ -68,7 +68,8 @@ class RedisProcess:
             except OSError:
                 pass
             if time.monotonic() > deadline or self.process.poll() is not None:
-                raise RuntimeError("redis-server did not start")
+                self.kill()
+                raise RuntimeError(f"redis-server did not start on port {self.port}")
             time.sleep(0.05)
 
     def kill(self) -> None:
@@ -86,8 +87,14 @@ class RedisProcess:
 @contextmanager
 def redis_process(persist: bool = False) -> Iterator[RedisProcess]:
     with tempfile.TemporaryDirectory() as folder:
-        redis = RedisProcess(folder, persist)
-        redis.start()
+        for attempt in range(3):  # (its port chosen free may be taken before it binds: live_server's note)
+            redis = RedisProcess(folder, persist)
+            try:
+                redis.start()
+                break
+            except RuntimeError:
+                if attempt == 2:
+                    raise
         try:
             yield redis
         finally:
@@ -103,44 +110,62 @@ def redis_server() -> Iterator[str]:
 
 @contextmanager
 def uvicorn_process(workers: int = 1, **settings: str) -> Iterator[str]:
-    """``uvicorn server.app:create_app_from_env --factory --workers N`` in a subprocess,
-    with CONVSCOPE_<NAME> set from ``settings``; its base URL once /api/health answers."""
-    port = free_port()
-    command = [sys.executable, "-m", "uvicorn", "server.app:create_app_from_env", "--factory", "--host", "127.0.0.1",
-               "--port", str(port), "--workers", str(workers), "--log-level", "warning", "--timeout-graceful-shutdown", "2"]
-    with server_process(command, port, workers, settings) as base:
-        yield base
+    """``uvicorn server.app:create_app_from_env --factory --workers N`` in a subprocess
+    (on a socket this holds: live_server's note), with CONVSCOPE_<NAME> set from
+    ``settings``; its base URL once /api/health answers."""
+    with held_socket() as sock:
+        command = [sys.executable, "-m", "uvicorn", "server.app:create_app_from_env", "--factory",
+                   "--fd", str(sock.fileno()), "--workers", str(workers), "--log-level", "warning",
+                   "--timeout-graceful-shutdown", "2"]
+        with server_process(command, workers, settings, sock) as base:
+            yield base
 
 
 @contextmanager
 def convscope_serve(*options: str, workers: int = 1, **settings: str) -> Iterator[str]:
-    """``convscope serve --workers N [options]`` in a subprocess (the command a teacher
-    types), with CONVSCOPE_<NAME> set from ``settings``; its base URL once it answers."""
-    port = free_port()
-    command = [sys.executable, "-m", "server.cli", "serve", "--port", str(port), "--workers", str(workers), "--log-level", "warning", *options]
-    with server_process(command, port, workers, settings) as base:
+    """``convscope serve --port 0 --workers N [options]`` in a subprocess (the command a
+    teacher types), with CONVSCOPE_<NAME> set from ``settings``; its base URL once it
+    answers."""
+    command = [sys.executable, "-m", "server.cli", "serve", "--port", "0", "--workers", str(workers), "--log-level", "warning", *options]
+    with server_process(command, workers, settings) as base:
         yield base
 
 
 @contextmanager
-def server_process(command: list[str], port: int, workers: int, settings: dict[str, str]) -> Iterator[str]:
-    """Run a server command listening on 127.0.0.1:``port``; its base URL once
-    /api/health answers (and, with several workers, a moment later: every worker serves).
-    Its log goes to a file (SERVER_LOGS), its pid to SERVER_PIDS; stopped at the end."""
+def server_process(command: list[str], workers: int, settings: dict[str, str],
+                   sock: socket.socket | None = None) -> Iterator[str]:
+    """Run a server command listening on 127.0.0.1, on ``sock`` (passed on as an open
+    descriptor) or on the port its banner names; its base URL once /api/health answers
+    (and, with several workers, a moment later: every worker serves). Its log goes to a
+    file (SERVER_LOGS), its pid to SERVER_PIDS; stopped at the end."""
     settings = {"teacher_token": TEACHER_TOKEN, **settings}
     env = {**os.environ, **{f"CONVSCOPE_{k.upper()}": str(v) for k, v in settings.items()}}
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
     # the log goes to a file: a pipe nobody reads would fill and stall the workers
     log = tempfile.NamedTemporaryFile(mode="w+", prefix="uvicorn-", suffix=".log")
-    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
+    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+                               pass_fds=[sock.fileno()] if sock else ())
 
     def tail() -> str:
         log.seek(0)
         return log.read()[-3000:]
 
+    def banner_port() -> int | None:
+        log.seek(0)
+        lines = [line for line in log.readlines() if line.startswith(BANNER) and line.endswith("\n")]
+        return read_banner_port(lines[0]) if lines else None
+
+    base = f"http://127.0.0.1:{sock.getsockname()[1]}" if sock else ""
     try:
         deadline = time.monotonic() + 30
+        while not base:
+            port = banner_port()
+            if port is not None:
+                base = f"http://127.0.0.1:{port}"
+            elif process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"the server did not start: {tail()}")
+            else:
+                time.sleep(0.05)
         while True:
             try:
                 if httpx.get(base + "/api/health", timeout=1).status_code == 200:

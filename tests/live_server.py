@@ -13,7 +13,8 @@ import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
 
-__all__ = ["ONE_ADDRESS_CROWD", "ROOT", "free_port", "start_server", "stop_server"]
+__all__ = ["BANNER", "ONE_ADDRESS_CROWD", "ROOT", "free_port", "held_socket", "read_banner_port", "start_server",
+           "stop_server"]
 
 # A crowd from one address (a load test's subscribers, a schema fuzzer): the per-address
 # shares of server/fair_share.py and the connection cap raised, so that such a test
@@ -24,23 +25,55 @@ ONE_ADDRESS_CROWD = {"client_max_follows": "2000", "client_max_connections": "40
                      "joins_per_minute": "100000", "follow_opens_per_minute": "100000"}
 
 
+# How a server gets its port in the tests. Choosing a free port, closing it and handing
+# its number to a server races every outgoing connection on the machine, which may take
+# that number as its own end in between (a long suite makes thousands): the server then
+# cannot bind and exits. So nothing here passes a port number to a server that binds it:
+# `convscope serve --port 0` binds any free port and prints it (read_banner_port), uvicorn
+# is given a socket the test holds (held_socket: `--fd`, Server.run(sockets=...)), and
+# free_port is left to programs with neither (redis-server), whose start is retried.
+BANNER = "ConvScope running at "  # the first line `convscope serve` prints
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
 
-def start_server(*args: str, python: str = sys.executable, **env_extra: str):
-    """(process, url, port) of a server started with ``convscope serve ARGS`` and the
-    CONVSCOPE_* variables given (nothing else of the caller's CONVSCOPE_* environment),
-    once ``/api/health`` answers."""
-    port = free_port()
+def held_socket() -> socket.socket:
+    """A TCP socket bound to a free loopback port and inheritable, for a server to listen
+    on (``uvicorn --fd N`` with ``pass_fds``, or uvicorn.Server.run(sockets=[it]))."""
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    sock.set_inheritable(True)
+    return sock
+
+
+def read_banner_port(line: str) -> int:
+    """The port in `convscope serve`'s banner ("ConvScope running at http://HOST:PORT/")."""
+    return int(line.strip().rstrip("/").rsplit(":", 1)[1])
+
+
+def start_server(*args: str, python: str = sys.executable, older: bool = False, **env_extra: str):
+    """(process, url, port) of a server started with ``convscope serve --port 0 ARGS`` and
+    the CONVSCOPE_* variables given (nothing else of the caller's CONVSCOPE_*
+    environment), once ``/api/health`` answers. ``older``: a checkout from before
+    ``--port 0`` (a benchmark's baseline), given a free port's number instead."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("CONVSCOPE_")}
     env.update(env_extra)
     process = subprocess.Popen(
-        [python, "-m", "server", "serve", "--port", str(port), "--log-level", "warning", *args],
+        [python, "-m", "server", "serve", "--port", str(free_port() if older else 0), "--log-level", "warning", *args],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )
+    printed = []  # (a notice such as "Follow mode is off: ..." may come before the banner)
+    while not printed or not printed[-1].startswith(BANNER):
+        printed.append(process.stdout.readline())
+        if not printed[-1] or len(printed) > 5:
+            process.kill()
+            raise RuntimeError(f"the server did not start: {''.join(printed)}{process.stdout.read()}")
+    port = read_banner_port(printed[-1])
     url = f"http://127.0.0.1:{port}/"
     deadline = time.monotonic() + 30
     while True:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import socket
 import threading
 import time
 from contextlib import contextmanager
@@ -18,6 +17,8 @@ from typing import Any, Iterator
 import httpx
 import numpy as np
 import pytest
+
+from live_server import held_socket
 
 CHROMIUM = os.environ.get("CONVSCOPE_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -51,12 +52,6 @@ def require_chromium() -> None:
     pytest.skip(missing, allow_module_level=True)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 # the teacher token of every test server (convscope serve makes a random one): a
 # teacher's page opens "/?teacher=<it>", an API client sends TEACHER_HEADERS
 TEACHER_TOKEN = "teacher-token-of-the-tests"
@@ -73,11 +68,12 @@ def live_server(static_dir: Path | None = None, **settings: Any) -> Iterator[str
     from server.app import create_app
     from server.settings import Settings
 
-    port = free_port()
+    sock = held_socket()
+    port = sock.getsockname()[1]
     app = create_app(Settings(**{"teacher_token": TEACHER_TOKEN, **settings}), static_dir=static_dir)
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off")
     server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20
     while not server.started:
@@ -89,6 +85,7 @@ def live_server(static_dir: Path | None = None, **settings: Any) -> Iterator[str
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+        sock.close()
 
 
 def wait_until(page, expression: str, timeout: float = 15.0, interval: float = 0.03) -> Any:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -17,6 +16,8 @@ from convcore import __version__
 from convcore.trace import build_trace
 from server.cli import main
 from server.presets import PRESETS
+
+from live_server import read_banner_port
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -86,24 +87,18 @@ def test_serve_stops_at_a_bad_variable(capsys, monkeypatch):
     assert "CONVSCOPE_MAX_BUILDS='lots' is not valid" in capsys.readouterr().err
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.mark.slow
 def test_serve_prints_the_url_and_applies_its_options():
-    port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("CONVSCOPE_")}
     process = subprocess.Popen(
-        [sys.executable, "-m", "server", "serve", "--host", "127.0.0.1", "--port", str(port),
+        [sys.executable, "-m", "server", "serve", "--host", "127.0.0.1", "--port", "0",
          "--max-events", "1234", "--log-level", "warning"],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )
     try:
         first = process.stdout.readline().strip()
-        assert first == f"ConvScope running at http://127.0.0.1:{port}/"
+        port = read_banner_port(first)  # (--port 0: the port the system gave, printed)
+        assert port > 0 and first == f"ConvScope running at http://127.0.0.1:{port}/"
         deadline = time.monotonic() + 30
         while True:
             try:
@@ -156,15 +151,15 @@ def test_serve_classroom_listens_on_the_network_and_gives_join_links_its_address
     and follow mode's join links on that address (not the teacher's 127.0.0.1)."""
     from server.hosts import network_address
 
-    port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("CONVSCOPE_")}
     process = subprocess.Popen(
-        [sys.executable, "-m", "server", "serve", "--classroom", "--port", str(port), "--log-level", "warning"],
+        [sys.executable, "-m", "server", "serve", "--classroom", "--port", "0", "--log-level", "warning"],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )
     address = network_address()
     try:
         lines = [process.stdout.readline().strip() for _ in range(5)]
+        port = read_banner_port(lines[0])
         assert lines[0] == f"ConvScope running at http://127.0.0.1:{port}/"
         teacher = f"Teacher link (opens class sessions; keep it to yourself): http://127.0.0.1:{port}/?teacher="
         assert lines[1].startswith(teacher), lines
@@ -191,3 +186,24 @@ def test_serve_classroom_listens_on_the_network_and_gives_join_links_its_address
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+def test_serve_on_a_port_another_program_holds_says_so_and_exits_2(capsys):
+    """The port is bound before anything is printed: a taken one is an error naming the
+    host and port, not a banner followed by uvicorn's exit."""
+    from live_server import held_socket
+
+    with held_socket() as taken:
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert main(["serve", "--host", "127.0.0.1", "--port", str(port)]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert f"cannot listen on 127.0.0.1 port {port}: Address already in use" in err
+    assert "--port 0" in err
+
+
+@pytest.mark.parametrize("port", [-1, 65536])
+def test_serve_refuses_a_port_out_of_range(port, capsys):
+    assert main(["serve", "--port", str(port)]) == 2
+    assert f"--port must be 0 to 65535, got {port}" in capsys.readouterr().err

@@ -20,6 +20,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from live_server import held_socket
+
 ROOT = Path(__file__).resolve().parent.parent
 
 # ~150 000 events (~75 MB of NDJSON): far more than loopback socket buffers hold.
@@ -29,12 +31,6 @@ BIG = {
     "padding": 1,
     "granularity": "mac",
 }
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def wait_until_up(url: str, process: subprocess.Popen, seconds: float = 30) -> None:
@@ -52,7 +48,8 @@ def wait_until_up(url: str, process: subprocess.Popen, seconds: float = 30) -> N
 
 @pytest.fixture(scope="module")
 def live_server():
-    port = free_port()
+    sock = held_socket()
+    port = sock.getsockname()[1]
     env = {
         **os.environ,
         "CONVSCOPE_DEBUG": "1",
@@ -70,9 +67,10 @@ def live_server():
     process = subprocess.Popen(
         [sys.executable, "-m", "uvicorn", "server.app:create_app_from_env", "--factory",
          "--http", "server.protocol:DeadlineH11Protocol", "--no-server-header",
-         "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+         "--fd", str(sock.fileno()), "--log-level", "warning"],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, pass_fds=[sock.fileno()],
     )
+    sock.close()  # (the server holds its own copy)
     url = f"http://127.0.0.1:{port}/"
     try:
         wait_until_up(url, process)

@@ -8,7 +8,6 @@ Takes ~15 s on the development machine (build 0.5 s, venv 5 s, install 8.5 s).
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -18,15 +17,11 @@ from pathlib import Path
 import httpx
 import pytest
 
+from live_server import read_banner_port
+
 ROOT = Path(__file__).resolve().parent.parent
 
 pytestmark = pytest.mark.slow
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -64,16 +59,16 @@ def test_wheel_ships_the_page(installed):
 
 def test_installed_convscope_serves_the_page_and_traces(installed, tmp_path):
     env_dir, wheel = installed
-    port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CONVSCOPE_", "PYTHON"))}
     process = subprocess.Popen(
-        [str(env_dir / "bin" / "convscope"), "serve", "--host", "127.0.0.1", "--port", str(port),
+        [str(env_dir / "bin" / "convscope"), "serve", "--host", "127.0.0.1", "--port", "0",
          "--log-level", "warning"],
         cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )
-    base = f"http://127.0.0.1:{port}/"
     try:
-        assert process.stdout.readline().strip() == f"ConvScope running at {base}"
+        first = process.stdout.readline()
+        base = f"http://127.0.0.1:{read_banner_port(first)}/"
+        assert first.strip() == f"ConvScope running at {base}"
         deadline = time.monotonic() + 30
         while True:
             try:
