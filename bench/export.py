@@ -60,7 +60,7 @@ def frames_of(path: Path) -> int | None:
 def run_once(folder: Path, name: str, options: list[str]) -> float:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "server.cli", "export", str(folder / name), *options], env=env, capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-m", "convscope.cli", "export", str(folder / name), *options], env=env, capture_output=True, text=True)
     seconds = time.perf_counter() - started
     if done.returncode != 0:
         raise SystemExit(f"convscope export {name} failed ({done.returncode}): {done.stderr.strip()}")

@@ -47,13 +47,13 @@ def follow_rows(base: str, label: str, steps: int, interval: float) -> dict[int,
 
 
 def export_rows(repeats: int) -> None:
-    from server.notebook import show
-    from server.export.bundle import inline_page
-    from server.export.lesson import lesson_html
-    from server.presets import PRESETS
-    from server.settings import Settings
-    from server.static_files import find_static_dir
-    from server.tracing import prepare, stream_lines
+    from convscope import show
+    from convscope.export.bundle import inline_page
+    from convscope.export.lesson import lesson_html
+    from convscope.presets import PRESETS
+    from convscope.settings import Settings
+    from convscope.static_files import find_static_dir
+    from convscope.tracing import prepare, stream_lines
 
     preset = PRESETS["cs231n"]
 

@@ -27,7 +27,7 @@ TARGET_SECONDS = 20.0
 def timed_check(path: Path) -> float:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "server", "check", str(path)], env=env,
+    done = subprocess.run([sys.executable, "-m", "convscope", "check", str(path)], env=env,
                           capture_output=True, text=True)
     seconds = time.perf_counter() - start
     if done.returncode != 0:

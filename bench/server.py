@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from live_server import ONE_ADDRESS_CROWD, free_port  # noqa: E402
-from server.presets import PRESETS  # noqa: E402
+from convscope.presets import PRESETS  # noqa: E402
 
 LARGEST = {
     "x": {"fill": "randint", "shape": [1, 3, 10, 10], "low": -3, "high": 3, "seed": 1},
@@ -63,11 +63,11 @@ class Server:
         # measures the service, not fairness (bench/classroom.py and tests/test_server_fair.py)
         clean.update({f"CONVSCOPE_{k.upper()}": v for k, v in ONE_ADDRESS_CROWD.items()})
         if root is None:
-            command = [sys.executable, "-m", "server", "serve", "--port", str(self.port), "--workers", str(workers),
+            command = [sys.executable, "-m", "convscope", "serve", "--port", str(self.port), "--workers", str(workers),
                        "--log-level", "warning"]
             cwd = ROOT
         else:
-            command = [sys.executable, "-m", "uvicorn", "server.app:create_app_from_env", "--factory",
+            command = [sys.executable, "-m", "uvicorn", "server.app:create_app_from_env", "--factory",  # (its old name)
                        "--host", "127.0.0.1", "--port", str(self.port), "--workers", str(workers),
                        "--log-level", "warning"]
             cwd = root
@@ -249,7 +249,7 @@ def encoder_section(repeats: int) -> None:
     import orjson
 
     from convcore.trace import build_trace
-    from server.schemas import TraceDocument
+    from convscope.schemas import TraceDocument
 
     doc = build_trace(LARGEST)
 

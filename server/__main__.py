@@ -1,4 +1,4 @@
-"""``python -m server``: the ``convscope`` command line."""
+"""``python -m convscope``: the ``convscope`` command line."""
 
 import sys
 

@@ -68,7 +68,7 @@ def create_app(settings: Settings | None = None, static_dir: Path | None = None)
         title="ConvScope",
         version=__version__,
         description=DESCRIPTION,
-        docs_url=None,  # FastAPI's pages load scripts from a CDN: server.docs serves local ones
+        docs_url=None,  # FastAPI's pages load scripts from a CDN: convscope.docs serves local ones
         redoc_url=None,
     )
     app.state.settings = settings

@@ -9,7 +9,7 @@
     convscope --version
 
 ``serve`` exports its options as CONVSCOPE_* variables and starts uvicorn with the app
-factory ``server.app:create_app_from_env``, so that every worker reads the same
+factory ``convscope.app:create_app_from_env``, so that every worker reads the same
 settings. Binding to all interfaces (``--host 0.0.0.0``) is an explicit choice, to
 share the page with a class.
 """
@@ -33,7 +33,7 @@ from .export.command import add_export_command, export_command
 from .hosts import ALL_INTERFACES, network_address
 from .settings import Settings, SettingsError
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "main", "run_uvicorn"]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -115,7 +115,6 @@ def _listen(host: str, port: int) -> socket.socket:
 
 def serve(args: argparse.Namespace) -> int:
     import uvicorn
-    from uvicorn.supervisors import Multiprocess
 
     from .protocol import connection_cap, raise_descriptor_limit
 
@@ -175,27 +174,35 @@ def serve(args: argparse.Namespace) -> int:
     if args.open:
         threading.Timer(1.0, webbrowser.open, args=(url,)).start()
     config = uvicorn.Config(
-        "server.app:create_app_from_env",
+        f"{__package__}.app:create_app_from_env",
         factory=True,
         host=args.host,
         port=args.port,
         workers=args.workers,
         log_level=args.log_level,
-        http="server.protocol:DeadlineH11Protocol",  # whole-request and idle-reader deadlines
+        http=f"{__package__}.protocol:DeadlineH11Protocol",  # whole-request and idle-reader deadlines
         server_header=False,
         timeout_graceful_shutdown=settings.shutdown_timeout,
     )
-    # (what uvicorn.run does, on the socket bound above)
     try:
-        if args.workers > 1:
+        return run_uvicorn(config, sock)
+    finally:
+        sock.close()
+
+
+def run_uvicorn(config: Any, sock: socket.socket) -> int:
+    """What uvicorn.run does, on the socket ``serve`` bound; the exit code."""
+    import uvicorn
+    from uvicorn.supervisors import Multiprocess
+
+    try:
+        if config.workers > 1:
             Multiprocess(config, sockets=[sock]).run()
             return 0
         server = uvicorn.Server(config)
         server.run(sockets=[sock])
     except KeyboardInterrupt:
         return 0
-    finally:
-        sock.close()
     return 0 if server.started else 3  # (uvicorn's code for a start that failed)
 
 

@@ -1,4 +1,4 @@
-"""The Host names the service answers to (``server.security.HostCheck``).
+"""The Host names the service answers to (``convscope.security.HostCheck``).
 
 Always 127.0.0.1, localhost and ::1; the address it is bound to; with ``--host
 0.0.0.0`` (or ``::``) the machine's own names and addresses, as students type them;

@@ -1,6 +1,6 @@
 """``show()``: the ConvScope player inline in a notebook, with no server and no network.
 
-    from server.notebook import show
+    from convscope import show
     lesson = show(x, w, b, stride=2, padding=1)   # the player, inline and offline
     lesson.trace().tensors["dw"]                  # the trace as NumPy arrays
 
@@ -71,8 +71,8 @@ class Lesson:
     def html(self) -> str:
         """The offline lesson file's text (what ``convscope export`` writes)."""
         if self._html is None:
-            from server.errors import ApiError
-            from server.export.lesson import lesson_html
+            from .errors import ApiError
+            from .export.lesson import lesson_html
 
             try:
                 self._html = lesson_html(self.config, title=self.title, name="lesson")
@@ -160,7 +160,7 @@ def show(
     would answer (its limits apply: a player of 20 000 steps teaches nobody).
     """
     if preset is not None:
-        from server.presets import PRESETS, get_preset
+        from .presets import PRESETS, get_preset
 
         found = get_preset(preset)
         if found is None:

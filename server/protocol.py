@@ -16,7 +16,7 @@
 
 It also offers the app a way to cut a reader off: the ASGI extension
 ``convscope.abort`` (``{"abort": callable}`` in the scope's ``extensions``), which
-``server.replies`` calls when a reader falls below the minimum rate.
+``convscope.replies`` calls when a reader falls below the minimum rate.
 
 ``convscope serve`` runs uvicorn with ``http=DeadlineH11Protocol``; the timeouts come
 from the CONVSCOPE_* settings (every worker reads the same).
@@ -181,7 +181,7 @@ class DeadlineH11Protocol(H11Protocol):
             self._cancel_request_deadline()  # the whole request is in
 
     def _abort_reply(self) -> None:
-        """A reply's reader is too slow (``server.replies``): drop the connection and
+        """A reply's reader is too slow (``convscope.replies``): drop the connection and
         what it never read; the app sees a disconnect."""
         self._drop_connection()
 
@@ -221,7 +221,7 @@ class DeadlineH11Protocol(H11Protocol):
         self._drop_connection()  # drop what the client never read; connection_lost follows
 
     def shutdown(self) -> None:
-        """uvicorn stops gracefully: long replies end now, saying why (server.stopping)."""
+        """uvicorn stops gracefully: long replies end now, saying why (convscope.stopping)."""
         stop()
         super().shutdown()
 

@@ -8,8 +8,8 @@ Every reply has a whole-response deadline that grows with what it has sent: the 
 that brings the total to ``n`` bytes must be handed over within ``grace + n /
 min_rate`` seconds of the start (``Pace``). A reader slower than that is cut off: the
 connection is aborted (through the ``convscope.abort`` extension that
-``server.protocol`` puts in the scope; elsewhere the reply raises and the server closes
-it). Builds never wait for readers (``server.builds``), so this bounds how long a
+``convscope.protocol`` puts in the scope; elsewhere the reply raises and the server closes
+it). Builds never wait for readers (``convscope.builds``), so this bounds how long a
 reader holds a reply's bytes.
 """
 

@@ -1,6 +1,6 @@
-"""Where the page lives: ``server/static`` inside an installed wheel (pyproject
+"""Where the page lives: ``convscope/static`` inside an installed wheel (pyproject
 force-includes the checkout's ``static/`` there), else the checkout's ``static/``
-folder (editable install or running from the source tree)."""
+folder (an editable install)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ __all__ = ["find_static_dir"]
 def find_static_dir() -> Path | None:
     """The folder holding the page (index.html and its assets), or None if absent."""
     try:
-        packaged = Path(str(resources.files("server") / "static"))
+        packaged = Path(str(resources.files(__package__) / "static"))
     except (ModuleNotFoundError, TypeError):
         packaged = None
     checkout = Path(__file__).resolve().parent.parent / "static"

@@ -69,7 +69,7 @@ def prepare(config: dict[str, Any], settings: Settings, count: bool = True, comp
 
     ``count``: also compute the trace's cost and hold it to the limits (the trace
     routes; ``/api/conv`` makes no events).
-    ``compare``: a request's own tensors to compare with the trace's (``server.compare``).
+    ``compare``: a request's own tensors to compare with the trace's (``convscope.compare``).
     ``mistake``: a catalogued mistake's id: the trace is then that mistake's
     (``convcore.mistakes.lab``), checked and costed as its code runs it.
     """

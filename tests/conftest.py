@@ -17,7 +17,7 @@ def pytest_configure(config):
 
 @pytest.fixture
 def api_settings():
-    from server.settings import Settings
+    from convscope.settings import Settings
 
     return Settings()
 
@@ -39,7 +39,7 @@ def page_dir(tmp_path):
 
 @pytest.fixture
 def api_app(api_settings, page_dir):
-    from server.app import create_app
+    from convscope.app import create_app
 
     return create_app(api_settings, static_dir=page_dir)
 

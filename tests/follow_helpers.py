@@ -110,11 +110,11 @@ def redis_server() -> Iterator[str]:
 
 @contextmanager
 def uvicorn_process(workers: int = 1, **settings: str) -> Iterator[str]:
-    """``uvicorn server.app:create_app_from_env --factory --workers N`` in a subprocess
+    """``uvicorn convscope.app:create_app_from_env --factory --workers N`` in a subprocess
     (on a socket this holds: live_server's note), with CONVSCOPE_<NAME> set from
     ``settings``; its base URL once /api/health answers."""
     with held_socket() as sock:
-        command = [sys.executable, "-m", "uvicorn", "server.app:create_app_from_env", "--factory",
+        command = [sys.executable, "-m", "uvicorn", "convscope.app:create_app_from_env", "--factory",
                    "--fd", str(sock.fileno()), "--workers", str(workers), "--log-level", "warning",
                    "--timeout-graceful-shutdown", "2"]
         with server_process(command, workers, settings, sock) as base:
@@ -126,7 +126,7 @@ def convscope_serve(*options: str, workers: int = 1, **settings: str) -> Iterato
     """``convscope serve --port 0 --workers N [options]`` in a subprocess (the command a
     teacher types), with CONVSCOPE_<NAME> set from ``settings``; its base URL once it
     answers."""
-    command = [sys.executable, "-m", "server.cli", "serve", "--port", "0", "--workers", str(workers), "--log-level", "warning", *options]
+    command = [sys.executable, "-m", "convscope.cli", "serve", "--port", "0", "--workers", str(workers), "--log-level", "warning", *options]
     with server_process(command, workers, settings) as base:
         yield base
 

@@ -60,11 +60,13 @@ def start_server(*args: str, python: str = sys.executable, older: bool = False, 
     """(process, url, port) of a server started with ``convscope serve --port 0 ARGS`` and
     the CONVSCOPE_* variables given (nothing else of the caller's CONVSCOPE_*
     environment), once ``/api/health`` answers. ``older``: a checkout from before
-    ``--port 0`` (a benchmark's baseline), given a free port's number instead."""
+    ``--port 0`` and the name ``convscope`` (a benchmark's baseline): ``python -m server``
+    on a free port's number."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("CONVSCOPE_")}
     env.update(env_extra)
     process = subprocess.Popen(
-        [python, "-m", "server", "serve", "--port", str(free_port() if older else 0), "--log-level", "warning", *args],
+        [python, "-m", "server" if older else "convscope", "serve", "--port", str(free_port() if older else 0),
+         "--log-level", "warning", *args],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )
     printed = []  # (a notice such as "Follow mode is off: ..." may come before the banner)

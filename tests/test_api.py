@@ -9,7 +9,7 @@ import pytest
 
 from convcore import __version__
 from convcore.trace import build_trace, replay
-from server.presets import PRESETS
+from convscope.presets import PRESETS
 
 
 def ndjson(text: str) -> list[dict]:
@@ -53,7 +53,7 @@ def test_no_path_leaves_the_static_folder(api_client, path):
 def test_missing_page_is_a_clear_404(api_settings, tmp_path):
     from fastapi.testclient import TestClient
 
-    from server.app import create_app
+    from convscope.app import create_app
 
     with TestClient(create_app(api_settings, static_dir=tmp_path)) as client:
         response = client.get("/")
@@ -62,7 +62,7 @@ def test_missing_page_is_a_clear_404(api_settings, tmp_path):
 
 
 def test_the_checkout_page_folder_is_found():
-    from server.static_files import find_static_dir
+    from convscope.static_files import find_static_dir
 
     folder = find_static_dir()
     assert folder is not None and folder.name == "static" and folder.is_dir()
@@ -101,8 +101,8 @@ def test_cors_is_off_by_default(api_client):
 def test_cors_allows_only_configured_origins(page_dir):
     from fastapi.testclient import TestClient
 
-    from server.app import create_app
-    from server.settings import Settings
+    from convscope.app import create_app
+    from convscope.settings import Settings
 
     app = create_app(Settings(cors_origins=("https://class.example",)), static_dir=page_dir)
     with TestClient(app) as client:
@@ -138,7 +138,7 @@ def test_health_reports_version_and_limits(api_client, api_settings):
 
 
 def test_settings_come_from_the_environment():
-    from server.settings import Settings, SettingsError
+    from convscope.settings import Settings, SettingsError
 
     settings = Settings.from_env(
         {"CONVSCOPE_MAX_EVENTS": "123", "CONVSCOPE_MAX_TENSOR_ELEMENTS": "77",
@@ -199,7 +199,7 @@ def test_forward_only_traces_have_no_gradient_check(api_client):
 
 
 def test_the_gradient_check_catches_a_wrong_gradient(api_settings):
-    from server.tracing import gradient_check, prepare
+    from convscope.tracing import gradient_check, prepare
 
     config = {"x": {"fill": "normal", "shape": [1, 2, 6, 6]}, "w": {"fill": "normal", "shape": [3, 2, 3, 3]},
               "stride": 2, "dout": {"fill": "normal", "shape": [1, 3, 2, 2]}}
@@ -330,7 +330,7 @@ def test_trace_document_equals_convcore_build_trace(api_client):
 
 def _counting_builds(monkeypatch) -> list[int]:
     """Count the documents the trace route builds (cache misses)."""
-    from server.routes import trace as trace_routes
+    from convscope.routes import trace as trace_routes
 
     builds: list[int] = []
     real = trace_routes.document_bytes
@@ -347,8 +347,8 @@ def test_repeated_trace_requests_give_the_same_bytes(page_dir, monkeypatch):
     # without the cache: two documents built from scratch are byte-identical
     from fastapi.testclient import TestClient
 
-    from server.app import create_app
-    from server.settings import Settings
+    from convscope.app import create_app
+    from convscope.settings import Settings
 
     builds = _counting_builds(monkeypatch)
     with TestClient(create_app(Settings(cache_entries=0), static_dir=page_dir)) as client:
@@ -381,7 +381,7 @@ def test_stream_is_header_events_end_and_matches_the_document(api_client):
 
 
 def test_an_error_after_the_header_is_an_error_line(api_client, monkeypatch):
-    from server import tracing
+    from convscope import tracing
 
     real = tracing.stream_lines
 
@@ -392,7 +392,7 @@ def test_an_error_after_the_header_is_an_error_line(api_client, monkeypatch):
         raise ValueError("the trace engine failed at event 1")
 
     monkeypatch.setattr(tracing, "stream_lines", failing)
-    from server.routes import trace as trace_routes
+    from convscope.routes import trace as trace_routes
 
     monkeypatch.setattr(trace_routes, "stream_lines", failing)
     lines = ndjson(api_client.post("/api/trace/stream", json=CONFIG).text)
@@ -474,9 +474,9 @@ def test_whole_documents_are_built_a_few_at_a_time(page_dir, monkeypatch):
 
     from fastapi.testclient import TestClient
 
-    import server.tracing as tracing
-    from server.app import create_app
-    from server.settings import Settings
+    import convscope.tracing as tracing
+    from convscope.app import create_app
+    from convscope.settings import Settings
 
     running, peak, lock = 0, 0, threading.Lock()
     real_iter = tracing.iter_trace
@@ -535,8 +535,8 @@ def test_the_document_is_encoded_in_chunks_to_the_same_bytes(api_settings, confi
     # document_bytes encodes the events a chunk at a time: the bytes are those of the
     # whole document encoded at once
     from convcore.trace import build_trace
-    from server import tracing
-    from server.encoding import encode_json
+    from convscope import tracing
+    from convscope.encoding import encode_json
 
     prepared = tracing.prepare(config, api_settings)
     doc = build_trace(prepared.resolved, arrays=True)

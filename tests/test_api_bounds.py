@@ -11,8 +11,8 @@ from convcore.activations import ACTIVATIONS
 from convcore.fill import FILLS
 from convcore.trace.config import CHOICES
 from convcore.trace.views import get_view, view_names
-from server.app import create_app
-from server.settings import Settings
+from convscope.app import create_app
+from convscope.settings import Settings
 
 ONE = {"fill": "ones", "shape": [1, 1, 1, 1]}
 

@@ -58,8 +58,8 @@ def configs(keys: list[str]):
 def fuzz_client():
     from fastapi.testclient import TestClient
 
-    from server.app import create_app
-    from server.settings import Settings
+    from convscope.app import create_app
+    from convscope.settings import Settings
 
     app = create_app(Settings(max_tensor_elements=256, max_events=500, cache_entries=0, **ONE_ADDRESS_CROWD), static_dir=None)
     with TestClient(app) as client:  # a 500 raises here, with its traceback

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from server.security import SECURITY_HEADERS
+from convscope.security import SECURITY_HEADERS
 
 SECURITY = [name.decode() for name, _ in SECURITY_HEADERS]
 
@@ -96,8 +96,8 @@ def test_the_api_docs_are_served_from_this_server(api_client):
 
 
 def test_the_hosts_a_server_answers_to():
-    from server.hosts import allowed_hosts, machine_names
-    from server.settings import Settings
+    from convscope.hosts import allowed_hosts, machine_names
+    from convscope.settings import Settings
 
     local = allowed_hosts(Settings())
     assert {"127.0.0.1", "localhost", "::1"} <= local and "evil.example" not in local
@@ -109,7 +109,7 @@ def test_the_hosts_a_server_answers_to():
 def test_the_host_check_refuses_a_name_it_does_not_know():
     import asyncio
 
-    from server.security import HostCheck
+    from convscope.security import HostCheck
 
     async def app(scope, receive, send):
         await send({"type": "http.response.start", "status": 200, "headers": []})

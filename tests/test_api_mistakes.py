@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from convcore.mistakes import MISTAKES, get_convention
 from convcore.mistakes.lab import build_mistake_trace
 from convcore.trace import replay
-from server.settings import Settings
+from convscope.settings import Settings
 
 IDS = list(MISTAKES)
 
@@ -118,7 +118,7 @@ def test_the_mistake_cost_is_held_to_the_limits_where_the_plain_trace_fits():
     from convcore.mistakes.lab_config import mistake_cost
     from convcore.trace import resolve_config
     from convcore.trace.cost import trace_cost
-    from server.app import create_app
+    from convscope.app import create_app
 
     body = _layer(20, 1)
     rc = resolve_config(body)

@@ -26,8 +26,8 @@ from schemathesis.checks import (  # noqa: E402
 )
 from schemathesis.specs.openapi.checks import allow_header_conformance, unsupported_method  # noqa: E402
 
-from server.app import create_app  # noqa: E402
-from server.settings import Settings  # noqa: E402
+from convscope.app import create_app  # noqa: E402
+from convscope.settings import Settings  # noqa: E402
 from live_server import ONE_ADDRESS_CROWD  # noqa: E402
 
 APP = create_app(Settings(max_tensor_elements=512, max_events=2000, **ONE_ADDRESS_CROWD))  # (one fuzzer, many requests)

@@ -65,8 +65,8 @@ def live_server(static_dir: Path | None = None, **settings: Any) -> Iterator[str
     thread on a free loopback port; yields its base URL."""
     import uvicorn
 
-    from server.app import create_app
-    from server.settings import Settings
+    from convscope.app import create_app
+    from convscope.settings import Settings
 
     sock = held_socket()
     port = sock.getsockname()[1]

@@ -28,7 +28,7 @@ require_chromium()
 
 from test_browser_helpers import browser  # noqa: E402,F401
 
-from server.cli import main  # noqa: E402
+from convscope.cli import main  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 PROFILE_PREFIX = "convscope-chromium-"  # (server/export/browser.py's folder for each browser)
@@ -153,7 +153,7 @@ def test_a_signal_ends_the_browser_and_writes_nothing(tmp_path, sig, nothing_lef
     out = tmp_path / "stopped.gif"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     cli = subprocess.Popen(
-        [sys.executable, "-m", "server.cli", "export", str(out), "--preset", "cs231n", "--size", "1920x1080"],
+        [sys.executable, "-m", "convscope.cli", "export", str(out), "--preset", "cs231n", "--size", "1920x1080"],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     try:

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from server.cli import main
-from server.export import browser as browser_module
-from server.export.animation import page_limits
+from convscope.cli import main
+from convscope.export import browser as browser_module
+from convscope.export.animation import page_limits
 
 ROOT = Path(__file__).resolve().parent.parent
 NODE = shutil.which("node")

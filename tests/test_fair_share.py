@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 from fastapi.testclient import TestClient
 
-from server.app import create_app
-from server.fair_share import TokenBucket
-from server.settings import Settings
+from convscope.app import create_app
+from convscope.fair_share import TokenBucket
+from convscope.settings import Settings
 
 TOKEN = "a-teacher-token"
 

@@ -19,7 +19,7 @@ import pytest
 
 from follow_helpers import (ONE_ADDRESS_CROWD, SERVER_LOGS, SERVER_PIDS, TEACHER_HEADERS, convscope_serve, follow_load,
                             read_events, redis_missing_reason, redis_server, uvicorn_process)
-from server.follow.session import session_id_of
+from convscope.follow.session import session_id_of
 
 pytestmark = pytest.mark.slow
 

@@ -11,9 +11,9 @@ import json
 
 import pytest
 
-from server.follow.broker import MemoryBroker, NoSession, StaleDriver, TooManySessions
-from server.follow.channel import HISTORY, KEEPALIVE, Channel, Message, follow
-from server.follow.session import CODE_ALPHABET, StateError, encode_state, new_credentials, normal_code, secret_matches, session_id_of
+from convscope.follow.broker import MemoryBroker, NoSession, StaleDriver, TooManySessions
+from convscope.follow.channel import HISTORY, KEEPALIVE, Channel, Message, follow
+from convscope.follow.session import CODE_ALPHABET, StateError, encode_state, new_credentials, normal_code, secret_matches, session_id_of
 
 
 def test_the_session_id_is_the_secrets_hash_and_only_the_secret_matches():
@@ -149,7 +149,7 @@ def test_a_session_nothing_was_published_to_ends_in_minutes_not_in_the_hour():
 
 
 def test_follow_settings_come_from_the_environment_and_are_checked():
-    from server.settings import Settings, SettingsError
+    from convscope.settings import Settings, SettingsError
 
     s = Settings.from_env({"CONVSCOPE_FOLLOW_REDIS_URL": " redis://127.0.0.1:6390/0 ", "CONVSCOPE_FOLLOW_MAX_SESSIONS": "3", "CONVSCOPE_FOLLOW_IDLE_SECONDS": "90"})
     assert (s.follow_redis_url, s.follow_max_sessions, s.follow_idle_seconds) == ("redis://127.0.0.1:6390/0", 3, 90.0)
@@ -166,15 +166,14 @@ def test_follow_settings_come_from_the_environment_and_are_checked():
 def test_serve_with_workers_needs_redis_for_follow_mode(monkeypatch, capsys):
     import os
 
-    import uvicorn
-
-    from server.cli import main
+    from convscope import cli
+    from convscope.cli import main
 
     def clean_environment() -> None:  # serve exports its settings into os.environ
         monkeypatch.setattr(os, "environ", {k: v for k, v in os.environ.items() if not k.startswith("CONVSCOPE_")})
 
     seen = []
-    monkeypatch.setattr(uvicorn, "run", lambda *a, **k: seen.append(dict(os.environ)))
+    monkeypatch.setattr(cli, "run_uvicorn", lambda config, sock: seen.append(dict(os.environ)) or 0)
     clean_environment()
     assert main(["serve", "--workers", "2"]) == 0
     assert "Follow mode is off: with several workers it needs --redis-url" in capsys.readouterr().out
@@ -190,8 +189,8 @@ def test_serve_with_workers_needs_redis_for_follow_mode(monkeypatch, capsys):
 def test_follow_mode_off_says_so(page_dir):
     from fastapi.testclient import TestClient
 
-    from server.app import create_app
-    from server.settings import Settings
+    from convscope.app import create_app
+    from convscope.settings import Settings
 
     with TestClient(create_app(Settings(follow_max_sessions=0), static_dir=page_dir)) as client:
         r = client.post("/api/follow/sessions", json={})

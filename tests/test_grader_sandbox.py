@@ -21,7 +21,7 @@ pytestmark = pytest.mark.slow
 def convscope_check(*args: str, timeout: float = 120) -> tuple[subprocess.CompletedProcess, float]:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     start = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "server", "check", *args], cwd=STUDENTS, env=env,
+    done = subprocess.run([sys.executable, "-m", "convscope", "check", *args], cwd=STUDENTS, env=env,
                           capture_output=True, text=True, timeout=timeout)
     return done, time.monotonic() - start
 

@@ -100,3 +100,26 @@ def test_no_import_circle_in_convcore_or_server():
 
 def test_the_check_finds_a_circle():
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_the_service_names_itself_only_relatively():
+    """server/ is installed as `convscope` (pyproject maps it) and refuses the name
+    `server`: a module of it that imported `server.x` or `convscope.x` by name would
+    break under one of them, so its own modules are reached relatively."""
+    named = []
+    for name, path in modules().items():
+        if not name.startswith("server"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            stems = [alias.name for alias in node.names] if isinstance(node, ast.Import) else \
+                    [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
+            named += [f"{name}: {stem}" for stem in stems if stem.split(".")[0] in ("server", "convscope")]
+    assert named == []
+    assert any(isinstance(n, ast.ImportFrom) and n.level for n in ast.walk(ast.parse((ROOT / "server" / "app.py").read_text())))
+
+
+def test_convcore_knows_nothing_of_the_service():
+    found = modules()
+    graph = {name: imports_of(name, path, set(found)) for name, path in found.items() if name.startswith("convcore")}
+    assert len(graph) > 40
+    assert {(name, dep) for name, deps in graph.items() for dep in deps if not dep.startswith("convcore")} == set()

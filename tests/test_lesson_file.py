@@ -10,8 +10,8 @@ import time
 import pytest
 
 from convcore.trace import build_trace
-from server.cli import main
-from server.presets import PRESETS
+from convscope.cli import main
+from convscope.presets import PRESETS
 from test_browser_helpers import (
     assert_equation_matches,
     assert_stage_matches,

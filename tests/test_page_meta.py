@@ -15,8 +15,8 @@ from convcore.fill import FILLS
 from convcore.trace import build_trace
 from convcore.trace.config import CHOICES, DEFAULTS
 from convcore.trace.views import get_view, view_names
-from server.app import create_app
-from server.settings import Settings
+from convscope.app import create_app
+from convscope.settings import Settings
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "page" / "meta.json"
 

@@ -14,8 +14,8 @@ from uvicorn.config import Config
 from uvicorn.protocols.http.h11_impl import H11Protocol, RequestResponseCycle
 from uvicorn.server import ServerState
 
-from server.protocol import DeadlineH11Protocol
-from server.replies import ABORT_EXTENSION
+from convscope.protocol import DeadlineH11Protocol
+from convscope.replies import ABORT_EXTENSION
 
 # what server/protocol.py reads or writes on uvicorn's objects
 PROTOCOL_MEMBERS = ("connection_made", "connection_lost", "handle_events", "on_response_complete",

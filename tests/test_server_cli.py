@@ -14,8 +14,8 @@ import pytest
 
 from convcore import __version__
 from convcore.trace import build_trace
-from server.cli import main
-from server.presets import PRESETS
+from convscope.cli import main
+from convscope.presets import PRESETS
 
 from live_server import read_banner_port
 
@@ -54,7 +54,7 @@ def test_trace_stops_quietly_when_the_reader_leaves(tmp_path):
     # Mac granularity makes the output far larger than a pipe's buffer.
     (tmp_path / "c.json").write_text(json.dumps({**PRESETS["cs231n"].config, "granularity": "mac"}))
     process = subprocess.Popen(
-        [sys.executable, "-m", "server", "trace", str(tmp_path / "c.json"), "--ndjson"],
+        [sys.executable, "-m", "convscope", "trace", str(tmp_path / "c.json"), "--ndjson"],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     )
     first = process.stdout.readline()
@@ -91,7 +91,7 @@ def test_serve_stops_at_a_bad_variable(capsys, monkeypatch):
 def test_serve_prints_the_url_and_applies_its_options():
     env = {k: v for k, v in os.environ.items() if not k.startswith("CONVSCOPE_")}
     process = subprocess.Popen(
-        [sys.executable, "-m", "server", "serve", "--host", "127.0.0.1", "--port", "0",
+        [sys.executable, "-m", "convscope", "serve", "--host", "127.0.0.1", "--port", "0",
          "--max-events", "1234", "--log-level", "warning"],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )
@@ -149,11 +149,11 @@ def test_trace_of_a_huge_stride_on_a_one_window_axis(tmp_path, capsysbinary):
 def test_serve_classroom_listens_on_the_network_and_gives_join_links_its_address():
     """`convscope serve --classroom`: all interfaces, the address the class opens printed,
     and follow mode's join links on that address (not the teacher's 127.0.0.1)."""
-    from server.hosts import network_address
+    from convscope.hosts import network_address
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("CONVSCOPE_")}
     process = subprocess.Popen(
-        [sys.executable, "-m", "server", "serve", "--classroom", "--port", "0", "--log-level", "warning"],
+        [sys.executable, "-m", "convscope", "serve", "--classroom", "--port", "0", "--log-level", "warning"],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )
     address = network_address()

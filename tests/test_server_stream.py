@@ -65,8 +65,8 @@ def live_server():
         "CONVSCOPE_IDLE_TIMEOUT": "30",
     }
     process = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "server.app:create_app_from_env", "--factory",
-         "--http", "server.protocol:DeadlineH11Protocol", "--no-server-header",
+        [sys.executable, "-m", "uvicorn", "convscope.app:create_app_from_env", "--factory",
+         "--http", "convscope.protocol:DeadlineH11Protocol", "--no-server-header",
          "--fd", str(sock.fileno()), "--log-level", "warning"],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, pass_fds=[sock.fileno()],
     )

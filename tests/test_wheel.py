@@ -53,8 +53,35 @@ def test_wheel_ships_the_page(installed):
 
     _, wheel = installed
     names = zipfile.ZipFile(wheel).namelist()
-    assert "server/static/index.html" in names
-    assert "server/cli.py" in names and "convcore/spec.py" in names
+    assert "convscope/static/index.html" in names
+    assert "convscope/cli.py" in names and "convcore/spec.py" in names
+    # two top-level packages, neither named like a student's own server.py
+    top = {name.split("/")[0] for name in names if not name.split("/")[0].endswith(".dist-info")}
+    assert top == {"convcore", "convscope"}, top
+    assert not any("__pycache__" in name or name.endswith("hatch_build.py") for name in names)
+
+
+def test_installed_names_are_convcore_and_convscope(installed, tmp_path):
+    """`import convscope` and `from convscope import show` work, `import server` does
+    not, and `python -m convscope` is the command line."""
+    env_dir, _ = installed
+    python = str(env_dir / "bin" / "python")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CONVSCOPE_", "PYTHON"))}
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([python, *args], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+
+    found = run("-c", "import convscope, convcore, sys; from convscope import show; "
+                      "print(convscope.__file__); print(convcore.__file__); print(callable(show)); "
+                      "print('fastapi' in sys.modules)")
+    assert found.returncode == 0, found.stderr
+    package, core, callable_, web = found.stdout.split()
+    assert package.startswith(str(env_dir)) and core.startswith(str(env_dir))  # installed, not the checkout
+    assert callable_ == "True" and web == "False"  # (show is found lazily: `import convscope` stays light)
+    missing = run("-c", "import server")
+    assert missing.returncode == 1 and "No module named 'server'" in missing.stderr
+    version = run("-m", "convscope", "--version")
+    assert version.returncode == 0 and version.stdout.startswith("convscope "), version
 
 
 def test_installed_convscope_serves_the_page_and_traces(installed, tmp_path):
@@ -84,7 +111,7 @@ def test_installed_convscope_serves_the_page_and_traces(installed, tmp_path):
         assert trace.status_code == 200
         assert trace.json()["tensors"]["out"]["data"] == [19, 25, 37, 43]
         where = subprocess.run(
-            [str(env_dir / "bin" / "python"), "-c", "import server, sys; print(server.__file__)"],
+            [str(env_dir / "bin" / "python"), "-c", "import convscope, sys; print(convscope.__file__)"],
             cwd=tmp_path, env=env, capture_output=True, text=True, check=True,
         ).stdout
         assert str(env_dir) in where  # the installed package, not the checkout
@@ -94,7 +121,7 @@ def test_installed_convscope_serves_the_page_and_traces(installed, tmp_path):
 
 
 def test_installed_convscope_exports_an_animation(installed, tmp_path):
-    """The wheel's page (server/static) draws `convscope export anim.gif`: its module's
+    """The wheel's page (convscope/static) draws `convscope export anim.gif`: its module's
     limits are found and its frames decode."""
     import io
 

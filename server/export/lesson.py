@@ -26,7 +26,7 @@ LESSON_SCHEMA = "convscope.lesson/1"
 
 
 def prepare_lesson(config: dict[str, Any], settings: Settings):
-    """``server.tracing.prepare`` for a lesson's config, which, like the page's, may carry
+    """``convscope.tracing.prepare`` for a lesson's config, which, like the page's, may carry
     ``mistake`` (a mistake lesson: the mistaken code's trace) and ``compare`` (your
     numbers, compared at the stream's end) beside the trace config. Raises ApiError for
     what the service would refuse."""
