@@ -33,10 +33,11 @@ bench: $(VENV)/.installed system-deps
 	$(PY) bench/grader.py
 
 # Debian's Chromium for the browser tests (Playwright's own browser download does not
-# work offline), Node.js for the page's unit tests and redis-server for follow mode's
-# two-worker tests (started on a loopback port by the tests). Installed when missing and
+# work offline), Node.js for the page's unit tests, redis-server for follow mode's
+# two-worker tests (started on a loopback port by the tests) and bubblewrap, which
+# `convscope check` runs submissions in (docs/grader.md). Installed when missing and
 # we are root; otherwise this says what to install. Running it again changes nothing.
-SYSTEM_PACKAGES := chromium:chromium node:nodejs redis-server:redis-server
+SYSTEM_PACKAGES := chromium:chromium node:nodejs redis-server:redis-server bwrap:bubblewrap
 system-deps:
 	@missing=""; for pair in $(SYSTEM_PACKAGES); do \
 	  command -v $${pair%%:*} >/dev/null 2>&1 || missing="$$missing $${pair#*:}"; done; \

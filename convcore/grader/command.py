@@ -1,7 +1,7 @@
 """``convscope check student.py[:FUNCTION] --convention cs231n|layer|torch``.
 
 ``add_parser`` adds the subcommand to the ``convscope`` command line; ``run`` grades the
-file in a limited subprocess (``convcore.grader.sandbox``) and prints the report as
+file, run in a limited (and isolated) child (``convcore.grader.sandbox``), and prints the report as
 text (default) or JSON, and writes Gradescope's results.json when asked. Exit code 0:
 every output passes; 1: one fails; 2: the file cannot be imported, the function is
 missing, it raises on every input or it exceeds a limit.
@@ -25,8 +25,9 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     from .report import PAGE
 
     check = commands.add_parser(
-        "check", help=HELP, description=HELP[0].upper() + HELP[1:] + ". Runs your code on your machine, "
-        "in a subprocess with a time and a memory limit.")
+        "check", help=HELP, description=HELP[0].upper() + HELP[1:] + ". Runs the code on this machine in a "
+        "child process with time and memory limits, inside bubblewrap when it is installed (no network, a "
+        "read-only file system, the homes hidden); the verdict is always this process's.")
     check.add_argument("target", metavar="FILE[:FUNCTION]",
                        help="your Python file, optionally with the one function (or layer class) to grade")
     check.add_argument("--convention", choices=list(CONVENTIONS), default="cs231n",

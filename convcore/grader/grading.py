@@ -75,10 +75,11 @@ def _name(function: Any) -> str:
 
 
 def grade(convention: str, subject: Subject, *, target: str, seed: int = 0, examples: int = DEFAULT_EXAMPLES,
-          call: Callable[..., Any] = call_plainly, page: str = PAGE) -> Report:
+          call: Callable[..., Any] = call_plainly, page: str = PAGE,
+          run: Callable[[Any], dict[str, Any]] | None = None) -> Report:
     """Search, shrink and name: the Report of ``subject`` in ``convention``; the
-    counterexamples link to the page at ``page``."""
-    grader = Grader(convention, subject, seed=seed, examples=examples, call=call)
+    counterexamples link to the page at ``page``. ``run``: see Grader."""
+    grader = Grader(convention, subject, seed=seed, examples=examples, call=call, run=run)
     try:
         found = grader.grade()
     except (FatalError, LimitExceeded) as exc:

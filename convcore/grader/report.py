@@ -132,9 +132,10 @@ class Report:
     def __str__(self) -> str:
         d = self.data
         head = f"convscope check {d['target']} ({d['convention']} convention)"
+        warning = [f"warning: {d['isolation']}"] if str(d.get("isolation", "")).startswith("not isolated") else []
         if d.get("error"):
-            return f"{head}\nerror: {d['error']}\nresult: could not grade (exit 2)"
-        lines = [f"{head}, seed {d['seed']}, {d['cases']} cases"]
+            return "\n".join([head, *warning, f"error: {d['error']}", "result: could not grade (exit 2)"])
+        lines = [f"{head}, seed {d['seed']}, {d['cases']} cases", *warning]
         for name, result in d["outputs"].items():
             lines += ["  " + line for line in self._output_lines(name, result)]
         failed = [n for n, r in d["outputs"].items() if r["status"] == "fail"]

@@ -1,28 +1,46 @@
-"""Grade a student's file in a subprocess with a time limit and a memory limit.
+"""Grade a student's file in a child process that only computes; the parent decides.
 
-The student's code is the user's own, run on the user's own machine (the server never
-runs submitted code). The child process (``python -m convcore.grader.sandbox``) reads its
-parameters as JSON on standard input, limits its address space (``RLIMIT_AS``) and CPU
-time (``RLIMIT_CPU``), sends what the student's code prints to /dev/null, stops any one
-call after ``call_seconds`` (SIGALRM), and writes the report as JSON on the standard
-output it kept. The parent waits at most ``time_limit`` seconds, then kills the child's
-whole process group, so that nothing the student's code started keeps running.
+The parent (``check_file``) never runs the student's code: it searches the cases,
+shrinks a failure, names the mistake, compares every output with its own truth and
+writes the report. The child (``python -m convcore.grader.sandbox``) loads numpy and
+convcore first, then the student's file, and answers one request per Case with the
+arrays the student's functions returned (``convcore.grader.channel``). Whatever the
+student's code does to numpy, convcore, its own descriptors or the report pipe, it
+can change only the arrays it returns, never the verdict.
+
+The child runs inside bubblewrap when the machine has it (``convcore.grader.isolation``:
+no network, a read-only file system but its own temporary folder, the homes hidden,
+its processes ended with it), with a few environment variables only, its address
+space (``RLIMIT_AS``) and CPU time (``RLIMIT_CPU``) limited, what it prints sent to
+/dev/null, and each call stopped after ``call_seconds`` (SIGALRM). The parent waits at
+most ``time_limit`` seconds in all, then kills the child's whole process group.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import resource
 import signal
 import subprocess
 import sys
+import tempfile
+import time
+from pathlib import Path
 from typing import Any
 
+from .channel import ChannelBroken, ChannelTimeout, decode_array, decode_results, encode_array, encode_results, \
+    read_frame, write_frame
 from .defaults import MEMORY_MB, TIME_LIMIT
+from .isolation import isolation, wrap
 from .report import Report
 
 __all__ = ["check_file"]
+
+# the child's whole environment (nothing of the teacher's: no tokens, no keys)
+CHILD_ENV_KEEP = ("PATH", "LANG", "LC_ALL", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+CHILD_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+             "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1", "PYTHONHASHSEED": "0"}
+START_SECONDS = 30.0  # at most this for the child to start, within the time limit
 
 
 def _kill_group(pid: int) -> None:
@@ -32,7 +50,9 @@ def _kill_group(pid: int) -> None:
         pass
 
 
-def _ended(returncode: int, memory_mb: int) -> str:
+def _ended(returncode: int | None, memory_mb: int) -> str:
+    if returncode is None:
+        return "stopped answering the grader"
     if returncode < 0:
         sig = signal.Signals(-returncode)
         if sig == signal.SIGXCPU:
@@ -43,35 +63,146 @@ def _ended(returncode: int, memory_mb: int) -> str:
     return f"ended the process (exit code {returncode}) before the check finished, e.g. with os._exit"
 
 
+class _Stopped(BaseException):
+    """The child cannot go on; the message completes "<target> ..." (a BaseException
+    like the grader's LimitExceeded, which it is raised as)."""
+
+
+class _Child:
+    """The running child: requests go down one pipe, replies come up another."""
+
+    def __init__(self, params: dict[str, Any], workdir: str, time_limit: float):
+        self.memory_mb = params["memory_mb"]
+        self.deadline = time.monotonic() + time_limit
+        self.time_limit = time_limit
+        requests_read, self.requests = os.pipe()
+        self.replies, replies_write = os.pipe()
+        env = {k: os.environ[k] for k in CHILD_ENV_KEEP if k in os.environ}
+        env.update(CHILD_ENV, HOME=workdir, TMPDIR=workdir, PYTHONPATH=_convcore_root())
+        command = [sys.executable, "-m", "convcore.grader.sandbox", str(requests_read), str(replies_write)]
+        self.isolation = isolation()
+        if self.isolation.isolated:
+            command = wrap(command, workdir, (str(Path(params["path"]).parent),), env)
+        self.log = open(os.path.join(workdir, ".child-log"), "w+b")  # (the harness's own errors)
+        try:
+            self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                            stderr=self.log, pass_fds=(requests_read, replies_write),
+                                            start_new_session=True, env=env, cwd=workdir)
+        finally:
+            os.close(requests_read)
+            os.close(replies_write)
+        self.send(params)
+
+    def send(self, message: dict[str, Any]) -> None:
+        try:
+            write_frame(self.requests, message)
+        except OSError:  # (BrokenPipe: it has gone; the next read says how)
+            pass
+
+    def receive(self) -> dict[str, Any]:
+        try:
+            return read_frame(self.replies, self.deadline)
+        except ChannelTimeout:
+            raise _Stopped(f"did not finish within the time limit of {self.time_limit:g} s and was stopped "
+                           "(does it loop forever, or is it very slow? --time-limit gives it more)") from None
+        except ChannelBroken as exc:
+            if "closed" in str(exc):
+                try:
+                    self.process.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    pass
+                raise _Stopped(self._ended_text()) from None
+            raise _Stopped(f"wrote something into the grader's channel that is not an answer ({exc}), "
+                           "and was stopped") from None
+
+    def _ended_text(self) -> str:
+        text = _ended(self.process.returncode, self.memory_mb)
+        self.log.seek(0)
+        detail = self.log.read()[-4000:].decode(errors="replace").strip().splitlines()[-1:]
+        return text + (f": {detail[0]}" if detail and detail[0] else "")
+
+    def run(self, case: Any, names: tuple[str, ...]) -> dict[str, Any]:
+        """The student's results on ``case`` (arrays or Failures, by output name)."""
+        self.send({"case": case.to_dict(), "arrays": [encode_array(a) for a in case.arrays]})
+        reply = self.receive()
+        if set(reply) == {"results"}:
+            try:
+                return decode_results(reply["results"], names)
+            except ChannelBroken as exc:
+                raise _Stopped(f"wrote something into the grader's channel that is not an answer ({exc}), "
+                               "and was stopped") from None
+        if set(reply) == {"limit"} and isinstance(reply["limit"], str):
+            raise _Stopped(reply["limit"][:2000])
+        raise _Stopped("wrote something into the grader's channel that is not an answer, and was stopped")
+
+    def close(self) -> None:
+        for fd in (self.requests, self.replies):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        _kill_group(self.process.pid)  # whatever the student's code started in its group goes with it
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+        self.log.close()
+
+
+def _convcore_root() -> str:
+    import convcore
+
+    return str(Path(convcore.__file__).resolve().parent.parent)
+
+
 def check_file(path: str, function: str | None = None, convention: str = "cs231n", *, seed: int = 0,
                examples: int | None = None, time_limit: float = TIME_LIMIT, memory_mb: int = MEMORY_MB,
                call_seconds: float | None = None, page: str | None = None) -> Report:
-    """The Report of ``path[:function]`` graded in a limited subprocess."""
+    """The Report of ``path[:function]``: its code run in a limited (and, with
+    bubblewrap, isolated) child, graded here."""
+    from ..mistakes import Subject, get_convention
+    from .defaults import DEFAULT_EXAMPLES
+    from .grading import LimitExceeded, grade
+
     target = f"{path}:{function}" if function else path
-    params = {"path": os.path.abspath(path), "function": function, "convention": convention, "seed": seed,
-              "examples": examples, "memory_mb": memory_mb, "call_seconds": call_seconds,
-              "cpu_seconds": int(time_limit) + 2, "target": target, "page": page}
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1",
-               PYTHONDONTWRITEBYTECODE="1")
-    proc = subprocess.Popen([sys.executable, "-m", "convcore.grader.sandbox"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, env=env)
-    try:
-        out, err = proc.communicate(json.dumps(params).encode(), timeout=time_limit)
-    except subprocess.TimeoutExpired:
-        _kill_group(proc.pid)
-        proc.communicate()
-        return Report.fatal(target, convention, f"{target} did not finish within the time limit of "
-                                                f"{time_limit:g} s and was stopped (does it loop forever, or is "
-                                                f"it very slow? --time-limit gives it more)", seed=seed)
-    finally:
-        _kill_group(proc.pid)  # whatever the student's code started goes with it
-    try:
-        data = json.loads(out.decode())
-    except ValueError:
-        detail = err.decode(errors="replace").strip().splitlines()[-1:] or [""]
-        return Report.fatal(target, convention, f"{target} {_ended(proc.returncode, memory_mb)}"
-                                                + (f": {detail[0]}" if detail[0] else ""), seed=seed)
-    return Report(data)
+    params = {"path": os.path.abspath(path), "function": function, "convention": convention,
+              "memory_mb": memory_mb, "call_seconds": call_seconds, "cpu_seconds": int(time_limit) + 2}
+    with tempfile.TemporaryDirectory(prefix="convscope-check-") as workdir:
+        child = _Child(params, workdir, time_limit)
+        extra = {"isolation": child.isolation.summary}
+        try:
+            try:
+                ready = child.receive()
+            except _Stopped as exc:
+                return Report.fatal(target, convention, f"{target} {exc}", seed=seed, **extra)
+            if set(ready) == {"fatal"} and isinstance(ready["fatal"], str):
+                return Report.fatal(target, convention, ready["fatal"][:4000], seed=seed, **extra)
+            parts = ready.get("ready") if set(ready) == {"ready"} else None
+            if not isinstance(parts, dict) or not all(isinstance(parts.get(k), bool) for k in ("forward", "backward", "layer")):
+                return Report.fatal(target, convention, f"{target} wrote something into the grader's channel "
+                                    "that is not an answer, and was stopped", seed=seed, **extra)
+            # the parent's Subject names which parts exist; their code never runs here
+            subject = Subject(**{k: _elsewhere if parts[k] else None for k in ("forward", "backward", "layer")})
+            names = get_convention(convention).graded(subject)
+
+            def run(case: Any) -> dict[str, Any]:
+                try:
+                    return child.run(case, names)
+                except _Stopped as exc:
+                    raise LimitExceeded(str(exc)) from None
+
+            report = grade(convention, subject, target=target, seed=seed, examples=examples or DEFAULT_EXAMPLES,
+                           run=run, **({"page": page} if page else {}))
+        finally:
+            child.close()
+    if "needs more memory" in (report.data.get("error") or ""):
+        report.data["error"] += f"; the limit is {memory_mb} MB (--memory-limit)"
+    report.data.update(extra)
+    return report
+
+
+def _elsewhere(*args: Any, **kwargs: Any) -> Any:
+    raise AssertionError("the student's code runs in the sandbox's child, never in the grader")
 
 
 # -- the child ------------------------------------------------------------------------
@@ -82,50 +213,68 @@ def _limit(memory_mb: int, cpu_seconds: int) -> None:
     resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 1))
 
 
-def _grade(params: dict[str, Any]) -> Report:
-    from .defaults import CALL_SECONDS, DEFAULT_EXAMPLES
-    from .grading import LimitExceeded, _alarm, grade, timed_call
+def _load(params: dict[str, Any]) -> tuple[Any, Any] | str:
+    """(convention, subject) of the student's file, or the fatal message."""
+    from ..mistakes import get_convention
+    from .defaults import CALL_SECONDS
+    from .grading import LimitExceeded, _alarm
     from .loader import LoadError, find_subject, load_module
 
-    target, convention = params["target"], params["convention"]
-    seconds = params["call_seconds"] or CALL_SECONDS
     try:
-        with _alarm(seconds):
+        with _alarm(params["call_seconds"] or CALL_SECONDS):
             module = load_module(params["path"])
-        subject = find_subject(module, convention, params["function"], params["path"])
+        return get_convention(params["convention"]), find_subject(module, params["convention"],
+                                                                  params["function"], params["path"])
     except LoadError as exc:
-        return Report.fatal(target, convention, str(exc), seed=params["seed"])
+        return str(exc)
     except LimitExceeded as exc:
-        return Report.fatal(target, convention, f"importing {params['path']}: it {exc}", seed=params["seed"])
-    extra = {"page": params["page"]} if params.get("page") else {}
-    report = grade(convention, subject, target=target, seed=params["seed"],
-                   examples=params["examples"] or DEFAULT_EXAMPLES, call=timed_call(seconds), **extra)
-    if "needs more memory" in (report.data.get("error") or ""):
-        report.data["error"] += f"; the limit is {params['memory_mb']} MB (--memory-limit)"
-    return report
+        return f"importing {params['path']}: it {exc}"
 
 
-def _child() -> None:
-    params = json.loads(sys.stdin.read())
-    report_fd = os.dup(1)
+def _answer(convention: Any, subject: Any, request: dict[str, Any], call: Any) -> dict[str, Any]:
+    from ..mistakes import Case
+    from .grading import LimitExceeded
+
+    case = Case.from_dict(request["case"])
+    case.__dict__["arrays"] = type(case.arrays)(*(decode_array(a) for a in request["arrays"]))  # the parent's own
+    try:
+        return {"results": encode_results(convention.run(subject, case, call))}
+    except LimitExceeded as exc:
+        return {"limit": str(exc)}
+    except MemoryError:
+        return {"limit": f"needs more memory than the limit of {request.get('memory_mb', '?')} MB"}
+
+
+def _child(requests: int, replies: int) -> None:
+    from .defaults import CALL_SECONDS
+    from .grading import timed_call
+
     devnull = os.open(os.devnull, os.O_WRONLY)
+    params = read_frame(requests)
     os.dup2(devnull, 1)  # what the student's code prints goes nowhere
     os.dup2(devnull, 2)
     try:
         _limit(params["memory_mb"], params["cpu_seconds"])
-        report = _grade(params)
+        loaded = _load(params)
     except MemoryError:
-        report = Report.fatal(params["target"], params["convention"],
-                              f"{params['target']} needs more memory than the limit of {params['memory_mb']} MB",
-                              seed=params["seed"])
-    except BaseException as exc:  # noqa: BLE001 - the report must say what happened
-        report = Report.fatal(params["target"], params["convention"],
-                              f"the check failed: {type(exc).__name__}: {exc}", seed=params["seed"])
-    data = report.to_json().encode()
-    while data:
-        data = data[os.write(report_fd, data):]
-    os._exit(0)  # no waiting for threads the student's code may have started
+        loaded = f"{params['path']} needs more memory than the limit of {params['memory_mb']} MB"
+    if isinstance(loaded, str):
+        write_frame(replies, {"fatal": loaded})
+        os._exit(0)
+    convention, subject = loaded
+    write_frame(replies, {"ready": {k: getattr(subject, k) is not None for k in ("forward", "backward", "layer")}})
+    call = timed_call(params["call_seconds"] or CALL_SECONDS)
+    while True:
+        try:
+            request = read_frame(requests)
+        except ChannelBroken:  # the parent is done
+            os._exit(0)
+        try:
+            answer = _answer(convention, subject, request, call)
+        except MemoryError:
+            answer = {"limit": f"needs more memory than the limit of {params['memory_mb']} MB"}
+        write_frame(replies, answer)
 
 
 if __name__ == "__main__":
-    _child()
+    _child(int(sys.argv[1]), int(sys.argv[2]))

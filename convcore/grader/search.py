@@ -89,16 +89,20 @@ class Grader:
     """Grades one subject in one convention; every result is memoised by Case.
 
     ``call(function, *args, **kwargs)`` runs the subject's code (a time limit lives
-    there); the catalogue's mistakes always run plainly.
+    there); the catalogue's mistakes always run plainly. ``run(case)``, when given,
+    runs the subject on a Case instead (the convention's results by output name): the
+    sandbox's child process does, so that this process never runs the subject's code.
     """
 
     def __init__(self, convention: str, subject: Subject, *, seed: int = 0,
-                 examples: int = DEFAULT_EXAMPLES, call: Callable[..., Any] = call_plainly):
+                 examples: int = DEFAULT_EXAMPLES, call: Callable[..., Any] = call_plainly,
+                 run: Callable[[Case], dict[str, Any]] | None = None):
         self.convention = get_convention(convention)
         self.subject = subject
         self.seed = seed
         self.examples = examples
         self.call = call
+        self.run = run if run is not None else (lambda case: self.convention.run(self.subject, case, self.call))
         self.graded = self.convention.graded(subject)
         self.runs: dict[Case, dict[str, Any]] = {}
         self._mistake_runs: dict[tuple[str, Case], dict[str, Any]] = {}
@@ -107,7 +111,7 @@ class Grader:
 
     def outcomes(self, case: Case) -> dict[str, Any]:
         if case not in self.runs:
-            self.runs[case] = self.convention.run(self.subject, case, self.call)
+            self.runs[case] = self.run(case)
         return self.runs[case]
 
     def kind(self, case: Case, output: str) -> str | None:
