@@ -103,6 +103,8 @@ def encode_results(results: dict[str, Any]) -> dict[str, Any]:
     for name, value in results.items():
         if isinstance(value, Failure):
             encoded[name] = {"failure": [str(value.kind)[:MAX_TEXT], str(value.message)[:MAX_TEXT]]}
+            if value.site is not None:
+                encoded[name]["site"] = value.site
         elif isinstance(value, np.ndarray):
             encoded[name] = {"array": encode_array(value)}
         else:
@@ -120,10 +122,26 @@ def decode_results(value: Any, names: tuple[str, ...]) -> dict[str, Any]:
         entry = value[name]
         if isinstance(entry, dict) and set(entry) == {"array"}:
             results[name] = decode_array(entry["array"])
-        elif (isinstance(entry, dict) and set(entry) == {"failure"} and isinstance(entry["failure"], list)
-              and len(entry["failure"]) == 2 and all(isinstance(t, str) for t in entry["failure"])):
+        elif (isinstance(entry, dict) and set(entry) in ({"failure"}, {"failure", "site"})
+              and isinstance(entry["failure"], list) and len(entry["failure"]) == 2
+              and all(isinstance(t, str) for t in entry["failure"])):
             kind, message = entry["failure"]
-            results[name] = Failure(kind[:MAX_TEXT], message[:MAX_TEXT])
+            results[name] = Failure(kind[:MAX_TEXT], message[:MAX_TEXT], _site(entry.get("site")))
         else:
             raise ChannelBroken(f"a result for {name} that is neither an array nor a failure")
     return results
+
+
+def _site(value: Any) -> dict[str, Any] | None:
+    """A crash site (``convcore.mistakes.crash_site``) as the child sent it, checked:
+    {file, line, source, values: {name: text}}, every text bounded."""
+    if value is None:
+        return None
+    if (not isinstance(value, dict) or set(value) != {"file", "line", "source", "values"}
+            or not isinstance(value["file"], str) or type(value["line"]) is not int
+            or not isinstance(value["source"], str) or not isinstance(value["values"], dict)
+            or len(value["values"]) > 16
+            or not all(isinstance(k, str) and isinstance(v, str) for k, v in value["values"].items())):
+        raise ChannelBroken("a crash site that is not {file, line, source, values}")
+    return {"file": value["file"][:200], "line": value["line"], "source": value["source"][:400],
+            "values": {k[:60]: v[:200] for k, v in value["values"].items()}}

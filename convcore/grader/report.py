@@ -20,6 +20,7 @@ import numpy as np
 
 from ..compare import compare_tensor
 from ..mistakes import Case, Failure, get_convention
+from ..mistakes.crash_site import format_site
 
 __all__ = ["PAGE", "Report", "SCHEMA", "counterexample_data", "page_url"]
 
@@ -64,6 +65,8 @@ def counterexample_data(convention: str, case: Case, output: str, got: Any, page
     }
     if isinstance(got, Failure):
         data.update(kind=got.kind, error=str(got), got=None)
+        if got.site is not None:
+            data["site"] = got.site
         config = case.trace_config(conv.layout)
     else:
         comparison = compare_tensor(output, expected, got)
@@ -110,6 +113,7 @@ class Report:
         lines.append(f"       expected {name} = {_compact(ce['expected'])}")
         if ce.get("error"):
             lines.append(f"       got: {ce['error']}")
+            lines += [f"         {line}" for line in format_site(ce["site"])] if ce.get("site") else []
         else:
             lines.append(f"       got      {name} = {_compact(ce['got'])}")
             comparison = ce["comparison"]

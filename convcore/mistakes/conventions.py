@@ -25,7 +25,7 @@ the true outputs in the convention's own layout.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -33,6 +33,7 @@ import numpy as np
 from ..activations import get_activation
 from ..layout import nchw_to_nhwc, oihw_to_hwio
 from .case import Case
+from .crash_site import crash_site
 
 __all__ = ["CONVENTIONS", "Convention", "Failure", "OUTPUTS", "Subject", "call_plainly", "get_convention"]
 
@@ -49,6 +50,9 @@ class Failure:
 
     kind: str
     message: str
+    # where the checked code raised (``crash_site``): not part of what makes two
+    # Failures the same, which is their kind
+    site: dict[str, Any] | None = field(default=None, compare=False, hash=False)
 
     def __str__(self) -> str:
         return f"{self.kind}: {self.message}" if self.message else self.kind
@@ -62,7 +66,7 @@ def call_plainly(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any
     try:
         return function(*args, **kwargs)
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - any error of the checked code is a result
-        return Failure(type(exc).__name__, _message(exc))
+        return Failure(type(exc).__name__, _message(exc), crash_site(exc))
 
 
 def _message(exc: BaseException) -> str:
@@ -201,7 +205,7 @@ class Layer(Convention):
         results["dx"] = _array(call(layer.backward, data["dLdY"].copy()), "backward's dX")
         if isinstance(results["dx"], Failure) and isinstance(results["out"], Failure):
             dx = results["dx"]  # say why: backward usually fails for want of forward's cache
-            results["dx"] = Failure(dx.kind, f"{dx.message} (after forward raised {results['out']})")
+            results["dx"] = Failure(dx.kind, f"{dx.message} (after forward raised {results['out']})", dx.site)
         if isinstance(results["dx"], Failure):  # backward did not finish: no gradients to read
             return {**results, "dw": results["dx"], "db": results["dx"]}
         gradients = getattr(layer, "gradients", None)
