@@ -29,7 +29,8 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "child process with time and memory limits, inside bubblewrap when it is installed (no network, a "
         "read-only file system, the homes hidden); the verdict is always this process's.")
     check.add_argument("target", metavar="FILE[:FUNCTION]",
-                       help="your Python file, optionally with the one function (or layer class) to grade")
+                       help="your Python file, optionally with the one function (or layer class) to grade; or a "
+                            "folder of submissions (a file, or a folder, per student) to grade a class at once")
     check.add_argument("--convention", choices=list(CONVENTIONS), default="cs231n",
                        help="cs231n: conv_forward_naive / conv_backward_naive (default); layer: an NHWC Conv2D "
                             "class; torch: conv2d_forward / conv2d_backward with PyTorch's arguments")
@@ -42,6 +43,10 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     check.add_argument("--call-time-limit", type=float, default=None, help=f"seconds for one call of your code (default {CALL_SECONDS:g})")
     check.add_argument("--memory-limit", type=int, default=MEMORY_MB, help=f"megabytes of memory (default {MEMORY_MB})")
     check.add_argument("--page", default=PAGE, help=f"the ConvScope page the links open (default {PAGE})")
+    grading = check.add_argument_group("a class at once (FILE is a folder of submissions)")
+    grading.add_argument("--jobs", type=int, default=None, help="checks at once (default: the machine's cores)")
+    grading.add_argument("--csv", metavar="PATH", help="write one CSV row per submission to PATH")
+    grading.add_argument("--class-report", metavar="PATH", help="write the class report (one offline HTML file) to PATH")
     return check
 
 
@@ -57,6 +62,8 @@ def run(args: argparse.Namespace) -> int:
         if value is not None and not value > 0:
             print(f"convscope check: {name} must be more than 0 seconds, got {value}", file=sys.stderr)
             return 2
+    if Path(args.target).is_dir():
+        return run_class(args)
     path, function = split_target(args.target)
     report = check_file(path, function, args.convention, seed=args.seed, examples=args.examples,
                         time_limit=args.time_limit, memory_mb=args.memory_limit,
@@ -69,3 +76,56 @@ def run(args: argparse.Namespace) -> int:
             print(f"convscope check: cannot write {args.gradescope}: {exc}", file=sys.stderr)
             return 2
     return report.exit_code
+
+
+def run_class(args: argparse.Namespace) -> int:
+    """Every submission in the folder: the class summary on standard output (JSON with
+    --json), --csv and --class-report files, and with --gradescope a folder of one
+    results.json per submission. Exit 0 once every submission has its verdict."""
+    from .batch import find_submissions, grade_all, summarize
+    from .class_report import class_csv, class_html, class_text
+    from .report import Report
+
+    folder = Path(args.target)
+    if args.jobs is not None and args.jobs < 1:
+        print(f"convscope check: --jobs must be at least 1, got {args.jobs}", file=sys.stderr)
+        return 2
+    try:
+        submissions = find_submissions(folder, args.convention)
+    except (OSError, ValueError) as exc:
+        print(f"convscope check: {exc}", file=sys.stderr)
+        return 2
+    if not submissions:
+        print(f"convscope check: {folder} holds no Python file to grade", file=sys.stderr)
+        return 2
+
+    def progress(done: int, total: int, submission) -> None:
+        print(f"[{done}/{total}] {submission.name}", file=sys.stderr, flush=True)
+
+    reports = grade_all(submissions, args.convention, jobs=args.jobs, progress=progress, seed=args.seed,
+                        examples=args.examples, time_limit=args.time_limit, memory_mb=args.memory_limit,
+                        call_seconds=args.call_time_limit, page=args.page)
+    summary = summarize(submissions, reports)
+    writes = []
+    if args.csv:
+        writes.append((Path(args.csv), class_csv(submissions, reports)))
+    if args.class_report:
+        writes.append((Path(args.class_report), class_html(summary, submissions, reports, args.convention,
+                                                           title=f"Class report: {folder.name}")))
+    if args.gradescope:
+        for submission, data in zip(submissions, reports):
+            target = Path(args.gradescope) / submission.name.replace("/", "__").removesuffix(".py") / "results.json"
+            writes.append((target, json.dumps(Report(data).gradescope(), indent=2, ensure_ascii=False)))
+    for target, text in writes:
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            print(f"convscope check: cannot write {target}: {exc}", file=sys.stderr)
+            return 2
+    if args.json:
+        print(json.dumps({"summary": summary, "submissions": [
+            {"name": s.name, "report": r} for s, r in zip(submissions, reports)]}, indent=2, ensure_ascii=False))
+    else:
+        print(class_text(summary, args.convention))
+    return 0
