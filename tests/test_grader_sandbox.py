@@ -112,3 +112,24 @@ def test_two_runs_with_the_same_seed_give_the_same_report():
     second, _ = convscope_check("empty_crop.py", "--json", "--seed", "5")
     assert first.returncode == second.returncode == 1
     assert json.loads(first.stdout) == json.loads(second.stdout)
+
+
+def test_a_backward_graded_alone_gets_the_files_own_forwards_cache(tmp_path):
+    """`FILE:conv_backward_naive` on a file whose forward keeps its own cache (here
+    five items) is graded with that cache, and says so; with no forward in the file
+    it gets (x, w, b, conv_param)."""
+    own = tmp_path / "own_cache.py"
+    own.write_text(
+        "from convcore.compat.cs231n import conv_forward_naive as _f, conv_backward_naive as _b\n\n"
+        "def conv_forward_naive(x, w, b, conv_param):\n"
+        "    return _f(x, w, b, conv_param)[0], (x, 'x_col', w, b, conv_param)\n\n"
+        "def conv_backward_naive(dout, cache):\n"
+        "    x, x_col, w, b, conv_param = cache\n"
+        "    return _b(dout, (x, w, b, conv_param))\n")
+    done, _ = convscope_check(f"{own}:conv_backward_naive")
+    assert done.returncode == 0, done.stdout
+    assert "note: conv_backward_naive was given the cache of the file's own conv_forward_naive" in done.stdout
+    alone = tmp_path / "backward_only.py"
+    alone.write_text("from convcore.compat.cs231n import conv_backward_naive\n")
+    done, _ = convscope_check(f"{alone}:conv_backward_naive")
+    assert done.returncode == 0 and "note:" not in done.stdout, done.stdout

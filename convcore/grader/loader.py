@@ -96,7 +96,10 @@ def find_subject(module: ModuleType, convention: str, function: str | None, path
         code = getattr(module, function, None)
         if not callable(code):
             raise LoadError(f"{path} has no function {function}")
-        return Subject(backward=code) if _is_backward(convention, function, code) else Subject(forward=code)
+        if not _is_backward(convention, function, code):
+            return Subject(forward=code)
+        own_forward = getattr(module, forward_name, None) if convention == "cs231n" else None
+        return Subject(backward=code, cache_from=own_forward if callable(own_forward) else None)
     forward, backward = getattr(module, forward_name, None), getattr(module, backward_name, None)
     if not callable(forward) and not callable(backward):
         raise LoadError(f"{path} has neither {forward_name} nor {backward_name}")

@@ -139,7 +139,8 @@ class Report:
         warning = [f"warning: {d['isolation']}"] if str(d.get("isolation", "")).startswith("not isolated") else []
         if d.get("error"):
             return "\n".join([head, *warning, f"error: {d['error']}", "result: could not grade (exit 2)"])
-        lines = [f"{head}, seed {d['seed']}, {d['cases']} cases", *warning]
+        lines = [f"{head}, seed {d['seed']}, {d['cases']} cases", *warning,
+                 *([f"note: {d['note']}"] if d.get("note") else [])]
         for name, result in d["outputs"].items():
             lines += ["  " + line for line in self._output_lines(name, result)]
         failed = [n for n, r in d["outputs"].items() if r["status"] == "fail"]

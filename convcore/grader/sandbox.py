@@ -32,6 +32,7 @@ from .channel import ChannelBroken, ChannelTimeout, decode_array, decode_results
     read_frame, write_frame
 from .defaults import MEMORY_MB, TIME_LIMIT
 from .isolation import isolation, wrap
+from .loader import NAMES
 from .report import Report
 
 __all__ = ["check_file"]
@@ -167,6 +168,7 @@ def check_file(path: str, function: str | None = None, convention: str = "cs231n
     target = f"{path}:{function}" if function else path
     params = {"path": os.path.abspath(path), "function": function, "convention": convention,
               "memory_mb": memory_mb, "call_seconds": call_seconds, "cpu_seconds": int(time_limit) + 2}
+    cache_from = False
     with tempfile.TemporaryDirectory(prefix="convscope-check-") as workdir:
         child = _Child(params, workdir, time_limit)
         extra = {"isolation": child.isolation.summary}
@@ -177,7 +179,10 @@ def check_file(path: str, function: str | None = None, convention: str = "cs231n
                 return Report.fatal(target, convention, f"{target} {exc}", seed=seed, **extra)
             if set(ready) == {"fatal"} and isinstance(ready["fatal"], str):
                 return Report.fatal(target, convention, ready["fatal"][:4000], seed=seed, **extra)
-            parts = ready.get("ready") if set(ready) == {"ready"} else None
+            parts = ready.get("ready") if set(ready) == {"ready", "cache_from"} else None
+            cache_from = ready.get("cache_from")
+            if not isinstance(cache_from, bool):
+                parts = None
             if not isinstance(parts, dict) or not all(isinstance(parts.get(k), bool) for k in ("forward", "backward", "layer")):
                 return Report.fatal(target, convention, f"{target} wrote something into the grader's channel "
                                     "that is not an answer, and was stopped", seed=seed, **extra)
@@ -198,6 +203,9 @@ def check_file(path: str, function: str | None = None, convention: str = "cs231n
     if "needs more memory" in (report.data.get("error") or ""):
         report.data["error"] += f"; the limit is {memory_mb} MB (--memory-limit)"
     report.data.update(extra)
+    if cache_from and not report.data.get("error"):
+        report.data["note"] = (f"{function} was given the cache of the file's own {NAMES[convention][0]} "
+                               "(as the assignment's notebook does)")
     return report
 
 
@@ -262,7 +270,8 @@ def _child(requests: int, replies: int) -> None:
         write_frame(replies, {"fatal": loaded})
         os._exit(0)
     convention, subject = loaded
-    write_frame(replies, {"ready": {k: getattr(subject, k) is not None for k in ("forward", "backward", "layer")}})
+    write_frame(replies, {"ready": {k: getattr(subject, k) is not None for k in ("forward", "backward", "layer")},
+                          "cache_from": subject.cache_from is not None})
     call = timed_call(params["call_seconds"] or CALL_SECONDS)
     while True:
         try:
