@@ -20,6 +20,7 @@ from ..mistakes import Failure, Subject
 from ..mistakes.conventions import call_plainly, get_convention
 from .report import PAGE, SCHEMA, Report, counterexample_data
 from .defaults import CALL_SECONDS, DEFAULT_EXAMPLES
+from .facts import facts
 from .search import FatalError, Grader
 
 __all__ = ["CallTimeout", "LimitExceeded", "check", "grade", "subject_of", "timed_call"]
@@ -97,7 +98,11 @@ def grade(convention: str, subject: Subject, *, target: str, seed: int = 0, exam
                 "status": "fail",
                 "checked": len(found["tried"]),
                 "counterexample": counterexample_data(convention, smallest, name, got, page),
+                "facts": facts(convention, smallest, name, got) or [  # (a fact may need more than one cell)
+                    f"on the first failing case ({first.describe()}): {fact}"
+                    for fact in (facts(convention, first, name, grader.outcomes(first)[name]) if first != smallest else [])],
                 "likely_mistakes": grader.likely_mistakes(name, smallest),
+                "look_alikes": grader.look_alikes(name, smallest),
             }
     except LimitExceeded as exc:
         return Report.fatal(target, convention, f"{target} {exc} (while a failing case was shrunk)", seed=seed)

@@ -125,11 +125,15 @@ class Report:
                     lines.append(f"         {name}[{index}]: expected {_num(cell['expected'])}, got {_num(cell['got'])}")
             else:
                 lines.append(f"       {comparison['message']}")
+        for fact in result.get("facts", []):
+            lines.append(f"       fact: {fact}")
         for mistake in result["likely_mistakes"]:
-            where = "" if mistake["everywhere"] else " (on this case; elsewhere your code differs from it)"
-            lines.append(f"       likely mistake{where}: {mistake['id']}: {mistake['title']}")
+            lines.append(f"       likely mistake: {mistake['id']}: {mistake['title']}")
             lines.append(f"         {mistake['wrong']}")
             lines.append(f"         fix: {mistake['should']}")
+        for alike in result.get("look_alikes", []):
+            lines.append(f"       looks like {alike['id']} ({alike['title']}) on this case, but not on "
+                         f"{alike['differs_on']}")
         lines.append(f"       see it step by step: run `convscope serve` and open {ce['page']}")
         return lines
 

@@ -144,20 +144,31 @@ class Grader:
 
     def likely_mistakes(self, output: str, counterexample: Case) -> list[dict[str, Any]]:
         """The catalogued mistakes whose ``output`` equals the subject's on the
-        counterexample; ``everywhere`` says whether it also does on every Case tried.
-        Those that agree everywhere come first."""
+        counterexample and on every other Case tried, among which are the ones where
+        look-alike mistakes differ (``everywhere`` is then true: kept for readers of
+        the report's first form)."""
+        return [m for m in self._matching(output, counterexample) if m.pop("differs_on", None) is None]
+
+    def look_alikes(self, output: str, counterexample: Case) -> list[dict[str, Any]]:
+        """The mistakes that equal the subject's ``output`` on the counterexample only:
+        {id, title, differs_on} with the first Case tried where they differ."""
+        return [{"id": m["id"], "title": m["title"], "differs_on": m["differs_on"]}
+                for m in self._matching(output, counterexample) if m.get("differs_on") is not None]
+
+    def _matching(self, output: str, counterexample: Case) -> list[dict[str, Any]]:
         got = self.outcomes(counterexample)[output]
-        named = []
+        found = []
         for mistake in mistakes_for(self.convention.name):
             if output not in mistake.conditions:
                 continue
             if not outcome_equal(got, self.mistake_outcomes(mistake, counterexample)[output]):
                 continue
-            everywhere = all(outcome_equal(results[output], self.mistake_outcomes(mistake, case)[output])
-                             for case, results in self.runs.items() if output in results)
-            named.append({"id": mistake.id, "title": mistake.title, "wrong": mistake.wrong,
-                          "should": mistake.should, "source": mistake.source, "everywhere": everywhere})
-        return sorted(named, key=lambda m: not m["everywhere"])
+            differs = next((case for case, results in self.runs.items() if output in results
+                            and not outcome_equal(results[output], self.mistake_outcomes(mistake, case)[output])), None)
+            found.append({"id": mistake.id, "title": mistake.title, "wrong": mistake.wrong,
+                          "should": mistake.should, "source": mistake.source, "everywhere": differs is None,
+                          "differs_on": None if differs is None else differs.describe()})
+        return found
 
     # -- the whole grading --------------------------------------------------------------
 

@@ -1,0 +1,81 @@
+"""What is true of a wrong output, stated before any guess from the catalogue.
+
+``facts(convention, case, name, got)`` checks the output at the counterexample
+against a few plain properties a TA would look at first: it is None, all zeros, of
+the wrong shape (with the shape rule it broke, in numbers), the input's shape instead
+of the output's, transposed (H and W swapped), off by a constant factor or a constant,
+or missing the bias. Each is checked, not guessed: a fact is stated only when it holds.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..mistakes import Case, Failure, get_convention
+
+__all__ = ["facts"]
+
+ROLE_OF = {"dx": "x", "dw": "w", "db": "b"}
+
+
+def _close(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.shape == b.shape and bool(np.allclose(a, b, rtol=1e-6, atol=1e-9))
+
+
+def _shape_rule(case: Case, convention: str) -> str:
+    spec = case.spec
+    (top, bottom, _, _), (sh, _), (dh, _) = case.padding, case.stride, case.dilation
+    ho = spec.out_shape[2]
+    if convention == "cs231n":
+        return (f"H_out = 1 + (H + 2·pad − HH) // stride = 1 + ({case.h} + 2·{top} − {case.kh}) // {sh} = {ho}")
+    kernel = f"{dh}·({case.kh} − 1) − 1" if dh != 1 else f"{case.kh}"
+    return (f"H_out = 1 + (H + pad_top + pad_bottom − {'dilation·(KH − 1) − 1' if dh != 1 else 'KH'}) // stride"
+            f" = 1 + ({case.h} + {top} + {bottom} − {kernel}) // {sh} = {ho}")
+
+
+def facts(convention: str, case: Case, name: str, got: Any) -> list[str]:
+    """The plain facts about output ``name`` (``got``, in the convention's layout) at ``case``."""
+    conv = get_convention(convention)
+    expected = conv.expected(case)[name]
+    if isinstance(got, Failure):
+        if got.kind == "returned None":
+            return [f"{name} is None: nothing was returned for it (is the function finished?)"]
+        return []
+    got = np.asarray(got, dtype=np.float64)
+    found: list[str] = []
+    if got.size and not np.any(got) and np.any(expected):
+        found.append(f"{name} is all zeros (never written, or returned before it was filled?)")
+    if got.shape != expected.shape:
+        found.append(f"{name} has shape {got.shape}; it should be {expected.shape}")
+        inputs = conv.inputs(case)
+        x = inputs.get("x", inputs.get("X"))
+        if name == "out" and x is not None and got.shape == np.shape(x) and np.shape(x) != expected.shape:
+            found.append("out has the input's shape, not the output's")
+        if name == "out":
+            found.append(f"the output's rows: {_shape_rule(case, convention)}")
+        if got.ndim == 4 and got.shape[:2] + got.shape[2:][::-1] == expected.shape and got.shape[2] != got.shape[3]:
+            found.append(f"{name}'s last two sizes are swapped (H and W?)")
+        return found
+    if found or not got.size:
+        return found
+    if got.ndim >= 2 and got.shape[-1] == got.shape[-2] and got.shape[-1] > 1 and \
+            _close(got, np.swapaxes(expected, -1, -2)) and not _close(got, expected):
+        found.append(f"{name} is the right answer transposed: rows and columns (H and W) swapped")
+    if name == "out":
+        b = np.asarray(conv.inputs(case).get("b"), dtype=np.float64).reshape(-1)
+        bias = b[None, None, None, :] if conv.layout == "NHWC" else b[None, :, None, None]
+        if np.any(b) and _close(got, expected - bias):
+            return found + ["out is the right answer without the bias: b is never added"]
+    if got.size < 2 or np.ptp(expected) == 0:  # (one number is any multiple, and any shift, of another)
+        return found
+    scale = float(np.vdot(got, expected) / np.vdot(expected, expected))
+    if scale not in (0.0, 1.0) and _close(got, scale * expected):
+        averaged = scale < 1 and abs(1 / scale - round(1 / scale)) < 1e-9
+        found.append(f"{name} is the right answer times {scale:.6g}"
+                     + (f" (divided by {round(1 / scale)}: averaged?)" if averaged else ""))
+    shift = got - expected
+    if np.ptp(shift) < 1e-9 and abs(float(shift.flat[0])) > 1e-9:
+        found.append(f"{name} is the right answer plus the constant {float(shift.flat[0]):.6g}")
+    return found

@@ -1,0 +1,85 @@
+"""The plain facts about a wrong output come before any catalogue guess, and a guess
+that holds only on the counterexample is a look-alike, not a name."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from convcore.compat.cs231n import conv_backward_naive, conv_forward_naive
+from convcore.grader.facts import facts
+from convcore.grader.grading import grade
+from convcore.mistakes import Case, Failure, Subject, get_convention
+
+CASE = Case(n=1, cg=1, fg=2, h=3, w=4, kh=2, kw=2, stride=(1, 1), padding=(1, 1, 1, 1))
+
+
+def truth(name: str, case: Case = CASE) -> np.ndarray:
+    return get_convention("cs231n").expected(case)[name]
+
+
+def test_none_and_zeros_are_said_as_they_are():
+    assert facts("cs231n", CASE, "dx", Failure("returned None", "dx is None")) == \
+        ["dx is None: nothing was returned for it (is the function finished?)"]
+    assert facts("cs231n", CASE, "dw", np.zeros_like(truth("dw"))) == \
+        ["dw is all zeros (never written, or returned before it was filled?)"]
+    assert facts("cs231n", CASE, "dx", Failure("IndexError", "index 3 is out of bounds")) == []
+
+
+def test_a_wrong_shape_names_the_rule_with_its_numbers():
+    out = truth("out")  # (1, 2, 4, 5)
+    said = facts("cs231n", CASE, "out", np.zeros((1, 2, 3, 4)) + 1)
+    assert said[0] == f"out has shape (1, 2, 3, 4); it should be {out.shape}"
+    assert "H_out = 1 + (H + 2·pad − HH) // stride = 1 + (3 + 2·1 − 2) // 1 = 4" in said[-1]
+    x_shaped = facts("cs231n", Case(n=1, cg=1, fg=1, h=3, w=4, kh=2, kw=2), "out", np.ones((1, 1, 3, 4)))
+    assert "out has the input's shape, not the output's" in x_shaped
+    swapped = facts("cs231n", CASE, "out", np.ones((1, 2, 5, 4)))
+    assert "out's last two sizes are swapped (H and W?)" in swapped
+
+
+def test_transposed_scaled_shifted_and_bias_free_outputs_are_recognised():
+    square = Case(n=1, cg=1, fg=1, h=3, w=3, kh=2, kw=2)
+    out = truth("out", square)
+    assert facts("cs231n", square, "out", np.swapaxes(out, -1, -2)) == \
+        ["out is the right answer transposed: rows and columns (H and W) swapped"]
+    assert facts("cs231n", CASE, "dw", truth("dw") / 4) == ["dw is the right answer times 0.25 (divided by 4: averaged?)"]
+    assert facts("cs231n", CASE, "dx", truth("dx") + 2) == ["dx is the right answer plus the constant 2"]
+    b = CASE.arrays.b
+    assert facts("cs231n", CASE, "out", truth("out") - b[None, :, None, None]) == \
+        ["out is the right answer without the bias: b is never added"]
+
+
+def test_an_output_wrong_in_one_cell_gets_no_invented_fact():
+    wrong = truth("dx").copy()
+    wrong[0, 0, 1, 1] += 1
+    assert facts("cs231n", CASE, "dx", wrong) == []
+    one = Case(n=1, cg=1, fg=1, h=1, w=1, kh=1, kw=1)  # one number is any multiple of another
+    assert facts("cs231n", one, "db", truth("db", one) * 3) == []
+
+
+def unfinished_backward(dout, cache):
+    x, w, b, _ = cache
+    return np.zeros_like(x), np.zeros_like(w), dout.sum(axis=(0, 2, 3))
+
+
+def test_zeros_are_a_fact_and_a_catalogue_look_alike_is_not_a_name():
+    """dw returned as zeros equals pad_hardcoded_1 on the 1×1 case; the grader finds a
+    case where they differ and says "looks like", naming nothing."""
+    report = grade("cs231n", Subject(forward=conv_forward_naive, backward=unfinished_backward), target="t").data
+    dw = report["outputs"]["dw"]
+    assert dw["facts"] == ["dw is all zeros (never written, or returned before it was filled?)"]
+    assert dw["likely_mistakes"] == []
+    alike = {a["id"]: a for a in dw["look_alikes"]}
+    assert "pad_hardcoded_1" in alike and alike["pad_hardcoded_1"]["differs_on"].startswith("N=")
+    assert report["outputs"]["db"]["status"] == "pass"
+
+
+@pytest.mark.parametrize("scale", [0.5, 2.0])
+def test_a_scaled_backward_is_graded_with_its_fact(scale):
+    def scaled(dout, cache):
+        dx, dw, db = conv_backward_naive(dout, cache)
+        return dx, dw * scale, db
+
+    report = grade("cs231n", Subject(forward=conv_forward_naive, backward=scaled), target="t").data
+    dw = report["outputs"]["dw"]
+    assert dw["status"] == "fail" and any(f"dw is the right answer times {scale:g}" in f for f in dw["facts"]), dw["facts"]
