@@ -1,31 +1,31 @@
-// ConvScope page: wiring. The store (js/page-state.js) owns every changing fact; input
+// ConvScope page: wiring. The store (js/model/page-state.js) owns every changing fact; input
 // handlers dispatch actions; effects (fetching a trace, the ticker, the address) dispatch
 // what they learn; one redraw per frame draws frameOf(trace, step, view, viewport).
 
-import { TraceModel, carryStep, replayCheck, phaseIndexAt } from "./js/state.js";
-import { createStore } from "./js/store.js";
-import { initialState, reduce, currentStep, placeOf, classPlace, isSettled } from "./js/page-state.js";
-import { frameOf } from "./js/frame.js";
-import { Stage } from "./js/render.js";
-import { Chrome } from "./js/chrome.js";
-import { Inspector } from "./js/inspector.js";
-import { Classroom } from "./js/classroom.js";
-import { adoptTeacherToken } from "./js/teacher-token.js";
-import { AnimationDialog } from "./js/animation-dialog.js";
-import { SPEEDS, speedLabel, keyAction, KEY_SHEET, Ticker } from "./js/player.js";
-import { encodeLesson, decodeLesson } from "./js/url.js";
-import { streamTrace, fetchPresets, fetchPreset, fetchMistakes, fetchMeta, fetchLessonFile, errorFields, ApiError } from "./js/api.js";
-import { mistakeLessons } from "./js/lab.js";
-import { LabView } from "./js/lab-view.js";
-import { CompareDialog } from "./js/compare-dialog.js";
-import { Hover } from "./js/hover.js";
-import { StageLines } from "./js/stage-lines.js";
-import { cellKey } from "./js/cell-keys.js";
-import { embeddedLesson } from "./js/offline.js";
-import { SetupEditors } from "./js/editors.js";
-import { adoptMeta, defaultConfig, clone } from "./js/setup.js";
-import { drawPhaseMarks, fitPhaseMarks } from "./js/scrub.js";
-import { exportJson, stagePng, download } from "./js/export.js";
+import { TraceModel, carryStep, replayCheck, phaseIndexAt } from "./js/model/trace-model.js";
+import { createStore } from "./js/model/store.js";
+import { initialState, reduce, currentStep, placeOf, classPlace, isSettled } from "./js/model/page-state.js";
+import { frameOf } from "./js/model/frame.js";
+import { Stage } from "./js/stage/stage.js";
+import { Chrome } from "./js/panels/chrome.js";
+import { Inspector } from "./js/panels/inspector.js";
+import { Classroom } from "./js/io/classroom.js";
+import { adoptTeacherToken } from "./js/io/teacher-token.js";
+import { AnimationDialog } from "./js/panels/animation-dialog.js";
+import { SPEEDS, speedLabel, keyAction, KEY_SHEET, Ticker } from "./js/model/player.js";
+import { encodeLesson, decodeLesson } from "./js/model/url-fragment.js";
+import { streamTrace, fetchPresets, fetchPreset, fetchMistakes, fetchMeta, fetchLessonFile, errorFields, ApiError } from "./js/io/api.js";
+import { mistakeLessons } from "./js/model/lab.js";
+import { LabView } from "./js/panels/lab-view.js";
+import { CompareDialog } from "./js/panels/compare-dialog.js";
+import { Hover } from "./js/stage/hover.js";
+import { StageLines } from "./js/stage/lines.js";
+import { cellKey } from "./js/stage/cell-keys.js";
+import { embeddedLesson } from "./js/io/lesson-file.js";
+import { SetupEditors } from "./js/panels/setup-editors.js";
+import { adoptMeta, defaultConfig, clone } from "./js/model/trace-config.js";
+import { drawPhaseMarks, fitPhaseMarks } from "./js/panels/phase-marks.js";
+import { exportJson, stagePng, download } from "./js/io/export.js";
 
 const $ = (id) => document.getElementById(id);
 const reducedMotion = window.matchMedia("(prefers-reduced-motion: reduce)");
@@ -86,7 +86,7 @@ let controller = null; // the running trace request
 let debounce = 0;
 let metrics = null; // the style sheet's sizes the stage layout needs (measured per trace and mode)
 let pendingNarration = ""; // said with the next step drawn (a trace that stopped midway)
-/** Hooks that js/debug.js (loaded on ?debug only) sets: frame timing for tests and benchmarks. */
+/** Hooks that js/io/debug.js (loaded on ?debug only) sets: frame timing for tests and benchmarks. */
 const probe = { onFrame: null, part: null, measureLayout: false, runStartedAt: 0, firstStepDrawnAt: 0 };
 
 // ---- effects of a change of state ------------------------------------------------------
@@ -557,7 +557,7 @@ function wire() {
     else if (does === "rejoin") classroom.rejoin();
     else dispatch({ type: "follow", follow: null });
   });
-  // a click on a cell never focuses it: the keys stay the player's (js/cell-keys.js)
+  // a click on a cell never focuses it: the keys stay the player's (js/stage/cell-keys.js)
   $("stage").addEventListener("mousedown", (e) => {
     if (e.target.closest(".cell")) {
       e.preventDefault();
@@ -639,12 +639,12 @@ function wire() {
   window.addEventListener("popstate", () => openPlace(readUrl()));
 }
 
-/** What js/debug.js reads and drives (tests and benchmarks only). */
+/** What js/io/debug.js reads and drives (tests and benchmarks only). */
 const page = { store, stage, redraw, probe, isSettled: () => isSettled(store.state) && controller === null, clone };
 
 async function start() {
   adoptTeacherToken(); // (before anything reads or writes the address)
-  if (new URLSearchParams(location.search).has("debug")) (await import("./js/debug.js")).install(page);
+  if (new URLSearchParams(location.search).has("debug")) (await import("./js/io/debug.js")).install(page);
   const lessonsLoaded = loadLessons();
   try {
     adoptMeta(await fetchMeta());

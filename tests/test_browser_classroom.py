@@ -339,7 +339,7 @@ def test_phone_shows_each_read_window_and_written_block_of_a_backward_step(open_
 
 
 def test_a_page_opened_without_debug_loads_no_hooks(browser, base_url):
-    """The test and benchmark handle (window.convscope, js/debug.js) loads only with
+    """The test and benchmark handle (window.convscope, js/io/debug.js) loads only with
     ?debug; the page a class opens plays without it."""
     context = browser.new_context(viewport={"width": 1366, "height": 768})
     page = context.new_page()
@@ -354,5 +354,5 @@ def test_a_page_opened_without_debug_loads_no_hooks(browser, base_url):
     page.goto(base_url + "/?debug#s=2&l=d2l")
     wait_complete(page)
     assert page.evaluate("window.convscope.step") == 2
-    assert any(u.endswith("/js/debug.js") for u in requests)
+    assert any(u.endswith("/js/io/debug.js") for u in requests)
     context.close()

@@ -102,7 +102,7 @@ def wait_until(page, expression: str, timeout: float = 15.0, interval: float = 0
 
 
 def debug_url(url: str) -> str:
-    """``url`` with ``?debug``: the page then loads js/debug.js, whose ``window.convscope``
+    """``url`` with ``?debug``: the page then loads js/io/debug.js, whose ``window.convscope``
     handle the tests read (a page opened without it has no such handle)."""
     head, hash_, tail = url.partition("#")
     if re.search(r"[?&]debug\b", head):
@@ -294,7 +294,7 @@ def choose_preset(page, name: str) -> None:
 
 
 def lesson_path(config: dict, step: int = 0) -> str:
-    """The page's URL path for a lesson (the fragment static/js/url.js reads)."""
+    """The page's URL path for a lesson (the fragment static/js/model/url-fragment.js reads)."""
     import base64
     import json
 

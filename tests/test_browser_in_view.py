@@ -1,4 +1,4 @@
-"""The stage paints only the slices in view (static/js/render.js, stage-measure.js's
+"""The stage paints only the slices in view (static/js/stage/stage.js, stage/measure.js's
 markOffView) and the others when they come into view. What is on the screen must still
 be the trace's step, in the very frame it is drawn: after jumps within and across
 phases, after the follow's own scroll, after scrolls of the stage, its columns, a

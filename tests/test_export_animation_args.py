@@ -112,7 +112,7 @@ def test_no_browser_says_what_to_install_or_set(tmp_path, capsys, monkeypatch):
 @pytest.mark.skipif(NODE is None, reason="node imports the page's module (Debian's nodejs; make test installs it)")
 def test_the_limits_are_the_ones_the_page_module_exports():
     script = (
-        f'const m = await import({json.dumps((ROOT / "static/js/animation-dialog.js").as_uri())});'
+        f'const m = await import({json.dumps((ROOT / "static/js/panels/animation-dialog.js").as_uri())});'
         "console.log(JSON.stringify({MAX_FRAMES: m.MAX_FRAMES, MIN_FPS: m.MIN_FPS, MAX_FPS: m.MAX_FPS}));"
     )
     out = subprocess.run([NODE, "--input-type=module", "-e", script], capture_output=True, text=True, check=True, timeout=60).stdout

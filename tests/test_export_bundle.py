@@ -88,4 +88,4 @@ def test_every_module_of_the_real_page_is_reached(tmp_path):
     for path in root.rglob("*.js"):
         for spec in re.findall(r'from\s+"(\.{1,2}/[^"]+)"', path.read_text(encoding="utf-8")):
             imported.add((path.parent / spec).resolve().relative_to(root).as_posix())
-    assert imported <= set(graph) and "js/offline.js" in graph and "main.js" in graph
+    assert imported <= set(graph) and "js/io/lesson-file.js" in graph and "main.js" in graph

@@ -1,4 +1,4 @@
-"""The page's GIF writer (static/js/gif.js, run by node) read back by Pillow, an
+"""The page's GIF writer (static/js/encode/gif.js, run by node) read back by Pillow, an
 independent decoder: frames of at most 256 colours come back pixel for pixel, with
 their delays, also frames big and noisy enough that the LZW string table fills and is
 cleared many times; a frame of other colours takes the nearest palette colour."""
@@ -33,11 +33,11 @@ process.stdout.write(Buffer.from(encodeGif(rgba, width, height, delay)).toString
 
 
 def _encode(frames: list[np.ndarray], delay: int) -> bytes:
-    """frames: (H, W, 3) uint8 each -> the GIF bytes gif.js writes."""
+    """frames: (H, W, 3) uint8 each -> the GIF bytes encode/gif.js writes."""
     height, width, _ = frames[0].shape
     rgba = [np.dstack([f, np.full(f.shape[:2], 255, np.uint8)]).tobytes() for f in frames]
     request = {"width": width, "height": height, "delay": delay, "frames": [base64.b64encode(b).decode() for b in rgba]}
-    script = ENCODE % json.dumps((ROOT / "static/js/gif.js").as_uri())
+    script = ENCODE % json.dumps((ROOT / "static/js/encode/gif.js").as_uri())
     out = subprocess.run([NODE, "--input-type=module", "-e", script], input=json.dumps(request), capture_output=True, text=True, check=True, timeout=120)
     return base64.b64decode(out.stdout)
 

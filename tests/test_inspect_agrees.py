@@ -1,4 +1,4 @@
-"""The page's inspector (static/js/inspect.js, run in node) and the library
+"""The page's inspector (static/js/model/cell-story.js, run in node) and the library
 (convcore.trace.contributions) tell every cell's story the same way, on every lesson:
 the same events, deltas and running values, and the same factors."""
 
@@ -16,8 +16,8 @@ import pytest
 from convcore.trace import build_trace, contributions
 from convscope.presets import PRESETS
 
-STATE_JS = Path(__file__).resolve().parents[1] / "static" / "js" / "state.js"
-INSPECT_JS = Path(__file__).resolve().parents[1] / "static" / "js" / "inspect.js"
+STATE_JS = Path(__file__).resolve().parents[1] / "static" / "js" / "model" / "trace-model.js"
+INSPECT_JS = Path(__file__).resolve().parents[1] / "static" / "js" / "model" / "cell-story.js"
 NODE = shutil.which("node")
 if NODE is None and os.environ.get("CI") == "true":
     raise RuntimeError("the inspector's test needs node (Debian's nodejs; make test installs it)")

@@ -1,4 +1,4 @@
-"""The page's own QR code (static/js/qr.js, follow mode's join link) read by an
+"""The page's own QR code (static/js/encode/qr.js, follow mode's join link) read by an
 independent decoder (zxing-cpp): for links of every length up to version 10 and for
 every mask, the code reads back as the link, at level M, in the smallest version segno
 (an independent encoder) picks; with modules damaged its error correction still reads
@@ -18,7 +18,7 @@ import pytest
 import segno  # the test extra: an independent QR encoder
 import zxingcpp  # the test extra: an independent QR decoder
 
-QR_JS = Path(__file__).resolve().parents[1] / "static" / "js" / "qr.js"
+QR_JS = Path(__file__).resolve().parents[1] / "static" / "js" / "encode" / "qr.js"
 NODE = shutil.which("node")
 if NODE is None and os.environ.get("CI") == "true":
     raise RuntimeError("the QR tests need node (Debian's nodejs; make test installs it)")

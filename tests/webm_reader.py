@@ -1,6 +1,6 @@
 """A small reader (no tests) of WebM files for the export tests and bench/export.py:
 EBML elements by ID path, the video track's size, the count of frames (SimpleBlocks).
-Written from the Matroska element table, apart from the page's muxer (js/webm.js)."""
+Written from the Matroska element table, apart from the page's muxer (js/encode/webm.js)."""
 
 from __future__ import annotations
 

@@ -3,13 +3,13 @@
 The frames are the page's own drawing: the lesson file (``lesson.lesson_file``) is opened
 from ``file://`` in a headless Chromium (``browser.Headless``) whose window is the
 frame's size plus the page's own bars (so that the stage is laid out for the frame), and
-the page's ``recordAnimation`` (js/animation.js, the Animation dialog's recorder,
-reached through js/debug.js's ``window.convscope.recordAnimation``) draws each step as the page draws it, with the step's phase and equation, and encodes
+the page's ``recordAnimation`` (js/encode/animation.js, the Animation dialog's recorder,
+reached through js/io/debug.js's ``window.convscope.recordAnimation``) draws each step as the page draws it, with the step's phase and equation, and encodes
 the GIF or the WebM; its bytes come back through the DevTools pipe in base64.
 
 Everything the user typed is checked before any browser starts, with an error that
 names the option and the numbers: the step range against the trace's phases and the
-page's frame limit (``MAX_FRAMES`` in js/animation-dialog.js, read from there), the
+page's frame limit (``MAX_FRAMES`` in js/panels/animation-dialog.js, read from there), the
 steps per second against the page's bounds, the size against ``MIN_SIZE``..``MAX_SIZE``.
 """
 
@@ -43,7 +43,7 @@ __all__ = [
 ANIMATION_FORMATS = ("gif", "webm")
 MIN_SIZE = (320, 180)
 MAX_SIZE = (3840, 2160)  # (4K: the largest classroom screen the page is drawn for)
-DIALOG_MODULE = "js/animation-dialog.js"
+DIALOG_MODULE = "js/panels/animation-dialog.js"
 _CONSTANT = r"export\s+const\s+{name}\s*=\s*(?P<value>[0-9.]+)\s*;"
 
 

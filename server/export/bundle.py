@@ -7,7 +7,7 @@ may be split or renamed without touching this):
 - the stylesheets become ``<style>`` (their ``url(...)`` files become data: URIs);
 - the module graph is followed from the entry ``<script type="module" src>`` through
   every relative ``import``/``export ... from``/``import()``; each module is rewritten to
-  import bare names (``convscope/js/state.js``) and an import map maps each name to the
+  import bare names (``convscope/js/model/trace-model.js``) and an import map maps each name to the
   module's text as a data: URL;
 - other files the page names (``src``/``href``: the icon) become data: URIs;
 - the data to embed go in ``<script type="application/json" id=...>``;
@@ -62,7 +62,7 @@ def _data_uri(path: Path, mime: str | None = None) -> str:
 
 def module_graph(root: Path, entry: Path) -> dict[str, str]:
     """Every module reachable from ``entry`` by relative imports: {path relative to
-    ``root`` ("js/state.js"): source rewritten to import bare ``convscope/...`` names}."""
+    ``root`` ("js/model/trace-model.js"): source rewritten to import bare ``convscope/...`` names}."""
     modules: dict[str, str] = {}
     todo = [entry.resolve()]
     while todo:

@@ -3,7 +3,7 @@
 The file holds the page (``bundle.inline_page``) and, in
 ``<script type="application/json" id="convscope-lesson">``, the lesson: its preset
 (name, title, sentence, config) and the trace lines the service would stream for it
-(header with its gradient check, events, end). The page's ``js/offline.js`` reads
+(header with its gradient check, events, end). The page's ``js/io/lesson-file.js`` reads
 them instead of calling a server.
 """
 

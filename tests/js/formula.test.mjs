@@ -1,9 +1,9 @@
-// The inspector's closed form and PyTorch expression (js/inspect.js cellFormula): the
+// The inspector's closed form and PyTorch expression (js/model/cell-story.js cellFormula): the
 // header's templates with the cell's own index put in, in the tensor's axis order.
 import test from "node:test";
 import assert from "node:assert/strict";
-import { TraceModel } from "../../static/js/state.js";
-import { cellFormula } from "../../static/js/inspect.js";
+import { TraceModel } from "../../static/js/model/trace-model.js";
+import { cellFormula } from "../../static/js/model/cell-story.js";
 import { loadFixture, headerOf } from "./fixtures.mjs";
 
 test("a cell's formula and torch expression carry its index, after the header's setup lines", () => {

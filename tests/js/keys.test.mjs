@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { keyAction, isTypingField } from "../../static/js/player.js";
+import { keyAction, isTypingField } from "../../static/js/model/player.js";
 
 const on = (tagName, extra = {}) => ({ tagName, ...extra });
 
@@ -35,7 +35,7 @@ test("in a field the user types in, keys are theirs and Escape hands them back",
 });
 
 test("phase labels shorten by one rule, never to a cut-off stub", async () => {
-  const { phaseLabelForms } = await import("../../static/js/scrub.js");
+  const { phaseLabelForms } = await import("../../static/js/panels/phase-marks.js");
   assert.deepEqual(phaseLabelForms("activation grad"), ["activation grad", "act. grad", "a.g.", ""]);
   assert.deepEqual(phaseLabelForms("activation"), ["activation", "act.", ""]);
   assert.deepEqual(phaseLabelForms("pad"), ["pad", ""]);

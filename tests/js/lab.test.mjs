@@ -2,9 +2,9 @@
 // the marked cells and the divergence note.
 import test from "node:test";
 import assert from "node:assert/strict";
-import { parseArray, flatten } from "../../static/js/paste-array.js";
-import { readCompareForm } from "../../static/js/compare-dialog.js";
-import { labSummary, differenceMarks, divergenceNote, mistakeLessons, labKind } from "../../static/js/lab.js";
+import { parseArray, flatten } from "../../static/js/model/paste-array.js";
+import { readCompareForm } from "../../static/js/panels/compare-dialog.js";
+import { labSummary, differenceMarks, divergenceNote, mistakeLessons, labKind } from "../../static/js/model/lab.js";
 
 test("arrays pasted as NumPy, PyTorch and JSON print them parse to the same nested lists", () => {
   const want = [[[[1, -2.5], [3, 0.001]]]];

@@ -1,9 +1,9 @@
-// A cell's links across a phase (js/links.js), against the boxes of the raw events
+// A cell's links across a phase (js/model/cell-links.js), against the boxes of the raw events
 // expanded here independently, and against what the d2l example's geometry says.
 import test from "node:test";
 import assert from "node:assert/strict";
-import { TraceModel } from "../../static/js/state.js";
-import { cellLinks } from "../../static/js/links.js";
+import { TraceModel } from "../../static/js/model/trace-model.js";
+import { cellLinks } from "../../static/js/model/cell-links.js";
 import { loadFixture, headerOf, fixtureNames } from "./fixtures.mjs";
 
 function modelOf(doc) {
@@ -81,7 +81,7 @@ test("every fixture: a cell's links are the union of the boxes of the phase's ev
 });
 
 test("a step's lines join each read to what it is a factor of, from the header's facts alone", async () => {
-  const { linePairs } = await import("../../static/js/stage-lines.js");
+  const { linePairs } = await import("../../static/js/stage/lines.js");
   const doc = loadFixture("trace_direct_geometry.json");
   const model = modelOf(doc);
   const lines = (phase) => {

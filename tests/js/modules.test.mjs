@@ -1,14 +1,14 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { sliceLayout, boxOutlines, gridMarks } from "../../static/js/layout.js";
-import { tensorMeta } from "../../static/js/state.js";
-import { formatValue, colorLevel, absMax } from "../../static/js/format.js";
-import { splitLines, readNdjsonBatches, consumeTrace, detailMessage } from "../../static/js/ndjson.js";
-import { encodeLesson, decodeLesson } from "../../static/js/url.js";
+import { sliceLayout, boxOutlines, gridMarks } from "../../static/js/model/tensor-layout.js";
+import { tensorMeta } from "../../static/js/model/trace-model.js";
+import { formatValue, colorLevel, absMax } from "../../static/js/model/number-format.js";
+import { splitLines, readNdjsonBatches, consumeTrace, detailMessage } from "../../static/js/model/ndjson.js";
+import { encodeLesson, decodeLesson } from "../../static/js/model/url-fragment.js";
 import {
   dimsOf, withDims, withDoutFreed, withBias, shapesFor, paddingOf, paddingValue, parseNumbers, pasteInto,
   nestFlat, flattenNested, shapeOf, adoptMeta, defaultConfig, parseCells, pasteCells, wholeNumber, resizeTyped,
-} from "../../static/js/setup.js";
+} from "../../static/js/model/trace-config.js";
 import { loadFixture, loadMeta } from "./fixtures.mjs";
 
 adoptMeta(loadMeta()); // what the server publishes (tests/fixtures/page/meta.json)

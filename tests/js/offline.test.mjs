@@ -1,7 +1,7 @@
-// static/js/offline.js: the lesson file's embedded trace instead of the server.
+// static/js/io/lesson-file.js: the lesson file's embedded trace instead of the server.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { canonical, embeddedLesson, embeddedPreset, replayEmbedded } from "../../static/js/offline.js";
+import { canonical, embeddedLesson, embeddedPreset, replayEmbedded } from "../../static/js/io/lesson-file.js";
 import { loadFixture, fixtureNames } from "./fixtures.mjs";
 
 test("a served page (no document, no embedded element) has no embedded lesson", () => {

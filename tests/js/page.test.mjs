@@ -2,11 +2,11 @@
 // without a browser.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { createStore } from "../../static/js/store.js";
-import { initialState, reduce, currentStep, placeOf, staleReason, isSettled } from "../../static/js/page-state.js";
-import { frameOf, focusOf, layoutAt, reachAt } from "../../static/js/frame.js";
-import { layoutStage, arrange, figureSize, minCellFor, fontFor } from "../../static/js/stage-layout.js";
-import { TraceModel, phaseIndexAt } from "../../static/js/state.js";
+import { createStore } from "../../static/js/model/store.js";
+import { initialState, reduce, currentStep, placeOf, staleReason, isSettled } from "../../static/js/model/page-state.js";
+import { frameOf, focusOf, layoutAt, reachAt } from "../../static/js/model/frame.js";
+import { layoutStage, arrange, figureSize, minCellFor, fontFor } from "../../static/js/model/stage-layout.js";
+import { TraceModel, phaseIndexAt } from "../../static/js/model/trace-model.js";
 import { loadFixture, headerOf, naiveReplay } from "./fixtures.mjs";
 
 function modelOf(name, upto = Infinity) {
@@ -368,8 +368,8 @@ test("layoutStage: a backward step over 4 channels of 10×10 and 3 filters follo
   assert.equal(uniform.follows, false);
 });
 
-import { sliceLayout } from "../../static/js/layout.js";
-import { tensorMeta } from "../../static/js/state.js";
+import { sliceLayout } from "../../static/js/model/tensor-layout.js";
+import { tensorMeta } from "../../static/js/model/trace-model.js";
 
 test("sliceLayout and reachAt: an NHWC filter (kh, kw, c, f) is drawn filter by filter when the header says slice_axes [f, c], and a filter's channels are one reach", () => {
   const data = Array.from({ length: 3 * 2 }, (_, k) => k);
@@ -405,7 +405,7 @@ test("sliceLayout and reachAt: an NHWC filter (kh, kw, c, f) is drawn filter by 
 
 // ---- following the step ----------------------------------------------------------------
 
-import { scrollTarget, cellSpan, shift, boxWorth, CAPTION_WORTH } from "../../static/js/follow.js";
+import { scrollTarget, cellSpan, shift, boxWorth, CAPTION_WORTH } from "../../static/js/model/scroll-target.js";
 
 test("scrollTarget with boxWorth: of written boxes that cannot be in view together, the one of more cells; a read box never over a written one", () => {
   const view = { top: 0, height: 300, maxTop: 3000 };
@@ -468,7 +468,7 @@ test("cellSpan: the rows and columns of cells from the grid geometry; shift scro
   assert.equal(shift(0, 400, 100, 300), -100, "longer than the box: its start");
 });
 
-import { layoutPhone } from "../../static/js/stage-layout.js";
+import { layoutPhone } from "../../static/js/model/stage-layout.js";
 
 test("layoutPhone: one figure under another, each within the width, each band within the screen's height", () => {
   const r = rng(11);
@@ -500,7 +500,7 @@ test("layoutPhone: one figure under another, each within the width, each band wi
 
 // ---- the GIF writer --------------------------------------------------------------------
 
-import { encodeGif, paletteOf } from "../../static/js/gif.js";
+import { encodeGif, paletteOf } from "../../static/js/encode/gif.js";
 
 /** An independent LZW decode of the first image's data (the GIF spec's decoder). */
 function decodeFirstFrame(gif) {

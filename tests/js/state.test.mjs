@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import {
   TraceModel, Cursor, boxIndices, tensorMeta, unravel, replayCheck, carryStep,
   phaseIndexAt, nextPhaseStart, previousPhaseStart, cellName,
-} from "../../static/js/state.js";
+} from "../../static/js/model/trace-model.js";
 import { loadFixture, fixtureNames, headerOf, naiveReplay } from "./fixtures.mjs";
 
 function modelOf(doc, opts) {

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { adoptTeacherToken, teacherToken } from "../../static/js/teacher-token.js";
+import { adoptTeacherToken, teacherToken } from "../../static/js/io/teacher-token.js";
 
 function fakes(search, hash = "") {
   const items = new Map();

@@ -1,10 +1,10 @@
 // The im2col and transposed views as the page reads them (fixtures from convcore).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { TraceModel, Cursor, phaseIndexAt } from "../../static/js/state.js";
-import { sliceLayout, gridMarks } from "../../static/js/layout.js";
-import { formatValue, maxTextLength } from "../../static/js/format.js";
-import { orderedNames } from "../../static/js/layout.js";
+import { TraceModel, Cursor, phaseIndexAt } from "../../static/js/model/trace-model.js";
+import { sliceLayout, gridMarks } from "../../static/js/model/tensor-layout.js";
+import { formatValue, maxTextLength } from "../../static/js/model/number-format.js";
+import { orderedNames } from "../../static/js/model/tensor-layout.js";
 import { loadFixture, headerOf, naiveReplay } from "./fixtures.mjs";
 
 function modelOf(doc) {

@@ -1,8 +1,8 @@
 // A lesson file (`convscope export`): the page opened from file:// with its trace
 // embedded in <script type="application/json" id="convscope-lesson">, no server.
-// api.js asks this module first; the rest of the page runs as when served.
+// io/api.js asks this module first; the rest of the page runs as when served.
 
-import { consumeTrace } from "./ndjson.js";
+import { consumeTrace } from "../model/ndjson.js";
 
 const ELEMENT_ID = "convscope-lesson";
 

@@ -2,10 +2,10 @@
 // the transport, the badge and the stale banner, the lesson's line, the page's modes.
 // Each draw writes only what differs from what it last wrote.
 
-import { staleReason } from "./page-state.js";
-import { SPEEDS } from "./player.js";
-import { drawQr } from "./qr.js";
-import { loopbackOnly } from "./classroom.js";
+import { staleReason } from "../model/page-state.js";
+import { SPEEDS } from "../model/player.js";
+import { drawQr } from "../encode/qr.js";
+import { loopbackOnly } from "../io/classroom.js";
 
 /** What a student's follow bar says, by the page's follow status. */
 const STUDENT_WORDS = {
@@ -14,7 +14,7 @@ const STUDENT_WORDS = {
   reconnecting: (code) => `Reconnecting to the class session ${code}… (the last step stays on screen)`,
   exploring: (code) => `Exploring on your own (session ${code}).`,
 };
-import { mistakeLessonName } from "./lab.js";
+import { mistakeLessonName } from "../model/lab.js";
 
 const $ = (id) => document.getElementById(id);
 

@@ -1,9 +1,9 @@
 // The Animation dialog: a step range (the current phase by default), a size, steps per
 // second and a format; checks what was typed (naming the field and the numbers), then
-// records (animation.js) and downloads. The page returns to its step afterwards.
+// records (encode/animation.js) and downloads. The page returns to its step afterwards.
 
-import { recordAnimation } from "./animation.js";
-import { download } from "./export.js";
+import { recordAnimation } from "../encode/animation.js";
+import { download } from "../io/export.js";
 
 const $ = (id) => document.getElementById(id);
 export const MAX_FRAMES = 600;

@@ -1,12 +1,12 @@
 // Painting a step's values into the cells. paintCell is the one place where a cell's
 // number, its colour level and whether it is written yet are set (a mark that depends on
 // a cell's value belongs there); the step's own marks (rd, wr, data-delta) are
-// stage-marks.js's. Only what differs from what a cell shows is written.
+// stage/marks.js's. Only what differs from what a cell shows is written.
 
-import { formatValue, colorLevel } from "./format.js";
+import { formatValue, colorLevel } from "../model/number-format.js";
 
 /**
- * Make cell `flat` of view `v` (stage-figure.js) show its value in `frame` ({values,
+ * Make cell `flat` of view `v` (stage/figure.js) show its value in `frame` ({values,
  * counts: {name: (size,)}}); returns 1 if it changed. Cells of written tensors that no
  * event has written yet are drawn empty; the header's fixed zeros count as written.
  */
@@ -38,7 +38,7 @@ export function paintCell(v, flat, frame) {
 /**
  * Paint the drawn cells of view `v` for `frame`, row by row (a row: `cols` cells of one
  * slice; row r holds drawn positions r * cols ..): the rows in view (v.inView,
- * stage-measure.js), or every row (all). A row left out is marked stale (v.stale: it may
+ * stage/measure.js), or every row (all). A row left out is marked stale (v.stale: it may
  * show an older step) until it is painted. Returns how many cells changed.
  */
 export function paintAll(v, frame, all) {

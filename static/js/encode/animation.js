@@ -1,9 +1,10 @@
-// An animation of a step range for slides: each frame is the stage as drawn (export.js's
-// painter) under the step's phase and equation, on a canvas of the chosen size; as a GIF
-// (gif.js, written here) or a WebM video (webm.js: the browser's VP8 encoder at exact
-// frame times; where it has none, its MediaRecorder in real time).
+// An animation of a step range for slides: each frame is the stage as drawn
+// (io/export.js's painter) under the step's phase and equation, on a canvas of the
+// chosen size; as a GIF (encode/gif.js, written here) or a WebM video (encode/webm.js:
+// the browser's VP8 encoder at exact frame times; where it has none, its MediaRecorder
+// in real time).
 
-import { paintStage } from "./export.js";
+import { paintStage } from "../io/export.js";
 import { GifWriter } from "./gif.js";
 import { canEncodeWebm, encodeWebm } from "./webm.js";
 

@@ -3,7 +3,7 @@
 // what the step panel adds at the first divergence. Pure: the header says it all
 // (docs/trace-format.md, "Mistake traces"; docs/grader.md, "Compare your numbers").
 
-import { formatValue } from "./format.js";
+import { formatValue } from "./number-format.js";
 import { flatten } from "./paste-array.js";
 
 /** The menu name of a catalogued mistake's lesson (and back). */

@@ -7,7 +7,7 @@
 // cell it was cropped from. An input cell: every step that read it
 // and the cells that step wrote.
 
-import { cellName, unravel } from "./state.js";
+import { cellName, unravel } from "./trace-model.js";
 
 /** The flat indices of a compiled write or read that are `flat`: its offset, or -1. */
 function offsetOf(idx, flat) {

@@ -1,6 +1,6 @@
 // A cell's links across one phase (ezyang-style hover): the cells that the phase's
 // steps writing it read, and the cells that the phase's steps reading it write. Pure:
-// from the compiled events (state.js) alone, so it names no tensor.
+// from the compiled events (model/trace-model.js) alone, so it names no tensor.
 
 /** {tensor: Set of flat indices} with `flats` added under `tensor`. */
 function add(into, tensor, flats) {

@@ -1,9 +1,9 @@
 // The lab on the page: the bar above the stage (the mistake, or your numbers, and what
 // differs), the marks on the differing cells, and the step panel's note at the first
-// divergence. What to draw comes from lab.js (pure); this module only writes the DOM,
-// and only when the trace, its comparison or the step changes.
+// divergence. What to draw comes from model/lab.js (pure); this module only writes the
+// DOM, and only when the trace, its comparison or the step changes.
 
-import { labKind, labSummary, differenceMarks, divergenceNote } from "./lab.js";
+import { labKind, labSummary, differenceMarks, divergenceNote } from "../model/lab.js";
 
 const $ = (id) => document.getElementById(id);
 

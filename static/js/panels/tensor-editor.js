@@ -5,8 +5,8 @@
 // back. A cell or paste that holds something else than numbers is refused with a
 // message naming it; nothing is dropped, cut or shifted silently.
 
-import { PUBLISHED, isFill, nestFlat, flattenNested, shapeOf, parseCells, pasteCells, resizeTyped, clone } from "./setup.js";
-import { formatValue } from "./format.js";
+import { PUBLISHED, isFill, nestFlat, flattenNested, shapeOf, parseCells, pasteCells, resizeTyped, clone } from "../model/trace-config.js";
+import { formatValue } from "../model/number-format.js";
 
 const MAX_EDIT_CELLS = 1024;
 

@@ -1,11 +1,11 @@
 // What the page shows at one step, as data: frameOf(trace, step, view, viewport) is a
-// pure function of its arguments (node tests call it without a browser); render.js and
-// chrome.js only copy a frame into the DOM.
+// pure function of its arguments (node tests call it without a browser); stage/stage.js
+// and panels/chrome.js only copy a frame into the DOM.
 
-import { Cursor, phaseIndexAt, cellName, boxCount } from "./state.js";
-import { sliceLayout, orderedNames, MAX_CELLS_PER_TENSOR } from "./layout.js";
+import { Cursor, phaseIndexAt, cellName, boxCount } from "./trace-model.js";
+import { sliceLayout, orderedNames, MAX_CELLS_PER_TENSOR } from "./tensor-layout.js";
 import { layoutStage, layoutPhone } from "./stage-layout.js";
-import { formatLong, maxTextLength } from "./format.js";
+import { formatLong, maxTextLength } from "./number-format.js";
 
 const cursors = new WeakMap(); // model -> its Cursor (a cache: the values at the last step asked)
 const shapes = new WeakMap(); // model -> {name: {slices, band, rows, cols}}
@@ -100,7 +100,7 @@ export function focusOf(model, pi, { projector, allTensors }) {
  * or written), laid out in the stage's room (a phone: one under another, each band on
  * the screen below the player; the page scrolls). view: {projector, allTensors, fits};
  * viewport: {width, room: {width, height}}; metrics: the style sheet's sizes
- * (render.js measureMetrics); null before they are known.
+ * (stage/stage.js measureMetrics); null before they are known.
  */
 export function layoutAt(model, pi, view, viewport, metrics) {
   if (!metrics || !viewport.room.width) return null;
@@ -146,8 +146,8 @@ function stageInputs(model, pi, view, viewport) {
 }
 
 /**
- * Whether figures of short numbers may have smaller cells than the others (stage-layout.js's
- * perFigure) on this trace, view and viewport: when that lets the stage of every phase fit
+ * Whether figures of short numbers may have smaller cells than the others
+ * (model/stage-layout.js's perFigure) on this trace, view and viewport: when that lets the stage of every phase fit
  * or follow the step. Else every figure keeps one cell size in every phase: a figure that
  * changed size between phases would be laid out again at each jump across them, for a
  * stage that still cannot show a whole step. Decided once the trace is complete.
@@ -220,7 +220,7 @@ export function panelOf(model, ev, shown) {
  * The frame at `step` of `trace` ({model, received}): {step (the one shown: within what
  * has arrived), phase (index or -1), event (compiled, or null), values / counts (per
  * tensor, at that step; the cursor's buffers, valid until the next frameOf of this
- * model), focus (Set of the figures in focus, or null), layout (stage-layout.js, or
+ * model), focus (Set of the figures in focus, or null), layout (model/stage-layout.js, or
  * null), panel, transport}.
  * view: {projector, allTensors, fits, playing}; viewport: {width, room}; metrics: see layoutAt.
  */

@@ -1,8 +1,8 @@
-// The inspector: a cell's story (js/inspect.js) in a panel beside the stage, each step a
-// button that jumps there. Drawn from the page state's `inspect` {tensor, flat}.
+// The inspector: a cell's story (model/cell-story.js) in a panel beside the stage, each
+// step a button that jumps there. Drawn from the page state's `inspect` {tensor, flat}.
 
-import { cellStory, cellFormula } from "./inspect.js";
-import { formatLong, formatDelta } from "./format.js";
+import { cellStory, cellFormula } from "../model/cell-story.js";
+import { formatLong, formatDelta } from "../model/number-format.js";
 
 const $ = (id) => document.getElementById(id);
 

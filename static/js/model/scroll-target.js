@@ -1,5 +1,5 @@
 // Where the stage scrolls so that the step's cells are in view: pure arithmetic on the
-// grid geometry render.js measures once per layout (never per step). No DOM.
+// grid geometry stage/stage.js measures once per layout (never per step). No DOM.
 
 // the room (px) kept between the step's cells and the edge of what scrolls to them, when
 // there is room for it

@@ -1,10 +1,10 @@
 // Scrolling the stage to the step (never the page): each figure wider than its room
 // sideways to its own read window or written cells; what scrolls up and down (the stage,
 // or each column) to the written cells, with the read window and the captions of both
-// when they fit. Positions come from stage-measure.js's geometry, not from the cells'
+// when they fit. Positions come from stage/measure.js's geometry, not from the cells'
 // layout: cells scrolled out of view need not be laid out to be scrolled to.
 
-import { span, shift, scrollTarget, cellSpan, boxWorth, CAPTION_WORTH } from "./follow.js";
+import { span, shift, scrollTarget, cellSpan, boxWorth, CAPTION_WORTH } from "../model/scroll-target.js";
 
 /** The span {lo, hi} of the cells `idx` of `view` along "y" (its scroller's content) or
  *  "x" (the figure's own scrolling content); null if none is drawn. */
@@ -14,7 +14,8 @@ function cellRanges(view, idx, axis) {
 
 /**
  * Scroll so that the step's cells are in view. where: {scrollers, overflowX, overflowY}
- * (stage-measure.js measureGeometry); reads, writes: [{view, idx}] per box (stage-marks.js).
+ * (stage/measure.js measureGeometry); reads, writes: [{view, idx}] per box
+ * (stage/marks.js).
  * Returns true if anything scrolled.
  */
 export function scrollToStep(where, reads, writes) {
@@ -38,8 +39,8 @@ export function scrollToStep(where, reads, writes) {
     }
   }
   if (!where.overflowY) return moved;
-  // what is worth seeing, per scroller (follow.js boxWorth): each tensor's written cells,
-  // its read cells, and its caption (counted only with its cells)
+  // what is worth seeing, per scroller (model/scroll-target.js boxWorth): each tensor's
+  // written cells, its read cells, and its caption (counted only with its cells)
   const parts = new Map(where.scrollers.map((e) => [e, []]));
   for (const [list, written] of [[writes, true], [reads, false]]) {
     for (const { view, idx } of list) {

@@ -3,9 +3,9 @@
 // and bench/page.py's per-frame breakdown, and the animation export of the command line
 // (server/export/animation.py). A page opened without ?debug has none of it.
 
-import { currentStep } from "./page-state.js";
-import { recordAnimation } from "./animation.js";
-import { SPEEDS } from "./player.js";
+import { currentStep } from "../model/page-state.js";
+import { recordAnimation } from "../encode/animation.js";
+import { SPEEDS } from "../model/player.js";
 
 /** Install window.convscope for `page` = {store, stage, redraw, probe, isSettled, clone}. */
 export function install(page) {
@@ -80,9 +80,9 @@ export function install(page) {
       return clone({ ...rest, trace: trace ? { received: trace.received, complete: trace.complete, lesson: trace.lesson } : null });
     },
     document: () => (state().trace ? state().trace.model.toDocument() : null),
-    /** The stage layout of the last frame drawn (js/stage-layout.js), or null. */
+    /** The stage layout of the last frame drawn (js/model/stage-layout.js), or null. */
     layout: () => (lastFrame && lastFrame.layout ? clone(lastFrame.layout) : null),
-    /** The style sheet's sizes the stage layout was given (js/stage-measure.js). */
+    /** The style sheet's sizes the stage layout was given (js/stage/measure.js). */
     metrics: () => stage.measureMetrics(),
     frameTimes: () => frameTimes.slice(),
     resetFrameTimes: () => (frameTimes = []),
@@ -110,8 +110,9 @@ export function install(page) {
     dispatch: (action) => void store.dispatch(action),
     /**
      * `convscope export anim.gif|anim.webm`: steps from..to (0-based, inclusive) as the
-     * Animation dialog makes them (js/animation.js), size {width, height}, fps, format
-     * "gif" or "webm"; resolves to the file's bytes in base64. The page returns to its step.
+     * Animation dialog makes them (js/encode/animation.js), size {width, height}, fps,
+     * format "gif" or "webm"; resolves to the file's bytes in base64. The page returns to
+     * its step.
      */
     recordAnimation: async ({ from, to, size, fps, format }) => {
       const back = state().trace ? currentStep(state()) : 0;

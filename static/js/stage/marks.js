@@ -3,9 +3,9 @@
 // writing, the flash of the written cells. Only what differs from the previous step's
 // marks is touched (each change restyles a cell).
 
-import { boxOutlines } from "./layout.js";
-import { formatDelta } from "./format.js";
-import { el } from "./stage-figure.js";
+import { boxOutlines } from "../model/tensor-layout.js";
+import { formatDelta } from "../model/number-format.js";
+import { el } from "./figure.js";
 
 const FLASH = [{ transform: "scale(1.18)", boxShadow: "0 0 0 4px var(--write)" }, { transform: "scale(1)" }];
 
@@ -81,7 +81,7 @@ function outline(view, box, used) {
 }
 
 /** The marks of the step on show. reads / writes: [{view, cells, idx(, delta)}] per box
- *  (stage-scroll.js follows them). */
+ *  (stage/scroll.js follows them). */
 export class StepMarks {
   constructor() {
     this.clear();

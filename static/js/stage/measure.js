@@ -1,14 +1,14 @@
 // What the stage reads from the DOM, never per step: the style sheet's fixed sizes the
 // stage layout needs (once per trace, mode or window), the room the flow has, and where
 // each shown figure's caption and slices are (once per change of layout), from which
-// stage-scroll.js computes scrolls without reading the cells' layout.
+// stage/scroll.js computes scrolls without reading the cells' layout.
 
-import { el } from "./stage-figure.js";
+import { el } from "./figure.js";
 
 const px = (e, prop) => parseFloat(getComputedStyle(e)[prop]) || 0;
 
 /**
- * The style sheet's sizes (px, stage-layout.js's Metrics): a figure's padding, its
+ * The style sheet's sizes (px, model/stage-layout.js's Metrics): a figure's padding, its
  * caption, a slice's label, the gaps, a column's scrollbar. views: {name: view}; flow
  * and column: the stage's flow and its first column. null when no figure is on show.
  */
@@ -123,7 +123,7 @@ export function measureGeometry(container, columns, views) {
 
 /**
  * Mark which rows of cells of the shown figures of `views` are in view: view.inView[r] = 1
- * for row r (stage-cells.js) when it lies within `margin` px of what shows it (the
+ * for row r (stage/cells.js) when it lies within `margin` px of what shows it (the
  * viewport, the stage `container`, a scrolling column, the figure's own sideways scroll).
  * Only the slices' boxes are read (layout is brought up to date first if the DOM
  * changed), never a cell's (a slice content-visibility skips would be laid out for it);

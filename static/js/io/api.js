@@ -1,7 +1,7 @@
 // Talking to the page's own server (relative URLs only): presets and the trace stream.
 
-import { readNdjsonBatches, consumeTrace, detailMessage } from "./ndjson.js";
-import { embeddedLesson, embeddedPreset, canonical, replayEmbedded, EDITING_NEEDS_SERVER } from "./offline.js";
+import { readNdjsonBatches, consumeTrace, detailMessage } from "../model/ndjson.js";
+import { embeddedLesson, embeddedPreset, canonical, replayEmbedded, EDITING_NEEDS_SERVER } from "./lesson-file.js";
 
 /** An Error carrying FastAPI's detail: err.status, err.detail ([{loc, msg}] or string). */
 export class ApiError extends Error {

@@ -3,8 +3,8 @@
 // shows before the first event; and the record the stage keeps of it (what each cell
 // shows, where each drawn cell sits, which rows of cells are in view).
 
-import { sliceLayout, gridMarks, MARK_STYLES, MAX_CELLS_PER_TENSOR } from "./layout.js";
-import { formatValue, colorLevel, absMax } from "./format.js";
+import { sliceLayout, gridMarks, MARK_STYLES, MAX_CELLS_PER_TENSOR } from "../model/tensor-layout.js";
+import { formatValue, colorLevel, absMax } from "../model/number-format.js";
 
 export function el(tag, cls, text) {
   const e = document.createElement(tag);
@@ -33,8 +33,8 @@ function caption(name, meta, scale) {
  * {meta, layout, fig, bandsEl, cells: (size,) elements, grids, slicesEls, drawn: (slices *
  * rows * cols,) flat indices, posOf: (size,) drawn position or -1, padFlat, inView /
  * stale: (slices * rows,) a row of cells in view / that may show an older step
- * (stage-cells.js), perSlice, scale, shownValue / shownWritten / shownLevel: (size,) what each
- * cell shows, outlineSlots, folded, geo, scrollsX}.
+ * (stage/cells.js), perSlice, scale, shownValue / shownWritten / shownLevel: (size,)
+ * what each cell shows, outlineSlots, folded, geo, scrollsX}.
  */
 export function buildFigure(model, name) {
   const meta = model.tensors[name];
@@ -96,7 +96,7 @@ export function buildFigure(model, name) {
       shownLevel[flat] = level;
       cells[flat] = cell;
       // the figure's one Tab stop: from there the arrow keys move between its cells
-      // (js/cell-keys.js) and Enter opens a cell's story
+      // (js/stage/cell-keys.js) and Enter opens a cell's story
       if (k === 0 && sliceIndex === 0) cell.tabIndex = 0;
       grid.append(cell);
     }

@@ -3,7 +3,7 @@
 // handlers turn keys, clicks and edits into these actions; effects (fetching a trace,
 // the ticker, the address) dispatch what they learn.
 
-import { nextPhaseStart, previousPhaseStart } from "./state.js";
+import { nextPhaseStart, previousPhaseStart } from "./trace-model.js";
 import { SPEEDS, DEFAULT_SPEED } from "./player.js";
 
 /** The page before anything has loaded. setupOpen: the drawer at start. */
@@ -65,7 +65,7 @@ export function classPlace(state) {
   return { lesson: p.lesson || null, config: p.lesson ? null : p.config, step: p.step, allTensors: p.allTensors };
 }
 
-/** What the address holds: see url.js. */
+/** What the address holds: see model/url-fragment.js. */
 export function placeOf(state) {
   const t = state.trace;
   const step = !t ? Math.max(0, state.step) : t.complete ? currentStep(state) : Math.max(0, state.step);

@@ -1,10 +1,10 @@
-// Putting the stage's figures where a stage layout (stage-layout.js) says: its columns
-// in the flow, each figure's slices `perLine` a line, the cell size and its text on the
-// stage. The figures the phase does not use stay where they stand, hidden (render.js
-// shows their names in the folded line). Only what differs from the DOM as it stands is
-// touched: moving a figure walks all its cells and lays them out again.
+// Putting the stage's figures where a stage layout (model/stage-layout.js) says: its
+// columns in the flow, each figure's slices `perLine` a line, the cell size and its
+// text on the stage. The figures the phase does not use stay where they stand, hidden
+// (stage/stage.js shows their names in the folded line). Only what differs from the DOM
+// as it stands is touched: moving a figure walks all its cells and lays them out again.
 
-import { el } from "./stage-figure.js";
+import { el } from "./figure.js";
 
 /**
  * Arrange `stage` = {container, flow, rest, columns (the flow's column

@@ -1,10 +1,10 @@
 // Hovering a cell shows its links across the current phase on the stage, without moving
 // the step: what the steps that write it read, what the steps that read it write
-// (links.js); every other cell dims. The hovered cell's tooltip says it in words (a
-// tooltip: the layout does not move under the pointer).
+// (model/cell-links.js); every other cell dims. The hovered cell's tooltip says it in
+// words (a tooltip: the layout does not move under the pointer).
 
-import { cellLinks } from "./links.js";
-import { phaseIndexAt, cellName } from "./state.js";
+import { cellLinks } from "../model/cell-links.js";
+import { phaseIndexAt, cellName } from "../model/trace-model.js";
 
 const CLASSES = ["link-from", "link-to", "link-self"];
 

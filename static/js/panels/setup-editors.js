@@ -6,7 +6,7 @@
 
 import {
   PUBLISHED, dimsOf, withDims, withBias, pairOf, pairValue, paddingOf, paddingValue, clone, wholeNumber, withDoutFreed,
-} from "./setup.js";
+} from "../model/trace-config.js";
 import { TensorEditor } from "./tensor-editor.js";
 
 // the form's whole-number fields: the config field their errors belong to, their name

@@ -2,7 +2,7 @@
 // print() or .tolist() shows them) to compare with the trace's. What is typed is kept
 // in the browser's storage, so that neither a reload nor a closed dialog loses it.
 
-import { parseArray } from "./paste-array.js";
+import { parseArray } from "../model/paste-array.js";
 
 const $ = (id) => document.getElementById(id);
 const KEY = "convscope.compare";

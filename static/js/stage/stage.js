@@ -2,25 +2,25 @@
 // cell (data-tensor, data-idx). One renderer for every view: what is highlighted comes
 // only from the event's read and write boxes. This module keeps the stage's state and
 // says when each part runs; the parts are
-//   stage-figure.js  building a tensor's figure (once per trace),
-//   stage-arrange.js putting the figures where the stage layout says,
-//   stage-cells.js   painting a step's values into the cells (paintCell: the one place a
+//   stage/figure.js  building a tensor's figure (once per trace),
+//   stage/arrange.js putting the figures where the stage layout says,
+//   stage/cells.js   painting a step's values into the cells (paintCell: the one place a
 //                    cell's value, colour and written-state are set),
-//   stage-marks.js   the step's marks (rd, wr, data-delta, outlines),
-//   stage-measure.js what is read from the DOM (metrics, room, geometry, what is in view),
-//   stage-scroll.js  scrolling to the step.
+//   stage/marks.js   the step's marks (rd, wr, data-delta, outlines),
+//   stage/measure.js what is read from the DOM (metrics, room, geometry, what is in view),
+//   stage/scroll.js  scrolling to the step.
 //
 // build(model) makes the DOM once per trace; draw(frame) updates only what changed since
 // the last draw: cells in view whose value or written-state changed, and the marks of
 // the previous and the current event.
 
-import { orderedNames } from "./layout.js";
-import { el, buildFigure } from "./stage-figure.js";
-import { placeFigures } from "./stage-arrange.js";
-import { paintAll, paintRow, paintWritten } from "./stage-cells.js";
-import { StepMarks } from "./stage-marks.js";
-import { measureMetrics, roomOf, measureGeometry, markInView } from "./stage-measure.js";
-import { scrollToStep } from "./stage-scroll.js";
+import { orderedNames } from "../model/tensor-layout.js";
+import { el, buildFigure } from "./figure.js";
+import { placeFigures } from "./arrange.js";
+import { paintAll, paintRow, paintWritten } from "./cells.js";
+import { StepMarks } from "./marks.js";
+import { measureMetrics, roomOf, measureGeometry, markInView } from "./measure.js";
+import { scrollToStep } from "./scroll.js";
 
 /** The key of a focus: the sorted names of a Set, "" for null (every figure on show). */
 function focusKeyOf(names) {
@@ -196,7 +196,7 @@ export class Stage {
     if (this.frame) this.paintRevealed(this.frame, true);
   }
 
-  /** Read which rows of cells are in view (stage-measure.js) and paint the stale ones
+  /** Read which rows of cells are in view (stage/measure.js) and paint the stale ones
    *  that are (when `stale`; else the draw paints every row in view anyway). */
   paintRevealed(frame, stale) {
     this.viewDirty = false;
@@ -219,7 +219,7 @@ export class Stage {
     this.viewDirty = true;
   }
 
-  /** The style sheet's sizes the stage layout needs (stage-measure.js), or null. */
+  /** The style sheet's sizes the stage layout needs (stage/measure.js), or null. */
   measureMetrics() {
     return measureMetrics(this.views, this.flow, this.columns[0]);
   }
@@ -230,14 +230,15 @@ export class Stage {
   }
 
   /**
-   * Put the figures where `layout` (stage-layout.js's layoutStage) says (stage-arrange.js).
+   * Put the figures where `layout` (model/stage-layout.js's layoutStage) says
+   * (stage/arrange.js).
    * layout null: the style sheet's sizes, the shown figures in one column wrapping their
    * slices. Only what changed is touched.
    */
   applyLayout(layout) {
     if (!this.model) return;
-    // the layout object applied last, with the same figures folded: nothing to do (frame.js
-    // hands the same object back for every frame of a phase)
+    // the layout object applied last, with the same figures folded: nothing to do
+    // (model/frame.js hands the same object back for every frame of a phase)
     if (layout && layout === this.appliedLayout && this.focusKey === this.appliedFocus) return;
     this.appliedLayout = layout;
     this.appliedFocus = this.focusKey;
@@ -268,7 +269,7 @@ export class Stage {
   }
 
   /** Scroll (never the page) so that the current event's cells are in view, from the
-   *  geometry measured once per layout (stage-scroll.js). */
+   *  geometry measured once per layout (stage/scroll.js). */
   follow() {
     if (this.geometryDirty) {
       this.geometryDirty = false;
