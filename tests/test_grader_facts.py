@@ -9,7 +9,7 @@ import pytest
 from convcore.compat.cs231n import conv_backward_naive, conv_forward_naive
 from convcore.grader.facts import facts
 from convcore.grader.grading import grade
-from convcore.mistakes import Case, Failure, Subject, get_convention
+from convcore.mistakes import Case, Failure, Subject, get_convention, get_mistake, mistakes_for
 
 CASE = Case(n=1, cg=1, fg=2, h=3, w=4, kh=2, kw=2, stride=(1, 1), padding=(1, 1, 1, 1))
 
@@ -83,3 +83,27 @@ def test_a_scaled_backward_is_graded_with_its_fact(scale):
     report = grade("cs231n", Subject(forward=conv_forward_naive, backward=scaled), target="t").data
     dw = report["outputs"]["dw"]
     assert dw["status"] == "fail" and any(f"dw is the right answer times {scale:g}" in f for f in dw["facts"]), dw["facts"]
+
+
+@pytest.mark.parametrize("mistake_id", [m.id for c in ("cs231n", "torch", "layer") for m in mistakes_for(c)])
+def test_each_mistake_is_named_alone_and_its_look_alikes_are_told_apart(mistake_id):
+    """Graded, a mistake's own implementation is named as that mistake and no other on
+    every output it breaks: each look-alike (equal on the counterexample) is listed
+    with a case where it differs."""
+    m = get_mistake(mistake_id)
+    report = grade(m.convention, m.implementation, target=mistake_id).data
+    for name, result in report["outputs"].items():
+        if result["status"] != "fail":
+            continue
+        assert [n["id"] for n in result["likely_mistakes"]] == [mistake_id], (name, result["likely_mistakes"])
+        for alike in result["look_alikes"]:
+            assert alike["id"] != mistake_id and alike["differs_on"]
+
+
+def test_the_two_crops_that_are_empty_at_padding_0_are_told_apart():
+    """[pad:-pad] and [1:-1] both give an empty dx at padding 0: each is named, and the
+    other is its look-alike."""
+    for mistake_id, other in (("empty_crop", "crop_hardcoded_1"), ("crop_hardcoded_1", "empty_crop")):
+        dx = grade("cs231n", get_mistake(mistake_id).implementation, target=mistake_id).data["outputs"]["dx"]
+        assert [n["id"] for n in dx["likely_mistakes"]] == [mistake_id]
+        assert other in {a["id"] for a in dx["look_alikes"]}

@@ -85,13 +85,22 @@ def check_lab_config(rc: ResolvedConfig, mistake: Mistake) -> None:
                                f"{rc.activation.name!r}", "activation")
 
 
+def _pads(rc: ResolvedConfig, loops: Any) -> tuple[int, int, int, int]:
+    """The zeros the mistaken loops put around x; the true ones when their pad step
+    raises (the pass then stops there: fewer events than the bound)."""
+    try:
+        return loops.pads()
+    except Exception:  # noqa: BLE001 - a mistake's own error (pad_only_if_pad)
+        return tuple(rc.spec.padding)
+
+
 def _loop_phases(rc: ResolvedConfig, loops: Any) -> list[tuple[int, int, int, int]]:
     """Per phase of the mistaken loops ``loops`` (a PlainLoops): (events, boxes, writes and
     cells written per event), upper bounds from the geometry alone (plain_trace's table)."""
     spec = rc.spec
     n, c, h, w = spec.x_shape
     f, window = spec.F, spec.KH * spec.KW
-    top, bottom, left, right = loops.pads()
+    top, bottom, left, right = _pads(rc, loops)
     hp, wp = h + top + bottom, w + left + right
     ho, wo = (max(0, size) for size in loops.out_hw())
     bh, bw = (max(0, size) for size in loops.backward_hw())
@@ -122,7 +131,7 @@ def mistake_cost(rc: ResolvedConfig, mistake: Mistake) -> TraceCost:
     writes = sum(count * per for count, _, per, _ in phases)
     cells = sum(count * per for count, _, _, per in phases)
     n, c, h, w = spec.x_shape
-    top, bottom, left, right = loops.pads()
+    top, bottom, left, right = _pads(rc, loops)
     padded = n * c * (h + top + bottom) * (w + left + right)
     outputs = n * spec.F * max(math.prod(loops.out_hw()), math.prod(spec.out_hw)) * 2  # as large as dz may be
     inputs = math.prod(spec.x_shape) + math.prod(spec.w_shape) + spec.F + math.prod(spec.out_shape)

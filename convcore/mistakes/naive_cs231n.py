@@ -261,6 +261,40 @@ _mistake(
 )
 
 
+class CropHardCodedOne(Cs231nConv):
+    def crop(self, dxp, pad, h, w):
+        return dxp[:, :, 1:-1, 1:-1]  # the mistake: one cell, whatever the padding
+
+
+_mistake(
+    CropHardCodedOne, id="crop_hardcoded_1", title="The crop hard-coded to one cell: [1:-1]",
+    wrong="dx is cropped as dxp[:, :, 1:-1, 1:-1], right for padding 1 only (empty for padding 0, too big for 2).",
+    should="Crop by the padding: dxp[:, :, pad:pad + H, pad:pad + W].",
+    source="common in student code: the crop written for the assignment's pad = 1 and never generalised",
+    conditions={"dx": Condition(lambda c: _pad(c) != 1, "whenever the padding is not 1")},
+    setup=Case(h=1, w=1, kh=1, kw=1),
+)
+
+
+class PadOnlyIfPad(Cs231nConv):
+    def pad(self, x, pad):
+        if pad:  # the mistake: the padded input is defined only when there is padding
+            xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)), mode="constant")
+        return xp  # noqa: F821 - UnboundLocalError when pad is 0, as in the students' code
+
+
+_no_pad = Condition(lambda c: _pad(c) == 0, "when the padding is 0 (UnboundLocalError)")
+_mistake(
+    PadOnlyIfPad, id="pad_only_if_pad", title="The padded input defined only inside if pad:",
+    wrong="x_pad is assigned inside `if pad:`, so with padding 0 the code reads a variable never set "
+          "(UnboundLocalError), in the forward and the backward pass.",
+    should="Pad unconditionally (np.pad with 0 is a copy), or set x_pad = x in an else branch.",
+    source="common in student code: `if pad > 0: x_pad = np.pad(...)` with no else",
+    conditions={"out": _no_pad, "dx": _no_pad, "dw": _no_pad, "db": _no_pad},
+    setup=Case(h=1, w=1, kh=1, kw=1),
+)
+
+
 class AssignDx(Cs231nConv):
     def write_dx(self, dxp, where, value):
         dxp[where] = value  # the mistake: = where windows overlap, not +=

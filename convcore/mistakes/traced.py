@@ -92,6 +92,20 @@ class EmptyCrop(PlainLoops):
         return slice(pad, -pad), slice(pad, -pad)
 
 
+@_traces("crop_hardcoded_1")
+class CropOne(PlainLoops):
+    def crop(self, h, w):
+        return slice(1, -1), slice(1, -1)
+
+
+@_traces("pad_only_if_pad")
+class PadOnlyIfPad(PlainLoops):
+    def pads(self):
+        if self.spec.padding[0] == 0:
+            raise UnboundLocalError("cannot access local variable 'xp' where it is not associated with a value")
+        return tuple(self.spec.padding)
+
+
 @_traces("assign_dx")
 class AssignDx(PlainLoops):
     assign_dx = True
