@@ -247,6 +247,33 @@ def test_a_paste_with_a_word_or_too_many_values_is_refused_saying_why(open_page)
     assert _config(page)["x"][0][0][2] == [-1, -2, -3]
 
 
+def test_a_pasted_block_lands_as_rows_and_one_too_big_is_refused_with_its_size(open_page):
+    page = open_page().page  # d2l: x is 3×3
+    _open_editor(page, "x")
+    _paste(page, 'input[aria-label="x[0,0,1,0]"]', "9 8\n6 5")
+    _settled(page)
+    assert _config(page)["x"] == [[[[0, 1, 2], [9, 8, 5], [6, 5, 8]]]]  # rows stay rows
+    _paste(page, 'input[aria-label="x[0,0,2,1]"]', "1 2 3\n4 5 6")
+    message = page.inner_text('[data-error-for="x_values"]')
+    assert "x[0,0,2,1] refused: a 2×3 block needs 2 rows and 3 columns; from this cell there is 1 row and 2 columns" \
+        in message, message
+    assert _config(page)["x"] == [[[[0, 1, 2], [9, 8, 5], [6, 5, 8]]]]  # nothing was pasted
+
+
+def test_a_refused_cell_is_marked_where_it_can_be_seen(open_page):
+    page = open_page().page
+    _open_editor(page, "x")
+    cell = 'input[aria-label="x[0,0,0,1]"]'
+    plain = page.evaluate(f"getComputedStyle(document.querySelector('{cell}')).borderTopWidth")
+    page.fill(cell, "abc")
+    page.locator(cell).blur()
+    marked = page.evaluate(f"""(() => {{ const s = getComputedStyle(document.querySelector('{cell}'));
+        return [s.borderTopWidth, s.borderTopColor, s.backgroundColor]; }})()""")
+    other = page.evaluate("getComputedStyle(document.querySelector('input[aria-label=\"x[0,0,0,0]\"]')).borderTopColor")
+    assert marked[0] == "2px" and plain != "2px", (plain, marked)
+    assert marked[1] != other  # the colour of a write, not the grey of every cell
+
+
 def test_a_non_integer_stride_is_refused_never_rounded(open_page):
     page = open_page().page
     _edit(page, "stride_h", "1.5")

@@ -5,7 +5,7 @@
 // back. A cell or paste that holds something else than numbers is refused with a
 // message naming it; nothing is dropped, cut or shifted silently.
 
-import { PUBLISHED, isFill, nestFlat, flattenNested, shapeOf, parseCells, pasteCells, resizeTyped, clone } from "../model/trace-config.js";
+import { PUBLISHED, isFill, nestFlat, flattenNested, shapeOf, parseCells, pasteCells, parseBlock, pasteBlock, resizeTyped, clone } from "../model/trace-config.js";
 import { formatValue } from "../model/number-format.js";
 
 const MAX_EDIT_CELLS = 1024;
@@ -88,7 +88,7 @@ export class TensorEditor {
     this.error.dataset.errorFor = name === "x" || name === "w" ? `${name}_values` : name;
     this.error.setAttribute("role", "alert");
     this.error.hidden = true;
-    this.note = el("p", "editor-note", "Type a number and press Tab for the next cell; paste a block of numbers into a cell to fill from there.");
+    this.note = el("p", "editor-note", "Type a number and press Tab for the next cell; paste numbers into a cell to fill from there (a block of rows lands as rows).");
     this.grid = el("div", "edit-grid-wrap");
     box.append(this.error, this.note, this.grid);
     const onGen = (e) => this._onGenerator(e);
@@ -234,17 +234,28 @@ export class TensorEditor {
     const inp = e.target;
     if (!inp.dataset || !inp.dataset.idx || !this.tensor) return;
     const text = e.clipboardData ? e.clipboardData.getData("text") : "";
+    const block = parseBlock(text);
     const parsed = parseCells(text);
-    if (!parsed.error && parsed.numbers.length <= 1) return; // one number pastes as typing does
+    if (!block && !parsed.error && parsed.numbers.length <= 1) return; // one number pastes as typing does
     e.preventDefault();
     const at = Number(inp.dataset.idx);
-    const pasted = parsed.error ? parsed : pasteCells(this._data(), at, parsed.numbers);
+    const before = this._data();
+    const pasted = block ? (block.error ? block : pasteBlock(before, this.tensor.shape, at, block.rows))
+      : parsed.error ? parsed : pasteCells(before, at, parsed.numbers);
     if (pasted.error) {
       this.error.textContent = `Paste into ${inp.getAttribute("aria-label")} refused: ${pasted.error}.`;
       this.error.hidden = false;
       return;
     }
-    for (let i = at; i < at + parsed.numbers.length; i++) this.inputs[i].value = String(pasted.data[i]);
+    const width = this.tensor.shape[this.tensor.shape.length - 1];
+    const written = block ? block.rows.flatMap((r, i) => r.map((_, j) => at + i * width + j))
+      : parsed.numbers.map((_, k) => at + k);
+    for (const i of written) {
+      this.inputs[i].value = String(pasted.data[i]);
+      this.inputs[i].removeAttribute("aria-invalid");
+      this.invalid.delete(i);
+    }
+    this._problem();
     this._commit(pasted.data);
   }
 
