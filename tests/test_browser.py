@@ -71,6 +71,25 @@ TEXT_REPORT_JS = """() => {
       }"""
 
 
+def test_a_cells_accessible_name_says_its_tensor_index_value_and_part_in_the_step(open_page, base_url):
+    """A screen reader hears "out[0,0,1,0] = 37, written by this step, +37", not "37";
+    the name follows the step (read cells say so, and the marks go with the step)."""
+    page = open_page().page
+    doc = server_document(base_url, page.evaluate("window.convscope.config"))
+    z_event = next(k for k, e in enumerate(doc["events"]) if any(x["tensor"] == "out" and x["start"] == [0, 0, 1, 0] for x in e["writes"]))
+    page.evaluate(f"window.convscope.seek({z_event})")
+    out = page.get_by_role("listitem", name="out[0,0,1,0] = 37, written by this step, +37", exact=True)
+    assert out.count() == 1 and out.get_attribute("data-idx") == "2"
+    reads = page.evaluate("[...document.querySelectorAll('.cell.rd')].map(c => c.getAttribute('aria-label'))")
+    assert all(r.endswith(", read by this step") for r in reads), reads
+    assert sum(r.startswith("x[0,0,") for r in reads) == 4 and sum(r.startswith("w[0,0,") for r in reads) == 4
+    assert page.get_by_role("list", name="out").count() == 1
+    page.evaluate(f"window.convscope.seek({z_event + 1})")
+    assert page.locator('.cell[data-tensor="out"][data-idx="2"]').get_attribute("aria-label") == "out[0,0,1,0] = 37"
+    page.evaluate("window.convscope.seek(0)")  # before the first write of out[0,0,1,0]: nothing yet
+    assert page.locator('.cell[data-tensor="out"][data-idx="2"]').get_attribute("aria-label") == "out[0,0,1,0] = not written yet"
+
+
 def test_d2l_preset_values_and_equation_at_several_steps(open_page, base_url):
     w = open_page()
     page = w.page

@@ -5,6 +5,7 @@
 // back. A cell or paste that holds something else than numbers is refused with a
 // message naming it; nothing is dropped, cut or shifted silently.
 
+import { unravel } from "../model/trace-model.js";
 import { PUBLISHED, isFill, nestFlat, flattenNested, shapeOf, parseCells, pasteCells, parseBlock, pasteBlock, resizeTyped, clone } from "../model/trace-config.js";
 import { formatValue } from "../model/number-format.js";
 
@@ -18,12 +19,7 @@ function el(tag, cls, text) {
 }
 
 function indexText(flat, shape) {
-  const idx = [];
-  for (let a = shape.length - 1; a >= 0; a--) {
-    idx.unshift(flat % shape[a]);
-    flat = Math.floor(flat / shape[a]);
-  }
-  return idx.join(",");
+  return unravel(flat, shape).join(",");
 }
 
 export class TensorEditor {

@@ -6,6 +6,24 @@
 import { formatValue, colorLevel } from "../model/number-format.js";
 
 /**
+ * Set `cell`'s accessible name from what it shows: its tensor and index (the part of its
+ * aria-label before " = ", set when the figure is made), its value, and what the step
+ * does to it: "dw[0,0,2,2] = 3, written by this step, +2". Called where any of these
+ * changes (here, and by stage/marks.js for rd, wr and data-delta).
+ */
+export function labelCell(cell) {
+  const label = cell.getAttribute("aria-label") || "";
+  const at = label.indexOf(" = ");
+  const head = at < 0 ? label : label.slice(0, at);
+  const text = cell.firstChild ? cell.firstChild.nodeValue : "";
+  const wr = cell.classList.contains("wr");
+  const role = wr ? ", written by this step" : cell.classList.contains("rd") ? ", read by this step" : "";
+  const delta = wr && cell.dataset.delta !== undefined ? `, ${cell.dataset.delta}` : "";
+  const next = `${head} = ${text === "" ? "not written yet" : text}${role}${delta}`;
+  if (next !== label) cell.setAttribute("aria-label", next);
+}
+
+/**
  * Make cell `flat` of view `v` (stage/figure.js) show its value in `frame` ({values,
  * counts: {name: (size,)}}); returns 1 if it changed. Cells of written tensors that no
  * event has written yet are drawn empty; the header's fixed zeros count as written.
@@ -22,8 +40,14 @@ export function paintCell(v, flat, frame) {
   const wasWritten = shownWritten[flat];
   const level = written ? colorLevel(val, scale) : 0;
   if (written) {
-    if (shownValue[flat] !== val || wasWritten !== 1) cell.firstChild.nodeValue = formatValue(val);
-  } else if (wasWritten !== 0) cell.firstChild.nodeValue = "";
+    if (shownValue[flat] !== val || wasWritten !== 1) {
+      cell.firstChild.nodeValue = formatValue(val);
+      labelCell(cell);
+    }
+  } else if (wasWritten !== 0) {
+    cell.firstChild.nodeValue = "";
+    labelCell(cell);
+  }
   if (shownLevel[flat] !== level) {
     cell.dataset.c = String(level);
     shownLevel[flat] = level;

@@ -5,6 +5,8 @@
 
 import { sliceLayout, gridMarks, MARK_STYLES, MAX_CELLS_PER_TENSOR } from "../model/tensor-layout.js";
 import { formatValue, colorLevel, absMax } from "../model/number-format.js";
+import { unravel } from "../model/trace-model.js";
+import { labelCell } from "./cells.js";
 
 export function el(tag, cls, text) {
   const e = document.createElement(tag);
@@ -76,6 +78,8 @@ export function buildFigure(model, name) {
     label.append(el("span", "slice-name", sl.shortLabel ? `${name} · ` : name), sl.shortLabel);
     sliceEl.append(label);
     const grid = el("div", "grid");
+    grid.setAttribute("role", "list"); // (its cells are named: stage/cells.js labelCell)
+    grid.setAttribute("aria-label", sl.shortLabel ? `${name} · ${sl.shortLabel}` : name);
     grid.style.gridTemplateColumns = `repeat(${layout.cols}, var(--cell))`;
     for (let k = 0; k < sl.cells.length; k++) {
       const flat = sl.cells[k];
@@ -91,6 +95,9 @@ export function buildFigure(model, name) {
       cell.dataset.c = String(level);
       if (!input && !fixed) cell.classList.add("empty");
       cell.append(document.createTextNode(input || fixed ? formatValue(val) : ""));
+      cell.setAttribute("role", "listitem");
+      cell.setAttribute("aria-label", `${name}[${unravel(flat, meta.shape).join(",")}]`);
+      labelCell(cell);
       shownValue[flat] = val;
       shownWritten[flat] = input || fixed ? 1 : 0;
       shownLevel[flat] = level;

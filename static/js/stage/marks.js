@@ -6,6 +6,7 @@
 import { boxOutlines } from "../model/tensor-layout.js";
 import { formatDelta } from "../model/number-format.js";
 import { el } from "./figure.js";
+import { labelCell } from "./cells.js";
 
 const FLASH = [{ transform: "scale(1.18)", boxShadow: "0 0 0 4px var(--write)" }, { transform: "scale(1)" }];
 
@@ -18,12 +19,25 @@ function cellsOf(view, idx) {
   return out;
 }
 
-/** Move class `cls` from the cells of `before` to the cells of `after` ({cells} lists). */
-function swapClass(before, after, cls) {
+/** Move class `cls` from the cells of `before` to the cells of `after` ({cells} lists);
+ *  the cells whose class changed are added to `changed`. */
+function swapClass(before, after, cls, changed) {
   const now = new Set();
   for (const { cells } of after) for (const c of cells) now.add(c);
-  for (const { cells } of before) for (const c of cells) if (!now.has(c)) c.classList.remove(cls);
-  for (const c of now) if (!c.classList.contains(cls)) c.classList.add(cls);
+  for (const { cells } of before) {
+    for (const c of cells) {
+      if (!now.has(c) && c.classList.contains(cls)) {
+        c.classList.remove(cls);
+        changed.add(c);
+      }
+    }
+  }
+  for (const c of now) {
+    if (!c.classList.contains(cls)) {
+      c.classList.add(cls);
+      changed.add(c);
+    }
+  }
 }
 
 /**
@@ -31,7 +45,7 @@ function swapClass(before, after, cls) {
  * write that adds exactly zero is marked dead ("+0", dimmed): a dead ReLU window, a
  * zero dz, a tap on an inserted zero. The marks of the previous step's cells go.
  */
-function markChanges(before, after) {
+function markChanges(before, after, changed) {
   const now = new Map();
   for (const { view, idx, delta } of after) {
     for (let i = 0; i < idx.length; i++) {
@@ -44,11 +58,15 @@ function markChanges(before, after) {
       if (now.has(c) || c.dataset.delta === undefined) continue;
       delete c.dataset.delta;
       c.classList.remove("dead");
+      changed.add(c);
     }
   }
   for (const [c, d] of now) {
     const text = formatDelta(d);
-    if (c.dataset.delta !== text) c.dataset.delta = text;
+    if (c.dataset.delta !== text) {
+      c.dataset.delta = text;
+      changed.add(c);
+    }
     const dead = d === 0;
     if (c.classList.contains("dead") !== dead) c.classList.toggle("dead", dead);
   }
@@ -118,9 +136,11 @@ export class StepMarks {
         figs.set(v.fig, [figs.get(v.fig)?.[0] ?? false, true]);
       }
     }
-    swapClass(this.reads, reads, "rd");
-    swapClass(this.writes, writes, "wr");
-    markChanges(this.writes, changes ? writes : []);
+    const changed = new Set(); // cells whose accessible name says something new
+    swapClass(this.reads, reads, "rd", changed);
+    swapClass(this.writes, writes, "wr", changed);
+    markChanges(this.writes, changes ? writes : [], changed);
+    for (const c of changed) labelCell(c);
     // the previous step's flashes end now: steps taken faster than a flash lasts (a held
     // key, a jump after a jump) never pile up animations that every frame must run
     for (const a of this.flashes) a.cancel();
