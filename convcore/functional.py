@@ -14,6 +14,7 @@ Two levels:
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
@@ -100,11 +101,40 @@ def _grouped_weights(spec: ConvSpec, w: np.ndarray) -> np.ndarray:
     return w.reshape(spec.groups, spec.filters_per_group, spec.macs_per_output)
 
 
+# Below this many im2col elements (C·KH·KW · N·Ho·Wo) the per-tap loop's Python costs
+# more than its better memory reads save: the teaching shapes (the trace engine's, whose
+# documents are snapshotted byte for byte) keep the one strided gather of every window.
+# bench/core.py measures both sides of it.
+TAP_MAJOR_MIN = 1 << 14
+
+
+def _by_tap(spec: ConvSpec) -> bool:
+    return spec.groups == 1 and spec.macs_per_output * spec.N * spec.out_hw[0] * spec.out_hw[1] >= TAP_MAJOR_MIN
+
+
+def _tap_columns(spec: ConvSpec, xp: np.ndarray) -> np.ndarray:
+    """im2col by kernel tap, for one group: ``(C·KH·KW, N·Ho·Wo)``, row ``(c, k, l)``
+    holding ``xp[n, c, i·sh + k·dh, j·sw + l·dw]`` at column ``(n, i, j)``. Built with
+    one strided copy per tap (runs along Wo), which reads memory far better than
+    gathering each window's KW cells."""
+    n, c = spec.N, spec.C
+    ho, wo = spec.out_hw
+    cols = np.empty((c, spec.KH, spec.KW, n, ho, wo), dtype=np.float64)
+    for k, l, rows, columns in spec.tap_slices:
+        cols[:, k, l] = xp[:, :, rows, columns].transpose(1, 0, 2, 3)
+    return cols.reshape(c * spec.KH * spec.KW, n * ho * wo)
+
+
 def forward_padded(
     spec: ConvSpec, xp: np.ndarray, w: np.ndarray, b: np.ndarray | None
 ) -> np.ndarray:
     """``z: (N, F, Ho, Wo)`` from ``xp: (N, C, Hp, Wp)``, ``w: (F, C/G, KH, KW)``, ``b: (F,)``."""
     n, ho, wo = spec.N, *spec.out_hw
+    if _by_tap(spec):  # one matrix product: (F, C·KH·KW) @ (C·KH·KW, N·Ho·Wo)
+        z = (w.reshape(spec.F, -1) @ _tap_columns(spec, xp)).reshape(spec.F, n, ho, wo)
+        if b is not None:
+            z += b.reshape(-1, 1, 1, 1)
+        return np.ascontiguousarray(z.transpose(1, 0, 2, 3))
     cols = _columns(spec, xp)  # (G, N·Ho·Wo, K)
     z = np.matmul(cols, _grouped_weights(spec, w).transpose(0, 2, 1))  # (G, NHoWo, Fg)
     z = z.reshape(spec.groups, n, ho, wo, spec.filters_per_group)
@@ -125,9 +155,15 @@ def backward_padded(
     g, fg, cg = spec.groups, spec.filters_per_group, spec.channels_per_group
     n, ho, wo = spec.N, *spec.out_hw
     kh, kw = spec.KH, spec.KW
-    sh, sw = spec.stride
-    dh, dwl = spec.dilation
     db = dz.sum(axis=(0, 2, 3))
+    if _by_tap(spec):
+        dz_f = dz.transpose(1, 0, 2, 3).reshape(spec.F, -1)  # (F, N·Ho·Wo)
+        dw = (dz_f @ _tap_columns(spec, xp).T).reshape(spec.w_shape)
+        taps = (w.reshape(spec.F, -1).T @ dz_f).reshape(spec.C, kh, kw, n, ho, wo)  # dz through each tap
+        dxp = np.zeros(spec.padded_shape, dtype=np.float64)
+        for k, l, rows, columns in spec.tap_slices:
+            dxp[:, :, rows, columns] += taps[:, k, l].transpose(1, 0, 2, 3)
+        return dxp, dw, db
     # dz per group as (G, N·Ho·Wo, Fg)
     dz_g = dz.reshape(n, g, fg, ho, wo).transpose(1, 0, 3, 4, 2).reshape(g, -1, fg)
     cols = _columns(spec, xp)  # (G, NHoWo, K)
@@ -137,14 +173,23 @@ def backward_padded(
     dcols = dcols.reshape(g, n, ho, wo, cg, kh, kw).transpose(5, 6, 1, 0, 4, 2, 3)
     dcols = dcols.reshape(kh, kw, n, spec.C, ho, wo)
     dxp = np.zeros(spec.padded_shape, dtype=np.float64)
-    # one output row (column) is one slice item: step 1, so that a huge stride never
-    # reaches NumPy's index arithmetic
-    row_step, col_step = (sh if ho > 1 else 1), (sw if wo > 1 else 1)
-    for k in range(kh):
-        rows = slice(k * dh, k * dh + (ho - 1) * sh + 1, row_step)
-        for l in range(kw):
-            dxp[:, :, rows, l * dwl : l * dwl + (wo - 1) * sw + 1 : col_step] += dcols[k, l]
+    for k, l, rows, columns in spec.tap_slices:
+        dxp[:, :, rows, columns] += dcols[k, l]
     return dxp, dw, db
+
+
+def _typed(value: object) -> object:
+    """A hashable key of an argument that keeps its types (True is not 1, [2] not (2,)),
+    so that a cached spec is only ever one ConvSpec.create would have made the same."""
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, tuple(_typed(v) for v in value))
+    hash(value)  # (TypeError for what cannot be a key: then nothing is cached)
+    return (type(value).__name__, value)
+
+
+@lru_cache(maxsize=512)
+def _cached_spec(key: tuple, x_shape: tuple, w_shape: tuple, stride, padding, dilation, groups) -> ConvSpec:
+    return ConvSpec.create(x_shape, w_shape, stride, padding, dilation, groups)
 
 
 def _spec_for(
@@ -155,7 +200,17 @@ def _spec_for(
     dilation: int | Sequence[int],
     groups: int,
 ) -> ConvSpec:
-    return ConvSpec.create(x.shape, w.shape, stride, padding, dilation, groups)
+    """The validated spec, from a cache for arguments seen before (validation is most of
+    a teaching-shape call's cost); a refused one raises every time, as it is not kept."""
+    try:
+        key = (x.shape, w.shape, _typed(stride), _typed(padding), _typed(dilation), _typed(groups))
+    except TypeError:
+        return ConvSpec.create(x.shape, w.shape, stride, padding, dilation, groups)
+    return _cached_spec(key, x.shape, w.shape, _frozen(stride), _frozen(padding), _frozen(dilation), groups)
+
+
+def _frozen(value: object) -> object:
+    return tuple(_frozen(v) for v in value) if isinstance(value, (list, tuple)) else value
 
 
 def conv2d_forward(

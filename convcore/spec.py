@@ -13,6 +13,7 @@ to the bottom/right.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Sequence
 
 from .messages import shorten
@@ -231,7 +232,7 @@ class ConvSpec:
     def filters_per_group(self) -> int:
         return self.F // self.groups
 
-    @property
+    @cached_property  # (a frozen spec: computed once; the tight paths ask often)
     def kernel_extent(self) -> tuple[int, int]:
         """Rows and columns one window spans on the padded input: d·(K−1)+1."""
         return (
@@ -239,35 +240,47 @@ class ConvSpec:
             self.dilation[1] * (self.KW - 1) + 1,
         )
 
-    @property
+    @cached_property
     def padded_hw(self) -> tuple[int, int]:
         top, bottom, left, right = self.padding
         return (self.H + top + bottom, self.W + left + right)
 
-    @property
+    @cached_property
     def padded_shape(self) -> tuple[int, int, int, int]:
         """Shape of the padded input xp: (N, C, H + top + bottom, W + left + right)."""
         return (self.N, self.C, *self.padded_hw)
 
-    @property
+    @cached_property
     def out_hw(self) -> tuple[int, int]:
         """(Ho, Wo) = floor((padded − extent) / stride) + 1 per axis."""
         (hp, wp), (eh, ew) = self.padded_hw, self.kernel_extent
         return ((hp - eh) // self.stride[0] + 1, (wp - ew) // self.stride[1] + 1)
 
-    @property
+    @cached_property
     def out_shape(self) -> tuple[int, int, int, int]:
         """Shape of z and out: (N, F, Ho, Wo)."""
         return (self.N, self.F, *self.out_hw)
 
-    @property
+    @cached_property
     def reached_hw(self) -> tuple[int, int]:
         """Rows and columns of the padded input that some window reads; the rest
         (floor truncation) never contribute and get zero gradient."""
         (ho, wo), (eh, ew) = self.out_hw, self.kernel_extent
         return ((ho - 1) * self.stride[0] + eh, (wo - 1) * self.stride[1] + ew)
 
-    @property
+    @cached_property
+    def tap_slices(self) -> tuple[tuple[int, int, slice, slice], ...]:
+        """Per kernel tap (k, l), row-major: (k, l, rows, columns), the rows and columns
+        of the padded input it reads, one per output row and column (step 1 when there
+        is one, so that a huge stride never reaches NumPy's index arithmetic)."""
+        (ho, wo), (sh, sw), (dh, dw) = self.out_hw, self.stride, self.dilation
+        return tuple(
+            (k, l, slice(k * dh, k * dh + (ho - 1) * sh + 1, sh if ho > 1 else 1),
+             slice(l * dw, l * dw + (wo - 1) * sw + 1, sw if wo > 1 else 1))
+            for k in range(self.KH) for l in range(self.KW)
+        )
+
+    @cached_property
     def macs_per_output(self) -> int:
         """Multiply-accumulates in one output value: C/groups · KH · KW."""
         return self.channels_per_group * self.KH * self.KW

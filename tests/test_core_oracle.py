@@ -45,6 +45,53 @@ def test_forward_and_gradients_match_torch(case):
         assert_close(db, dout.sum(axis=(0, 2, 3)), "db")
 
 
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@given(conv_cases())
+def test_the_tap_by_tap_path_matches_torch_on_every_spec(case):
+    """The same specs through the path large shapes take (im2col by kernel tap, one
+    matrix product; convcore.functional.TAP_MAJOR_MIN), forced for every size; groups
+    keep the per-group path."""
+    import convcore.functional as functional
+
+    x, w, b, dout = case.arrays()
+    saved = functional.TAP_MAJOR_MIN
+    functional.TAP_MAJOR_MIN = 0
+    try:
+        out = conv2d_forward(x, w, b, **case.kwargs())
+        dx, dw, db = conv2d_backward(dout, x, w, **case.kwargs())
+    finally:
+        functional.TAP_MAJOR_MIN = saved
+    expected = torch_layer(x, w, b, dout, **geometry(case.spec))
+    assert_close(out, expected.out, "out")
+    assert_close(dx, expected.dx, "dx")
+    assert_close(dw, expected.dw, "dw")
+    assert_close(db, dout.sum(axis=(0, 2, 3)), "db")
+
+
+@pytest.mark.parametrize("x_shape, w_shape, kwargs", [
+    ((8, 16, 32, 32), (32, 16, 3, 3), {"padding": 1}),
+    ((2, 6, 40, 21), (5, 6, 4, 3), {"stride": (2, 3), "padding": (1, 2, 0, 3), "dilation": (2, 1)}),
+    ((3, 4, 25, 25), (6, 4, 5, 5), {"stride": 2, "padding": "same"}),
+    ((4, 8, 20, 20), (8, 2, 3, 3), {"groups": 4, "padding": 1}),
+])
+def test_large_shapes_match_torch(x_shape, w_shape, kwargs):
+    from convcore import ConvSpec
+    from convcore.functional import _by_tap
+
+    rng = np.random.default_rng(7)
+    x, w, b = rng.normal(size=x_shape), rng.normal(size=w_shape), rng.normal(size=w_shape[0])
+    spec = ConvSpec.create(x_shape, w_shape, **kwargs)
+    assert _by_tap(spec) == (spec.groups == 1)  # the large path (groups keep theirs)
+    dout = rng.normal(size=spec.out_shape)
+    out = conv2d_forward(x, w, b, **kwargs)
+    dx, dw, db = conv2d_backward(dout, x, w, **kwargs)
+    expected = torch_layer(x, w, b, dout, **geometry(spec))
+    np.testing.assert_allclose(out, expected.out, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(dx, expected.dx, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(dw, expected.dw, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(db, expected.db, rtol=1e-9, atol=1e-9)
+
+
 @pytest.mark.filterwarnings("ignore:Using padding=.same. with even kernel")
 @pytest.mark.parametrize("size,kernel,dilation", [(5, 3, 1), (6, 4, 1), (7, 2, 3), (4, 4, 2)])
 def test_same_padding_matches_torch_same_for_stride_one(size, kernel, dilation):
