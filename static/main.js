@@ -21,7 +21,7 @@ import { CompareDialog } from "./js/panels/compare-dialog.js";
 import { Hover } from "./js/stage/hover.js";
 import { StageLines } from "./js/stage/lines.js";
 import { cellKey } from "./js/stage/cell-keys.js";
-import { embeddedLesson } from "./js/io/lesson-file.js";
+import { embeddedLesson, embeddedStep } from "./js/io/lesson-file.js";
 import { SetupEditors } from "./js/panels/setup-editors.js";
 import { adoptMeta, defaultConfig, clone } from "./js/model/trace-config.js";
 import { drawPhaseMarks, fitPhaseMarks } from "./js/panels/phase-marks.js";
@@ -538,7 +538,7 @@ function wire() {
     const lesson = state.lessons.find((p) => p.name === state.trace.lesson);
     const meta = lesson ? { name: lesson.name, title: lesson.title, sentence: lesson.sentence } : { name: "custom", title: "A convolution, step by step", sentence: "" };
     try {
-      download(await fetchLessonFile(state.trace.config, meta), `convscope-${meta.name}.html`);
+      download(await fetchLessonFile(state.trace.config, meta, currentStep(state)), `convscope-${meta.name}.html`);
       toast("Lesson file downloaded: it plays offline, from any folder or USB stick.");
     } catch (err) {
       toast(`No lesson file: ${err.message}`);
@@ -678,7 +678,8 @@ async function start() {
   await lessonsLoaded;
   const lessons = store.state.lessons;
   const first = lessons.find((p) => p.name === "d2l") ?? lessons[0];
-  if (first) await openLesson(first.name, { push: false });
+  const embedded = embeddedLesson(); // (a lesson file opens where it was downloaded)
+  if (first) await openLesson(first.name, { push: false, ...(embedded ? { step: embeddedStep(embedded) } : {}) });
   else {
     const config = defaultConfig();
     dispatch({ type: "customOpened", config });

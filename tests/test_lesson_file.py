@@ -173,7 +173,7 @@ def test_the_page_downloads_the_lesson_it_shows_as_a_file_that_plays_offline(bro
     with live_server() as base:
         context = browser.new_context(viewport={"width": 1366, "height": 768}, accept_downloads=True)
         page = context.new_page()
-        page.goto(debug_url(base + "/#s=0&l=stride2"))
+        page.goto(debug_url(base + "/#s=5&l=stride2"))  # (the file opens where the page was)
         wait_complete(page)
         with page.expect_download(timeout=60_000) as dl:
             page.click("#export-menu > summary")
@@ -190,6 +190,7 @@ def test_the_page_downloads_the_lesson_it_shows_as_a_file_that_plays_offline(bro
         return json.loads(html[start:html.index("</script>", start)])
 
     got, want = lesson_of(saved), lesson_of(cli)
+    assert (got["step"], want["step"]) == (5, 0)
     assert got["lines"] == want["lines"], "the same trace as convscope export's"
     assert (got["preset"]["name"], got["preset"]["title"], got["preset"]["teaches"]) == (want["preset"]["name"], want["preset"]["title"], want["preset"]["teaches"])
     assert got["meta"] == want["meta"]
@@ -198,6 +199,7 @@ def test_the_page_downloads_the_lesson_it_shows_as_a_file_that_plays_offline(bro
     try:
         assert view.page.evaluate("window.convscope.total") == doc["total_events"]
         assert view.page.evaluate("window.convscope.preset") == "stride2"
+        wait_until(view.page, "window.convscope.shownStep === 5")  # where it was downloaded
         assert view.page.locator("#download-lesson").is_hidden()
         view.page.keyboard.press("End")
         wait_until(view.page, f"window.convscope.shownStep === {doc['total_events'] - 1}")
@@ -234,3 +236,23 @@ def test_a_mistake_lesson_and_your_numbers_travel_in_the_file(browser, tmp_path)
                 wait_until(page, f"window.convscope.step === {entry['first_divergence']} && !document.getElementById('eq-lab').hidden")
         finally:
             view.close()
+
+
+def test_a_lesson_file_asked_for_past_its_last_step_opens_at_the_last(browser, tmp_path):
+    import httpx
+
+    from test_browser_helpers import live_server
+
+    with live_server() as base:
+        answer = httpx.post(base + "/api/lesson", json={"setup": PRESETS["d2l"].config, "name": "d2l", "step": 10**6},
+                            timeout=60)
+        assert answer.status_code == 200, answer.text
+        assert httpx.post(base + "/api/lesson", json={"setup": PRESETS["d2l"].config, "step": -1}, timeout=60).status_code == 422
+    path = tmp_path / "d2l.html"
+    path.write_bytes(answer.content)
+    view = OfflinePage(browser, path)
+    try:
+        last = build_trace(PRESETS["d2l"].config)["total_events"] - 1
+        wait_until(view.page, f"window.convscope.shownStep === {last}")
+    finally:
+        view.close()

@@ -42,9 +42,11 @@ def lesson_document(
     name: str = "lesson",
     title: str = "A convolution, step by step",
     sentence: str = "",
+    step: int = 0,
     settings: Settings | None = None,
 ) -> dict[str, Any]:
-    """The lesson a lesson file embeds: {schema, preset, lines (header, events, end), meta}.
+    """The lesson a lesson file embeds: {schema, preset, lines (header, events, end), meta,
+    step (where the file opens: the page's step when it was downloaded)}.
 
     Raises ApiError (with the field and the numbers) for a config the service would
     refuse under ``settings`` (default: its limits).
@@ -60,6 +62,7 @@ def lesson_document(
         "lines": lines,
         # what the page builds its controls from (GET /api/meta), for a page with no server
         "meta": build_meta(settings.limits()).model_dump(mode="json"),
+        "step": step,
     }
 
 

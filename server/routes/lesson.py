@@ -40,6 +40,8 @@ class LessonRequest(BaseModel):
     name: str = Field("lesson", pattern=r"^[A-Za-z0-9_-]{1,64}$", description="the lesson's name (the file's)")
     title: str = Field("A convolution, step by step", min_length=1, max_length=120)
     sentence: str = Field("", max_length=600, description="what the lesson teaches, in one sentence")
+    step: int = Field(0, ge=0, le=10**9, description="the step the file opens at (the one shown when it was "
+                      "downloaded; past the last, the last)")
 
 
 LESSON_EXAMPLES = {
@@ -66,7 +68,7 @@ async def lesson(body: Annotated[LessonRequest, Body(openapi_examples=LESSON_EXA
 
     async def produce() -> AsyncIterator[bytes]:
         html = await run_in_threadpool(lesson_html, config, name=body.name, title=body.title, sentence=body.sentence,
-                                       settings=state.settings)
+                                       step=body.step, settings=state.settings)
         yield html.encode("utf-8")
 
     # the file holds the trace document and the page's code and style

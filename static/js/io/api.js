@@ -23,12 +23,12 @@ async function errorOf(response) {
   return new ApiError(response.status, detail);
 }
 
-/** The offline lesson file of `config` (POST /api/lesson) as a Blob. */
-export async function fetchLessonFile(config, { name, title, sentence }) {
+/** The offline lesson file of `config` (POST /api/lesson) as a Blob; it opens at `step`. */
+export async function fetchLessonFile(config, { name, title, sentence }, step = 0) {
   const response = await fetch("/api/lesson", {
     method: "POST",
     headers: { "Content-Type": "application/json" },
-    body: JSON.stringify({ setup: config, name, title, sentence }),
+    body: JSON.stringify({ setup: config, name, title, sentence, step }),
   });
   if (!response.ok) throw await errorOf(response);
   return response.blob();

@@ -20,6 +20,11 @@ export function embeddedLesson() {
   return lesson;
 }
 
+/** The step the lesson file opens at (the page's when it was downloaded; 0 before). */
+export function embeddedStep(l) {
+  return Number.isInteger(l.step) && l.step > 0 ? l.step : 0;
+}
+
 /** The lesson as the page's one preset: {name, title, sentence, config}. */
 export function embeddedPreset(l) {
   const p = l.preset;
