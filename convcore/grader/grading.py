@@ -84,7 +84,8 @@ def grade(convention: str, subject: Subject, *, target: str, seed: int = 0, exam
     try:
         found = grader.grade()
     except (FatalError, LimitExceeded) as exc:
-        return Report.fatal(target, convention, f"{target} {exc}", seed=seed)
+        site = getattr(exc, "site", None)
+        return Report.fatal(target, convention, f"{target} {exc}", seed=seed, **({"site": site} if site else {}))
     outputs: dict[str, Any] = {}
     try:
         for name in grader.graded:

@@ -142,7 +142,8 @@ class Report:
         head = f"convscope check {d['target']} ({d['convention']} convention)"
         warning = [f"warning: {d['isolation']}"] if str(d.get("isolation", "")).startswith("not isolated") else []
         if d.get("error"):
-            return "\n".join([head, *warning, f"error: {d['error']}", "result: could not grade (exit 2)"])
+            site = [f"  {line}" for line in format_site(d["site"])] if d.get("site") else []
+            return "\n".join([head, *warning, f"error: {d['error']}", *site, "result: could not grade (exit 2)"])
         lines = [f"{head}, seed {d['seed']}, {d['cases']} cases", *warning,
                  *([f"note: {d['note']}"] if d.get("note") else [])]
         for name, result in d["outputs"].items():

@@ -31,7 +31,12 @@ NOT_RAISED = ("wrong return", "returned None", "not an array", "missing")
 
 
 class FatalError(Exception):
-    """The subject cannot be graded: it raises on every input, or exceeds a limit."""
+    """The subject cannot be graded: it raises on every input, or exceeds a limit.
+    ``site``: where the checked code raised (convcore.mistakes.crash_site), if known."""
+
+    def __init__(self, message: str, site: dict[str, Any] | None = None):
+        super().__init__(message)
+        self.site = site
 
 
 @contextmanager
@@ -187,5 +192,5 @@ class Grader:
         raised = [self.runs[case][name] for case in tried for name in self.graded]
         if raised and all(isinstance(r, Failure) and r.kind not in NOT_RAISED for r in raised):
             first = raised[0]
-            raise FatalError(f"raises on every input ({len(tried)} cases), e.g. {first}")
+            raise FatalError(f"raises on every input ({len(tried)} cases), e.g. {first}", first.site)
         return {"tried": tried, "first_failure": first_failure}
