@@ -1,6 +1,6 @@
 """Take the README's screenshots of the page.
 
-    .venv/bin/python docs/screenshots/take_screenshots.py [screens] [follow] [views] [lab] [teach]
+    .venv/bin/python docs/screenshots/take_screenshots.py [screens] [follow] [views] [lab] [teach] [grader]
 
 Starts the real app under uvicorn on a free loopback port and drives Debian's Chromium:
 - {cs231n,depthwise}-{1024x768,1366x768,1920x1080,projector-1920x1080,phone-390x844}.png:
@@ -16,7 +16,8 @@ Starts the real app under uvicorn on a free loopback port and drives Debian's Ch
 - dead-relu-1366x768.png: the nhwc_relu lesson at a backward step whose dz is 0 (its
   writes drawn as dead +0); stride2-gaps-1366x768.png: the stride2 lesson's last step,
   dx's never-reached cells marked; custom-follow-1366x768.png: a custom setup too large
-  to fit whole (4 channels, 3 filters) at a backward step, each column following it.
+  to fit whole (4 channels, 3 filters) at a backward step, each column following it;
+- class-report-1366x768.png: `convscope check FOLDER --class-report` on a class of 33.
 With no argument it takes them all.
 """
 
@@ -167,7 +168,28 @@ def teach(browser, base) -> None:
     context.close()
 
 
-GROUPS = {"screens": screens, "follow": follow, "views": views, "lab": lab, "teach": teach}
+def grader(browser, base) -> None:
+    """class-report-1366x768.png: `convscope check FOLDER --class-report` on the test
+    suite's class of 33 files whose truth is known (tests/test_grader_class.py)."""
+    import subprocess
+    import tempfile
+
+    from test_grader_class import make_class
+
+    with tempfile.TemporaryDirectory() as folder:
+        klass = Path(folder) / "class"
+        make_class(klass, "convscope-screenshot-marker", Path(folder) / "home-file")
+        report = Path(folder) / "class.html"
+        subprocess.run([sys.executable, "-m", "convscope", "check", str(klass), "--call-time-limit", "2",
+                        "--class-report", str(report)], check=True, capture_output=True, cwd=ROOT)
+        context = browser.new_context(viewport={"width": 1366, "height": 768})
+        page = context.new_page()
+        page.goto(report.as_uri())
+        page.screenshot(path=str(OUT / "class-report-1366x768.png"))
+        context.close()
+
+
+GROUPS = {"screens": screens, "follow": follow, "views": views, "lab": lab, "teach": teach, "grader": grader}
 
 
 def main() -> None:
