@@ -100,9 +100,8 @@ def compare_tensor(name: str, expected: np.ndarray, got: Any) -> TensorCompariso
     expected = np.asarray(expected, dtype=np.float64)
     array = _as_numbers(got)
     if array is None:
-        what = type(got).__name__
-        return TensorComparison(name, False, "not numbers", expected.shape, None,
-                                message=f"{name} is a {what}, not an array of numbers")
+        what = "None: nothing was returned for it" if got is None else f"a {type(got).__name__}, not an array of numbers"
+        return TensorComparison(name, False, "not numbers", expected.shape, None, message=f"{name} is {what}")
     array = _equivalent_bias(name, expected, array)
     if array.shape != expected.shape:
         return TensorComparison(

@@ -26,6 +26,14 @@ def _refuse(loc: list[str], msg: str) -> ApiError:
     return ApiError(422, ["body", "compare", *loc], msg, "value_error")
 
 
+def _empty(value: Any) -> bool:
+    """Rectangular nested lists holding no number: [[[]]]."""
+    try:
+        return isinstance(value, list) and np.asarray(value, dtype=np.float64).size == 0
+    except (TypeError, ValueError):
+        return False
+
+
 def comparison(header: Mapping[str, Any], student: Any) -> dict[str, Any]:
     """Per tensor of ``student`` (a {name: nested lists} object), its comparison with the
     trace header's tensor of that name, in the header's (the request's) layout."""
@@ -41,10 +49,12 @@ def comparison(header: Mapping[str, Any], student: Any) -> dict[str, Any]:
             raise _refuse([name], f"{name} is not in this trace: {why}")
         if isinstance(student[name], Mapping):
             raise _refuse([name], f"compare.{name} must be nested lists of numbers, not an object")
-        try:  # typed numbers are checked as inputs are: a word, a gap or NaN names its cell
-            to_array(student[name], f"compare.{name}")
-        except ConvSpecError as exc:
-            raise _refuse([name], str(exc)) from exc
+        if student[name] is not None:  # (None: nothing returned, compared as such)
+            try:  # typed numbers are checked as inputs are: a word, a gap or NaN names its cell
+                to_array(student[name], f"compare.{name}")
+            except ConvSpecError as exc:
+                if not _empty(student[name]):  # an empty result (a crop of [pad:-pad] at pad 0) is a shape
+                    raise _refuse([name], str(exc)) from exc
         t = tensors[name]
         expected[name] = np.asarray(t["data"], dtype=np.float64).reshape(t["shape"])
     return compare_tensors(expected, student)

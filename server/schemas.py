@@ -149,10 +149,13 @@ class TraceConfig(ConvRequest):
     phases: _choice(list(CHOICES["phases"]), "Which passes to trace.") = None
     compare: _doc(
         {"type": "object", "additionalProperties": False,
-         "properties": {name: _NESTED for name in ("out", "dx", "dw", "db")}},
+         "properties": {name: {"anyOf": [
+             {"type": "array", "description": "Nested lists of numbers, row-major, of any shape: one that is not "
+                                              "the trace's (an empty crop's [[[]]] too) is compared as a wrong shape."},
+             {"type": "null", "description": "Nothing was returned for it."}]} for name in ("out", "dx", "dw", "db")}},
         "Your own result tensors (out, dx, dw, db), in the request's layout, to compare with the "
         "trace's: the document's `comparison` says per tensor which cells differ, with the expected "
-        "and your value.",
+        "and your value, or that its shape is not the trace's, or that it is None.",
     ) = None
 
     mistake: _doc(

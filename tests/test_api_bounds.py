@@ -116,11 +116,17 @@ def test_fill_spec_bounds_are_enforced(client, props):
 
 
 def test_compare_tensor_bounds_are_enforced(client, props):
-    nested = props["compare"]["properties"]["dx"]
+    """A compared tensor may have any shape, an empty one included (a student's crop of
+    [pad:-pad] at padding 0), or be null (nothing returned): each is compared and
+    said; what is not numbers is refused naming the cell."""
+    schema = props["compare"]["properties"]["dx"]["anyOf"]
+    assert [s["type"] for s in schema] == ["array", "null"]
     x = [[[[0.0, 1.0], [2.0, 3.0]]]]
-    assert _status(client, {"x": x, "w": ONE, "compare": {"out": [[[[0.0] * 2] * 2]] * nested["minItems"]}})[0] == 200
-    status, detail = _status(client, {"x": x, "w": ONE, "compare": {"dx": []}})
-    assert status == 422 and detail["loc"][:3] == ["body", "compare", "dx"], detail
+    for sent, kind in (([], "wrong shape"), ([[[]]], "wrong shape"), (None, "not numbers")):
+        answer = client.post("/api/trace", json={"x": x, "w": ONE, "compare": {"dx": sent}})
+        assert answer.status_code == 200 and answer.json()["comparison"]["dx"]["kind"] == kind, answer.text
+    status, detail = _status(client, {"x": x, "w": ONE, "compare": {"dx": [[["a"]]]}})
+    assert status == 422 and detail["loc"][:3] == ["body", "compare", "dx"] and "'a'" in detail["msg"], detail
 
 
 def test_every_bound_in_the_config_schema_is_tested(props):

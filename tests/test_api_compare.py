@@ -55,10 +55,20 @@ def test_a_wrong_shape_is_reported_not_refused(api_client):
     assert comparison["db"]["kind"] == "wrong shape" and comparison["db"]["got_shape"] == [2]
 
 
+@pytest.mark.parametrize("dx, shape", [([], [0]), ([[[]]], [1, 1, 0])])
+def test_an_empty_result_is_compared_as_its_shape_not_refused(api_client, dx, shape):
+    """A crop of [pad:-pad] at padding 0 gives an empty dx: the grader's link carries it,
+    and the page must open and say so, not be refused into a blank page."""
+    response = api_client.post("/api/trace", json={**CONFIG, "compare": {"dx": dx}})
+    assert response.status_code == 200, response.text
+    dx_c = response.json()["comparison"]["dx"]
+    assert dx_c["kind"] == "wrong shape" and dx_c["got_shape"] == shape and dx_c["message"].startswith("dx has shape (")
+
+
 @pytest.mark.parametrize("dx, words", [
     ([[1, 2], [3]], "compare.dx[1] has 1 item but compare.dx[0] has 2"),
     ([[1, "two"]], "compare.dx[0][1] is 'two', not a number"),
-    ([], "compare.dx is empty"),
+    ([[1, None]], "compare.dx[0][1] is None, not a number"),
 ])
 def test_typed_numbers_that_are_not_a_tensor_are_refused_naming_the_cell(api_client, dx, words):
     response = api_client.post("/api/trace", json={**CONFIG, "compare": {"dx": dx}})

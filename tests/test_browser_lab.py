@@ -210,3 +210,37 @@ def test_the_graders_link_opens_the_counterexample_with_the_students_cells_marke
     wait_until(page, f"document.querySelectorAll('#stage .cell.diff').length === {len(wrong)}", 20)
     assert set(_marked(page)) == {(name, f) for f in wrong}
     assert f"{name}: {len(wrong)} of {expected.size} cells differ" in page.locator("#lab-lines").inner_text()
+
+
+def _unfinished_dx(dout, cache):  # returns nothing for dx: the link must still open
+    from convcore.compat.cs231n import conv_backward_naive
+
+    _, dw, db = conv_backward_naive(dout, cache)
+    return None, dw, db
+
+
+@pytest.mark.parametrize("subject", ["empty_crop", "crop_hardcoded_1", "output_size_parentheses", "unfinished dx"])
+def test_the_graders_link_opens_for_an_output_of_the_wrong_shape_empty_or_none(open_page, subject):
+    """An empty dx ([pad:-pad] at padding 0), a wrong-shaped out and a dx of None: the
+    link opens the case, the trace plays, and the lab bar says what the student's
+    output is, instead of a refusal and a blank page."""
+    from convcore.compat.cs231n import conv_forward_naive
+    from convcore.grader import grade
+    from convcore.grader.report import PAGE
+    from convcore.mistakes import Subject, get_mistake
+
+    code = Subject(forward=conv_forward_naive, backward=_unfinished_dx) if subject == "unfinished dx" \
+        else get_mistake(subject).implementation
+    report = grade("cs231n", code, target=subject).data
+    shaped = {name: o["counterexample"] for name, o in report["outputs"].items()
+              if o["status"] == "fail" and o["counterexample"]["kind"] in ("wrong shape", "returned None")}
+    assert shaped, {n: o["status"] for n, o in report["outputs"].items()}
+    name, ce = next(iter(shaped.items()))
+    page = open_page("/" + ce["page"][len(PAGE):], viewport=(1366, 768)).page
+    wait_until(page, "document.getElementById('lab-lines') && document.getElementById('lab-lines').textContent.length > 0", 20)
+    said = page.locator("#lab-lines").inner_text()
+    if ce["kind"] == "returned None":
+        assert f"{name} is None: nothing was returned for it" in said, said
+    else:
+        assert f"{name} has shape (" in said and "expected (" in said, said
+    assert page.evaluate("window.convscope.total") > 0 and not page.locator("#badge[data-state=error]").count()

@@ -68,6 +68,8 @@ def counterexample_data(convention: str, case: Case, output: str, got: Any, page
         if got.site is not None:
             data["site"] = got.site
         config = case.trace_config(conv.layout)
+        if got.kind == "returned None":  # (the page says so: "dx is None")
+            config["compare"] = {output: None}
     else:
         comparison = compare_tensor(output, expected, got)
         data.update(kind=comparison.kind, got=_plain(got), comparison=_plain(comparison.to_dict()))
