@@ -219,19 +219,27 @@ def _unfinished_dx(dout, cache):  # returns nothing for dx: the link must still 
     return None, dw, db
 
 
-@pytest.mark.parametrize("subject", ["empty_crop", "crop_hardcoded_1", "output_size_parentheses", "unfinished dx"])
+# every catalogued mistake whose smallest counterexample has an output of the wrong
+# shape (an empty crop among them), and a dx returned as None
+WRONG_SHAPED = ["output_size_parentheses", "empty_crop", "crop_hardcoded_1", "db_wrong_axes",
+                "kernel_height_for_width", "row_padding_for_columns", "crop_p0_p1_plus_rows"]
+
+
+@pytest.mark.parametrize("subject", [*WRONG_SHAPED, "unfinished dx"])
 def test_the_graders_link_opens_for_an_output_of_the_wrong_shape_empty_or_none(open_page, subject):
-    """An empty dx ([pad:-pad] at padding 0), a wrong-shaped out and a dx of None: the
-    link opens the case, the trace plays, and the lab bar says what the student's
-    output is, instead of a refusal and a blank page."""
+    """An empty dx ([pad:-pad] at padding 0), every other wrong-shaped output of the
+    catalogue, and a dx of None: the link opens the case, the trace plays, and the lab
+    bar says what the student's output is, instead of a refusal and a blank page."""
     from convcore.compat.cs231n import conv_forward_naive
     from convcore.grader import grade
     from convcore.grader.report import PAGE
     from convcore.mistakes import Subject, get_mistake
 
-    code = Subject(forward=conv_forward_naive, backward=_unfinished_dx) if subject == "unfinished dx" \
-        else get_mistake(subject).implementation
-    report = grade("cs231n", code, target=subject).data
+    if subject == "unfinished dx":
+        convention, code = "cs231n", Subject(forward=conv_forward_naive, backward=_unfinished_dx)
+    else:
+        convention, code = get_mistake(subject).convention, get_mistake(subject).implementation
+    report = grade(convention, code, target=subject).data
     shaped = {name: o["counterexample"] for name, o in report["outputs"].items()
               if o["status"] == "fail" and o["counterexample"]["kind"] in ("wrong shape", "returned None")}
     assert shaped, {n: o["status"] for n, o in report["outputs"].items()}
