@@ -22,7 +22,7 @@ import numpy as np
 
 from ..mistakes import Failure
 
-__all__ = ["ChannelBroken", "ChannelTimeout", "MAX_FRAME_BYTES", "decode_array", "decode_results", "encode_array",
+__all__ = ["ChannelBroken", "ChannelClosed", "ChannelTimeout", "MAX_FRAME_BYTES", "decode_array", "decode_results", "encode_array",
            "encode_results", "read_frame", "write_frame"]
 
 MAX_FRAME_BYTES = 64 * 2**20  # a reply of the largest case the search draws is under 100 kB
@@ -32,6 +32,10 @@ _HEADER = struct.Struct(">Q")
 
 class ChannelBroken(Exception):
     """The other end closed the pipe, or wrote something that is not a frame."""
+
+
+class ChannelClosed(ChannelBroken):
+    """The other end closed the pipe (the child ended, or the parent is done)."""
 
 
 class ChannelTimeout(Exception):
@@ -53,7 +57,7 @@ def _read_exactly(fd: int, count: int, deadline: float) -> bytes:
             raise ChannelTimeout()
         chunk = os.read(fd, min(count, 1 << 20))
         if not chunk:
-            raise ChannelBroken("the pipe was closed")
+            raise ChannelClosed("the pipe was closed")
         parts.append(chunk)
         count -= len(chunk)
     return b"".join(parts)

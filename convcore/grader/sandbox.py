@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .channel import ChannelBroken, ChannelTimeout, decode_array, decode_results, encode_array, encode_results, \
+from .channel import ChannelBroken, ChannelClosed, ChannelTimeout, decode_array, decode_results, encode_array, encode_results, \
     read_frame, write_frame
 from .defaults import MEMORY_MB, TIME_LIMIT
 from .isolation import isolation, wrap
@@ -106,13 +106,13 @@ class _Child:
         except ChannelTimeout:
             raise _Stopped(f"did not finish within the time limit of {self.time_limit:g} s and was stopped "
                            "(does it loop forever, or is it very slow? --time-limit gives it more)") from None
+        except ChannelClosed:
+            try:
+                self.process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+            raise _Stopped(self._ended_text()) from None
         except ChannelBroken as exc:
-            if "closed" in str(exc):
-                try:
-                    self.process.wait(timeout=5)
-                except subprocess.TimeoutExpired:
-                    pass
-                raise _Stopped(self._ended_text()) from None
             raise _Stopped(f"wrote something into the grader's channel that is not an answer ({exc}), "
                            "and was stopped") from None
 
@@ -249,8 +249,6 @@ def _answer(convention: Any, subject: Any, request: dict[str, Any], call: Any) -
         return {"results": encode_results(convention.run(subject, case, call))}
     except LimitExceeded as exc:
         return {"limit": str(exc)}
-    except MemoryError:
-        return {"limit": f"needs more memory than the limit of {request.get('memory_mb', '?')} MB"}
 
 
 def _child(requests: int, replies: int) -> None:
