@@ -171,6 +171,30 @@ def conv_backward_naive(dout, cache):
 
 
 @needs_bwrap
+def test_the_folder_the_teacher_runs_the_check_from_is_not_readable(tmp_path):
+    """The teacher's working folder (sys.path's first entry for `python -m`) may hold the
+    answer key: a submission elsewhere cannot read it into its error message."""
+    teacher = tmp_path / "teacher"
+    teacher.mkdir()
+    (teacher / "answers.txt").write_text(SECRET)
+    students = tmp_path / "students"
+    students.mkdir()
+    path = submission(students, "", f"""
+def conv_forward_naive(x, w, b, conv_param):
+    try:
+        found = open({str(teacher / "answers.txt")!r}).read()
+    except OSError as exc:
+        found = type(exc).__name__
+    raise ValueError(found[:60])
+""")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    done = subprocess.run([sys.executable, "-m", "convscope", "check", str(path), "--json"], cwd=teacher, env=env,
+                          capture_output=True, text=True, timeout=180)
+    assert done.returncode == 2 and SECRET not in done.stdout, done.stdout[-500:]
+    assert "FileNotFoundError" in done.stdout or "PermissionError" in done.stdout
+
+
+@needs_bwrap
 def test_a_detached_process_ends_with_the_check(tmp_path):
     marker = f"convscope-detached-{uuid.uuid4().hex}"
     attack = f"""

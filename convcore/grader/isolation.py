@@ -70,12 +70,12 @@ def _hidden() -> list[str]:
 
 def _needed_paths() -> list[str]:
     """Folders the child must read even when they lie in a hidden home: the Python
-    installation, the folder holding convcore, and what sys.path names."""
+    installation and the folder holding convcore. Not the rest of sys.path: its first
+    entry is the folder the teacher runs the check from, which may hold the answers."""
     import convcore
 
     wanted = {sys.prefix, sys.base_prefix, sys.exec_prefix, str(Path(convcore.__file__).resolve().parent.parent),
               str(Path(sys.executable).resolve().parent)}
-    wanted.update(p for p in sys.path if p)
     return sorted(p for p in {os.path.realpath(p) for p in wanted} if os.path.isdir(p))
 
 
