@@ -270,9 +270,9 @@ export function wholeNumber(text, label, min = null) {
 /**
  * The rows of a pasted block, when the text is one: two lines or more of numbers (a
  * spreadsheet's cells, a NumPy print of a matrix) or a one-line list of lists
- * ("[[9, 8, 7], [6, 5, 4]]"). {rows: number[][]}, {error} when its rows differ in
- * length or a token is not a number, or null when the text is not a block (one row of
- * numbers, a deeper nesting: those paste in reading order).
+ * ("[[9, 8, 7], [6, 5, 4]]"). {rows: number[][]}, {error} when a token is not a
+ * number, or null when the text is not a block (one row of numbers, rows of different
+ * lengths, a deeper nesting: those paste in reading order).
  */
 export function parseBlock(text) {
   const t = String(text).trim();
@@ -286,11 +286,8 @@ export function parseBlock(text) {
     if (parsed.numbers.length) rows.push(parsed.numbers);
   }
   if (rows.length < 2) return null;
-  const lengths = [...new Set(rows.map((r) => r.length))];
-  if (lengths.length > 1) {
-    return { error: `its rows hold ${rows.map((r) => r.length).join(", ")} numbers; a block's rows must be equally long` };
-  }
-  return { rows };
+  // rows of different lengths are not a block: they paste in reading order
+  return new Set(rows.map((r) => r.length)).size === 1 ? { rows } : null;
 }
 
 /**
