@@ -68,7 +68,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     from convcore.grader.command import add_parser as add_check
 
-    add_check(commands)
+    check = add_check(commands)
+    check.add_argument("--lesson", metavar="PATH",
+                       help="also write the first failing case, your output compared, as a lesson file (one HTML "
+                            "file that plays offline, no server needed)")
     return parser
 
 
@@ -206,6 +209,14 @@ def run_uvicorn(config: Any, sock: socket.socket) -> int:
     return 0 if server.started else 3  # (uvicorn's code for a start that failed)
 
 
+def _case_lesson(config: dict[str, Any], path: Path, title: str) -> None:
+    """`convscope check --lesson`: a grader's counterexample as a lesson file."""
+    from .export.lesson import lesson_html
+
+    path.write_text(lesson_html(config, name="case", title=title, sentence="The smallest case the grader found "
+                                "failing, your numbers compared with the right ones."), encoding="utf-8")
+
+
 def _read_config(source: str) -> dict[str, Any]:
     if source.startswith("preset:"):
         from .presets import get_preset
@@ -274,7 +285,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "check":
         from convcore.grader.command import run as check
 
-        return check(args)
+        return check(args, write_lesson=_case_lesson)
     if args.command == "export":
         return export_command(args)
     parser.print_help()

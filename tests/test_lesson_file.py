@@ -256,3 +256,32 @@ def test_a_lesson_file_asked_for_past_its_last_step_opens_at_the_last(browser, t
         wait_until(view.page, f"window.convscope.shownStep === {last}")
     finally:
         view.close()
+
+
+def test_check_writes_the_failing_case_as_a_lesson_file_that_opens_offline(browser, tmp_path):
+    """`convscope check FILE --lesson case.html`: the first failing output's smallest
+    case, the student's output compared, in a file that plays with no server; here an
+    empty-crop dx, whose shape the lab bar states."""
+    import os
+    import subprocess
+    import sys
+
+    from test_grader_sandbox import ROOT, STUDENTS
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    case = tmp_path / "case.html"
+    done = subprocess.run([sys.executable, "-m", "convscope", "check", str(STUDENTS / "empty_crop.py"), "--lesson", str(case)],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=180, env=env)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"lesson file: {case} opens the dx case with your dx compared, with no server" in done.stdout
+    view = OfflinePage(browser, case)
+    try:
+        wait_until(view.page, "document.getElementById('lab-lines').textContent.includes('dx has shape (')", 20)
+        assert view.page.evaluate("window.convscope.total") > 0
+    finally:
+        view.close()
+    passing = subprocess.run([sys.executable, "-m", "convscope", "check", str(STUDENTS / "seven_loops.py"), "--lesson",
+                              str(tmp_path / "none.html")], cwd=tmp_path, capture_output=True, text=True, timeout=180,
+                             env=env)
+    assert passing.returncode == 0 and "nothing fails, so no lesson file was written" in passing.stderr
+    assert not (tmp_path / "none.html").exists()

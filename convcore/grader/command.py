@@ -13,6 +13,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any, Callable
 
 __all__ = ["add_parser", "run"]
 
@@ -50,9 +51,23 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     return check
 
 
-def run(args: argparse.Namespace) -> int:
+def first_failing_case(report: "Any") -> tuple[str, dict] | None:
+    """(output, counterexample) of the report's first failing output, or None."""
+    for name, result in report.data.get("outputs", {}).items():
+        if result["status"] == "fail":
+            return name, result["counterexample"]
+    return None
+
+
+def run(args: argparse.Namespace, write_lesson: "Callable[[dict, Path, str], None] | None" = None) -> int:
+    """``write_lesson(config, path, title)``: how the host writes a lesson file of a case
+    (``convscope``'s export; convcore itself writes none) for ``--lesson``."""
     from .loader import split_target
     from .sandbox import check_file
+
+    if getattr(args, "lesson", None) and Path(args.target).is_dir():
+        print("convscope check: --lesson writes one case's lesson file: give one FILE, not a folder", file=sys.stderr)
+        return 2
 
     for name, value in (("--examples", args.examples), ("--memory-limit", args.memory_limit)):
         if value < 1:
@@ -69,6 +84,19 @@ def run(args: argparse.Namespace) -> int:
                         time_limit=args.time_limit, memory_mb=args.memory_limit,
                         call_seconds=args.call_time_limit, page=args.page)
     print(report.to_json() if args.json else report)
+    if getattr(args, "lesson", None) and write_lesson is not None:
+        failing = first_failing_case(report)
+        if failing is None:
+            print("convscope check: nothing fails, so no lesson file was written", file=sys.stderr)
+        else:
+            name, ce = failing
+            try:
+                write_lesson(ce["config"], Path(args.lesson), f"{Path(path).name}: {name} on its smallest failing case")
+            except Exception as exc:  # noqa: BLE001 - the check's verdict stands; the file is what failed
+                print(f"convscope check: cannot write the lesson file {args.lesson}: {exc}", file=sys.stderr)
+                return 2
+            if not args.json:
+                print(f"lesson file: {args.lesson} opens the {name} case with your {name} compared, with no server")
     if args.gradescope:
         try:
             Path(args.gradescope).write_text(json.dumps(report.gradescope(), indent=2, ensure_ascii=False), encoding="utf-8")

@@ -74,6 +74,7 @@ def counterexample_data(convention: str, case: Case, output: str, got: Any, page
         comparison = compare_tensor(output, expected, got)
         data.update(kind=comparison.kind, got=_plain(got), comparison=_plain(comparison.to_dict()))
         config = dict(case.trace_config(conv.layout), compare={output: _plain(got)})
+    data["config"] = _plain(config)  # (the trace config of the case: a lesson file is made from it)
     data["page"] = page_url(config, page)
     return data
 
