@@ -41,14 +41,22 @@ def test_the_api_docs_page_works_with_nothing_from_elsewhere(browser, base_url):
 def test_try_it_out_with_the_default_example_gets_a_2xx(browser, base_url, operation):  # noqa: F811
     """A visitor of /docs opens an operation, presses "Try it out" and "Execute" with the
     body it offers: the server answers 2xx (the schemas carry examples of lessons)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     context = browser.new_context(viewport={"width": 1366, "height": 900})
     page = context.new_page()
     try:
         page.goto(base_url + f"/docs#/{operation.replace('-', '/', 1)}")
         block = page.locator(f"#operations-{operation}")
         block.wait_for()
-        if not block.locator(".try-out__btn").count():
+        # the address's deep link opens the operation a moment after the page loads: a
+        # click on its summary before then would close it again (CI met that race)
+        opened = page.locator(f"#operations-{operation}.is-open")
+        try:
+            opened.wait_for(timeout=5000)
+        except PlaywrightTimeout:
             block.locator(".opblock-summary").click()
+            opened.wait_for(timeout=10000)
         block.locator(".try-out__btn").click()
         block.locator(".execute").click()
         status = block.locator(".live-responses-table tbody .response-col_status").first
