@@ -50,10 +50,10 @@ def export_rows(repeats: int) -> None:
     from convscope import show
     from convscope.export.bundle import inline_page
     from convscope.export.lesson import lesson_html
-    from convscope.presets import PRESETS
+    from convscope.traces.presets import PRESETS
     from convscope.settings import Settings
-    from convscope.static_files import find_static_dir
-    from convscope.tracing import prepare, stream_lines
+    from convscope.http.static_files import find_static_dir
+    from convscope.traces.prepare import prepare, stream_lines
 
     preset = PRESETS["cs231n"]
 

@@ -1,6 +1,6 @@
 """Pausing the cyclic garbage collector while a whole trace document is built.
 
-The service itself no longer needs it: ``convscope.tracing.document_bytes`` encodes a
+The service itself no longer needs it: ``convscope.traces.prepare.document_bytes`` encodes a
 document a chunk of events at a time, so no whole document's objects are alive at once.
 bench/trace.py uses it for its whole-document route (build_trace, then encode); it
 lives beside it, in bench/, since nothing else does.

@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from live_server import ONE_ADDRESS_CROWD, free_port  # noqa: E402
-from convscope.presets import PRESETS  # noqa: E402
+from convscope.traces.presets import PRESETS  # noqa: E402
 
 LARGEST = {
     "x": {"fill": "randint", "shape": [1, 3, 10, 10], "low": -3, "high": 3, "seed": 1},
@@ -249,7 +249,7 @@ def encoder_section(repeats: int) -> None:
     import orjson
 
     from convcore.trace import build_trace
-    from convscope.schemas import TraceDocument
+    from convscope.api.schemas import TraceDocument
 
     doc = build_trace(LARGEST)
 

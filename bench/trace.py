@@ -53,7 +53,7 @@ from naive import naive_forward_backward  # noqa: E402
 from gc_pause import paused_gc  # noqa: E402
 
 SHAPE_X, SHAPE_W, STRIDE, PAD = (2, 3, 16, 16), (4, 3, 3, 3), 1, 1
-NUMPY = orjson.OPT_SERIALIZE_NUMPY  # as server/encoding.py encodes
+NUMPY = orjson.OPT_SERIALIZE_NUMPY  # as server/http/encoding.py encodes
 
 
 def bench_config(granularity: str = "window", data: str = "normal") -> tuple[dict, tuple]:
@@ -87,7 +87,7 @@ def earlier_engine(rev: str):
 
 
 def service_route(build):
-    """The service's document route (server/tracing.py) with engine ``build``
+    """The service's document route (server/traces/prepare.py) with engine ``build``
     (build_trace): arrays=True, orjson, the collector paused while the document is
     built, encoded and freed (bench/gc_pause.py)."""
     def run(config):

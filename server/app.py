@@ -18,23 +18,23 @@ from fastapi.staticfiles import StaticFiles
 
 from convcore import __version__
 
-from .docs import install_docs
-from .errors import install_error_handlers
-from .fair_share import ClientShares, FairShare
+from .http.api_docs import install_docs
+from .http.errors import install_error_handlers
+from .http.fair_share import ClientShares, FairShare
 from .follow.broker import BrokerDown
 from .follow.routes import broker_down
 from .follow.routes import router as follow_router
-from .builds import SharedBuilds
-from .gate import BuildGate
-from .hosts import allowed_hosts
-from .http_rules import MethodRules
-from .replies import Pace
-from .routes import debug, health, lesson, meta, mistakes, pages, presets, trace
-from .security import HostCheck, RequestBody, SecurityHeaders
+from .traces.shared_builds import SharedBuilds
+from .traces.build_slots import BuildGate
+from .http.hosts import allowed_hosts
+from .http.methods import MethodRules
+from .http.replies import Pace
+from .api import debug, health, lesson, meta, mistakes, pages, presets, trace
+from .http.security import HostCheck, RequestBody, SecurityHeaders
 from .settings import Settings
-from .static_files import find_static_dir
-from .streaming import StreamStats
-from .tracing import DocumentCache
+from .http.static_files import find_static_dir
+from .traces.streaming import StreamStats
+from .traces.prepare import DocumentCache
 
 __all__ = ["create_app", "create_app_from_env"]
 
@@ -68,7 +68,7 @@ def create_app(settings: Settings | None = None, static_dir: Path | None = None)
         title="ConvScope",
         version=__version__,
         description=DESCRIPTION,
-        docs_url=None,  # FastAPI's pages load scripts from a CDN: convscope.docs serves local ones
+        docs_url=None,  # FastAPI's pages load scripts from a CDN: convscope.http.api_docs serves local ones
         redoc_url=None,
     )
     app.state.settings = settings
@@ -137,7 +137,7 @@ def _document_body_refusals(app: FastAPI) -> None:
                         })
                     if path.startswith("/api/"):
                         responses.setdefault("429", {
-                            "description": "This client address is past one of its shares (server/fair_share.py): "
+                            "description": "This client address is past one of its shares (server/http/fair_share.py): "
                                            "names it and its numbers; see Retry-After.",
                             "content": error,
                             "headers": {"Retry-After": {"description": "Seconds to wait", "schema": {"type": "integer"}}},

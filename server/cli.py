@@ -30,7 +30,7 @@ from typing import Any, Sequence
 from convcore import __version__
 
 from .export.command import add_export_command, export_command
-from .hosts import ALL_INTERFACES, network_address
+from .http.hosts import ALL_INTERFACES, network_address
 from .settings import Settings, SettingsError
 
 __all__ = ["build_parser", "main", "run_uvicorn"]
@@ -119,7 +119,7 @@ def _listen(host: str, port: int) -> socket.socket:
 def serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from .protocol import connection_cap, raise_descriptor_limit
+    from .http.protocol import connection_cap, raise_descriptor_limit
 
     if args.host is None:  # (a class reaches this machine over the network)
         args.host = "0.0.0.0" if args.classroom else "127.0.0.1"
@@ -183,7 +183,7 @@ def serve(args: argparse.Namespace) -> int:
         port=args.port,
         workers=args.workers,
         log_level=args.log_level,
-        http=f"{__package__}.protocol:DeadlineH11Protocol",  # whole-request and idle-reader deadlines
+        http=f"{__package__}.http.protocol:DeadlineH11Protocol",  # whole-request and idle-reader deadlines
         server_header=False,
         timeout_graceful_shutdown=settings.shutdown_timeout,
     )
@@ -219,11 +219,11 @@ def _case_lesson(config: dict[str, Any], path: Path, title: str) -> None:
 
 def _read_config(source: str) -> dict[str, Any]:
     if source.startswith("preset:"):
-        from .presets import get_preset
+        from .traces.presets import get_preset
 
         preset = get_preset(source.split(":", 1)[1])
         if preset is None:
-            from .presets import PRESETS
+            from .traces.presets import PRESETS
 
             raise ValueError(f"no preset named {source.split(':', 1)[1]!r}; the presets are {', '.join(PRESETS)}")
         return preset.to_dict()["config"]
@@ -238,7 +238,7 @@ def write_trace(args: argparse.Namespace) -> int:
     from convcore.spec import ConvSpecError
     from convcore.trace import build_trace, iter_trace
 
-    from .encoding import encode_json
+    from .http.encoding import encode_json
 
     try:
         config = _read_config(args.config)

@@ -71,7 +71,7 @@ class Lesson:
     def html(self) -> str:
         """The offline lesson file's text (what ``convscope export`` writes)."""
         if self._html is None:
-            from .errors import ApiError
+            from .http.errors import ApiError
             from .export.lesson import lesson_html
 
             try:
@@ -160,7 +160,7 @@ def show(
     would answer (its limits apply: a player of 20 000 steps teaches nobody).
     """
     if preset is not None:
-        from .presets import PRESETS, get_preset
+        from .traces.presets import PRESETS, get_preset
 
         found = get_preset(preset)
         if found is None:

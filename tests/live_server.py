@@ -17,7 +17,7 @@ __all__ = ["BANNER", "ONE_ADDRESS_CROWD", "ROOT", "free_port", "held_socket", "r
            "stop_server"]
 
 # A crowd from one address (a load test's subscribers, a schema fuzzer): the per-address
-# shares of server/fair_share.py and the connection cap raised, so that such a test
+# shares of server/http/fair_share.py and the connection cap raised, so that such a test
 # measures delivery or answers, not fairness (tests/test_server_fair.py tests those).
 # Settings names; values as the environment gives them.
 ONE_ADDRESS_CROWD = {"client_max_follows": "2000", "client_max_connections": "4000", "client_burst": "100000",

@@ -9,7 +9,7 @@ import pytest
 
 from convcore import __version__
 from convcore.trace import build_trace, replay
-from convscope.presets import PRESETS
+from convscope.traces.presets import PRESETS
 
 
 def ndjson(text: str) -> list[dict]:
@@ -62,7 +62,7 @@ def test_missing_page_is_a_clear_404(api_settings, tmp_path):
 
 
 def test_the_checkout_page_folder_is_found():
-    from convscope.static_files import find_static_dir
+    from convscope.http.static_files import find_static_dir
 
     folder = find_static_dir()
     assert folder is not None and folder.name == "static" and folder.is_dir()
@@ -199,7 +199,7 @@ def test_forward_only_traces_have_no_gradient_check(api_client):
 
 
 def test_the_gradient_check_catches_a_wrong_gradient(api_settings):
-    from convscope.tracing import gradient_check, prepare
+    from convscope.traces.prepare import gradient_check, prepare
 
     config = {"x": {"fill": "normal", "shape": [1, 2, 6, 6]}, "w": {"fill": "normal", "shape": [3, 2, 3, 3]},
               "stride": 2, "dout": {"fill": "normal", "shape": [1, 3, 2, 2]}}
@@ -330,7 +330,7 @@ def test_trace_document_equals_convcore_build_trace(api_client):
 
 def _counting_builds(monkeypatch) -> list[int]:
     """Count the documents the trace route builds (cache misses)."""
-    from convscope.routes import trace as trace_routes
+    from convscope.api import trace as trace_routes
 
     builds: list[int] = []
     real = trace_routes.document_bytes
@@ -381,7 +381,7 @@ def test_stream_is_header_events_end_and_matches_the_document(api_client):
 
 
 def test_an_error_after_the_header_is_an_error_line(api_client, monkeypatch):
-    from convscope import tracing
+    from convscope.traces import prepare as tracing
 
     real = tracing.stream_lines
 
@@ -392,7 +392,7 @@ def test_an_error_after_the_header_is_an_error_line(api_client, monkeypatch):
         raise ValueError("the trace engine failed at event 1")
 
     monkeypatch.setattr(tracing, "stream_lines", failing)
-    from convscope.routes import trace as trace_routes
+    from convscope.api import trace as trace_routes
 
     monkeypatch.setattr(trace_routes, "stream_lines", failing)
     lines = ndjson(api_client.post("/api/trace/stream", json=CONFIG).text)
@@ -474,7 +474,7 @@ def test_whole_documents_are_built_a_few_at_a_time(page_dir, monkeypatch):
 
     from fastapi.testclient import TestClient
 
-    import convscope.tracing as tracing
+    import convscope.traces.prepare as tracing
     from convscope.app import create_app
     from convscope.settings import Settings
 
@@ -535,8 +535,8 @@ def test_the_document_is_encoded_in_chunks_to_the_same_bytes(api_settings, confi
     # document_bytes encodes the events a chunk at a time: the bytes are those of the
     # whole document encoded at once
     from convcore.trace import build_trace
-    from convscope import tracing
-    from convscope.encoding import encode_json
+    from convscope.traces import prepare as tracing
+    from convscope.http.encoding import encode_json
 
     prepared = tracing.prepare(config, api_settings)
     doc = build_trace(prepared.resolved, arrays=True)

@@ -270,7 +270,7 @@ def test_every_route_maps_an_input_error_the_same_way(api_client, monkeypatch):
     """A ConvSpecError raised while computing (here from the forward pass that the
     result and the gradient check share) is a 422 at its field on all three routes."""
     from convcore.spec import ConvSpecError
-    from convscope import tracing
+    from convscope.traces import prepare as tracing
 
     def refuse(*args, **kwargs):
         raise ConvSpecError("stride 7 cannot be used here", "stride")
@@ -288,7 +288,7 @@ def test_every_route_maps_an_input_error_the_same_way(api_client, monkeypatch):
 
 def test_an_error_before_the_stream_header_is_a_422(api_client, monkeypatch):
     from convcore.spec import ConvSpecError
-    from convscope import tracing
+    from convscope.traces import prepare as tracing
 
     def refusing_trace(resolved, **options):
         raise ConvSpecError("dilation 9 cannot be used here", "dilation")
@@ -330,7 +330,7 @@ def test_an_unexpected_error_is_a_500_not_a_422(page_dir, monkeypatch):
     """Only ConvSpecError is bad input; any other exception is a bug and must show as one."""
     from fastapi.testclient import TestClient
 
-    from convscope import tracing
+    from convscope.traces import prepare as tracing
     from convscope.app import create_app
     from convscope.settings import Settings
 

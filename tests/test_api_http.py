@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from convscope.security import SECURITY_HEADERS
+from convscope.http.security import SECURITY_HEADERS
 
 SECURITY = [name.decode() for name, _ in SECURITY_HEADERS]
 
@@ -96,7 +96,7 @@ def test_the_api_docs_are_served_from_this_server(api_client):
 
 
 def test_the_hosts_a_server_answers_to():
-    from convscope.hosts import allowed_hosts, machine_names
+    from convscope.http.hosts import allowed_hosts, machine_names
     from convscope.settings import Settings
 
     local = allowed_hosts(Settings())
@@ -109,7 +109,7 @@ def test_the_hosts_a_server_answers_to():
 def test_the_host_check_refuses_a_name_it_does_not_know():
     import asyncio
 
-    from convscope.security import HostCheck
+    from convscope.http.security import HostCheck
 
     async def app(scope, receive, send):
         await send({"type": "http.response.start", "status": 200, "headers": []})

@@ -1,5 +1,5 @@
 """The build gate's accounting under every interleaving of grant, cancel, timeout and
-release (``convscope.gate``): whatever happens, every slot and byte comes back.
+release (``convscope.traces.build_slots``): whatever happens, every slot and byte comes back.
 
 The race of issue 28 first, written out: a slot frees in the same tick as the waiter
 is cancelled (its client hung up). Then random schedules of many waiters (hypothesis),
@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from convscope.errors import ApiError
-from convscope.gate import BuildGate
+from convscope.http.errors import ApiError
+from convscope.traces.build_slots import BuildGate
 
 
 def free(gate: BuildGate) -> tuple[int, int, int]:

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from convcore.trace import build_trace, iter_trace, resolve_config
 from convcore.trace.cost import BYTES_FACTOR, trace_cost
-from convscope.encoding import encode_json
+from convscope.http.encoding import encode_json
 from strategies import conv_cases
 
 MODES = [

@@ -12,7 +12,7 @@ import re
 import pytest
 
 from convscope.export.bundle import MODULE_PREFIX, BundleError, inline_page, module_graph
-from convscope.static_files import find_static_dir
+from convscope.http.static_files import find_static_dir
 
 
 def _page(tmp_path, files: dict[str, str]):

@@ -1,4 +1,4 @@
-"""A client address's shares and the teacher token, through the app (``server/fair_share.py``,
+"""A client address's shares and the teacher token, through the app (``server/http/fair_share.py``,
 ``server/follow/routes.py``); the same against a real server with many addresses is
 tests/test_server_fair.py."""
 
@@ -8,7 +8,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from convscope.app import create_app
-from convscope.fair_share import TokenBucket
+from convscope.http.fair_share import TokenBucket
 from convscope.settings import Settings
 
 TOKEN = "a-teacher-token"

@@ -49,9 +49,9 @@ def test_paused_gc_leaves_a_collector_that_was_off_off():
 
 
 def test_the_service_builds_a_document_without_switching_the_collector(monkeypatch):
-    # the service encodes a document a chunk of events at a time (server/tracing.py): no
+    # the service encodes a document a chunk of events at a time (server/traces/prepare.py): no
     # whole document's objects are alive for the collector to rescan, so it is left alone
-    from convscope import tracing
+    from convscope.traces import prepare as tracing
     from convscope.settings import Settings
 
     def refuse():

@@ -5,6 +5,7 @@ goes one way. Built from the source with ``ast``; nothing is imported."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -123,3 +124,18 @@ def test_convcore_knows_nothing_of_the_service():
     graph = {name: imports_of(name, path, set(found)) for name, path in found.items() if name.startswith("convcore")}
     assert len(graph) > 40
     assert {(name, dep) for name, deps in graph.items() for dep in deps if not dep.startswith("convcore")} == set()
+
+
+def test_the_service_module_map_lists_every_module():
+    """docs/service.md's "Inside" names every module of server/, each under its own
+    folder's line, and no module that does not exist."""
+    text = (ROOT / "docs" / "service.md").read_text(encoding="utf-8")
+    inside = text[text.index("## Inside\n"):]
+    inside = inside[: inside.index("\n**")]
+    listed: set[str] = set()
+    for item in inside.split("\n- ")[1:]:
+        folder = item.split("`", 2)[1]
+        assert folder.startswith("server/") and folder.endswith("/"), item[:60]
+        listed |= {folder + name for name in re.findall(r"`([a-z_]+\.py)`", item)}
+    actual = {str(p.relative_to(ROOT)) for p in (ROOT / "server").rglob("*.py") if p.name != "__init__.py"}
+    assert sorted(actual - listed) == [] and sorted(listed - actual) == []

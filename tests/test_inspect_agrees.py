@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from convcore.trace import build_trace, contributions
-from convscope.presets import PRESETS
+from convscope.traces.presets import PRESETS
 
 STATE_JS = Path(__file__).resolve().parents[1] / "static" / "js" / "model" / "trace-model.js"
 INSPECT_JS = Path(__file__).resolve().parents[1] / "static" / "js" / "model" / "cell-story.js"

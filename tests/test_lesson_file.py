@@ -11,7 +11,7 @@ import pytest
 
 from convcore.trace import build_trace
 from convscope.cli import main
-from convscope.presets import PRESETS
+from convscope.traces.presets import PRESETS
 from test_browser_helpers import (
     assert_equation_matches,
     assert_stage_matches,

@@ -1,4 +1,4 @@
-"""server/protocol.py subclasses uvicorn's h11 protocol and reaches into it (the request
+"""server/http/protocol.py subclasses uvicorn's h11 protocol and reaches into it (the request
 cycle, its scope and flags, the flow control, the connection set). uvicorn documents
 none of these members, so pyproject.toml pins the uvicorn range this suite runs, and
 this test drives the subclass through uvicorn's own objects: when a new uvicorn moves
@@ -14,10 +14,10 @@ from uvicorn.config import Config
 from uvicorn.protocols.http.h11_impl import H11Protocol, RequestResponseCycle
 from uvicorn.server import ServerState
 
-from convscope.protocol import DeadlineH11Protocol
-from convscope.replies import ABORT_EXTENSION
+from convscope.http.protocol import DeadlineH11Protocol
+from convscope.http.replies import ABORT_EXTENSION
 
-# what server/protocol.py reads or writes on uvicorn's objects
+# what server/http/protocol.py reads or writes on uvicorn's objects
 PROTOCOL_MEMBERS = ("connection_made", "connection_lost", "handle_events", "on_response_complete",
                     "pause_writing", "resume_writing", "shutdown", "data_received")
 INSTANCE_MEMBERS = ("cycle", "conn", "transport", "loop", "flow")

@@ -27,7 +27,7 @@ CAREFUL = {"CONVSCOPE_DEBUG": "1", "CONVSCOPE_QUEUE_TIMEOUT": "2"}
 
 
 def cs231n() -> dict:
-    from convscope.presets import get_preset
+    from convscope.traces.presets import get_preset
 
     return get_preset("cs231n").to_dict()["config"]
 

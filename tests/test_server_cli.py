@@ -15,7 +15,7 @@ import pytest
 from convcore import __version__
 from convcore.trace import build_trace
 from convscope.cli import main
-from convscope.presets import PRESETS
+from convscope.traces.presets import PRESETS
 
 from live_server import read_banner_port
 
@@ -149,7 +149,7 @@ def test_trace_of_a_huge_stride_on_a_one_window_axis(tmp_path, capsysbinary):
 def test_serve_classroom_listens_on_the_network_and_gives_join_links_its_address():
     """`convscope serve --classroom`: all interfaces, the address the class opens printed,
     and follow mode's join links on that address (not the teacher's 127.0.0.1)."""
-    from convscope.hosts import network_address
+    from convscope.http.hosts import network_address
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("CONVSCOPE_")}
     process = subprocess.Popen(

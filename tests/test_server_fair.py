@@ -3,7 +3,7 @@ sessions, 2,000 sockets of Server-Sent Events and 40 concurrent builds is refuse
 each of its shares, while 30 other clients (127.0.0.2-127.0.0.31, as a class on one
 network) keep their latency within 3x of what they see on an idle server.
 
-The shares are server/fair_share.py's and the connection caps server/protocol.py's, at
+The shares are server/http/fair_share.py's and the connection caps server/http/protocol.py's, at
 their defaults; the teacher token is the one the test gives the server.
 """
 

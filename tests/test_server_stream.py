@@ -66,7 +66,7 @@ def live_server():
     }
     process = subprocess.Popen(
         [sys.executable, "-m", "uvicorn", "convscope.app:create_app_from_env", "--factory",
-         "--http", "convscope.protocol:DeadlineH11Protocol", "--no-server-header",
+         "--http", "convscope.http.protocol:DeadlineH11Protocol", "--no-server-header",
          "--fd", str(sock.fileno()), "--log-level", "warning"],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, pass_fds=[sock.fileno()],
     )

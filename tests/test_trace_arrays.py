@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from convcore.trace import build_trace, iter_trace, replay
-from convscope.encoding import encode_json
+from convscope.http.encoding import encode_json
 from strategies import conv_cases
 from test_trace_rules import RULE_CONFIGS
 from trace_checks import assert_close, tensor

@@ -13,7 +13,7 @@ import torch  # the oracle (installed by .ci/run: never skipped)
 import torch.nn.functional as F
 
 from convcore.trace import build_trace
-from convscope.presets import PRESETS
+from convscope.traces.presets import PRESETS
 
 
 def _randint(shape, seed):

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from convcore.trace import build_trace, resolve_config
 from convcore.trace.format import DEAD_WINDOW
 from oracle import geometry, torch_layer
-from convscope.presets import PRESETS
+from convscope.traces.presets import PRESETS
 from strategies import TRACE_MODES, conv_cases
 from trace_checks import (
     case_config,

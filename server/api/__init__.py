@@ -1,1 +1,3 @@
-"""The API's routers, one module per resource."""
+"""The API: one router per resource (``/api/trace``, ``/api/lesson``, ``/api/meta``...) and
+the schemas of their bodies (``schemas``). A router checks, then hands the work to
+``convscope.traces``."""

@@ -11,8 +11,8 @@ from fastapi import APIRouter, Request
 from convcore import __version__
 from convcore.trace import SCHEMA
 
-from ..encoding import ENCODER
-from ..schemas import Health, Limits
+from ..http.encoding import ENCODER
+from .schemas import Health, Limits
 
 router = APIRouter(prefix="/api", tags=["service"])
 

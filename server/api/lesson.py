@@ -16,10 +16,10 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from ..export.lesson import lesson_html, prepare_lesson
-from ..disconnect import run_until_disconnect
-from ..replies import DocumentResponse
-from ..schemas import TraceConfig
-from ..static_files import find_static_dir
+from ..http.disconnect import run_until_disconnect
+from ..http.replies import DocumentResponse
+from .schemas import TraceConfig
+from ..http.static_files import find_static_dir
 from .trace import EXAMPLES, REFUSALS
 
 router = APIRouter(prefix="/api", tags=["lesson"])

@@ -15,7 +15,7 @@ from convcore.trace.config import CHOICE_TITLES, CHOICES, DEFAULT_FILLS, DEFAULT
 from convcore.trace.drawing import DRAWINGS, MARK_KINDS
 from convcore.trace.views import get_view, view_names
 
-from ..schemas import Limits
+from .schemas import Limits
 
 router = APIRouter(prefix="/api", tags=["service"])
 

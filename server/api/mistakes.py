@@ -6,7 +6,7 @@ from fastapi import APIRouter
 
 from convcore.mistakes.lessons import mistake_lessons
 
-from ..schemas import MistakeEntry, MistakeList
+from .schemas import MistakeEntry, MistakeList
 
 router = APIRouter(prefix="/api", tags=["mistakes"])
 

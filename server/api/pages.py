@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse
 
-from ..errors import ApiError
+from ..http.errors import ApiError
 
 router = APIRouter(tags=["page"])
 

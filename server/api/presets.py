@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Path
 
-from ..errors import ApiError
-from ..presets import PRESETS, get_preset
-from ..schemas import ErrorBody, Preset, PresetList, PresetSummary
+from ..http.errors import ApiError
+from ..traces.presets import PRESETS, get_preset
+from .schemas import ErrorBody, Preset, PresetList, PresetSummary
 
 router = APIRouter(prefix="/api/presets", tags=["presets"])
 

@@ -10,13 +10,13 @@ from fastapi import APIRouter, Body, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response, StreamingResponse
 
-from .. import guard
-from ..encoding import encode_json
-from ..presets import get_preset
-from ..builds import SharedBuild
-from ..disconnect import run_until_disconnect
-from ..replies import BuildStreamResponse, DocumentResponse
-from ..schemas import (
+from ..traces import input_sizes
+from ..http.encoding import encode_json
+from ..traces.presets import get_preset
+from ..traces.shared_builds import SharedBuild
+from ..http.disconnect import run_until_disconnect
+from ..http.replies import BuildStreamResponse, DocumentResponse
+from .schemas import (
     NDJSON_DESCRIPTION,
     NDJSON_LINE_SCHEMA,
     ConvRequest,
@@ -26,8 +26,8 @@ from ..schemas import (
     TraceDocument,
 )
 from ..settings import Settings
-from ..streaming import NDJSON_MEDIA_TYPE, ndjson_lines
-from ..tracing import INPUT_ERRORS, conv_result, document_bytes, prepare, stream_lines
+from ..traces.streaming import NDJSON_MEDIA_TYPE, ndjson_lines
+from ..traces.prepare import INPUT_ERRORS, conv_result, document_bytes, prepare, stream_lines
 
 router = APIRouter(prefix="/api", tags=["trace"])
 
@@ -137,7 +137,7 @@ def _conv(config: dict[str, Any], settings: Settings) -> bytes:
     try:
         result = conv_result(prepared)
     except INPUT_ERRORS as exc:  # mapped as on the trace routes
-        raise guard.raise_for(exc) from exc
+        raise input_sizes.raise_for(exc) from exc
     return encode_json(result)
 
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..static_files import find_static_dir
+from ..http.static_files import find_static_dir
 from .browser import BrowserError, Headless
 from .bundle import BundleError
 from .lesson import lesson_file

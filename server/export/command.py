@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
-from ..errors import ApiError
+from ..http.errors import ApiError
 from ..settings import Settings
 from .browser import BrowserError, BrowserMissing, find_browser
 from .bundle import BundleError

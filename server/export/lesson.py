@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..settings import Settings
-from ..static_files import find_static_dir
+from ..http.static_files import find_static_dir
 from .bundle import BundleError, inline_page
 
 __all__ = ["LESSON_ELEMENT", "LESSON_SCHEMA", "lesson_document", "lesson_file", "lesson_html", "lesson_source", "prepare_lesson",
@@ -26,11 +26,11 @@ LESSON_SCHEMA = "convscope.lesson/1"
 
 
 def prepare_lesson(config: dict[str, Any], settings: Settings):
-    """``convscope.tracing.prepare`` for a lesson's config, which, like the page's, may carry
+    """``convscope.traces.prepare.prepare`` for a lesson's config, which, like the page's, may carry
     ``mistake`` (a mistake lesson: the mistaken code's trace) and ``compare`` (your
     numbers, compared at the stream's end) beside the trace config. Raises ApiError for
     what the service would refuse."""
-    from ..tracing import prepare
+    from ..traces.prepare import prepare
 
     trace_config = {k: v for k, v in config.items() if k not in ("mistake", "compare")}
     return prepare(trace_config, settings, compare=config.get("compare"), mistake=config.get("mistake"))
@@ -51,8 +51,8 @@ def lesson_document(
     Raises ApiError (with the field and the numbers) for a config the service would
     refuse under ``settings`` (default: its limits).
     """
-    from ..routes.meta import build_meta
-    from ..tracing import stream_lines  # NumPy and convcore: only when exporting
+    from ..api.meta import build_meta
+    from ..traces.prepare import stream_lines  # NumPy and convcore: only when exporting
 
     settings = settings if settings is not None else Settings()
     lines = list(stream_lines(prepare_lesson(config, settings)))
@@ -69,7 +69,7 @@ def lesson_document(
 def lesson_file(lesson: dict[str, Any], *, static_dir: Path | None = None) -> str:
     """The offline lesson file (HTML text) of a ``lesson_document``; BundleError if the
     page is broken or missing."""
-    from ..encoding import encode_json
+    from ..http.encoding import encode_json
 
     folder = static_dir if static_dir is not None else find_static_dir()
     if folder is None:
@@ -91,7 +91,7 @@ def lesson_html(config: dict[str, Any], *, static_dir: Path | None = None, **abo
 def lesson_source(preset: str | None, setup: str | None) -> dict[str, Any]:
     """Keyword arguments of lesson_html for a preset name or a setup (config) file."""
     if preset is not None:
-        from ..presets import PRESETS, get_preset
+        from ..traces.presets import PRESETS, get_preset
 
         found = get_preset(preset)
         if found is None:

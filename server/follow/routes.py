@@ -33,11 +33,11 @@ from fastapi.responses import JSONResponse
 from fastapi.sse import KEEPALIVE_COMMENT, EventSourceResponse, format_sse_event
 from pydantic import BaseModel, Field
 
-from ..errors import ApiError, error_body
-from ..fair_share import TokenBucket
-from ..schemas import ErrorBody
+from ..http.errors import ApiError, error_body
+from ..http.fair_share import TokenBucket
+from ..api.schemas import ErrorBody
 from .channel import KEEPALIVE, Message
-from ..stopping import stopping
+from ..http.stopping import stopping
 from .broker import Broker, BrokerDown, CodeTaken, MemoryBroker, NoSession, StaleDriver, TooManySessions
 from .session import CODE_LENGTH, SESSION_ID_HEX, StateError, encode_state, new_credentials, normal_code, secret_matches
 

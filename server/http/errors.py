@@ -137,7 +137,7 @@ async def _http_error_handler(request: Request, exc: Exception) -> Response:
         msg = f"nothing here: {path} is neither a page file nor an API route (see /docs)"
     elif exc.status_code == 405:
         allow = headers.pop("Allow", headers.pop("allow", "GET, HEAD"))
-        headers["Allow"] = allow if "OPTIONS" in allow else f"{allow}, OPTIONS"  # convscope.http_rules answers OPTIONS
+        headers["Allow"] = allow if "OPTIONS" in allow else f"{allow}, OPTIONS"  # convscope.http.methods answers OPTIONS
         msg = f"{request.method} is not allowed on {path}: the methods are {headers['Allow']}"
     else:
         msg = str(exc.detail)

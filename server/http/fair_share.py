@@ -29,7 +29,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .encoding import encode_json
 from .errors import error_body
-from .settings import Settings
+from ..settings import Settings
 
 __all__ = ["ClientShares", "FairShare", "TokenBucket"]
 

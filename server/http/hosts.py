@@ -1,4 +1,4 @@
-"""The Host names the service answers to (``convscope.security.HostCheck``).
+"""The Host names the service answers to (``convscope.http.security.HostCheck``).
 
 Always 127.0.0.1, localhost and ::1; the address it is bound to; with ``--host
 0.0.0.0`` (or ``::``) the machine's own names and addresses, as students type them;
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import socket
 
-from .settings import Settings
+from ..settings import Settings
 
 __all__ = ["ALL_INTERFACES", "allowed_hosts", "machine_names", "network_address"]
 

@@ -16,7 +16,7 @@
 
 It also offers the app a way to cut a reader off: the ASGI extension
 ``convscope.abort`` (``{"abort": callable}`` in the scope's ``extensions``), which
-``convscope.replies`` calls when a reader falls below the minimum rate.
+``convscope.http.replies`` calls when a reader falls below the minimum rate.
 
 ``convscope serve`` runs uvicorn with ``http=DeadlineH11Protocol``; the timeouts come
 from the CONVSCOPE_* settings (every worker reads the same).
@@ -39,7 +39,7 @@ from .security import SECURITY_HEADERS
 from .stopping import stop
 
 if TYPE_CHECKING:
-    from .settings import Settings
+    from ..settings import Settings
 
 __all__ = ["DeadlineH11Protocol", "connection_cap", "descriptor_limit", "full_reply", "raise_descriptor_limit",
            "timeout_reply"]
@@ -113,7 +113,7 @@ class DeadlineH11Protocol(H11Protocol):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         if type(self).request_timeout is None or type(self).idle_timeout is None:
-            from .settings import Settings
+            from ..settings import Settings
 
             settings = Settings.from_env()
             type(self).request_timeout = settings.request_timeout
@@ -181,7 +181,7 @@ class DeadlineH11Protocol(H11Protocol):
             self._cancel_request_deadline()  # the whole request is in
 
     def _abort_reply(self) -> None:
-        """A reply's reader is too slow (``convscope.replies``): drop the connection and
+        """A reply's reader is too slow (``convscope.http.replies``): drop the connection and
         what it never read; the app sees a disconnect."""
         self._drop_connection()
 
@@ -221,7 +221,7 @@ class DeadlineH11Protocol(H11Protocol):
         self._drop_connection()  # drop what the client never read; connection_lost follows
 
     def shutdown(self) -> None:
-        """uvicorn stops gracefully: long replies end now, saying why (convscope.stopping)."""
+        """uvicorn stops gracefully: long replies end now, saying why (convscope.http.stopping)."""
         stop()
         super().shutdown()
 

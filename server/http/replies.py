@@ -8,8 +8,8 @@ Every reply has a whole-response deadline that grows with what it has sent: the 
 that brings the total to ``n`` bytes must be handed over within ``grace + n /
 min_rate`` seconds of the start (``Pace``). A reader slower than that is cut off: the
 connection is aborted (through the ``convscope.abort`` extension that
-``convscope.protocol`` puts in the scope; elsewhere the reply raises and the server closes
-it). Builds never wait for readers (``convscope.builds``), so this bounds how long a
+``convscope.http.protocol`` puts in the scope; elsewhere the reply raises and the server closes
+it). Builds never wait for readers (``convscope.traces.shared_builds``), so this bounds how long a
 reader holds a reply's bytes.
 """
 
@@ -22,7 +22,7 @@ from typing import AsyncIterator, Callable
 from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
 
-from .builds import SharedBuild, SharedBuilds
+from ..traces.shared_builds import SharedBuild, SharedBuilds
 from .disconnect import ClientGone, run_until_disconnect
 
 __all__ = ["ABORT_EXTENSION", "PIECE_BYTES", "BuildStreamResponse", "DocumentResponse", "Pace", "SlowReader"]

@@ -155,7 +155,7 @@ class RequestBody:
 
     A declared Content-Length over the limit is refused before the body is read; a
     chunked body is counted as it arrives and refused once it passes the limit. (The
-    deadline for the whole request is the protocol's: ``convscope.protocol``.)
+    deadline for the whole request is the protocol's: ``convscope.http.protocol``.)
     """
 
     def __init__(self, app: ASGIApp, limit: int) -> None:

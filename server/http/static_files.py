@@ -13,10 +13,10 @@ __all__ = ["find_static_dir"]
 def find_static_dir() -> Path | None:
     """The folder holding the page (index.html and its assets), or None if absent."""
     try:
-        packaged = Path(str(resources.files(__package__) / "static"))
+        packaged = Path(str(resources.files(__package__.rpartition(".")[0]) / "static"))
     except (ModuleNotFoundError, TypeError):
         packaged = None
-    checkout = Path(__file__).resolve().parent.parent / "static"
+    checkout = Path(__file__).resolve().parents[2] / "static"
     for folder in (packaged, checkout):
         if folder is not None and folder.is_dir():
             return folder.resolve()

@@ -1,4 +1,4 @@
-"""This worker is stopping: ``convscope.protocol`` says so when uvicorn begins a graceful
+"""This worker is stopping: ``convscope.http.protocol`` says so when uvicorn begins a graceful
 shutdown, and the replies that would otherwise last until they are cut off (follow
 mode's event streams) end first, telling their readers why."""
 

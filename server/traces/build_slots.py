@@ -30,7 +30,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import AsyncIterator
 
-from .errors import ApiError
+from ..http.errors import ApiError
 
 __all__ = ["BuildGate", "Grant"]
 

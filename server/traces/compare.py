@@ -15,7 +15,7 @@ from convcore.compare import compare_tensors
 from convcore.spec import ConvSpecError
 from convcore.tensor_input import to_array
 
-from .errors import ApiError
+from ..http.errors import ApiError
 
 __all__ = ["COMPARABLE", "comparison"]
 

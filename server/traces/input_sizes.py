@@ -4,7 +4,7 @@ Input sizes are read from the request alone (a fill spec's ``shape``, or the len
 of the nested lists along their first items), so that a fill spec asking for 10^12
 elements is refused by its numbers before anything is generated. Everything derived
 (the padded input, the output, a view's matrices, the trace's cost) is read from the
-config convcore resolved once (``convscope.tracing.prepare``): a padding that would make a
+config convcore resolved once (``convscope.traces.prepare.prepare``): a padding that would make a
 10^12-cell padded input is refused by the spec's numbers before anything is allocated,
 and the cost (``convcore.trace.cost``) before any event is generated.
 
@@ -22,8 +22,8 @@ from convcore.messages import shorten
 from convcore.trace.cost import TraceCost
 from convcore.values import is_int
 
-from .errors import ApiError, too_large, unprocessable
-from .settings import Settings
+from ..http.errors import ApiError, too_large, unprocessable
+from ..settings import Settings
 
 __all__ = ["TENSOR_KEYS", "check_cost", "check_derived", "check_inputs", "derived_check", "declared_shape", "elements", "raise_for"]
 

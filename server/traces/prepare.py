@@ -1,9 +1,9 @@
 """The service's use of ``convcore.trace``: check, resolve, cost, build, in that order.
 
 Every route that computes goes through ``prepare``: the declared input sizes are held
-to the limits on the request's numbers (``guard.check_inputs``, before any fill is
+to the limits on the request's numbers (``input_sizes.check_inputs``, before any fill is
 generated), convcore resolves and validates the config once (``resolve_config``; the
-guard and the build share the result), the derived tensor sizes and the trace's cost
+input_sizes and the build share the result), the derived tensor sizes and the trace's cost
 (``convcore.trace.cost.trace_cost``: events, predicted bytes, CPU work, nothing
 generated) are held to the limits. Only then is a trace generated. convcore's errors
 become 422s at ``["body", field]``, a limit a 413 naming the measure, its value and
@@ -31,17 +31,17 @@ from convcore.spec import ConvSpecError
 from convcore.trace import iter_trace, resolve_config
 from convcore.trace.cost import TraceCost, trace_cost
 
-from . import guard
+from . import input_sizes
 from .compare import comparison
-from .encoding import encode_json
-from .errors import ApiError
-from .settings import Settings
+from ..http.encoding import encode_json
+from ..http.errors import ApiError
+from ..settings import Settings
 
 __all__ = ["INPUT_ERRORS", "BuildCancelled", "DocumentCache", "Prepared", "conv_result", "document_bytes",
            "gradient_check", "prepare", "stream_lines"]
 
 # What convcore raises for input it cannot use: ConvSpecError (a 422 at its field) and
-# MemoryError (a 413, see guard.raise_for). Anything else is a bug and a 500.
+# MemoryError (a 413, see input_sizes.raise_for). Anything else is a bug and a 500.
 INPUT_ERRORS = (ConvSpecError, MemoryError)
 
 ENCODE_CHUNK_EVENTS = 256  # events encoded at once by a document build (and between looks at its cancel flag)
@@ -69,28 +69,28 @@ def prepare(config: dict[str, Any], settings: Settings, count: bool = True, comp
 
     ``count``: also compute the trace's cost and hold it to the limits (the trace
     routes; ``/api/conv`` makes no events).
-    ``compare``: a request's own tensors to compare with the trace's (``convscope.compare``).
+    ``compare``: a request's own tensors to compare with the trace's (``convscope.traces.compare``).
     ``mistake``: a catalogued mistake's id: the trace is then that mistake's
     (``convcore.mistakes.lab``), checked and costed as its code runs it.
     """
-    guard.check_inputs(config, settings)
+    input_sizes.check_inputs(config, settings)
     try:
         lab = lab_mistake(mistake) if mistake is not None else None
         resolved = resolve_config(
             config, max_elements=settings.max_tensor_elements, max_abs=settings.max_abs_value,
-            check_spec=guard.derived_check(settings),
+            check_spec=input_sizes.derived_check(settings),
         )
         if lab is not None:
             check_lab_config(resolved, lab)
     except INPUT_ERRORS as exc:
-        raise guard.raise_for(exc) from exc
+        raise input_sizes.raise_for(exc) from exc
     if lab is not None and compare is not None:
         raise ApiError(422, ["body", "compare"], "send compare or mistake, not both: a mistake trace compares "
                        "the mistaken code with the truth itself (see its differences)", "value_error")
     cost = None
     if count:
         cost = trace_cost(resolved) if lab is None else mistake_cost(resolved, lab)
-        guard.check_cost(cost, settings)
+        input_sizes.check_cost(cost, settings)
     return Prepared(config, resolved, cost, compare, None if lab is None else lab.id)
 
 
@@ -148,7 +148,7 @@ def document_bytes(prepared: Prepared, cancel: threading.Event | None = None) ->
         lines = iter_trace(prepared.resolved, arrays=True)  # encode_json writes the arrays
         header = _header_with_check(prepared, lines)
     except INPUT_ERRORS as exc:
-        raise guard.raise_for(exc) from exc
+        raise input_sizes.raise_for(exc) from exc
     head = {key: value for key, value in header.items() if key not in ("type", "total_events", "check", "comparison")}
     parts = [encode_json(head)[:-1], b',"events":[']  # {"schema":…,"phases":[…] then the events
     chunk: list[dict[str, Any]] = []
@@ -180,7 +180,7 @@ def _mistake_document(prepared: Prepared) -> bytes:
     try:
         doc = build_mistake_trace(prepared.resolved, prepared.mistake)
     except INPUT_ERRORS as exc:
-        raise guard.raise_for(exc) from exc
+        raise input_sizes.raise_for(exc) from exc
     return encode_json({**doc, "check": None})
 
 
@@ -196,7 +196,7 @@ def stream_lines(prepared: Prepared) -> Iterator[dict[str, Any]]:
             lines = iter(iter_trace(prepared.resolved, arrays=True))  # encode_json writes the arrays
             header = _header_with_check(prepared, lines)
     except INPUT_ERRORS as exc:  # before the header: a 422 like the other routes
-        raise guard.raise_for(exc) from exc
+        raise input_sizes.raise_for(exc) from exc
 
     def with_header() -> Iterator[dict[str, Any]]:
         yield header

@@ -3,7 +3,7 @@
 A lecture hall opens one lesson within the same second: the first request starts its
 build, the others join it, and all read the same blocks as they are made (300 first
 loads of a preset cost one build). A build is not any one reader's: it runs in its own
-task, holds its grant (``convscope.gate``) while it makes its blocks, gives the slot back
+task, holds its grant (``convscope.traces.build_slots``) while it makes its blocks, gives the slot back
 the moment it has made the last one, and keeps its bytes reserved until its last reader
 is done. When every reader has left before it ends, it is cancelled (and stops at its
 next chunk).
@@ -18,8 +18,8 @@ from __future__ import annotations
 import asyncio
 from typing import AsyncIterator, Callable, Hashable
 
-from .errors import ApiError
-from .gate import BuildGate
+from ..http.errors import ApiError
+from .build_slots import BuildGate
 
 __all__ = ["SharedBuild", "SharedBuilds"]
 

@@ -4,7 +4,7 @@ The trace generator (``convcore.trace.iter_trace``) is synchronous and CPU-bound
 async generator pulls it in chunks (at most ``chunk_events`` lines, about
 ``BLOCK_BYTES``) through the threadpool, so the event loop stays free and the header
 leaves before any event is generated. The blocks go to a shared build
-(``convscope.builds``), which makes them as fast as the threadpool allows, whatever its
+(``convscope.traces.shared_builds``), which makes them as fast as the threadpool allows, whatever its
 readers' speed; when its last reader goes away the build is cancelled at its next
 await: the generator's ``finally`` closes the trace generator and no further event is
 generated. (A sync generator would only be closed at garbage collection.)
@@ -23,7 +23,7 @@ from typing import Any, AsyncIterator, Callable, Iterator
 
 from starlette.concurrency import run_in_threadpool
 
-from .encoding import encode_json
+from ..http.encoding import encode_json
 
 __all__ = ["NDJSON_MEDIA_TYPE", "StreamStats", "ndjson_lines"]
 
