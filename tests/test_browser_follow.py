@@ -5,11 +5,14 @@ and rejoins on the teacher's current place; the secret is never in the student's
 
 from __future__ import annotations
 
+import io
 import json
 import time
 
 import httpx
 import pytest
+import zxingcpp  # the test extra: an independent QR decoder
+from PIL import Image
 
 from test_browser_helpers import TEACHER_TOKEN, require_chromium, wait_complete, wait_until
 
@@ -80,6 +83,33 @@ def test_a_student_follows_the_teacher_breaks_away_and_rejoins(open_page, browse
     teacher.click("#follow-action")
     wait_until(student2, "document.getElementById('follow-bar').innerText.includes('ended the class session')", 5)
     student2.context.close()
+
+
+def _qr_on_screen(page) -> str:
+    """The text the page's QR code holds, read from a screenshot of it by zxing-cpp."""
+    wait_until(page, "document.querySelector('#follow-bar img.join-qr')?.complete && "
+                     "document.querySelector('#follow-bar img.join-qr').naturalWidth > 0")
+    shot = Image.open(io.BytesIO(page.locator("#follow-bar img.join-qr").screenshot()))
+    found = zxingcpp.read_barcodes(shot)
+    assert len(found) == 1, f"{len(found)} codes read from a {shot.size} screenshot"
+    return found[0].text
+
+
+@pytest.mark.parametrize("viewport", [(1366, 768), (390, 844)])
+def test_the_join_qr_code_on_screen_reads_as_the_link_the_page_shows(open_page, viewport):
+    teacher = open_page(f"/?teacher={TEACHER_TOKEN}#s=0&l=d2l", viewport=viewport).page
+    teacher.click("#class-session")
+    wait_until(teacher, "document.querySelector('#follow-bar .join-code')")
+    link = teacher.inner_text("#follow-bar code")
+    assert _qr_on_screen(teacher) == link
+    box = teacher.locator("#follow-bar img.join-qr").bounding_box()
+    assert box["width"] >= 100 and box["width"] == box["height"]  # big enough to scan from a seat
+    # a reload keeps the session, its link and its code
+    teacher.reload()
+    wait_complete(teacher)
+    wait_until(teacher, "document.querySelector('#follow-bar .join-code')", 10)
+    assert teacher.inner_text("#follow-bar code") == link
+    assert _qr_on_screen(teacher) == link
 
 
 def test_a_lost_publication_is_sent_again_and_a_refused_one_ends_the_session(open_page, browser, base_url):

@@ -39,6 +39,7 @@ from ..api.schemas import ErrorBody
 from .channel import KEEPALIVE, Message
 from ..http.stopping import stopping
 from .broker import Broker, BrokerDown, CodeTaken, MemoryBroker, NoSession, StaleDriver, TooManySessions
+from .join_qr import join_qr_svg
 from .session import CODE_LENGTH, SESSION_ID_HEX, StateError, encode_state, new_credentials, normal_code, secret_matches
 
 __all__ = ["broker_down", "broker_of", "make_broker", "router"]
@@ -63,7 +64,9 @@ class SessionCreated(BaseModel):
     secret: str = Field(description="keep it in the teacher's page: it drives the session")
     driver: int = Field(description="this page's driver number (a take-over makes a new one)")
     join_path: str
-    join_url: str | None = Field(None, description="the join link on this server's network address (convscope serve --classroom), else null: the page makes it from its own address")
+    join_url: str = Field(description="the join link: on the server's public address (convscope serve --classroom), "
+                          "else on the address this request came to")
+    join_qr_path: str = Field(description="the join link's QR code (an SVG)")
     events_path: str
     idle_seconds: float = Field(description="the session ends after this long without the teacher")
 
@@ -224,20 +227,47 @@ async def open_session(
         secret=credentials.secret,
         driver=1,
         join_path=f"/?follow={credentials.code}",
-        join_url=f"{public}?follow={credentials.code}" if (public := request.app.state.settings.public_url) else None,
+        join_url=_join_url(request, credentials.code),
+        join_qr_path=f"/api/follow/join/{credentials.code}/qr.svg",
         events_path=f"/api/follow/sessions/{session}/events",
         idle_seconds=broker.idle_seconds,
     )
 
 
-@router.get("/join/{code}", response_model=Joined, summary="The session of a join code", responses=_refusals(404))
-async def join(broker: BrokerDep, code: str = Path(min_length=1, max_length=32)) -> Joined:
+def _join_url(request: Request, code: str) -> str:
+    """The link a student opens: the public address when the server has one (a server on
+    every interface knows which one students reach), else the one this request used."""
+    return f"{request.app.state.settings.public_url or request.base_url}?follow={code}"
+
+
+async def _resolve(broker: Broker, code: str) -> tuple[str, str]:
     wanted = normal_code(code)
     try:
-        session = await broker.resolve(wanted)
+        return wanted, await broker.resolve(wanted)
     except NoSession:
         raise ApiError(404, ["path", "code"], f"no follow session has the join code {wanted!r} (codes have {CODE_LENGTH} letters and digits; a session ends when its teacher is idle)", "not_found") from None
+
+
+JoinCode = Annotated[str, Path(min_length=1, max_length=32)]
+
+
+@router.get("/join/{code}", response_model=Joined, summary="The session of a join code", responses=_refusals(404))
+async def join(broker: BrokerDep, code: JoinCode) -> Joined:
+    wanted, session = await _resolve(broker, code)
     return Joined(session=session, code=wanted, events_path=f"/api/follow/sessions/{session}/events")
+
+
+QR_RESPONSE: dict[int | str, dict[str, Any]] = {
+    200: {"description": "the QR code of the join link", "content": {"image/svg+xml": {"schema": {"type": "string"}}}},
+    **_refusals(404),
+}
+
+
+@router.get("/join/{code}/qr.svg", response_class=Response, summary="The QR code of a join code's link", responses=QR_RESPONSE)
+async def join_qr(request: Request, broker: BrokerDep, code: JoinCode) -> Response:
+    wanted, _ = await _resolve(broker, code)  # (a lookup like /join: the same per-client rate)
+    svg = join_qr_svg(_join_url(request, wanted))
+    return Response(svg, media_type="image/svg+xml", headers={"Cache-Control": "private, max-age=600"})
 
 
 PACED_SESSIONS = 4096  # sessions whose publishing pace this worker remembers (least recent forgotten)

@@ -73,9 +73,9 @@ export class Classroom {
   async start(place) {
     const token = teacherToken();
     const s = await sendJson("POST", "/api/follow/sessions", { state: place }, token ? { Authorization: `Bearer ${token}` } : {});
-    // (convscope serve --classroom gives the link on the machine's network address)
-    const url = s.join_url ?? new URL(s.join_path, location.href).href;
-    this._teach({ session: s.session, secret: s.secret, driver: s.driver, code: s.code, url });
+    // the link and its QR code as the server makes them (convscope serve --classroom: on
+    // the machine's network address)
+    this._teach({ session: s.session, secret: s.secret, driver: s.driver, code: s.code, url: s.join_url, qr: s.join_qr_path });
     this.place = place;
     this.lastSent = Date.now();
   }
@@ -105,7 +105,7 @@ export class Classroom {
   _teach(teacher) {
     this.teacher = teacher;
     try {
-      this.storage.setItem(KEPT, JSON.stringify({ session: teacher.session, secret: teacher.secret, code: teacher.code, url: teacher.url }));
+      this.storage.setItem(KEPT, JSON.stringify({ session: teacher.session, secret: teacher.secret, code: teacher.code, url: teacher.url, qr: teacher.qr }));
     } catch {
       /* storage refused: a reload ends the session for this page */
     }
@@ -118,7 +118,7 @@ export class Classroom {
 
   _teacherChanged(trouble = null) {
     const t = this.teacher;
-    this.onChange({ role: "teacher", code: t.code, url: t.url, followers: this.followers, trouble });
+    this.onChange({ role: "teacher", code: t.code, url: t.url, qr: t.qr ?? null, followers: this.followers, trouble });
   }
 
   _forget() {

@@ -4,7 +4,6 @@
 
 import { staleReason } from "../model/page-state.js";
 import { SPEEDS } from "../model/player.js";
-import { drawQr } from "../encode/qr.js";
 import { loopbackOnly } from "../io/classroom.js";
 
 /** What a student's follow bar says, by the page's follow status. */
@@ -29,6 +28,7 @@ export class Chrome {
     this.lessonKey = undefined;
     this.legendModel = undefined;
     this.narrated = "";
+    this.joinQr = null; // the join QR code's image, made once
   }
 
   /** The step panel for `frame` (once per event; narrated when not playing fast). */
@@ -156,6 +156,13 @@ export class Chrome {
     $("legend-unread").hidden = !kinds.has("u") && !kinds.has("n");
   }
 
+  _joinQr(src, url) {
+    this.joinQr ??= Object.assign(document.createElement("img"), { className: "join-qr" });
+    if (this.joinQr.getAttribute("src") !== src) this.joinQr.src = src;
+    this.joinQr.alt = `QR code of ${url}`;
+    return this.joinQr;
+  }
+
   /** Follow mode's bar: the join code and URL on the teacher's page; following or
    *  exploring on a student's. Returns the action its button does ("" none). */
   drawFollow(state) {
@@ -170,13 +177,10 @@ export class Chrome {
       const code = document.createElement("span");
       code.className = "join-code";
       code.textContent = f.code;
-      // the link as a QR code the class can scan from the screen (drawn here: no network)
-      const qr = document.createElement("canvas");
-      qr.className = "join-qr";
-      qr.setAttribute("role", "img");
-      qr.setAttribute("aria-label", `QR code of ${f.url}`);
-      drawQr(qr, f.url, 4);
-      said.replaceChildren(qr, "Class session: students open ", Object.assign(document.createElement("code"), { textContent: f.url }), " or join with ", code);
+      // the link as a QR code the class can scan from the screen (an SVG the server draws),
+      // one image kept across draws so that a redraw neither reloads nor blinks it
+      const qr = f.qr ? [this._joinQr(f.qr, f.url)] : [];
+      said.replaceChildren(...qr, "Class session: students open ", Object.assign(document.createElement("code"), { textContent: f.url }), " or join with ", code);
       if (f.followers != null) said.append(Object.assign(document.createElement("span"), { className: "join-count", textContent: ` · ${f.followers} following` }));
       if (loopbackOnly(f.url)) {
         const warn = document.createElement("strong");
