@@ -1,6 +1,6 @@
 """One settings object for the service, read from CONVSCOPE_* environment variables.
 
-pydantic-settings parses the variables (types and bounds below); a bad one raises
+pydantic validates the variables' text (types and bounds below); a bad one raises
 ``SettingsError`` naming the variable, its value and what is wrong, and
 ``convscope serve`` stops with that message before it binds. The limits are checked
 before any computing and published by ``GET /api/health``. ``convscope serve`` options
@@ -14,17 +14,15 @@ from __future__ import annotations
 
 import os
 from contextvars import ContextVar
-from typing import Annotated, Any, Mapping
+from typing import Any, Mapping
 
-from pydantic import Field, ValidationError, field_validator, model_validator
-from pydantic_settings import BaseSettings, EnvSettingsSource, NoDecode, SettingsConfigDict
-from pydantic_settings.sources.utils import parse_env_vars
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 __all__ = ["ENV_PREFIX", "Settings", "SettingsError"]
 
 ENV_PREFIX = "CONVSCOPE_"
 
-# the environment from_env reads; None: keyword arguments only
+# the variables from_env is reading, for an error to name the variable; None: arguments
 _ENVIRON: ContextVar[Mapping[str, str] | None] = ContextVar("convscope_environ", default=None)
 
 
@@ -32,24 +30,13 @@ class SettingsError(ValueError):
     """An environment variable (or argument) that does not hold a valid setting."""
 
 
-class _MappingSource(EnvSettingsSource):
-    """CONVSCOPE_* variables from a given mapping instead of os.environ."""
-
-    def __init__(self, settings_cls: type[BaseSettings], environ: Mapping[str, str]):
-        self._environ = environ
-        super().__init__(settings_cls)
-
-    def _load_env_vars(self) -> Mapping[str, str | None]:
-        return parse_env_vars(self._environ, self.case_sensitive, self.env_ignore_empty, self.env_parse_none_str)
+Names = tuple[str, ...]  # a variable holds them comma-separated
 
 
-Names = Annotated[tuple[str, ...], NoDecode]
-
-
-class Settings(BaseSettings):
+class Settings(BaseModel):
     """Limits and switches of one ConvScope service (each field is ``CONVSCOPE_<NAME>``)."""
 
-    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     max_tensor_elements: int = Field(4096, ge=1, description="elements allowed in any one tensor of a trace")
     max_events: int = Field(20000, ge=1, description="events allowed in one trace")
@@ -132,13 +119,6 @@ class Settings(BaseSettings):
             return tuple(part.strip() for part in value.split(",") if part.strip())
         return value
 
-    @classmethod
-    def settings_customise_sources(cls, settings_cls, init_settings, env_settings, dotenv_settings, file_secret_settings):
-        environ = _ENVIRON.get()
-        if environ is None:
-            return (init_settings,)
-        return (init_settings, _MappingSource(settings_cls, environ))
-
     def __init__(self, **values: Any) -> None:
         try:
             super().__init__(**values)
@@ -150,9 +130,11 @@ class Settings(BaseSettings):
         """Settings from ``CONVSCOPE_<FIELD>`` variables (e.g. ``CONVSCOPE_MAX_EVENTS``);
         unset variables keep the defaults. Raises SettingsError naming the variable."""
         environ = os.environ if environ is None else environ
+        given = {name: environ[variable] for name in cls.model_fields
+                 if (variable := ENV_PREFIX + name.upper()) in environ}
         token = _ENVIRON.set(environ)
         try:
-            return cls()
+            return cls(**given)  # each variable's text, validated as any value is
         finally:
             _ENVIRON.reset(token)
 

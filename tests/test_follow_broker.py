@@ -154,7 +154,7 @@ def test_follow_settings_come_from_the_environment_and_are_checked():
     s = Settings.from_env({"CONVSCOPE_FOLLOW_REDIS_URL": " redis://127.0.0.1:6390/0 ", "CONVSCOPE_FOLLOW_MAX_SESSIONS": "3", "CONVSCOPE_FOLLOW_IDLE_SECONDS": "90"})
     assert (s.follow_redis_url, s.follow_max_sessions, s.follow_idle_seconds) == ("redis://127.0.0.1:6390/0", 3, 90.0)
     assert Settings.from_env(s.to_env()) == s
-    # pydantic-settings' messages name the variable, its text and the bound
+    # the messages name the variable, its text and the bound
     for env, words in (({"CONVSCOPE_FOLLOW_MAX_SESSIONS": "-1"},
                         "CONVSCOPE_FOLLOW_MAX_SESSIONS='-1' is not valid: Input should be greater than or equal to 0"),
                        ({"CONVSCOPE_FOLLOW_IDLE_SECONDS": "0"},
