@@ -12,13 +12,13 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
+from naive import naive_forward_backward as naive_step
 
 from convcore import ConvSpec
 from convcore.functional import backward_padded, crop_padding, forward_padded, pad_input
-from naive import naive_forward_backward as naive_step
 
 
 def convcore_step(x, w, b, dout, stride, pad):
@@ -87,7 +87,7 @@ def time_calls(fn: Callable, args: tuple, calls: int) -> float:
 def compare(contenders: dict[str, Callable], args: tuple, repeats: int, calls: dict[str, int]):
     """Alternate the contenders ``repeats`` times; median seconds per call of each."""
     samples: dict[str, list[float]] = {name: [] for name in contenders}
-    for name, fn in contenders.items():  # warm-up
+    for fn in contenders.values():  # warm-up
         fn(*args)
     for _ in range(repeats):
         for name, fn in contenders.items():

@@ -17,7 +17,6 @@ Server, Redis and the load generator share the machine's cores.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import statistics
 import sys
 import time
@@ -50,10 +49,10 @@ def export_rows(repeats: int) -> None:
     from convscope import show
     from convscope.export.bundle import inline_page
     from convscope.export.lesson import lesson_html
-    from convscope.traces.presets import PRESETS
-    from convscope.settings import Settings
     from convscope.http.static_files import find_static_dir
+    from convscope.settings import Settings
     from convscope.traces.prepare import prepare, stream_lines
+    from convscope.traces.presets import PRESETS
 
     preset = PRESETS["cs231n"]
 

@@ -16,8 +16,8 @@ around the build, encoding and freeing of a document.
 from __future__ import annotations
 
 import gc
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 __all__ = ["paused_gc"]
 

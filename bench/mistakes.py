@@ -65,8 +65,8 @@ def _compare(mistake, repeats: int) -> None:
     for name, layer in LAYERS.items():
         config = _config(*layer)
         rc = resolve_config(config)
-        plain = _seconds(lambda: build_trace(config), repeats)
-        lab = _seconds(lambda: build_mistake_trace(config, mistake.id), repeats)
+        plain = _seconds(lambda config=config: build_trace(config), repeats)
+        lab = _seconds(lambda config=config: build_mistake_trace(config, mistake.id), repeats)
         work = mistake_cost(rc, mistake).work / trace_cost(rc).work
         print(f"{mistake.id:24} {name:38} {plain:8.3f} {lab:10.3f} {lab / plain:11.1f} {work:11.1f}")
 

@@ -30,9 +30,9 @@ import io
 import json
 import statistics
 import subprocess
+import sys
 import tarfile
 import tempfile
-import sys
 import time
 from pathlib import Path
 
@@ -40,7 +40,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from playwright.sync_api import sync_playwright  # noqa: E402
-
 from test_browser_helpers import CHROMIUM, CHROMIUM_ARGS, debug_url, live_server, wait_complete, wait_until  # noqa: E402
 
 BIG = {
@@ -190,7 +189,7 @@ def compare(browser, rev: str, base_new: str, viewport: tuple[int, int]) -> None
               f"p50 ratio {pct(times['this page'], 0.5) / pct(times[rev], 0.5):.2f}")
         # playing at top speed, alternating whole plays (each page freshly loaded and settled)
         played = {name: [] for name in pages}
-        for r in range(3):
+        for _ in range(3):
             for name, page in pages.items():
                 page.reload()
                 wait_complete(page, timeout=60)

@@ -40,6 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from live_server import ONE_ADDRESS_CROWD, free_port  # noqa: E402
+
 from convscope.traces.presets import PRESETS  # noqa: E402
 
 LARGEST = {
@@ -82,7 +83,7 @@ class Server:
                 return
             except httpx.TransportError:
                 if time.monotonic() > deadline or self.process.poll() is not None:
-                    raise RuntimeError("server did not start")
+                    raise RuntimeError("server did not start") from None
                 time.sleep(0.1)
 
     def rss(self) -> int:
@@ -195,7 +196,7 @@ def worst_section(against: Path | None) -> None:
                 peak = [server.rss()]
                 done = threading.Event()
 
-                def sample():
+                def sample(done=done, peak=peak, server=server):
                     while not done.is_set():
                         peak[0] = max(peak[0], server.rss())
                         time.sleep(0.01)

@@ -48,9 +48,10 @@ import orjson
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the checkout's packages before bench/'s modules (bench/server.py)
 
-from convcore.trace import build_trace, count_events, iter_trace  # noqa: E402
-from naive import naive_forward_backward  # noqa: E402
 from gc_pause import paused_gc  # noqa: E402
+from naive import naive_forward_backward  # noqa: E402
+
+from convcore.trace import build_trace, count_events, iter_trace  # noqa: E402
 
 SHAPE_X, SHAPE_W, STRIDE, PAD = (2, 3, 16, 16), (4, 3, 3, 3), 1, 1
 NUMPY = orjson.OPT_SERIALIZE_NUMPY  # as server/http/encoding.py encodes

@@ -8,8 +8,8 @@ leaky_relu'(0) = 0.01 (the slope for z ≤ 0).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 

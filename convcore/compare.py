@@ -9,8 +9,9 @@ value of each. The grader judges a student's outputs with it and a trace request
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 

@@ -14,13 +14,13 @@ Two levels:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
-from typing import Sequence
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from .spec import ConvSpec, ConvSpecError, PaddingArg
+from .spec import ConvSpec, PaddingArg
 from .tensor_input import to_array
 
 __all__ = [

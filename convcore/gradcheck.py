@@ -8,7 +8,7 @@ so for it the estimate is exact up to rounding (about 1e-9 with ε = 1e-6).
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 

@@ -7,7 +7,8 @@ rule: ``result axis i`` is ``source axis perm[i]``.
 
 from __future__ import annotations
 
-from typing import Sequence, TypeVar
+from collections.abc import Sequence
+from typing import TypeVar
 
 import numpy as np
 

@@ -12,9 +12,10 @@ to the bottom/right.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Sequence
+from typing import Any
 
 from .messages import shorten
 from .values import is_int
@@ -126,7 +127,7 @@ class ConvSpec:
         padding: PaddingArg = 0,
         dilation: int | Sequence[int] = 1,
         groups: int = 1,
-    ) -> "ConvSpec":
+    ) -> ConvSpec:
         """Resolve and validate a spec from PyTorch-style arguments.
 
         ``padding`` is an int, an (h, w) pair, (top, bottom, left, right), ``"valid"``

@@ -9,7 +9,8 @@ null) is the nested structure walked in Python, to say where the problem is:
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 

@@ -18,23 +18,23 @@ from fastapi.staticfiles import StaticFiles
 
 from convcore import __version__
 
-from .http.api_docs import install_docs
-from .http.errors import install_error_handlers
-from .http.fair_share import ClientShares, FairShare
+from .api import debug, health, lesson, meta, mistakes, pages, presets, trace
 from .follow.broker import BrokerDown
 from .follow.routes import broker_down
 from .follow.routes import router as follow_router
-from .traces.shared_builds import SharedBuilds
-from .traces.build_slots import BuildGate
+from .http.api_docs import install_docs
+from .http.errors import install_error_handlers
+from .http.fair_share import ClientShares, FairShare
 from .http.hosts import allowed_hosts
 from .http.methods import MethodRules
 from .http.replies import Pace
-from .api import debug, health, lesson, meta, mistakes, pages, presets, trace
 from .http.security import HostCheck, RequestBody, SecurityHeaders
-from .settings import Settings
 from .http.static_files import find_static_dir
-from .traces.streaming import StreamStats
+from .settings import Settings
+from .traces.build_slots import BuildGate
 from .traces.prepare import DocumentCache
+from .traces.shared_builds import SharedBuilds
+from .traces.streaming import StreamStats
 
 __all__ = ["create_app", "create_app_from_env"]
 

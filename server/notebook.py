@@ -13,8 +13,9 @@ would need a kernel to draw and a front-end extension; a srcdoc iframe needs nei
 from __future__ import annotations
 
 import html
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -71,8 +72,8 @@ class Lesson:
     def html(self) -> str:
         """The offline lesson file's text (what ``convscope export`` writes)."""
         if self._html is None:
-            from .http.errors import ApiError
             from .export.lesson import lesson_html
+            from .http.errors import ApiError
 
             try:
                 self._html = lesson_html(self.config, title=self.title, name="lesson")

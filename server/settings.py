@@ -13,8 +13,9 @@ say what they want); ``Settings.from_env()`` reads ``os.environ`` or a given map
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from contextvars import ContextVar
-from typing import Any, Mapping
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -100,7 +101,7 @@ class Settings(BaseModel):
                                   "('' = in-process)")
 
     @model_validator(mode="after")
-    def _buffer_holds_a_trace(self) -> "Settings":
+    def _buffer_holds_a_trace(self) -> Settings:
         if self.buffer_bytes < self.max_trace_bytes:
             raise ValueError(f"{ENV_PREFIX}BUFFER_BYTES ({self.buffer_bytes}) must be at least "
                              f"{ENV_PREFIX}MAX_TRACE_BYTES ({self.max_trace_bytes}): the largest allowed trace "
@@ -126,7 +127,7 @@ class Settings(BaseModel):
             raise SettingsError(_explain(exc, _ENVIRON.get())) from None
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> "Settings":
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
         """Settings from ``CONVSCOPE_<FIELD>`` variables (e.g. ``CONVSCOPE_MAX_EVENTS``);
         unset variables keep the defaults. Raises SettingsError naming the variable."""
         environ = os.environ if environ is None else environ
@@ -138,7 +139,7 @@ class Settings(BaseModel):
         finally:
             _ENVIRON.reset(token)
 
-    def replace(self, **changes: Any) -> "Settings":
+    def replace(self, **changes: Any) -> Settings:
         """A copy with ``changes`` applied and validated (SettingsError names the field)."""
         return type(self)(**{**self.model_dump(), **changes})
 

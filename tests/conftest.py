@@ -1,5 +1,8 @@
 """Shared fixtures.
 
+Browser fixtures (``test_browser_helpers``): ``base_url`` (a live server of the real
+app), ``browser`` (Debian's Chromium) and ``open_page``, each module its own.
+
 API fixtures (server helper): ``api_settings`` (default limits), ``api_app`` and
 ``api_client`` (a TestClient over a fresh app), ``page_dir`` (a small stand-in page
 folder, so the API tests do not depend on the real page's files).
@@ -8,6 +11,9 @@ folder, so the API tests do not depend on the real page's files).
 from __future__ import annotations
 
 import pytest
+
+# the browser tests' fixtures, one server and one Chromium per test module
+from test_browser_helpers import base_url, browser, open_page  # noqa: F401
 
 
 def pytest_configure(config):

@@ -13,18 +13,17 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
 
 import httpx
-
-from live_server import BANNER, ONE_ADDRESS_CROWD, free_port, held_socket, read_banner_port
+from live_server import BANNER, free_port, held_socket, read_banner_port
 from test_browser_helpers import TEACHER_HEADERS, TEACHER_TOKEN
 
 ROOT = Path(__file__).resolve().parent.parent
-SERVER_LOGS: dict[str, "Callable[[], str]"] = {}  # base URL -> the server log's last lines
+SERVER_LOGS: dict[str, Callable[[], str]] = {}  # base URL -> the server log's last lines
 SERVER_PIDS: dict[str, int] = {}  # base URL -> the uvicorn process id
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
 

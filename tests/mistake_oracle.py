@@ -4,11 +4,10 @@ independent oracle of the catalogue and grader tests)."""
 from __future__ import annotations
 
 import numpy as np
-
 from oracle import torch_layer
 
-from convcore.mistakes import Case, Failure, get_convention
 from convcore.compare import values_equal
+from convcore.mistakes import Case, Failure, get_convention
 
 __all__ = ["differs", "torch_expected"]
 

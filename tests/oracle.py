@@ -11,8 +11,9 @@ Import them as ``from oracle import torch_layer`` (pytest puts tests/ on sys.pat
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 import pytest

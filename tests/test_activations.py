@@ -6,10 +6,10 @@ import dataclasses
 
 import numpy as np
 import pytest
+from oracle import TORCH_ACTIVATIONS, require_torch
 
 from convcore.activations import ACTIVATIONS, LEAKY_RELU_SLOPE, get_activation
 from convcore.spec import ConvSpecError
-from oracle import TORCH_ACTIVATIONS, require_torch
 
 NAMES = ["identity", "relu", "leaky_relu", "sigmoid", "tanh"]
 

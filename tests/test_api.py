@@ -535,8 +535,8 @@ def test_the_document_is_encoded_in_chunks_to_the_same_bytes(api_settings, confi
     # document_bytes encodes the events a chunk at a time: the bytes are those of the
     # whole document encoded at once
     from convcore.trace import build_trace
-    from convscope.traces import prepare as tracing
     from convscope.http.encoding import encode_json
+    from convscope.traces import prepare as tracing
 
     prepared = tracing.prepare(config, api_settings)
     doc = build_trace(prepared.resolved, arrays=True)

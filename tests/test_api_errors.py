@@ -330,9 +330,9 @@ def test_an_unexpected_error_is_a_500_not_a_422(page_dir, monkeypatch):
     """Only ConvSpecError is bad input; any other exception is a bug and must show as one."""
     from fastapi.testclient import TestClient
 
-    from convscope.traces import prepare as tracing
     from convscope.app import create_app
     from convscope.settings import Settings
+    from convscope.traces import prepare as tracing
 
     def broken(*args, **kwargs):
         raise ValueError("a bug, not the caller's input")

@@ -11,7 +11,6 @@ import json
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from live_server import ONE_ADDRESS_CROWD
 
 KEYS = ["x", "w", "b", "dout", "layout", "stride", "padding", "dilation", "groups", "activation",

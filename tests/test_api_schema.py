@@ -18,6 +18,7 @@ if os.environ.get("CI") == "true":
 else:
     schemathesis = pytest.importorskip("schemathesis")
 from hypothesis import HealthCheck, settings  # noqa: E402
+from live_server import ONE_ADDRESS_CROWD  # noqa: E402
 from schemathesis.checks import (  # noqa: E402
     content_type_conformance,
     not_a_server_error,
@@ -28,7 +29,6 @@ from schemathesis.specs.openapi.checks import allow_header_conformance, unsuppor
 
 from convscope.app import create_app  # noqa: E402
 from convscope.settings import Settings  # noqa: E402
-from live_server import ONE_ADDRESS_CROWD  # noqa: E402
 
 APP = create_app(Settings(max_tensor_elements=512, max_events=2000, **ONE_ADDRESS_CROWD))  # (one fuzzer, many requests)
 schema = schemathesis.openapi.from_asgi("/openapi.json", APP)

@@ -11,18 +11,13 @@ import json
 import re
 
 import pytest
-
 from test_browser_helpers import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
     assert_equation_matches,
     assert_stage_matches,
     cell_texts,
     choose_preset,
     lesson_path,
     require_chromium,
-    live_server,
-    page_opener,
     server_document,
     shown_number,
     step_of,
@@ -35,7 +30,6 @@ pytestmark = pytest.mark.browser
 require_chromium()
 
 # the fixtures every browser test uses: a live server, Chromium, a page opener
-from test_browser_helpers import base_url, browser, open_page  # noqa: E402,F401
 
 
 # Every visible element with text of its own: its font size (< 24 px listed in "small")

@@ -9,14 +9,12 @@ import base64
 import io
 
 import pytest
-
 from test_browser_helpers import choose_preset, require_chromium, wait_until
 
 pytestmark = pytest.mark.browser
 
 require_chromium()
 
-from test_browser_helpers import base_url, browser, open_page  # noqa: E402,F401
 
 
 def _make(page, **fields) -> bytes:

@@ -6,14 +6,12 @@ numbers come from the server's trace document, not from the page."""
 from __future__ import annotations
 
 import pytest
-
 from test_browser_helpers import choose_preset, require_chromium, server_document, wait_until
 
 pytestmark = pytest.mark.browser
 
 require_chromium()
 
-from test_browser_helpers import base_url, browser, open_page  # noqa: E402,F401
 
 
 def _delta_text(v: float) -> str:

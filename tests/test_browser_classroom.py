@@ -3,9 +3,7 @@ player, the address is the place (lesson, step, projector), nothing typed is los
 
 from __future__ import annotations
 
-
 import pytest
-
 from test_browser_helpers import (
     choose_preset,
     require_chromium,
@@ -18,7 +16,6 @@ pytestmark = pytest.mark.browser
 
 require_chromium()
 
-from test_browser_helpers import base_url, browser, open_page  # noqa: E402,F401
 
 
 def _state(page) -> dict:

@@ -7,8 +7,7 @@ from __future__ import annotations
 from urllib.parse import urlparse
 
 import pytest
-
-from test_browser_helpers import base_url, browser, require_chromium, wait_until  # noqa: F401
+from test_browser_helpers import require_chromium, wait_until  # noqa: E402
 
 pytestmark = pytest.mark.browser
 

@@ -12,14 +12,12 @@ from __future__ import annotations
 import math
 
 import pytest
-
 from test_browser_helpers import debug_url, require_chromium, server_document, wait_complete
 
 pytestmark = pytest.mark.browser
 
 require_chromium()
 
-from test_browser_helpers import base_url, browser  # noqa: E402,F401
 
 LESSONS = ["cs231n", "d2l", "edge", "stride2", "dilation2", "depthwise", "same_even", "nhwc_relu", "batch2"]
 # (width, height, projector, smallest cell text in px)

@@ -13,14 +13,12 @@ import httpx
 import pytest
 import zxingcpp  # the test extra: an independent QR decoder
 from PIL import Image
-
 from test_browser_helpers import TEACHER_TOKEN, require_chromium, wait_complete, wait_until
 
 pytestmark = pytest.mark.browser
 
 require_chromium()
 
-from test_browser_helpers import base_url, browser, open_page  # noqa: E402,F401
 
 
 def _step(page) -> int:

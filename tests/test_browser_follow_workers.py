@@ -19,8 +19,14 @@ import time
 from pathlib import Path
 
 import pytest
-
-from follow_helpers import SERVER_PIDS, TEACHER_TOKEN, convscope_serve, redis_missing_reason, redis_process, redis_server
+from follow_helpers import (
+    SERVER_PIDS,
+    TEACHER_TOKEN,
+    convscope_serve,
+    redis_missing_reason,
+    redis_process,
+    redis_server,
+)
 from test_browser_helpers import require_chromium, wait_complete, wait_until
 
 pytestmark = pytest.mark.browser
@@ -32,7 +38,6 @@ if _no_redis and os.environ.get("CI") == "true":
 if _no_redis:
     pytest.skip(_no_redis, allow_module_level=True)
 
-from test_browser_helpers import browser  # noqa: E402,F401
 
 WORKER = "x-convscope-worker"
 # a step pushed live, not caught up by a reconnect (the server's retry is 1 s); how fast

@@ -5,14 +5,12 @@ outputs and out[0] reads its 2x2 window and the kernel; the rest of the stage di
 from __future__ import annotations
 
 import pytest
-
 from test_browser_helpers import require_chromium, wait_until
 
 pytestmark = pytest.mark.browser
 
 require_chromium()
 
-from test_browser_helpers import base_url, browser, open_page  # noqa: E402,F401
 
 
 def _lit(page) -> dict[str, set[tuple[str, int]]]:

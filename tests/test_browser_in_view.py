@@ -13,14 +13,20 @@ from __future__ import annotations
 import random
 
 import pytest
-
-from test_browser_helpers import cell_problems, debug_url, lesson_path, replay, require_chromium, server_document, wait_complete
+from test_browser_helpers import (
+    cell_problems,
+    debug_url,
+    lesson_path,
+    replay,
+    require_chromium,
+    server_document,
+    wait_complete,
+)
 
 pytestmark = pytest.mark.browser
 
 require_chromium()
 
-from test_browser_helpers import base_url, browser  # noqa: E402,F401
 
 # the page benchmark's trace (bench/page.py): 11 280 cells, too many to show whole, so
 # slices stand out of view in every phase at these sizes

@@ -15,15 +15,14 @@ import json
 import httpx
 import numpy as np
 import pytest
+from test_browser_helpers import choose_preset, require_chromium, server_document, shown_number, wait_until
 
 from convcore.mistakes.lessons import mistake_lessons
-from test_browser_helpers import choose_preset, require_chromium, server_document, shown_number, wait_until
 
 pytestmark = pytest.mark.browser
 
 require_chromium()
 
-from test_browser_helpers import base_url, browser, open_page  # noqa: E402,F401
 
 LESSONS = {m["id"]: m for m in mistake_lessons()}
 OUTPUTS = ("out", "dx", "dw", "db")

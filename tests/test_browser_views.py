@@ -7,27 +7,20 @@ server's own trace document replayed here (NumPy over the event boxes).
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
-
 from test_browser_helpers import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
-    debug_url,
     PageWatch,
     assert_equation_matches,
     assert_stage_matches,
     cell_texts,
-    require_chromium,
+    debug_url,
     first_event,
     lesson_path,
-    live_server,
-    page_opener,
+    require_chromium,
     server_document,
     shown_number,
     step_of,
-    wait_complete,
     wait_until,
 )
 
@@ -36,7 +29,6 @@ pytestmark = pytest.mark.browser
 require_chromium()
 
 # the fixtures every browser test uses: a live server, Chromium, a page opener
-from test_browser_helpers import base_url, browser, open_page  # noqa: E402,F401
 
 # tall enough that no slice is left undrawn by content-visibility
 TALL = (1600, 2600)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from oracle import torch_layer
 
 from convcore import conv2d_forward
 from convcore.compat import Conv2D, conv_backward_naive, conv_forward_naive, pad2d
 from convcore.spec import ConvSpecError
-from oracle import torch_layer
 
 # -- CS231n (seed 004) -------------------------------------------------------------------------
 

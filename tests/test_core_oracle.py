@@ -11,11 +11,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
+from oracle import geometry, torch_layer
+from strategies import conv_cases
 
 from convcore import conv2d_backward, conv2d_forward
 from convcore.functional import backward_padded, crop_padding, pad_input
-from oracle import geometry, torch_layer
-from strategies import conv_cases
 
 pytestmark = pytest.mark.oracle
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from strategies import conv_cases
 
 from convcore.trace import build_trace, iter_trace, resolve_config
 from convcore.trace.cost import BYTES_FACTOR, trace_cost
 from convscope.http.encoding import encode_json
-from strategies import conv_cases
 
 MODES = [
     {"view": "direct", "granularity": "window", "backward": "fused"},

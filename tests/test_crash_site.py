@@ -9,12 +9,11 @@ import sys
 
 import numpy as np
 import pytest
+from test_grader_sandbox import ROOT, STUDENTS
 
 from convcore.grader.channel import ChannelBroken, decode_results, encode_results
 from convcore.mistakes.conventions import Failure, call_plainly
 from convcore.mistakes.crash_site import crash_site, format_site
-
-from test_grader_sandbox import ROOT, STUDENTS
 
 
 def reshapes_to_three_by_three(x, w, b, conv_param):

@@ -18,7 +18,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 import webm_reader
 from test_browser_helpers import require_chromium
 
@@ -26,7 +25,6 @@ pytestmark = pytest.mark.browser
 
 require_chromium()
 
-from test_browser_helpers import browser  # noqa: E402,F401
 
 from convscope.cli import main  # noqa: E402
 

@@ -16,9 +16,19 @@ import time
 
 import httpx
 import pytest
+from follow_helpers import (
+    ONE_ADDRESS_CROWD,
+    SERVER_LOGS,
+    SERVER_PIDS,
+    TEACHER_HEADERS,
+    convscope_serve,
+    follow_load,
+    read_events,
+    redis_missing_reason,
+    redis_server,
+    uvicorn_process,
+)
 
-from follow_helpers import (ONE_ADDRESS_CROWD, SERVER_LOGS, SERVER_PIDS, TEACHER_HEADERS, convscope_serve, follow_load,
-                            read_events, redis_missing_reason, redis_server, uvicorn_process)
 from convscope.follow.session import session_id_of
 
 pytestmark = pytest.mark.slow

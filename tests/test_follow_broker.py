@@ -13,7 +13,15 @@ import pytest
 
 from convscope.follow.broker import MemoryBroker, NoSession, StaleDriver, TooManySessions
 from convscope.follow.channel import HISTORY, KEEPALIVE, Channel, Message, follow
-from convscope.follow.session import CODE_ALPHABET, StateError, encode_state, new_credentials, normal_code, secret_matches, session_id_of
+from convscope.follow.session import (
+    CODE_ALPHABET,
+    StateError,
+    encode_state,
+    new_credentials,
+    normal_code,
+    secret_matches,
+    session_id_of,
+)
 
 
 def test_the_session_id_is_the_secrets_hash_and_only_the_secret_matches():

@@ -9,7 +9,6 @@ import xml.etree.ElementTree as ET
 
 import pytest
 from fastapi.testclient import TestClient
-
 from test_browser_helpers import TEACHER_TOKEN
 
 SVG = "{http://www.w3.org/2000/svg}"

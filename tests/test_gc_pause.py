@@ -51,8 +51,8 @@ def test_paused_gc_leaves_a_collector_that_was_off_off():
 def test_the_service_builds_a_document_without_switching_the_collector(monkeypatch):
     # the service encodes a document a chunk of events at a time (server/traces/prepare.py): no
     # whole document's objects are alive for the collector to rescan, so it is left alone
-    from convscope.traces import prepare as tracing
     from convscope.settings import Settings
+    from convscope.traces import prepare as tracing
 
     def refuse():
         raise AssertionError("the service switched the garbage collector")

@@ -18,19 +18,19 @@ import io
 import json
 import os
 import shutil
-import textwrap
 import subprocess
 import sys
+import textwrap
 import time
 import uuid
 from pathlib import Path
 
 import pytest
-
-from convcore.mistakes.catalogue import mistakes_for
 from test_grader_buggy import BUGGY, PRELUDE
 from test_grader_isolation import FORGED, SECRET, WRONG_WITH_PATCHED_NUMPY
 from test_grader_sandbox import ROOT, STUDENTS, running_with
+
+from convcore.mistakes.catalogue import mistakes_for
 
 pytestmark = pytest.mark.slow
 

@@ -24,7 +24,6 @@ import uuid
 from pathlib import Path
 
 import pytest
-
 from test_grader_sandbox import ROOT, STUDENTS, running_with
 
 pytestmark = pytest.mark.slow

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from oracle import require_torch
 
 from convcore.layout import (
     HWIO_TO_OIHW,
@@ -18,7 +19,6 @@ from convcore.layout import (
     permute,
 )
 from convcore.spec import ConvSpecError
-from oracle import require_torch
 
 RNG = np.random.default_rng(0)
 A = RNG.normal(size=(2, 3, 4, 5))  # four distinct sizes: a wrong permutation changes the shape

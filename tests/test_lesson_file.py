@@ -5,13 +5,8 @@ that editing needs the server, and not one request leaves the page."""
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
-
-from convcore.trace import build_trace
-from convscope.cli import main
-from convscope.traces.presets import PRESETS
 from test_browser_helpers import (
     assert_equation_matches,
     assert_stage_matches,
@@ -21,6 +16,10 @@ from test_browser_helpers import (
     wait_until,
 )
 
+from convcore.trace import build_trace
+from convscope.cli import main
+from convscope.traces.presets import PRESETS
+
 pytestmark = pytest.mark.browser
 
 require_chromium()
@@ -29,7 +28,6 @@ MAX_BYTES = 1_000_000
 
 
 # Chromium for this module (no server: the pages open from files)
-from test_browser_helpers import browser  # noqa: E402,F401
 
 
 @pytest.fixture(scope="module")
@@ -240,7 +238,6 @@ def test_a_mistake_lesson_and_your_numbers_travel_in_the_file(browser, tmp_path)
 
 def test_a_lesson_file_asked_for_past_its_last_step_opens_at_the_last(browser, tmp_path):
     import httpx
-
     from test_browser_helpers import live_server
 
     with live_server() as base:

@@ -10,7 +10,6 @@ from dataclasses import replace
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
-
 from mistake_oracle import torch_expected
 
 from convcore.compare import values_equal
@@ -68,7 +67,7 @@ def assert_trace_is_the_code(mistake_id, case):
 
 def assert_replay_holds(doc):
     state = replay(doc)
-    for name, t in doc["tensors"].items():
+    for name in doc["tensors"]:
         assert _same(_header_array(doc, name), state[name]), name
 
 
@@ -163,8 +162,6 @@ def test_on_every_drawn_setup_and_edge_case_the_trace_is_what_the_code_computes(
 @pytest.mark.parametrize("convention", ["cs231n", "layer", "torch"])
 def test_the_plain_loops_equal_torch(convention):
     """The correct loops, the generator every mistake changes one step of, against torch."""
-    layout = get_convention(convention).layout
-
     @settings(**SETTINGS)
     @given(cases(convention))
     def holds(case):

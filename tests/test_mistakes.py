@@ -16,7 +16,15 @@ from oracle import require_torch
 
 from convcore.grader.space import cases
 from convcore.mistakes import (
-    CONVENTIONS, MISTAKES, OUTPUTS, Case, Failure, Subject, get_convention, get_mistake, mistaken_and_true,
+    CONVENTIONS,
+    MISTAKES,
+    OUTPUTS,
+    Case,
+    Failure,
+    Subject,
+    get_convention,
+    get_mistake,
+    mistaken_and_true,
     one_step_smaller,
 )
 from convcore.mistakes.naive_cs231n import Cs231nConv

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_browser_helpers import CHROMIUM, CHROMIUM_ARGS, assert_stage_matches, chromium_missing_reason, wait_until
 
 from convcore.trace import build_trace
-from test_browser_helpers import CHROMIUM, CHROMIUM_ARGS, assert_stage_matches, chromium_missing_reason, wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK = ROOT / "docs" / "example.ipynb"

@@ -5,9 +5,8 @@ from __future__ import annotations
 import sys
 
 import numpy as np
-import pytest
-
 import oracle
+import pytest
 
 
 @pytest.fixture

@@ -11,13 +11,12 @@ from pathlib import Path
 
 import httpx
 import pytest
+from live_server import read_banner_port
 
 from convcore import __version__
 from convcore.trace import build_trace
 from convscope.cli import main
 from convscope.traces.presets import PRESETS
-
-from live_server import read_banner_port
 
 ROOT = Path(__file__).resolve().parent.parent
 

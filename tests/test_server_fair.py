@@ -15,9 +15,8 @@ import statistics
 import time
 
 import httpx
-import pytest
-
 import live_server
+import pytest
 from test_browser_helpers import TEACHER_HEADERS, TEACHER_TOKEN
 from test_server_careless import cs231n
 from test_server_hostile import WORST, _variant

@@ -10,20 +10,17 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import signal
 import socket
 import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 
 import httpx
+import live_server
 import psutil
 import pytest
-
-import live_server
 
 LIMIT_BYTES = 16_000_000
 RSS_BOUND = 600 * 2**20  # bytes: one worker with the default limits (docs/service.md)
@@ -272,7 +269,7 @@ def test_200_connections_with_unfinished_headers_are_closed_by_the_deadline(serv
             try:
                 while chunk := sock.recv(4096):
                     answer += chunk
-            except (socket.timeout, ConnectionResetError):
+            except (TimeoutError, ConnectionResetError):
                 continue
             closed += 1
             assert answer.startswith(b"HTTP/1.1 408"), answer[:100]

@@ -19,7 +19,6 @@ from pathlib import Path
 
 import httpx
 import pytest
-
 from live_server import held_socket
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -9,12 +9,12 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from convcore.trace import build_trace, iter_trace, replay
-from convscope.http.encoding import encode_json
 from strategies import conv_cases
 from test_trace_rules import RULE_CONFIGS
 from trace_checks import assert_close, tensor
+
+from convcore.trace import build_trace, iter_trace, replay
+from convscope.http.encoding import encode_json
 
 
 def array_rows(events) -> int:

@@ -12,11 +12,11 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from strategies import TRACE_MODES, conv_cases
+from trace_checks import case_config
 
 from convcore.layout import NCHW_TO_NHWC, OIHW_TO_HWIO
 from convcore.trace import build_trace, contributions
-from strategies import TRACE_MODES, conv_cases
-from trace_checks import case_config
 
 
 def _taps(spec, y: int, x: int) -> int:

@@ -8,10 +8,10 @@ import json
 import numpy as np
 import orjson
 import pytest
-
-from convcore.trace import build_trace, count_events, iter_trace, replay, TraceReplayError
-from convcore.fill import format_number as fmt_number
 from trace_checks import nhwc_config, tensor
+
+from convcore.fill import format_number as fmt_number
+from convcore.trace import TraceReplayError, build_trace, count_events, iter_trace, replay
 
 D2L = {"x": [[[[0, 1, 2], [3, 4, 5], [6, 7, 8]]]], "w": [[[[0, 1], [2, 3]]]]}
 

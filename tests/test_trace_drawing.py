@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 from hypothesis import given, settings
+from strategies import conv_cases
 
 from convcore.trace import build_trace
-from strategies import conv_cases
 
 
 def _grid(marks: list[str]) -> np.ndarray:

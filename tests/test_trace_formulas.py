@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 import torch  # the oracle (installed by .ci/run: never skipped)
 import torch.nn.functional as F
 

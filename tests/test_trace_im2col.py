@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from convcore.trace import TraceConfigError, build_trace, count_events, replay
 from oracle import TORCH_ACTIVATIONS, torch_layer
 from strategies import conv_cases, randint
 from test_trace_rules import make_config
 from trace_checks import assert_close, box_slices, check_replay_matches_torch, tensor
+
+from convcore.trace import TraceConfigError, build_trace, count_events, replay
 
 
 def events(doc, phase):

@@ -26,9 +26,9 @@ def test_running_sums_are_bit_identical_to_one_add_at_a_time(case):
     state, adds = case
     expected_state = state.copy()
     expected = []
-    for cell, delta in adds:
-        expected_state[cell] = expected_state[cell] + delta
-        expected.append(expected_state[cell])
+    for index, delta in adds:
+        expected_state[index] = expected_state[index] + delta
+        expected.append(expected_state[index])
     targets = np.array([a for a, _ in adds], dtype=np.int64)
     deltas = np.array([d for _, d in adds], dtype=np.float64)
     values = running_sums(state, targets, deltas)

@@ -10,11 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from convcore.trace import build_trace, resolve_config
-from convcore.trace.format import DEAD_WINDOW
 from oracle import geometry, torch_layer
-from convscope.traces.presets import PRESETS
 from strategies import TRACE_MODES, conv_cases
 from trace_checks import (
     case_config,
@@ -24,6 +20,10 @@ from trace_checks import (
     tensor,
     to_internal,
 )
+
+from convcore.trace import build_trace, resolve_config
+from convcore.trace.format import DEAD_WINDOW
+from convscope.traces.presets import PRESETS
 
 VIEWS = ["direct", "im2col", "transposed"]
 ACTIVATIONS = ["identity", "relu", "leaky_relu", "sigmoid", "tanh"]

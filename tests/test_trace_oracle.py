@@ -12,8 +12,6 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from convcore.trace import build_trace
 from oracle import TORCH_ACTIVATIONS
 from strategies import conv_cases
 from trace_checks import (
@@ -22,6 +20,8 @@ from trace_checks import (
     check_rule2_replay_matches_header_and_core,
     check_rule3_value_is_running_state,
 )
+
+from convcore.trace import build_trace
 
 pytestmark = pytest.mark.oracle
 

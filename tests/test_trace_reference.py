@@ -16,11 +16,11 @@ import numpy as np
 import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from strategies import TRACE_MODES, conv_cases
+from trace_checks import case_config, nhwc_config
 
 from convcore.trace import build_trace
 from convcore.trace.reference import reference_trace
-from strategies import TRACE_MODES, conv_cases
-from trace_checks import case_config, nhwc_config
 
 VIEW_MODES = [mode for mode in TRACE_MODES if mode[0] != "im2col"]  # im2col: no fast path
 NUMPY = orjson.OPT_SERIALIZE_NUMPY

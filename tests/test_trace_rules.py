@@ -7,17 +7,17 @@ import tracemalloc
 
 import numpy as np
 import pytest
-
-from convcore.trace import count_events, iter_trace
 from trace_checks import (
+    check_only_steps_that_compute,
     check_rule1_only_inputs_unwritten,
     check_rule2_replay_matches_header_and_core,
     check_rule3_value_is_running_state,
     check_rule4_forward_window_reads_receptive_field,
     check_rule5_counts,
     check_rule7_nhwc_is_nchw_transposed,
-    check_only_steps_that_compute,
 )
+
+from convcore.trace import count_events, iter_trace
 
 
 def make_config(x_shape, w_shape, seed=0, bias=True, **settings) -> dict:

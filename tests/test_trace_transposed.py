@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from convcore.layout import NCHW_TO_NHWC, OIHW_TO_HWIO
-from convcore.trace import TraceConfigError, build_trace, count_events, replay
 from oracle import TORCH_ACTIVATIONS, torch_layer
 from strategies import conv_cases
 from test_trace_rules import make_config
 from trace_checks import assert_close, box_slices, check_replay_matches_torch, nhwc_config, tensor
+
+from convcore.layout import NCHW_TO_NHWC, OIHW_TO_HWIO
+from convcore.trace import TraceConfigError, build_trace, count_events, replay
 
 
 def events(doc, phase):

@@ -16,7 +16,6 @@ from pathlib import Path
 
 import httpx
 import pytest
-
 from live_server import read_banner_port
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -126,7 +125,6 @@ def test_installed_convscope_exports_an_animation(installed, tmp_path):
     import io
 
     from PIL import Image
-
     from test_browser_helpers import chromium_missing_reason
 
     missing = chromium_missing_reason()

@@ -4,7 +4,7 @@ Written from the Matroska element table, apart from the page's muxer (js/encode/
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 EBML, DOC_TYPE = 0x1A45DFA3, 0x4282
 SEGMENT, TRACKS, TRACK_ENTRY, VIDEO, PIXEL_WIDTH, PIXEL_HEIGHT = 0x18538067, 0x1654AE6B, 0xAE, 0xE0, 0xB0, 0xBA

@@ -6,7 +6,8 @@ pixels on every side. ``cache = (x, w, b, conv_param)`` exactly as the assignmen
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 

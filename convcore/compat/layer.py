@@ -14,7 +14,8 @@ the resolved (top, bottom, left, right) padding.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 

@@ -15,10 +15,11 @@ import multiprocessing
 import os
 import re
 from collections import Counter
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from .loader import NAMES
 

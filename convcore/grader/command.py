@@ -12,8 +12,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 __all__ = ["add_parser", "run"]
 
@@ -51,7 +52,7 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     return check
 
 
-def first_failing_case(report: "Any") -> tuple[str, dict] | None:
+def first_failing_case(report: Any) -> tuple[str, dict] | None:
     """(output, counterexample) of the report's first failing output, or None."""
     for name, result in report.data.get("outputs", {}).items():
         if result["status"] == "fail":
@@ -59,7 +60,7 @@ def first_failing_case(report: "Any") -> tuple[str, dict] | None:
     return None
 
 
-def run(args: argparse.Namespace, write_lesson: "Callable[[dict, Path, str], None] | None" = None) -> int:
+def run(args: argparse.Namespace, write_lesson: Callable[[dict, Path, str], None] | None = None) -> int:
     """``write_lesson(config, path, title)``: how the host writes a lesson file of a case
     (``convscope``'s export; convcore itself writes none) for ``--lesson``."""
     from .loader import split_target

@@ -13,14 +13,15 @@ import inspect
 import signal
 import threading
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from ..mistakes import Failure, Subject
 from ..mistakes.conventions import call_plainly, get_convention
-from .report import PAGE, SCHEMA, Report, counterexample_data
 from .defaults import CALL_SECONDS, DEFAULT_EXAMPLES
 from .facts import facts
+from .report import PAGE, SCHEMA, Report, counterexample_data
 from .search import FatalError, Grader
 
 __all__ = ["CallTimeout", "LimitExceeded", "check", "grade", "subject_of", "timed_call"]

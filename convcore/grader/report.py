@@ -86,7 +86,7 @@ class Report:
         self.data = data
 
     @classmethod
-    def fatal(cls, target: str, convention: str, message: str, **extra: Any) -> "Report":
+    def fatal(cls, target: str, convention: str, message: str, **extra: Any) -> Report:
         return cls({"schema": SCHEMA, "target": target, "convention": convention, "status": "error",
                     "error": message, "outputs": {}, **extra})
 

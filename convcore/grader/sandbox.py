@@ -28,8 +28,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .channel import ChannelBroken, ChannelClosed, ChannelTimeout, decode_array, decode_results, encode_array, encode_results, \
-    read_frame, write_frame
+from .channel import (
+    ChannelBroken,
+    ChannelClosed,
+    ChannelTimeout,
+    decode_array,
+    decode_results,
+    encode_array,
+    encode_results,
+    read_frame,
+    write_frame,
+)
 from .defaults import MEMORY_MB, TIME_LIMIT
 from .isolation import isolation, wrap
 from .loader import NAMES

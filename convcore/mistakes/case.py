@@ -13,9 +13,10 @@ float values): the neighbours the grader's shrinking and its minimality test wal
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from functools import cached_property
-from typing import Any, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -101,7 +102,7 @@ class Case:
     @property
     def valid(self) -> bool:
         try:
-            self.spec
+            self.spec  # noqa: B018 - making the spec is the check
         except ConvSpecError:
             return False
         return True
@@ -137,7 +138,7 @@ class Case:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Case":
+    def from_dict(cls, data: dict[str, Any]) -> Case:
         """The inverse of ``to_dict`` (C and F are ignored: groups, cg and fg say them)."""
         fields = {k: v for k, v in data.items() if k not in ("c", "f")}
         for key in ("stride", "padding", "dilation"):
@@ -147,7 +148,7 @@ class Case:
 
     @classmethod
     def with_inputs(cls, spec: ConvSpec, activation: str, x: np.ndarray, w: np.ndarray, b: np.ndarray,
-                    dout: np.ndarray) -> "Case":
+                    dout: np.ndarray) -> Case:
         """The Case of ``spec`` with these inputs instead of drawn ones: x (N, C, H, W),
         w (F, C/groups, KH, KW), b (F,), dout (N, F, Ho, Wo) (a trace request's own numbers)."""
         case = cls(n=spec.N, cg=spec.channels_per_group, fg=spec.filters_per_group, groups=spec.groups,

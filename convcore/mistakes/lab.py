@@ -26,7 +26,8 @@ made included. Its header adds (docs/trace-format.md, "Mistake traces"):
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
 
 import numpy as np
 

@@ -26,8 +26,15 @@ import math
 from typing import Any
 
 from ..trace.config import ResolvedConfig, TraceConfigError
-from ..trace.cost import (BOX_BYTES, CELLS_PER_EVENT_OF_WORK, EVENT_BASE_BYTES, HEADER_BASE_BYTES, HEADER_TENSOR_BYTES,
-                          NUMBER_BYTES, TraceCost)
+from ..trace.cost import (
+    BOX_BYTES,
+    CELLS_PER_EVENT_OF_WORK,
+    EVENT_BASE_BYTES,
+    HEADER_BASE_BYTES,
+    HEADER_TENSOR_BYTES,
+    NUMBER_BYTES,
+    TraceCost,
+)
 from .catalogue import MISTAKES, Mistake
 
 __all__ = ["LAB_SETTINGS", "check_lab_config", "lab_mistake", "mistake_cost"]

@@ -3,7 +3,7 @@ where a wrong gradient through the activation shows."""
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

@@ -8,7 +8,8 @@ Each mistake is a subclass that replaces exactly one step.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 

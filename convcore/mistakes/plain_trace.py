@@ -31,8 +31,9 @@ failure stops the layer convention's backward too (it has no cache), not the oth
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 

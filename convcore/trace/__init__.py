@@ -24,8 +24,8 @@ counts), ``replay``, ``contributions`` (one cell's writes, in order). The format
 from . import direct as _direct  # noqa: F401  (registers the direct view)
 from . import im2col as _im2col  # noqa: F401  (registers the im2col view)
 from . import transposed as _transposed  # noqa: F401  (registers the transposed view)
-from .contributions import contributions
 from .config import DEFAULTS, ResolvedConfig, TraceConfigError, resolve_config
+from .contributions import contributions
 from .document import SCHEMA, build_trace, count_events, iter_trace, plan_phases, trace_header
 from .replay import TraceReplayError, replay
 from .views import Phase, View, register_view, view_names

@@ -10,7 +10,7 @@ the two axes the page draws as a grid (rows, columns). A view that adds a tensor
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..layout import NCHW_TO_NHWC, OIHW_TO_HWIO
 

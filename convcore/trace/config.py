@@ -32,8 +32,9 @@ With NHWC the default x and w shapes are given in NHWC / HWIO ([1,5,5,1], [3,3,1
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -200,7 +201,7 @@ def _tensor(config: Mapping[str, Any], key: str, layout: str, max_elements: int 
 
 
 def resolve_config(
-    config: Mapping[str, Any] | "ResolvedConfig" | None = None,
+    config: Mapping[str, Any] | ResolvedConfig | None = None,
     *,
     max_elements: int | None = None,
     max_abs: float | None = None,

@@ -27,7 +27,8 @@ input tensor (no event writes it) has none.
 from __future__ import annotations
 
 import math
-from typing import Any, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 

@@ -33,8 +33,8 @@ wrote its largest tensor whole: safe, and loud in the tests (they list every vie
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Callable
 
 import numpy as np
 

@@ -23,14 +23,14 @@ pieces come from ``TraceContext.cells``; events share the per-cell read Boxes.
 from __future__ import annotations
 
 import math
-from typing import Iterator
+from collections.abc import Iterator
 
 import numpy as np
 
 from . import format as fmt
 from .events import TraceContext, running_sums
-from .model import Event, make_event, make_write
 from .loops import ordered_chunks, sub_order
+from .model import Event, make_event, make_write
 from .views import Phase
 
 __all__ = ["mac_backward_phases", "mac_forward_phase"]

@@ -18,8 +18,8 @@ time) and the number texts; the events are then assembled column by column.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from itertools import repeat
-from typing import Iterator
 
 import numpy as np
 

@@ -33,7 +33,8 @@ gradient check reads them without parsing lists back).
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 import numpy as np
 

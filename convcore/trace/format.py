@@ -17,7 +17,7 @@ of small traces repeat a lot), and the cache is bounded so memory stays flat.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

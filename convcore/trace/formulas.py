@@ -56,7 +56,7 @@ def _ref(name: str, layout: str, at: dict[str, str]) -> str:
 
 def _cell(name: str, layout: str) -> str:
     """The torch index of a cell: ``[{n}, {f}, {h}, {w}]`` in the layout's axis order."""
-    return "[" + ", ".join("{%s}" % a for a in kind_of(name).axes_in(layout)) + "]"
+    return "[" + ", ".join(f"{{{a}}}" for a in kind_of(name).axes_in(layout)) + "]"
 
 
 def torch_setup(spec: Any, layout: str, activation: str, bias: bool) -> list[str]:

@@ -6,8 +6,8 @@ the plain loops; tests hold the two to the same bytes.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from itertools import repeat
-from typing import Iterator
 
 import numpy as np
 

@@ -37,7 +37,7 @@ matrix form has one natural order (db, dW, dcols, col2im) and ignores them.
 from __future__ import annotations
 
 import math
-from typing import Iterator
+from collections.abc import Iterator
 
 import numpy as np
 

@@ -3,9 +3,9 @@ what each loop letter means in words (the header's ``loop_names``)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from itertools import product
 from operator import itemgetter
-from typing import Iterator, Mapping
 
 import numpy as np
 

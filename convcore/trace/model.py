@@ -22,11 +22,12 @@ The JS side has the same shapes as JSDoc typedefs (``static/js/trace-types.js``)
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Iterator, Sequence, TypedDict, Union
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, TypedDict
 
 __all__ = ["Box", "Event", "Write", "make_box", "make_boxes", "make_event", "make_write", "event_lines", "stream_line"]
 
-Numbers = Union[list, Any]  # list of floats, or a 1-D float64 array (arrays=True)
+Numbers = list | Any  # list of floats, or a 1-D float64 array (arrays=True)
 
 
 class Box(TypedDict):

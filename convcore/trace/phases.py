@@ -25,7 +25,7 @@ Values are listed in the text when a row has at most ``format.LIST_LIMIT`` cells
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import numpy as np
 

@@ -14,7 +14,8 @@ ones; the other phases (pad, activation, crop, db per filter) and views are shar
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from . import format as fmt
 from .config import resolve_config
@@ -131,7 +132,7 @@ def forward_mac_loops(ctx: TraceContext) -> Iterator[Event]:
 def backward_mac_loops(ctx: TraceContext, phase: str, order: str, *, writes: tuple[str, ...]) -> Iterator[Event]:
     """for n, f, i, j, c, k, l: g = dz[n,f,i,j]; db[f] += g (at c = k = l = 0, with a
     bias); dw[f,c,k,l] += xp[…]·g; dxp[…] += w[f,c,k,l]·g (the ones ``writes`` names)."""
-    spec, xp, w, dz = ctx.spec, ctx.ref["xp"], ctx.ref["w"], ctx.ref["dz"]
+    spec, dz = ctx.spec, ctx.ref["dz"]
     for n, f, i, j, c, k, l in ordered(order, "nfijckl", _sizes(spec)):
         x_cell, w_cell, z_cell = _mac(spec, n, f, i, j, c, k, l)
         g = float(dz[z_cell])

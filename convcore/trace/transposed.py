@@ -31,7 +31,7 @@ the backward phases run row-major.
 from __future__ import annotations
 
 import math
-from typing import Iterator
+from collections.abc import Iterator
 
 import numpy as np
 

@@ -11,7 +11,7 @@ windows; forward and backward share them), else per chunk, so memory stays flat.
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -81,7 +81,7 @@ class ReceptiveFields:
             self._loops = [{"n": a, "f": b, "i": c, "j": d} for a, b, c, d in zip(n, f, i, j)]
 
     @classmethod
-    def of(cls, ctx: TraceContext) -> "ReceptiveFields":
+    def of(cls, ctx: TraceContext) -> ReceptiveFields:
         """The trace's ReceptiveFields, shared by its window phases (and their table)."""
         fields = ctx.memo.get("receptive fields")
         if fields is None:

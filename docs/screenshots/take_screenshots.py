@@ -30,8 +30,16 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from playwright.sync_api import sync_playwright  # noqa: E402
-
-from test_browser_helpers import CHROMIUM, CHROMIUM_ARGS, TEACHER_TOKEN, debug_url, lesson_path, live_server, wait_complete, wait_until  # noqa: E402
+from test_browser_helpers import (  # noqa: E402
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    TEACHER_TOKEN,
+    debug_url,
+    lesson_path,
+    live_server,
+    wait_complete,
+    wait_until,
+)
 
 OUT = Path(__file__).resolve().parent
 

@@ -6,9 +6,10 @@ plus the page's bundle; the same request made twice at once is built once."""
 from __future__ import annotations
 
 import re
+from collections.abc import AsyncIterator
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated, AsyncIterator
+from typing import Annotated
 
 from fastapi import APIRouter, Body, Request
 from pydantic import BaseModel, Field
@@ -18,8 +19,8 @@ from starlette.responses import Response
 from ..export.lesson import lesson_html, prepare_lesson
 from ..http.disconnect import run_until_disconnect
 from ..http.replies import DocumentResponse
-from .schemas import TraceConfig
 from ..http.static_files import find_static_dir
+from .schemas import TraceConfig
 from .trace import EXAMPLES, REFUSALS
 
 router = APIRouter(prefix="/api", tags=["lesson"])

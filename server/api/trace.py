@@ -4,18 +4,22 @@ POST /api/conv (the numbers without the steps)."""
 from __future__ import annotations
 
 import threading
-from typing import Annotated, Any, AsyncIterator
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response, StreamingResponse
 
-from ..traces import input_sizes
+from ..http.disconnect import run_until_disconnect
 from ..http.encoding import encode_json
+from ..http.replies import BuildStreamResponse, DocumentResponse
+from ..settings import Settings
+from ..traces import input_sizes
+from ..traces.prepare import INPUT_ERRORS, conv_result, document_bytes, prepare, stream_lines
 from ..traces.presets import get_preset
 from ..traces.shared_builds import SharedBuild
-from ..http.disconnect import run_until_disconnect
-from ..http.replies import BuildStreamResponse, DocumentResponse
+from ..traces.streaming import NDJSON_MEDIA_TYPE, ndjson_lines
 from .schemas import (
     NDJSON_DESCRIPTION,
     NDJSON_LINE_SCHEMA,
@@ -25,9 +29,6 @@ from .schemas import (
     TraceConfig,
     TraceDocument,
 )
-from ..settings import Settings
-from ..traces.streaming import NDJSON_MEDIA_TYPE, ndjson_lines
-from ..traces.prepare import INPUT_ERRORS, conv_result, document_bytes, prepare, stream_lines
 
 router = APIRouter(prefix="/api", tags=["trace"])
 

@@ -89,7 +89,7 @@ class Headless:
 
     # ---- the process ---------------------------------------------------------------
 
-    def __enter__(self) -> "Headless":
+    def __enter__(self) -> Headless:
         self._folder = tempfile.TemporaryDirectory(prefix="convscope-chromium-")
         try:
             self._spawn(Path(self._folder.name))

@@ -22,8 +22,8 @@ import hashlib
 import json
 import mimetypes
 import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 __all__ = ["BundleError", "MODULE_PREFIX", "inline_page", "module_graph"]
 
@@ -72,7 +72,7 @@ def module_graph(root: Path, entry: Path) -> dict[str, str]:
             continue
         modules[name] = ""  # claimed: an import cycle stops here
 
-        def rename(match: re.Match) -> str:
+        def rename(match: re.Match, path: Path = path) -> str:
             target = _inside(root, path.parent, match["spec"])
             todo.append(target)
             bare = MODULE_PREFIX + target.relative_to(root).as_posix()

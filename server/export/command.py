@@ -18,9 +18,10 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from ..http.errors import ApiError
 from ..settings import Settings
@@ -33,7 +34,7 @@ __all__ = ["add_export_command", "export_command"]
 ANIMATION_OPTIONS = ("phase", "steps", "size", "fps", "projector", "timeout")
 
 
-def add_export_command(commands: "argparse._SubParsersAction") -> None:
+def add_export_command(commands: argparse._SubParsersAction) -> None:
     export = commands.add_parser(
         "export",
         help="write a lesson as one offline HTML file, or an animation (GIF, WebM) for slides",
@@ -129,7 +130,15 @@ def _export(args: argparse.Namespace, output: Path, kind: str) -> int:
 
 
 def _export_animation(args: argparse.Namespace, output: Path, kind: str, source: dict[str, Any], settings: Settings) -> int:
-    from .animation import AnimationRequest, frame_range, page_limits, parse_fps, parse_size, parse_steps, record_animation
+    from .animation import (
+        AnimationRequest,
+        frame_range,
+        page_limits,
+        parse_fps,
+        parse_size,
+        parse_steps,
+        record_animation,
+    )
 
     # every check first: nothing starts a browser for a request it cannot make
     limits = page_limits()

@@ -14,8 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..settings import Settings
 from ..http.static_files import find_static_dir
+from ..settings import Settings
 from .bundle import BundleError, inline_page
 
 __all__ = ["LESSON_ELEMENT", "LESSON_SCHEMA", "lesson_document", "lesson_file", "lesson_html", "lesson_source", "prepare_lesson",

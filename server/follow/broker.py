@@ -10,8 +10,9 @@ must see every session: ``RedisBroker`` (``redis_broker``), chosen by
 from __future__ import annotations
 
 import time
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import AsyncIterator, Callable, Protocol
+from typing import Protocol
 
 from .channel import Channel, Message, follow
 from .session import Credentials

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from functools import cached_property
-from typing import AsyncIterator, Awaitable, Callable
 
 from fastapi.sse import format_sse_event
 

@@ -7,6 +7,7 @@ and no fixed size: the page sizes it (a viewBox, no width or height)."""
 from __future__ import annotations
 
 import io
+
 import segno
 
 __all__ = ["MAX_LINK_CHARS", "join_qr_svg"]

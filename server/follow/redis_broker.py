@@ -16,7 +16,8 @@ import functools
 import json
 import logging
 import os
-from typing import Any, AsyncIterator, Awaitable, Callable, TypeVar
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
 
 from .broker import BrokerDown, CodeTaken, NoSession, StaleDriver, TooManySessions, check_interval, state_message
 from .channel import Channel, Message, follow
@@ -41,7 +42,7 @@ local function touch(session_key, live_key, id, ttl)
   redis.call('PEXPIRE', '%(prefix)sc:' .. code, ttl)
   redis.call('ZADD', live_key, now_ms() + tonumber(ttl), id)
 end
-""" % {"prefix": PREFIX}
+""" % {"prefix": PREFIX}  # noqa: UP031 - Lua has braces of its own
 
 # KEYS: live set, session hash, code key. ARGV: id, code, ttl ms, limit, seq, state.
 _CREATE = _TOUCH + """
@@ -66,7 +67,7 @@ touch(KEYS[1], KEYS[2], ARGV[1], ARGV[2])
 redis.call('PUBLISH', '%(prefix)sch:' .. ARGV[1],
   '{"seq":' .. seq .. ',"driver":' .. driver .. ',"state":' .. ARGV[4] .. '}')
 return {seq, driver}
-""" % {"prefix": PREFIX}
+""" % {"prefix": PREFIX}  # noqa: UP031 - Lua has braces of its own
 
 # KEYS: session hash, live set. ARGV: id, ttl ms. Returns the new driver or -1.
 _TAKE_OVER = _TOUCH + """
@@ -84,7 +85,7 @@ redis.call('DEL', KEYS[1], '%(prefix)sc:' .. code)
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('PUBLISH', '%(prefix)sch:' .. ARGV[1], 'end')
 return 1
-""" % {"prefix": PREFIX}
+""" % {"prefix": PREFIX}  # noqa: UP031 - Lua has braces of its own
 
 
 T = TypeVar("T")
@@ -94,7 +95,7 @@ def _answering(method: Callable[..., Awaitable[T]]) -> Callable[..., Awaitable[T
     """Redis not answering (down, restarting, still loading its data) becomes
     BrokerDown: a 503 the page tries again, never a 500."""
     @functools.wraps(method)
-    async def wrapper(self: "RedisBroker", *args: Any, **kwargs: Any) -> T:
+    async def wrapper(self: RedisBroker, *args: Any, **kwargs: Any) -> T:
         try:
             return await method(self, *args, **kwargs)
         except self.unreachable as exc:

@@ -26,19 +26,20 @@ import math
 import os
 import time
 from collections import OrderedDict
-from typing import Annotated, Any, AsyncIterator
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, Path, Request, Response
 from fastapi.responses import JSONResponse
 from fastapi.sse import KEEPALIVE_COMMENT, EventSourceResponse, format_sse_event
 from pydantic import BaseModel, Field
 
+from ..api.schemas import ErrorBody
 from ..http.errors import ApiError, error_body
 from ..http.fair_share import TokenBucket
-from ..api.schemas import ErrorBody
-from .channel import KEEPALIVE, Message
 from ..http.stopping import stopping
 from .broker import Broker, BrokerDown, CodeTaken, MemoryBroker, NoSession, StaleDriver, TooManySessions
+from .channel import KEEPALIVE, Message
 from .join_qr import join_qr_svg
 from .session import CODE_LENGTH, SESSION_ID_HEX, StateError, encode_state, new_credentials, normal_code, secret_matches
 

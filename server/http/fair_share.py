@@ -22,14 +22,14 @@ from __future__ import annotations
 import math
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from ..settings import Settings
 from .encoding import encode_json
 from .errors import error_body
-from ..settings import Settings
 
 __all__ = ["ClientShares", "FairShare", "TokenBucket"]
 

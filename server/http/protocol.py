@@ -65,7 +65,7 @@ def full_reply(why: str) -> bytes:
                       [(b"retry-after", b"5")])
 
 
-def connection_cap(settings: "Settings") -> int:
+def connection_cap(settings: Settings) -> int:
     """The open connections one worker accepts: ``max_connections``, or (0) the
     descriptor limit less 64 for files, threads and Redis."""
     if settings.max_connections:

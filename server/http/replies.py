@@ -16,8 +16,8 @@ reader holds a reply's bytes.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from typing import AsyncIterator, Callable
 
 from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send

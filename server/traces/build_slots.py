@@ -26,9 +26,9 @@ from __future__ import annotations
 import asyncio
 import math
 from collections import deque
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import AsyncIterator
 
 from ..http.errors import ApiError
 
@@ -44,7 +44,7 @@ class _Waiter:
 class Grant:
     """One build's slot and reserved bytes; each given back once, however often asked."""
 
-    def __init__(self, gate: "BuildGate", nbytes: int):
+    def __init__(self, gate: BuildGate, nbytes: int):
         self._gate = gate
         self.nbytes = nbytes
         self.has_slot = True
@@ -138,7 +138,7 @@ class BuildGate:
         timer = asyncio.get_running_loop().call_later(self.timeout, _expire, waiter.granted)
         try:
             await waiter.granted
-        except asyncio.TimeoutError:
+        except TimeoutError:
             self._drop(waiter)
             raise self.busy() from None
         except BaseException:  # cancelled: a grant made meanwhile goes back at once
@@ -190,4 +190,4 @@ class BuildGate:
 
 def _expire(granted: asyncio.Future[None]) -> None:
     if not granted.done():
-        granted.set_exception(asyncio.TimeoutError())
+        granted.set_exception(TimeoutError())

@@ -7,7 +7,8 @@ does not, its shape or every differing cell with the expected and the received v
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -31,11 +32,11 @@ from convcore.spec import ConvSpecError
 from convcore.trace import iter_trace, resolve_config
 from convcore.trace.cost import TraceCost, trace_cost
 
-from . import input_sizes
-from .compare import comparison
 from ..http.encoding import encode_json
 from ..http.errors import ApiError
 from ..settings import Settings
+from . import input_sizes
+from .compare import comparison
 
 __all__ = ["INPUT_ERRORS", "BuildCancelled", "DocumentCache", "Prepared", "conv_result", "document_bytes",
            "gradient_check", "prepare", "stream_lines"]

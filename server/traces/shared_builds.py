@@ -16,7 +16,7 @@ reader that joins late reads from the first block.
 from __future__ import annotations
 
 import asyncio
-from typing import AsyncIterator, Callable, Hashable
+from collections.abc import AsyncIterator, Callable, Hashable
 
 from ..http.errors import ApiError
 from .build_slots import BuildGate

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field, fields
-from typing import Any, AsyncIterator, Callable, Iterator
+from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 
