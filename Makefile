@@ -6,20 +6,26 @@ PY     := $(VENV)/bin/python
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: run test check bench system-deps clean
+.PHONY: run test check lint bench system-deps clean
 
 run: $(VENV)/.installed
 	$(VENV)/bin/convscope serve --host $(HOST) --port $(PORT)
 
-test: $(VENV)/.installed system-deps
+test: $(VENV)/.installed system-deps lint
 	node --test tests/js/
 	$(PY) -m pytest
 
 # The fast tier for a developer's loop: the page's units and every Python test not marked
 # browser or slow (no Chromium, and none of the long server runs). CI runs `test`.
-check: $(VENV)/.installed
+check: $(VENV)/.installed lint
 	node --test tests/js/
 	$(PY) -m pytest -m "not browser and not slow" -q
+
+# The Python code as ruff formats it, and its lint (pyproject's [tool.ruff]); `ruff format .`
+# and `ruff check --fix .` mend most of what it finds.
+lint: $(VENV)/.installed
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/ruff check .
 
 # Every benchmark prints ratios measured side by side in one run; figures in docs/benchmarks.md.
 bench: $(VENV)/.installed system-deps

@@ -70,15 +70,19 @@ def careless(tree: Path, seconds: float) -> str:
             answer = httpx.post(url + "api/trace", json={**base, "dout": {"fill": "normal", "seed": 99}}, timeout=10)
             first = first or answer.status_code
             if answer.status_code == 200:
-                return f"{made} careless requests; first answer {first}, a trace after {time.monotonic() - started:.2f} s"
+                return (
+                    f"{made} careless requests; first answer {first}, a trace after {time.monotonic() - started:.2f} s"
+                )
         return f"{made} careless requests; first answer {first}, refused for 10 s"
 
 
 def slow_readers(tree: Path) -> str:
     with serving(tree, CONVSCOPE_CACHE_ENTRIES="0") as (url, port):
+
         async def reader(seed: int) -> int:
-            sock_reader, writer = await asyncio.open_connection("127.0.0.1", port, limit=1 << 16,
-                                                                local_addr=(student_address(seed), 0))
+            sock_reader, writer = await asyncio.open_connection(
+                "127.0.0.1", port, limit=1 << 16, local_addr=(student_address(seed), 0)
+            )
             writer.write(request_bytes("/api/trace/stream", _variant(BIGGEST, seed)))
             got, ends = 0, time.monotonic() + 12
             with contextlib.suppress(ConnectionError):
@@ -98,8 +102,9 @@ def slow_readers(tree: Path) -> str:
             async with httpx.AsyncClient(timeout=15, transport=transport) as client:
                 for seed in range(20):
                     started = time.monotonic()
-                    answer = await client.post(url + "api/trace/stream",
-                                               json={**cs231n(), "dout": {"fill": "normal", "seed": 700 + seed}})
+                    answer = await client.post(
+                        url + "api/trace/stream", json={**cs231n(), "dout": {"fill": "normal", "seed": 700 + seed}}
+                    )
                     out.append((answer.status_code, time.monotonic() - started))
                     await asyncio.sleep(0.25)
             return out
@@ -131,14 +136,18 @@ def cold_start(tree: Path) -> str:
         streams = httpx.get(url + "api/debug/stats").json()["streams_started"] - before
     refused = sum(status != 200 for status, _ in results)
     times = sorted(t for _, t in results)
-    return (f"{refused} of 300 refused; median {statistics.median(times):.2f} s, slowest {times[-1]:.2f} s; "
-            f"{streams} stream(s) generated")
+    return (
+        f"{refused} of 300 refused; median {statistics.median(times):.2f} s, slowest {times[-1]:.2f} s; "
+        f"{streams} stream(s) generated"
+    )
 
 
 TOKEN = "bench-teacher-token"
 
 
-async def _students_and_teacher(url: str, events: str, session: str, secret: str, states: int = 20) -> tuple[list, list]:
+async def _students_and_teacher(
+    url: str, events: str, session: str, secret: str, states: int = 20
+) -> tuple[list, list]:
     """30 students follow (each from its own address); the teacher publishes ``states``
     states 0.15 s apart. (publish seconds, delivery seconds)."""
     sent: dict[int, float] = {}
@@ -171,7 +180,10 @@ async def _students_and_teacher(url: str, events: str, session: str, secret: str
             for step in range(1, states + 1):
                 sent[step + 1] = time.perf_counter()
                 started = time.perf_counter()
-                await client.put(f"api/follow/sessions/{session}/state", json={"secret": secret, "driver": 1, "state": {"step": step}})
+                await client.put(
+                    f"api/follow/sessions/{session}/state",
+                    json={"secret": secret, "driver": 1, "state": {"step": step}},
+                )
                 publishes.append(time.perf_counter() - started)
                 await asyncio.sleep(0.15)
 
@@ -181,10 +193,15 @@ async def _students_and_teacher(url: str, events: str, session: str, secret: str
 
 def sockets(tree: Path, count: int) -> str:
     with serving(tree, CONVSCOPE_TEACHER_TOKEN=TOKEN) as (url, port):
-        created = httpx.post(url + "api/follow/sessions", json={"state": {"step": 0}},
-                             headers={"Authorization": f"Bearer {TOKEN}"}, timeout=10).json()
-        request = (f"GET {created['events_path']} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-                   "Accept: text/event-stream\r\n\r\n").encode()
+        created = httpx.post(
+            url + "api/follow/sessions",
+            json={"state": {"step": 0}},
+            headers={"Authorization": f"Bearer {TOKEN}"},
+            timeout=10,
+        ).json()
+        request = (
+            f"GET {created['events_path']} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n"
+        ).encode()
         held = []
         for _ in range(count):
             sock = socket.socket()
@@ -206,7 +223,9 @@ def sockets(tree: Path, count: int) -> str:
             except OSError:
                 pass
         try:
-            publishes, delays = asyncio.run(_students_and_teacher(url, created["events_path"], created["session"], created["secret"]))
+            publishes, delays = asyncio.run(
+                _students_and_teacher(url, created["events_path"], created["session"], created["secret"])
+            )
         finally:
             for sock in held:
                 sock.close()
@@ -214,13 +233,17 @@ def sockets(tree: Path, count: int) -> str:
     def q(values: list[float], at: float) -> float:
         return sorted(values)[min(len(values) - 1, int(at * len(values)))] * 1000
 
-    return (f"{kept} of {count} sockets held; publish p50 {q(publishes, 0.5):.1f} ms, p99 {q(publishes, 0.99):.1f} ms; "
-            f"delivery p50 {q(delays, 0.5):.1f} ms, p99 {q(delays, 0.99):.1f} ms ({len(delays)} of {30 * 20})")
+    return (
+        f"{kept} of {count} sockets held; publish p50 {q(publishes, 0.5):.1f} ms, p99 {q(publishes, 0.99):.1f} ms; "
+        f"delivery p50 {q(delays, 0.5):.1f} ms, p99 {q(delays, 0.99):.1f} ms ({len(delays)} of {30 * 20})"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--against", required=True, metavar="REV", help="the older git revision to run beside this tree")
+    parser.add_argument(
+        "--against", required=True, metavar="REV", help="the older git revision to run beside this tree"
+    )
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--sockets", type=int, default=10_000, help="sockets of scenario 4 (default 10,000)")
@@ -228,13 +251,19 @@ def main() -> None:
     random.seed(0)
     with tempfile.TemporaryDirectory() as folder:
         old = Path(folder) / "old"
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(old), args.against],
-                       check=True, capture_output=True)
+        subprocess.run(
+            ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(old), args.against],
+            check=True,
+            capture_output=True,
+        )
         try:
             trees = [("this tree", ROOT), (args.against, old)]
-            for name, run in (("careless clients", lambda t: careless(t, args.seconds)),
-                              ("two slow readers", slow_readers), ("cold start", cold_start),
-                              (f"{args.sockets} sockets from one address", lambda t: sockets(t, args.sockets))):
+            for name, run in (
+                ("careless clients", lambda t: careless(t, args.seconds)),
+                ("two slow readers", slow_readers),
+                ("cold start", cold_start),
+                (f"{args.sockets} sockets from one address", lambda t: sockets(t, args.sockets)),
+            ):
                 print(f"{name}:", flush=True)
                 for round_ in range(args.rounds):
                     for label, tree in trees if round_ % 2 == 0 else trees[::-1]:

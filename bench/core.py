@@ -33,9 +33,11 @@ def convcore_step(x, w, b, dout, stride, pad):
 def public_step(module):
     """One forward + backward through the public API (conv2d_forward, conv2d_backward:
     validation included) of ``module`` (convcore.functional, or an older one)."""
+
     def step(x, w, b, dout, stride, pad):
         out = module.conv2d_forward(x, w, b, stride=stride, padding=pad)
         return (out, *module.conv2d_backward(dout, x, w, stride=stride, padding=pad))
+
     return step
 
 
@@ -48,8 +50,13 @@ def functional_at(revision: str):
     import tempfile
     from pathlib import Path
 
-    source = subprocess.run(["git", "show", f"{revision}:convcore/functional.py"], check=True, capture_output=True,
-                            text=True, cwd=Path(__file__).resolve().parents[1]).stdout
+    source = subprocess.run(
+        ["git", "show", f"{revision}:convcore/functional.py"],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[1],
+    ).stdout
     path = Path(tempfile.mkdtemp()) / "functional_then.py"
     path.write_text(source)
     spec = importlib.util.spec_from_file_location("convcore.functional_then", path)
@@ -110,14 +117,18 @@ def case(shape_x, shape_w, stride, pad, seed=0):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=15)
-    parser.add_argument("--against", metavar="REV", help="also time the public API as convcore/functional.py was at REV")
+    parser.add_argument(
+        "--against", metavar="REV", help="also time the public API as convcore/functional.py was at REV"
+    )
     args = parser.parse_args()
 
     torch_step = torch_step_factory()
     import torch
 
-    print(f"numpy {np.__version__}, torch {torch.__version__} ({torch.get_num_threads()} threads), "
-          f"float64, median of {args.repeats} alternating repeats")
+    print(
+        f"numpy {np.__version__}, torch {torch.__version__} ({torch.get_num_threads()} threads), "
+        f"float64, median of {args.repeats} alternating repeats"
+    )
 
     teaching = case((1, 3, 7, 7), (2, 3, 3, 3), 2, 1)
     medium = case((8, 16, 32, 32), (32, 16, 3, 3), 1, 1)
@@ -141,18 +152,30 @@ def main() -> None:
             for a, r in zip(step(*c), torch_step(*c)):
                 np.testing.assert_allclose(a, r, rtol=1e-9, atol=1e-9)
 
-    t = compare({"convcore": convcore_step, **public, "torch": torch_step, "naive": naive_step}, teaching,
-                args.repeats, {"convcore": 200, **{k: 200 for k in public}, "torch": 200, "naive": 3})
+    t = compare(
+        {"convcore": convcore_step, **public, "torch": torch_step, "naive": naive_step},
+        teaching,
+        args.repeats,
+        {"convcore": 200, **{k: 200 for k in public}, "torch": 200, "naive": 3},
+    )
     print("teaching x (1,3,7,7) w (2,3,3,3) stride 2 pad 1, forward+backward:")
-    print(f"  convcore {t['convcore'] * 1e6:9.1f} us   torch {t['torch'] * 1e6:9.1f} us   "
-          f"naive {t['naive'] * 1e6:9.1f} us")
+    print(
+        f"  convcore {t['convcore'] * 1e6:9.1f} us   torch {t['torch'] * 1e6:9.1f} us   "
+        f"naive {t['naive'] * 1e6:9.1f} us"
+    )
     print(f"  convcore / torch = {t['convcore'] / t['torch']:.2f}x   (spec-level, as the trace engine calls it)")
     for name in public:
         print(f"  {name} {t[name] * 1e6:9.1f} us: {name} / torch = {t[name] / t['torch']:.2f}x   (target <= 1.0)")
-    print(f"  convcore / naive = {t['convcore'] / t['naive']:.4f}x  (naive is {t['naive'] / t['convcore']:.0f}x slower)")
+    print(
+        f"  convcore / naive = {t['convcore'] / t['naive']:.4f}x  (naive is {t['naive'] / t['convcore']:.0f}x slower)"
+    )
 
-    m = compare({"convcore": convcore_step, **public, "torch": torch_step}, medium,
-                max(5, args.repeats // 3), {"convcore": 3, **{k: 3 for k in public}, "torch": 3})
+    m = compare(
+        {"convcore": convcore_step, **public, "torch": torch_step},
+        medium,
+        max(5, args.repeats // 3),
+        {"convcore": 3, **{k: 3 for k in public}, "torch": 3},
+    )
     print("medium x (8,16,32,32) w (32,16,3,3) stride 1 pad 1, forward+backward:")
     print(f"  convcore {m['convcore'] * 1e3:9.2f} ms   torch {m['torch'] * 1e3:9.2f} ms")
     print(f"  convcore / torch = {m['convcore'] / m['torch']:.2f}x")
@@ -161,10 +184,17 @@ def main() -> None:
 
     # For context only: torch in float32 takes its oneDNN path; convcore stays float64.
     medium32 = tuple(a.astype(np.float32) if isinstance(a, np.ndarray) else a for a in medium)
-    c32 = compare({"convcore": lambda *a: convcore_step(*medium), "torch32": torch_step}, medium32,
-                  max(5, args.repeats // 3), {"convcore": 3, "torch32": 3})
-    print(f"  context: torch float32 {c32['torch32'] * 1e3:.2f} ms; convcore float64 / torch float32 = "
-          f"{c32['convcore'] / c32['torch32']:.2f}x (no target)")
+    c32 = compare(
+        {"convcore": lambda *a: convcore_step(*medium), "torch32": torch_step},
+        medium32,
+        max(5, args.repeats // 3),
+        {"convcore": 3, "torch32": 3},
+    )
+    print(
+        f"  context: torch float32 {c32['torch32'] * 1e3:.2f} ms; convcore float64 / torch float32 = "
+        f"{c32['convcore'] / c32['torch32']:.2f}x (no target)"
+    )
+
 
 if __name__ == "__main__":
     main()

@@ -60,7 +60,12 @@ def frames_of(path: Path) -> int | None:
 def run_once(folder: Path, name: str, options: list[str]) -> float:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "convscope.cli", "export", str(folder / name), *options], env=env, capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "convscope.cli", "export", str(folder / name), *options],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     seconds = time.perf_counter() - started
     if done.returncode != 0:
         raise SystemExit(f"convscope export {name} failed ({done.returncode}): {done.stderr.strip()}")
@@ -94,7 +99,9 @@ def main() -> None:
             print(line)
     for kind in ("GIF", "WebM"):
         print(f"  {kind} 1920x1080 / 1280x720: {median[f'{kind} 1920x1080'] / median[f'{kind} 1280x720']:.2f}x time")
-    print(f"  GIF 1280x720 / lesson file: {median['GIF 1280x720'] / lesson:.1f}x;  browser start-up and page (1 frame) / lesson file: {start_up / lesson:.1f}x")
+    print(
+        f"  GIF 1280x720 / lesson file: {median['GIF 1280x720'] / lesson:.1f}x;  browser start-up and page (1 frame) / lesson file: {start_up / lesson:.1f}x"
+    )
     print(f"load average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 

@@ -37,10 +37,14 @@ def follow_rows(base: str, label: str, steps: int, interval: float) -> dict[int,
         p99s[subscribers] = p99
         for error in run.errors[:3]:
             print(f"  error: {error}")
-        print(f"  {label:<22} {subscribers:>4} subscribers: p50 {p50:6.1f} ms  p99 {p99:6.1f} ms  max {worst:6.1f} ms  "
-              f"deliveries {len(run.delays)}/{subscribers * steps}  missing {run.missing()}  errors {len(run.errors)}")
-        print(f"  {'':<22} {'':>4}   server CPU per step: {run.server_cpu / steps * 1000:5.1f} ms "
-              f"({run.server_cpu / steps / subscribers * 1e6:4.0f} us per delivery, PUT included)")
+        print(
+            f"  {label:<22} {subscribers:>4} subscribers: p50 {p50:6.1f} ms  p99 {p99:6.1f} ms  max {worst:6.1f} ms  "
+            f"deliveries {len(run.delays)}/{subscribers * steps}  missing {run.missing()}  errors {len(run.errors)}"
+        )
+        print(
+            f"  {'':<22} {'':>4}   server CPU per step: {run.server_cpu / steps * 1000:5.1f} ms "
+            f"({run.server_cpu / steps / subscribers * 1e6:4.0f} us per delivery, PUT included)"
+        )
     print(f"  {label:<22} p99 at 300 / p99 at 30: {p99s[300] / p99s[30]:.1f}")
     return p99s
 
@@ -69,8 +73,10 @@ def export_rows(repeats: int) -> None:
     bundle = timed(lambda: inline_page(find_static_dir(), {"convscope-lesson": "{}"}))
     shown = timed(lambda: show(preset="cs231n", display=False))
     size = len(lesson_html(preset.config, title=preset.title).encode("utf-8"))
-    print(f"  CS231n lesson file: {whole:.1f} ms (trace lines + check {lines:.1f} ms, page bundle {bundle:.1f} ms), "
-          f"{size} bytes = {size / 1e6:.2f} MB (target < 1 MB)")
+    print(
+        f"  CS231n lesson file: {whole:.1f} ms (trace lines + check {lines:.1f} ms, page bundle {bundle:.1f} ms), "
+        f"{size} bytes = {size / 1e6:.2f} MB (target < 1 MB)"
+    )
     print(f"  show(preset='cs231n'): {shown:.1f} ms;  medians of {repeats}")
 
 

@@ -27,8 +27,9 @@ TARGET_SECONDS = 20.0
 def timed_check(path: Path) -> float:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "convscope", "check", str(path)], env=env,
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "convscope", "check", str(path)], env=env, capture_output=True, text=True
+    )
     seconds = time.perf_counter() - start
     if done.returncode != 0:
         raise SystemExit(f"convscope check {path.name} exited {done.returncode}:\n{done.stdout}{done.stderr}")
@@ -48,10 +49,11 @@ def main() -> None:
             fast.append(timed_check(vectorised))
     seven, core = statistics.median(loops), statistics.median(fast)
     print(f"load average at the end: {os.getloadavg()[0]:.2f}")
-    print(f"convscope check, seven-loop CS231n file: median {seven:.2f} s over {args.repeats} runs "
-          f"({', '.join(f'{s:.2f}' for s in loops)})")
-    print(f"convscope check, vectorised CS231n functions: median {core:.2f} s "
-          f"({', '.join(f'{s:.2f}' for s in fast)})")
+    print(
+        f"convscope check, seven-loop CS231n file: median {seven:.2f} s over {args.repeats} runs "
+        f"({', '.join(f'{s:.2f}' for s in loops)})"
+    )
+    print(f"convscope check, vectorised CS231n functions: median {core:.2f} s ({', '.join(f'{s:.2f}' for s in fast)})")
     print(f"seven loops ÷ vectorised: {seven / core:.2f}×")
     print(f"target: seven-loop file ≤ {TARGET_SECONDS:g} s: {'met' if seven <= TARGET_SECONDS else 'NOT met'}")
 

@@ -33,10 +33,13 @@ LAYERS = {
 
 
 def _config(x_shape, w_shape, pad):
-    return {"x": {"fill": "randint", "shape": list(x_shape), "seed": 0},
-            "w": {"fill": "randint", "shape": list(w_shape), "seed": 1},
-            "b": {"fill": "randint", "shape": [w_shape[0]], "seed": 2},
-            "dout": {"fill": "randint", "seed": 3}, "padding": pad}
+    return {
+        "x": {"fill": "randint", "shape": list(x_shape), "seed": 0},
+        "w": {"fill": "randint", "shape": list(w_shape), "seed": 1},
+        "b": {"fill": "randint", "shape": [w_shape[0]], "seed": 2},
+        "dout": {"fill": "randint", "seed": 3},
+        "padding": pad,
+    }
 
 
 def _seconds(make, repeats):
@@ -51,9 +54,12 @@ def _seconds(make, repeats):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--mistake", action="append",
-                        help="a mistake id (repeatable); default: db_averaged, which diverges at db, and "
-                             "groups_ignored, which these layers (one group) hide: the correct loops run to the end")
+    parser.add_argument(
+        "--mistake",
+        action="append",
+        help="a mistake id (repeatable); default: db_averaged, which diverges at db, and "
+        "groups_ignored, which these layers (one group) hide: the correct loops run to the end",
+    )
     args = parser.parse_args()
     print(f"medians of {args.repeats} repeats")
     print(f"{'mistake':24} {'layer':38} {'plain s':>8} {'mistake s':>10} {'time ratio':>11} {'work ratio':>11}")

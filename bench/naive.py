@@ -54,5 +54,5 @@ def naive_forward_backward(x, w, b, dout, stride, pad):
                         for f in range(F):
                             for c in range(C):
                                 dxp[n, c, i * stride + k, j * stride + l] += dout[n, f, i, j] * w[f, c, k, l]
-    dx = dxp[:, :, pad:pad + H, pad:pad + W] if pad else dxp
+    dx = dxp[:, :, pad : pad + H, pad : pad + W] if pad else dxp
     return out, dx, dw, db

@@ -130,7 +130,9 @@ def print_breakdown(page, plays: int = 2) -> None:
         play_through(page, breakdown=True)
         rows += page.evaluate("window.convscope.breakdownRows()")
         page.evaluate("window.convscope.breakdown(false)")
-    print(f"per-frame breakdown while playing ({plays} plays, {len(rows)} frames; style and layout forced after each part,")
+    print(
+        f"per-frame breakdown while playing ({plays} plays, {len(rows)} frames; style and layout forced after each part,"
+    )
     print("so frames take longer than in the measure above), median ms per part:")
     kinds: dict[str, list[dict]] = {}
     for r in rows:
@@ -140,14 +142,19 @@ def print_breakdown(page, plays: int = 2) -> None:
         med = [statistics.median(r.get(p, 0) for r in rs) for p in PARTS]
         totals = [r["total"] for r in rs]
         written = statistics.median(sum(r["writes"].values()) for r in rs)
-        print(f"  {kind[:34]:34s} {len(rs):4d} " + " ".join(f"{m:9.2f}" for m in med)
-              + f"  {pct(totals, 0.5):5.1f} /{pct(totals, 0.95):5.1f}  {written:6.0f}")
+        print(
+            f"  {kind[:34]:34s} {len(rs):4d} "
+            + " ".join(f"{m:9.2f}" for m in med)
+            + f"  {pct(totals, 0.5):5.1f} /{pct(totals, 0.95):5.1f}  {written:6.0f}"
+        )
     print("  slowest frames (steps, the parts over 0.5 ms, cells written, slices revealed before it):")
     for r in sorted(rows, key=lambda r: -r["total"])[:15]:
         parts = " ".join(f"{p} {r[p]:.1f}" for p in PARTS if r.get(p, 0) >= 0.5)
         written = " ".join(f"{n} {k}" for n, k in r["writes"].items())
-        print(f"    {r['total']:5.1f} ms  {r['cause']:7s} {r['from'] + 1:5d}->{r['to'] + 1:5d}  {parts};"
-              f" wrote {written or 'nothing'}; revealed {r['revealed']}; focus {r['focus']}")
+        print(
+            f"    {r['total']:5.1f} ms  {r['cause']:7s} {r['from'] + 1:5d}->{r['to'] + 1:5d}  {parts};"
+            f" wrote {written or 'nothing'}; revealed {r['revealed']}; focus {r['focus']}"
+        )
 
 
 def old_static(rev: str) -> Path:
@@ -185,8 +192,10 @@ def compare(browser, rev: str, base_new: str, viewport: tuple[int, int]) -> None
                 time.sleep(AFTER_ROUND_S)
         for name in pages:
             print(summary(f"  jump, {name}", times[name]))
-        print(f"  p95 ratio this page / {rev}: {pct(times['this page'], 0.95) / pct(times[rev], 0.95):.2f}; "
-              f"p50 ratio {pct(times['this page'], 0.5) / pct(times[rev], 0.5):.2f}")
+        print(
+            f"  p95 ratio this page / {rev}: {pct(times['this page'], 0.95) / pct(times[rev], 0.95):.2f}; "
+            f"p50 ratio {pct(times['this page'], 0.5) / pct(times[rev], 0.5):.2f}"
+        )
         # playing at top speed, alternating whole plays (each page freshly loaded and settled)
         played = {name: [] for name in pages}
         for _ in range(3):
@@ -197,16 +206,22 @@ def compare(browser, rev: str, base_new: str, viewport: tuple[int, int]) -> None
                 played[name] += play_through(page)[0]
         for name in pages:
             print(summary(f"  frame time while playing, {name} (3 plays)", played[name]))
-        print(f"  p95 ratio this page / {rev}: {pct(played['this page'], 0.95) / pct(played[rev], 0.95):.2f}; "
-              f"p50 ratio {pct(played['this page'], 0.5) / pct(played[rev], 0.5):.2f}")
+        print(
+            f"  p95 ratio this page / {rev}: {pct(played['this page'], 0.95) / pct(played[rev], 0.95):.2f}; "
+            f"p50 ratio {pct(played['this page'], 0.5) / pct(played[rev], 0.5):.2f}"
+        )
         for page in pages.values():
             page.close()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--against", metavar="REV", help="also time random jumps on REV's page (git revision), side by side")
-    parser.add_argument("--breakdown", action="store_true", help="also play twice with the per-frame breakdown on and print it")
+    parser.add_argument(
+        "--against", metavar="REV", help="also time random jumps on REV's page (git revision), side by side"
+    )
+    parser.add_argument(
+        "--breakdown", action="store_true", help="also play twice with the per-frame breakdown on and print it"
+    )
     args = parser.parse_args()
     with live_server() as base, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
@@ -221,7 +236,9 @@ def main() -> None:
         time.sleep(SETTLE_S)
         started = time.monotonic()
         frames, raf = play_through(page)
-        print(f"played {page.evaluate('window.convscope.step') + 1} steps at {page.evaluate('window.convscope.speed')} steps/s in {time.monotonic() - started:.1f} s")
+        print(
+            f"played {page.evaluate('window.convscope.step') + 1} steps at {page.evaluate('window.convscope.speed')} steps/s in {time.monotonic() - started:.1f} s"
+        )
         print(summary("frame time while playing (redraw + style/layout)", frames))
         print(summary("rAF interval while playing", raf))
 
@@ -236,7 +253,9 @@ def main() -> None:
         print(summary("frame after a jump (follow + revealed slices drawn + style/layout)", spaced["next"]))
         if args.against:
             for screen in SCREENS:
-                print(f"at {screen[0]}x{screen[1]}: random jumps and plays side by side with {args.against} (alternating):")
+                print(
+                    f"at {screen[0]}x{screen[1]}: random jumps and plays side by side with {args.against} (alternating):"
+                )
                 compare(browser, args.against, base, screen)
 
         # 3. Apply -> first drawn step, CS231n preset
@@ -248,8 +267,10 @@ def main() -> None:
             wait_until(page, "window.convscope.complete && window.convscope.timings().firstStepDrawnAt > 0")
             t = page.evaluate("window.convscope.timings()")
             applies.append(t["firstStepDrawnAt"] - t["runStartedAt"])
-        print(f"Apply -> first drawn step, CS231n preset ({page.evaluate('window.convscope.total')} events): "
-              f"median {statistics.median(applies):.1f} ms, min {min(applies):.1f} ms, max {max(applies):.1f} ms (n=7)")
+        print(
+            f"Apply -> first drawn step, CS231n preset ({page.evaluate('window.convscope.total')} events): "
+            f"median {statistics.median(applies):.1f} ms, min {min(applies):.1f} ms, max {max(applies):.1f} ms (n=7)"
+        )
         if args.breakdown:
             page.goto(debug_url(base + "/" + lesson_hash(BIG)))
             wait_complete(page, timeout=60)

@@ -64,17 +64,42 @@ class Server:
         # measures the service, not fairness (bench/classroom.py and tests/test_server_fair.py)
         clean.update({f"CONVSCOPE_{k.upper()}": v for k, v in ONE_ADDRESS_CROWD.items()})
         if root is None:
-            command = [sys.executable, "-m", "convscope", "serve", "--port", str(self.port), "--workers", str(workers),
-                       "--log-level", "warning"]
+            command = [
+                sys.executable,
+                "-m",
+                "convscope",
+                "serve",
+                "--port",
+                str(self.port),
+                "--workers",
+                str(workers),
+                "--log-level",
+                "warning",
+            ]
             cwd = ROOT
         else:
-            command = [sys.executable, "-m", "uvicorn", "server.app:create_app_from_env", "--factory",  # (its old name)
-                       "--host", "127.0.0.1", "--port", str(self.port), "--workers", str(workers),
-                       "--log-level", "warning"]
+            command = [
+                sys.executable,
+                "-m",
+                "uvicorn",
+                "server.app:create_app_from_env",
+                "--factory",  # (its old name)
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--workers",
+                str(workers),
+                "--log-level",
+                "warning",
+            ]
             cwd = root
         self.process = subprocess.Popen(
-            command, cwd=cwd, env={**clean, "PYTHONPATH": str(cwd), **env},
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            command,
+            cwd=cwd,
+            env={**clean, "PYTHONPATH": str(cwd), **env},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         deadline = time.monotonic() + 60
         while True:
@@ -120,7 +145,8 @@ async def _client(port: int, request: bytes, count: int, latencies: list[float])
                 head = await reader.readuntil(b"\r\n\r\n")
                 status = int(head.split(b" ", 2)[1])
                 length = next(
-                    int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
+                    int(line.split(b":", 1)[1])
+                    for line in head.split(b"\r\n")
                     if line.lower().startswith(b"content-length:")
                 )
                 await reader.readexactly(length)
@@ -176,7 +202,8 @@ def latency_section(requests: int, against: Path | None) -> None:
                     print(
                         f"   {clients:3d} clients {workers} worker{'s' if workers > 1 else ' '} {label:9s} {name:14s} "
                         f"p50 {percentile(ms, 50):7.1f} ms  p99 {percentile(ms, 99):7.1f} ms  non-200 {errors:4d}  "
-                        f"({len(ms) / wall:.0f} requests/s)", flush=True,
+                        f"({len(ms) / wall:.0f} requests/s)",
+                        flush=True,
                     )
 
 
@@ -208,9 +235,14 @@ def worst_section(against: Path | None) -> None:
                 took = time.perf_counter() - start
                 done.set()
                 sampler.join()
-                what = f"{len(response.content):>11,d} bytes" if response.status_code == 200 else \
-                    f"{response.status_code} {response.json()['detail'][0]['msg'][:60]}"
-                print(f"     {case:22s} {what:70s} {took * 1000:7.0f} ms  peak RSS {peak[0] / 2**20:6.0f} MB", flush=True)
+                what = (
+                    f"{len(response.content):>11,d} bytes"
+                    if response.status_code == 200
+                    else f"{response.status_code} {response.json()['detail'][0]['msg'][:60]}"
+                )
+                print(
+                    f"     {case:22s} {what:70s} {took * 1000:7.0f} ms  peak RSS {peak[0] / 2**20:6.0f} MB", flush=True
+                )
         finally:
             server.stop()
 
@@ -263,7 +295,11 @@ def encoder_section(repeats: int) -> None:
     def with_orjson() -> bytes:
         return orjson.dumps(doc, option=orjson.OPT_SERIALIZE_NUMPY)
 
-    contenders = {"orjson (chosen)": with_orjson, "FastAPI default (pydantic)": fastapi_default, "json (JSONResponse)": stdlib_json}
+    contenders = {
+        "orjson (chosen)": with_orjson,
+        "FastAPI default (pydantic)": fastapi_default,
+        "json (JSONResponse)": stdlib_json,
+    }
     times: dict[str, list[float]] = {name: [] for name in contenders}
     sizes: dict[str, int] = {}
     for _ in range(repeats):

@@ -67,8 +67,16 @@ def bench_config(granularity: str = "window", data: str = "normal") -> tuple[dic
     else:
         x = rng.integers(-2, 3, SHAPE_X).astype(float)
         w, b, dout = (rng.integers(-1, 2, s).astype(float) for s in (SHAPE_W, SHAPE_W[0], out_shape))
-    config = {"x": x.tolist(), "w": w.tolist(), "b": b.tolist(), "dout": dout.tolist(),
-              "stride": STRIDE, "padding": PAD, "granularity": granularity, "backward": "fused"}
+    config = {
+        "x": x.tolist(),
+        "w": w.tolist(),
+        "b": b.tolist(),
+        "dout": dout.tolist(),
+        "stride": STRIDE,
+        "padding": PAD,
+        "granularity": granularity,
+        "backward": "fused",
+    }
     return config, (x, w, b, dout)
 
 
@@ -76,8 +84,9 @@ def earlier_engine(rev: str):
     """``convcore.trace`` as it was at commit ``rev``: its convcore/ extracted from
     ``git archive`` into a temporary folder as the package ``convcore_<rev>`` (convcore
     imports itself relatively only), imported beside today's."""
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "convcore"], check=True,
-                             capture_output=True).stdout
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", rev, "convcore"], check=True, capture_output=True
+    ).stdout
     folder = Path(tempfile.mkdtemp(prefix="convscope-bench-"))
     name = f"convcore_{rev}"
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
@@ -91,12 +100,14 @@ def service_route(build):
     """The service's document route (server/traces/prepare.py) with engine ``build``
     (build_trace): arrays=True, orjson, the collector paused while the document is
     built, encoded and freed (bench/gc_pause.py)."""
+
     def run(config):
         with paused_gc():
             doc = build(config, arrays=True)
             body = orjson.dumps(doc, option=NUMPY)
             del doc
         return body
+
     return run
 
 
@@ -115,8 +126,9 @@ def _without_texts(body: bytes, like: dict | None = None) -> dict:
         del event["text"]
         for box in event["reads"] + event["writes"]:
             box["tensor"] = aliases.get(box["tensor"], box["tensor"])
-    tensors = {name: {"shape": t["shape"], "data": t["data"]} for name, t in doc["tensors"].items()
-               if name not in aliases}
+    tensors = {
+        name: {"shape": t["shape"], "data": t["data"]} for name, t in doc["tensors"].items() if name not in aliases
+    }
     return {"tensors": tensors, "events": events}
 
 
@@ -142,17 +154,21 @@ def bench_ratio(repeats: int, data: str, earlier=None, rev: str = "") -> None:
         "build_trace(arrays) + orjson": lambda: route(config),
         "build_trace + orjson": lambda: orjson.dumps(build_trace(config)),
         "build_trace + json": lambda: json.dumps(build_trace(config), ensure_ascii=False),
-        "iter_trace(arrays) + lines": lambda: [orjson.dumps(item, option=NUMPY) for item in iter_trace(config, arrays=True)],
+        "iter_trace(arrays) + lines": lambda: [
+            orjson.dumps(item, option=NUMPY) for item in iter_trace(config, arrays=True)
+        ],
     }
     if earlier is not None:
         earlier_route = service_route(earlier.build_trace)
-        assert _without_texts(earlier_route(config), like=doc) == _without_texts(orjson.dumps(doc)), \
+        assert _without_texts(earlier_route(config), like=doc) == _without_texts(orjson.dumps(doc)), (
             f"the engine of {rev} writes other events"
+        )
         contenders[f"{rev}: build_trace(arrays) + orjson"] = lambda: earlier_route(config)
         # the route as the service ran it at that commit: the engine paused the collector
         # during the build only (then a collection ran over the whole live document)
-        contenders[f"{rev}: as its service ran it"] = lambda: orjson.dumps(earlier.build_trace(config, arrays=True),
-                                                                        option=NUMPY)
+        contenders[f"{rev}: as its service ran it"] = lambda: orjson.dumps(
+            earlier.build_trace(config, arrays=True), option=NUMPY
+        )
     times = {name: [] for name in contenders}
     order = list(contenders)
     shuffle = random.Random(len(data))
@@ -164,19 +180,25 @@ def bench_ratio(repeats: int, data: str, earlier=None, rev: str = "") -> None:
     fastest = {name: min(ts) for name, ts in times.items()}
     base = med["naive loops (untraced)"]
     n = doc["total_events"]
-    print(f"1{data[0]}. direct, window, fused; x {SHAPE_X}, w {SHAPE_W}, stride {STRIDE}, pad {PAD}, "
-          f"{data} data: {n} events; median of {repeats} alternating repeats")
+    print(
+        f"1{data[0]}. direct, window, fused; x {SHAPE_X}, w {SHAPE_W}, stride {STRIDE}, pad {PAD}, "
+        f"{data} data: {n} events; median of {repeats} alternating repeats"
+    )
     for name, m in med.items():
         print(f"   {name:30s} {m * 1e3:8.1f} ms   ratio to naive {m / base:5.2f}")
-    print(f"   target: build_trace + JSON ≤ 0.5 × naive -> service route {med['build_trace(arrays) + orjson'] / base:.2f}; "
-          f"plain document: orjson {med['build_trace + orjson'] / base:.2f}, json {med['build_trace + json'] / base:.2f}")
+    print(
+        f"   target: build_trace + JSON ≤ 0.5 × naive -> service route {med['build_trace(arrays) + orjson'] / base:.2f}; "
+        f"plain document: orjson {med['build_trace + orjson'] / base:.2f}, json {med['build_trace + json'] / base:.2f}"
+    )
     if earlier is not None:
         then = med[f"{rev}: build_trace(arrays) + orjson"]
         before = med[f"{rev}: as its service ran it"]
         now, then_min = fastest["build_trace(arrays) + orjson"], fastest[f"{rev}: build_trace(arrays) + orjson"]
-        print(f"   service route, this engine / the engine of {rev}, same route: {med['build_trace(arrays) + orjson'] / then:.3f} "
-              f"(ratio to naive {med['build_trace(arrays) + orjson'] / base:.2f} vs {then / base:.2f}; fastest repeats "
-              f"{now / then_min:.3f}); {rev}'s route as its service ran it: {before / base:.2f} of the naive loops")
+        print(
+            f"   service route, this engine / the engine of {rev}, same route: {med['build_trace(arrays) + orjson'] / then:.3f} "
+            f"(ratio to naive {med['build_trace(arrays) + orjson'] / base:.2f} vs {then / base:.2f}; fastest repeats "
+            f"{now / then_min:.3f}); {rev}'s route as its service ran it: {before / base:.2f} of the naive loops"
+        )
 
 
 def bench_mac_rate(repeats: int, data: str) -> None:
@@ -187,8 +209,10 @@ def bench_mac_rate(repeats: int, data: str) -> None:
         t = time.perf_counter()
         seen = sum(1 for _ in iter_trace(config))
         rates.append(seen / (time.perf_counter() - t))
-    print(f"2{data[0]}. mac granularity, same spec, fused, {data} data: {n} events; generation (iter_trace, no encoding): "
-          f"median {statistics.median(rates):,.0f} events/s (target ≥ 300,000)")
+    print(
+        f"2{data[0]}. mac granularity, same spec, fused, {data} data: {n} events; generation (iter_trace, no encoding): "
+        f"median {statistics.median(rates):,.0f} events/s (target ≥ 300,000)"
+    )
 
 
 def bench_bytes() -> None:
@@ -199,14 +223,20 @@ def bench_bytes() -> None:
         events = doc["events"]
         size = len(orjson.dumps(events))
         header = len(orjson.dumps({k: v for k, v in doc.items() if k != "events"}))
-        print(f"   {granularity:6s} {data:7s}: {len(events)} events, {size / len(events):6.0f} bytes/event, "
-              f"header {header / 1024:.0f} KiB")
+        print(
+            f"   {granularity:6s} {data:7s}: {len(events)} events, {size / len(events):6.0f} bytes/event, "
+            f"header {header / 1024:.0f} KiB"
+        )
 
 
 def bench_memory() -> None:
-    config = {"x": {"fill": "normal", "shape": [2, 8, 21, 21], "seed": 0},
-              "w": {"fill": "normal", "shape": [8, 8, 3, 3], "seed": 1},
-              "padding": 1, "granularity": "mac", "backward": "fused"}
+    config = {
+        "x": {"fill": "normal", "shape": [2, 8, 21, 21], "seed": 0},
+        "w": {"fill": "normal", "shape": [8, 8, 3, 3], "seed": 1},
+        "padding": 1,
+        "granularity": "mac",
+        "backward": "fused",
+    }
     n = count_events(config)
     tracemalloc.start()
     stream = iter_trace(config)
@@ -219,9 +249,11 @@ def bench_memory() -> None:
             marks.append(tracemalloc.get_traced_memory()[0])
     current, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    print(f"4. memory while iterating {n:,} events (mac, fused; events not kept): "
-          f"header {after_header / 1e6:.2f} MB; traced memory at events 0, 200k, 400k, …: "
-          f"{', '.join(f'{m / 1e6:.2f}' for m in marks)} MB; peak {peak / 1e6:.2f} MB")
+    print(
+        f"4. memory while iterating {n:,} events (mac, fused; events not kept): "
+        f"header {after_header / 1e6:.2f} MB; traced memory at events 0, 200k, 400k, …: "
+        f"{', '.join(f'{m / 1e6:.2f}' for m in marks)} MB; peak {peak / 1e6:.2f} MB"
+    )
 
 
 def main() -> None:

@@ -86,8 +86,12 @@ def _as_numbers(got: Any) -> np.ndarray | None:
 def _equivalent_bias(name: str, expected: np.ndarray, got: np.ndarray) -> np.ndarray:
     """A bias gradient given as (1, F) where (F,) is expected, or the reverse, counts as
     the same shape (seed 001 keeps b as (1, F)); every other shape is its own."""
-    if name == "db" and got.size == expected.size and {got.ndim, expected.ndim} == {1, 2} \
-            and 1 in (got.shape + expected.shape)[:3]:
+    if (
+        name == "db"
+        and got.size == expected.size
+        and {got.ndim, expected.ndim} == {1, 2}
+        and 1 in (got.shape + expected.shape)[:3]
+    ):
         return got.reshape(expected.shape)
     return got
 
@@ -101,12 +105,18 @@ def compare_tensor(name: str, expected: np.ndarray, got: Any) -> TensorCompariso
     expected = np.asarray(expected, dtype=np.float64)
     array = _as_numbers(got)
     if array is None:
-        what = "None: nothing was returned for it" if got is None else f"a {type(got).__name__}, not an array of numbers"
+        what = (
+            "None: nothing was returned for it" if got is None else f"a {type(got).__name__}, not an array of numbers"
+        )
         return TensorComparison(name, False, "not numbers", expected.shape, None, message=f"{name} is {what}")
     array = _equivalent_bias(name, expected, array)
     if array.shape != expected.shape:
         return TensorComparison(
-            name, False, "wrong shape", expected.shape, array.shape,
+            name,
+            False,
+            "wrong shape",
+            expected.shape,
+            array.shape,
             message=f"{name} has shape {array.shape}, expected {expected.shape}",
         )
     with np.errstate(invalid="ignore"):
@@ -119,14 +129,22 @@ def compare_tensor(name: str, expected: np.ndarray, got: Any) -> TensorCompariso
     for flat in differing[:MAX_LISTED]:
         index = np.unravel_index(flat, expected.shape)
         got_value = float(array[index])
-        listed.append({
-            "index": [int(i) for i in index],
-            "flat": int(flat),
-            "expected": float(expected[index]),
-            "got": got_value if np.isfinite(got_value) else repr(got_value),  # JSON has no NaN
-        })
+        listed.append(
+            {
+                "index": [int(i) for i in index],
+                "flat": int(flat),
+                "expected": float(expected[index]),
+                "got": got_value if np.isfinite(got_value) else repr(got_value),  # JSON has no NaN
+            }
+        )
     return TensorComparison(
-        name, False, "wrong values", expected.shape, array.shape, listed, count,
+        name,
+        False,
+        "wrong values",
+        expected.shape,
+        array.shape,
+        listed,
+        count,
         message=f"{name}: {count} of {expected.size} values differ",
         differing_flat=[int(f) for f in differing],
     )

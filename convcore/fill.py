@@ -31,7 +31,17 @@ from .messages import shorten
 from .spec import ConvSpecError
 from .values import is_int
 
-__all__ = ["FILLS", "MAX_DIMS", "MAX_SEED", "Fill", "FillSpec", "describe", "format_number", "make_tensor", "parse_fill"]
+__all__ = [
+    "FILLS",
+    "MAX_DIMS",
+    "MAX_SEED",
+    "Fill",
+    "FillSpec",
+    "describe",
+    "format_number",
+    "make_tensor",
+    "parse_fill",
+]
 
 Params = Mapping[str, float]
 _MAX_EXACT_INT = 2**53  # the largest integers float64 holds exactly
@@ -92,9 +102,7 @@ FILLS: dict[str, Fill] = {
             {"low": -2, "high": 2},
             frozenset({"low", "high"}),
             True,
-            lambda rng, s, p: rng.integers(int(p["low"]), int(p["high"]), size=s, endpoint=True).astype(
-                np.float64
-            ),
+            lambda rng, s, p: rng.integers(int(p["low"]), int(p["high"]), size=s, endpoint=True).astype(np.float64),
             lambda p: f"random integers in [{format_number(p['low'])}, {format_number(p['high'])}]",
             title="random integers",
         ),
@@ -228,9 +236,7 @@ def parse_fill(spec: Any, name: str | None = None) -> FillSpec:
         value = spec.get(key, default)
         if key in fill.integer_params:
             if not is_int(value) or abs(value) > _MAX_EXACT_INT:
-                raise fail(
-                    key, f"must be an integer within ±2^53 for fill {kind!r}, got {shorten(value)}"
-                )
+                raise fail(key, f"must be an integer within ±2^53 for fill {kind!r}, got {shorten(value)}")
             params[key] = int(value)
         else:
             if not _is_real(value):
@@ -240,8 +246,7 @@ def parse_fill(spec: Any, name: str | None = None) -> FillSpec:
     if kind in ("randint", "uniform") and params["low"] > params["high"]:
         raise fail(
             "low",
-            f"must not exceed high: low = {format_number(params['low'])}, "
-            f"high = {format_number(params['high'])}",
+            f"must not exceed high: low = {format_number(params['low'])}, high = {format_number(params['high'])}",
         )
     if kind == "uniform" and not math.isfinite(params["high"] - params["low"]):
         raise fail(
@@ -254,9 +259,7 @@ def parse_fill(spec: Any, name: str | None = None) -> FillSpec:
     return FillSpec(fill, shape, int(seed), params)
 
 
-def make_tensor(
-    spec: Any, name: str | None = None, max_elements: int | None = None
-) -> np.ndarray:
+def make_tensor(spec: Any, name: str | None = None, max_elements: int | None = None) -> np.ndarray:
     """The tensor a fill spec describes: float64, of shape ``spec["shape"]``.
 
     Raises ConvSpecError (see ``parse_fill`` for the field) for unknown fills or
@@ -274,9 +277,7 @@ def make_tensor(
     with np.errstate(over="ignore", invalid="ignore"):
         tensor = np.asarray(parsed.fill.generate(rng, parsed.shape, parsed.params), dtype=np.float64)
     if not np.isfinite(tensor).all():
-        raise ConvSpecError(
-            f"{name or 'fill'}: {describe_parsed(parsed)} overflows float64", name or "fill"
-        )
+        raise ConvSpecError(f"{name or 'fill'}: {describe_parsed(parsed)} overflows float64", name or "fill")
     return tensor
 
 

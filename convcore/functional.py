@@ -80,8 +80,13 @@ def windows(spec: ConvSpec, xp: np.ndarray) -> np.ndarray:
         xp,
         shape=(n, g, c // g, ho, wo, spec.KH, spec.KW),
         strides=(
-            s_n, s_c * (c // g), s_c,
-            step(ho, s_h * sh), step(wo, s_w * sw), step(spec.KH, s_h * dh), step(spec.KW, s_w * dw),
+            s_n,
+            s_c * (c // g),
+            s_c,
+            step(ho, s_h * sh),
+            step(wo, s_w * sw),
+            step(spec.KH, s_h * dh),
+            step(spec.KW, s_w * dw),
         ),
         writeable=False,
     )
@@ -91,9 +96,7 @@ def _columns(spec: ConvSpec, xp: np.ndarray) -> np.ndarray:
     """im2col per group: ``(G, N·Ho·Wo, C/G·KH·KW)``, a contiguous copy."""
     win = windows(spec, xp)  # (N, G, Cg, Ho, Wo, KH, KW)
     g = spec.groups
-    return np.ascontiguousarray(win.transpose(1, 0, 3, 4, 2, 5, 6)).reshape(
-        g, -1, spec.macs_per_output
-    )
+    return np.ascontiguousarray(win.transpose(1, 0, 3, 4, 2, 5, 6)).reshape(g, -1, spec.macs_per_output)
 
 
 def _grouped_weights(spec: ConvSpec, w: np.ndarray) -> np.ndarray:
@@ -125,9 +128,7 @@ def _tap_columns(spec: ConvSpec, xp: np.ndarray) -> np.ndarray:
     return cols.reshape(c * spec.KH * spec.KW, n * ho * wo)
 
 
-def forward_padded(
-    spec: ConvSpec, xp: np.ndarray, w: np.ndarray, b: np.ndarray | None
-) -> np.ndarray:
+def forward_padded(spec: ConvSpec, xp: np.ndarray, w: np.ndarray, b: np.ndarray | None) -> np.ndarray:
     """``z: (N, F, Ho, Wo)`` from ``xp: (N, C, Hp, Wp)``, ``w: (F, C/G, KH, KW)``, ``b: (F,)``."""
     n, ho, wo = spec.N, *spec.out_hw
     if _by_tap(spec):  # one matrix product: (F, C·KH·KW) @ (C·KH·KW, N·Ho·Wo)

@@ -106,8 +106,7 @@ def check_conv_gradients(
         "db": numerical_gradient(lambda v: conv2d_forward(xa, wa, v, **geometry), ba, da, eps),
     }
     report: dict[str, dict[str, float] | float] = {
-        name: compare_gradients(analytic, numerical[name])
-        for name, analytic in (("dx", dx), ("dw", dw), ("db", db))
+        name: compare_gradients(analytic, numerical[name]) for name, analytic in (("dx", dx), ("dw", dw), ("db", db))
     }
     report["max_abs_error"] = max(report[k]["max_abs_error"] for k in ("dx", "dw", "db"))  # type: ignore[index]
     report["max_rel_error"] = max(report[k]["max_rel_error"] for k in ("dx", "dw", "db"))  # type: ignore[index]

@@ -57,9 +57,7 @@ def inverse_permutation(perm: Sequence[int]) -> tuple[int, ...]:
 def _transpose4(a: np.ndarray, perm: tuple[int, ...], name: str, axes: str) -> np.ndarray:
     arr = np.asarray(a)
     if arr.ndim != 4:
-        raise ConvSpecError(
-            f"{name} must have 4 dimensions {axes}, got {arr.ndim}: shape {arr.shape}", name
-        )
+        raise ConvSpecError(f"{name} must have 4 dimensions {axes}, got {arr.ndim}: shape {arr.shape}", name)
     return np.ascontiguousarray(arr.transpose(perm))
 
 

@@ -60,8 +60,7 @@ def resolve_padding4(padding: Any, name: str = "padding") -> tuple[int, int, int
             pads = tuple(vals)
         else:
             raise ConvSpecError(
-                f"{name} as a list must have 2 (h, w) or 4 (top, bottom, left, right) "
-                f"ints, got {len(vals)}",
+                f"{name} as a list must have 2 (h, w) or 4 (top, bottom, left, right) ints, got {len(vals)}",
                 name,
             )
     else:
@@ -81,9 +80,7 @@ def _shape4(shape: Any, name: str, axes: str) -> tuple[int, int, int, int]:
         raise ConvSpecError(f"{name} shape must be a sequence of ints, got {shorten(items)}", name)
     dims = tuple(int(d) for d in items)
     if len(dims) != 4:
-        raise ConvSpecError(
-            f"{name} must have 4 dimensions {axes}, got {len(dims)}: shape {shorten(dims)}", name
-        )
+        raise ConvSpecError(f"{name} must have 4 dimensions {axes}, got {len(dims)}: shape {shorten(dims)}", name)
     if any(d < 1 for d in dims):
         raise ConvSpecError(f"{name} dimensions must all be at least 1, got shape {shorten(dims)}", name)
     return dims  # type: ignore[return-value]
@@ -161,17 +158,14 @@ class ConvSpec:
         if f % g:
             raise ConvSpecError(f"groups={shorten(g)} does not divide the filters F={f}", "groups")
         if cg != c // g:
-            raise ConvSpecError(
-                f"w has {cg} input channels, expected C/groups = {c}/{g} = {c // g}", "w"
-            )
+            raise ConvSpecError(f"w has {cg} input channels, expected C/groups = {c}/{g} = {c // g}", "w")
         eh, ew = d[0] * (kh - 1) + 1, d[1] * (kw - 1) + 1
         pad = cls._resolve_padding(padding, (h, w), s, (eh, ew))
         spec = cls(xs, ws, s, pad, d, g)
         hp, wp = spec.padded_hw
         if max(pad) > MAX_INDEX:
             raise ConvSpecError(
-                f"padding must be at most 2^63 − 1 = {MAX_INDEX} (NumPy's largest index), "
-                f"got {shorten(max(pad))}",
+                f"padding must be at most 2^63 − 1 = {MAX_INDEX} (NumPy's largest index), got {shorten(max(pad))}",
                 "padding",
             )
         if n * c * hp * wp * 8 > MAX_INDEX:
@@ -276,9 +270,14 @@ class ConvSpec:
         is one, so that a huge stride never reaches NumPy's index arithmetic)."""
         (ho, wo), (sh, sw), (dh, dw) = self.out_hw, self.stride, self.dilation
         return tuple(
-            (k, l, slice(k * dh, k * dh + (ho - 1) * sh + 1, sh if ho > 1 else 1),
-             slice(l * dw, l * dw + (wo - 1) * sw + 1, sw if wo > 1 else 1))
-            for k in range(self.KH) for l in range(self.KW)
+            (
+                k,
+                l,
+                slice(k * dh, k * dh + (ho - 1) * sh + 1, sh if ho > 1 else 1),
+                slice(l * dw, l * dw + (wo - 1) * sw + 1, sw if wo > 1 else 1),
+            )
+            for k in range(self.KH)
+            for l in range(self.KW)
         )
 
     @cached_property
@@ -301,9 +300,7 @@ class ConvSpec:
     def check_shape(self, name: str, shape: Sequence[int], expected: Sequence[int]) -> None:
         """Raise ConvSpecError unless ``shape`` equals ``expected``."""
         if tuple(shape) != tuple(expected):
-            raise ConvSpecError(
-                f"{name} has shape {tuple(shape)}, expected {tuple(expected)}", name
-            )
+            raise ConvSpecError(f"{name} has shape {tuple(shape)}, expected {tuple(expected)}", name)
 
     def to_dict(self) -> dict[str, Any]:
         """The resolved spec as plain JSON-ready data."""

@@ -181,13 +181,9 @@ def to_array(
 
     if arr.size == 0:
         problem = _explain(value, name) if not isinstance(value, np.ndarray) else None
-        raise ConvSpecError(
-            problem or f"{name} has shape {arr.shape}; every dimension needs at least one item", name
-        )
+        raise ConvSpecError(problem or f"{name} has shape {arr.shape}; every dimension needs at least one item", name)
     if max_elements is not None and arr.size > max_elements:
-        raise ConvSpecError(
-            f"{name} has {arr.size} elements (shape {arr.shape}); the limit is {max_elements}", name
-        )
+        raise ConvSpecError(f"{name} has {arr.size} elements (shape {arr.shape}); the limit is {max_elements}", name)
     if ndim is not None and arr.ndim != ndim:
         raise ConvSpecError(_ndim_message(name, ndim, axes, arr.shape), name)
     finite = np.isfinite(arr)

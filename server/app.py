@@ -131,17 +131,25 @@ def _document_body_refusals(app: FastAPI) -> None:
                         continue
                     responses = operation.setdefault("responses", {})
                     if "requestBody" in operation:
-                        responses.setdefault("415", {
-                            "description": "Not a JSON body: names the content type, charset or encoding sent.",
-                            "content": error,
-                        })
+                        responses.setdefault(
+                            "415",
+                            {
+                                "description": "Not a JSON body: names the content type, charset or encoding sent.",
+                                "content": error,
+                            },
+                        )
                     if path.startswith("/api/"):
-                        responses.setdefault("429", {
-                            "description": "This client address is past one of its shares (server/http/fair_share.py): "
-                                           "names it and its numbers; see Retry-After.",
-                            "content": error,
-                            "headers": {"Retry-After": {"description": "Seconds to wait", "schema": {"type": "integer"}}},
-                        })
+                        responses.setdefault(
+                            "429",
+                            {
+                                "description": "This client address is past one of its shares (server/http/fair_share.py): "
+                                "names it and its numbers; see Retry-After.",
+                                "content": error,
+                                "headers": {
+                                    "Retry-After": {"description": "Seconds to wait", "schema": {"type": "integer"}}
+                                },
+                            },
+                        )
             app.openapi_schema = schema
         return app.openapi_schema
 

@@ -45,34 +45,72 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"convscope {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    serve = commands.add_parser("serve", help="run the page and the API", description="Run the page and the API with uvicorn.")
-    serve.add_argument("--host", default=None, help="address to bind (default 127.0.0.1, this machine only; 0.0.0.0 shares with your network; --classroom: 0.0.0.0)")
+    serve = commands.add_parser(
+        "serve", help="run the page and the API", description="Run the page and the API with uvicorn."
+    )
+    serve.add_argument(
+        "--host",
+        default=None,
+        help="address to bind (default 127.0.0.1, this machine only; 0.0.0.0 shares with your network; --classroom: 0.0.0.0)",
+    )
     serve.add_argument("--port", type=int, default=8000, help="port (default 8000; 0: any free port, printed)")
     serve.add_argument("--open", action="store_true", help="open the page in a browser")
-    serve.add_argument("--classroom", action="store_true", help="serve a class: listen on all interfaces (unless --host says otherwise) and give follow mode's join links this machine's network address")
+    serve.add_argument(
+        "--classroom",
+        action="store_true",
+        help="serve a class: listen on all interfaces (unless --host says otherwise) and give follow mode's join links this machine's network address",
+    )
     serve.add_argument("--workers", type=int, default=1, help="worker processes (default 1; the service is stateless)")
-    serve.add_argument("--max-tensor-elements", type=int, help="elements allowed per tensor (CONVSCOPE_MAX_TENSOR_ELEMENTS)")
+    serve.add_argument(
+        "--max-tensor-elements", type=int, help="elements allowed per tensor (CONVSCOPE_MAX_TENSOR_ELEMENTS)"
+    )
     serve.add_argument("--max-events", type=int, help="events allowed per trace (CONVSCOPE_MAX_EVENTS)")
-    serve.add_argument("--max-trace-bytes", type=int, help="predicted bytes allowed per trace (CONVSCOPE_MAX_TRACE_BYTES)")
+    serve.add_argument(
+        "--max-trace-bytes", type=int, help="predicted bytes allowed per trace (CONVSCOPE_MAX_TRACE_BYTES)"
+    )
     serve.add_argument("--max-body-bytes", type=int, help="bytes allowed per request body (CONVSCOPE_MAX_BODY_BYTES)")
     serve.add_argument("--max-builds", type=int, help="traces built or sent at once per worker (CONVSCOPE_MAX_BUILDS)")
-    serve.add_argument("--allowed-host", action="append", default=None, metavar="NAME", help="accept this Host name too (repeatable; CONVSCOPE_ALLOWED_HOSTS)")
-    serve.add_argument("--cors-origin", action="append", default=None, metavar="ORIGIN", help="allow API calls from this origin (repeatable; CORS is off by default)")
-    serve.add_argument("--redis-url", help="Redis for follow sessions shared by all workers (CONVSCOPE_FOLLOW_REDIS_URL; pip install 'convscope[redis]')")
+    serve.add_argument(
+        "--allowed-host",
+        action="append",
+        default=None,
+        metavar="NAME",
+        help="accept this Host name too (repeatable; CONVSCOPE_ALLOWED_HOSTS)",
+    )
+    serve.add_argument(
+        "--cors-origin",
+        action="append",
+        default=None,
+        metavar="ORIGIN",
+        help="allow API calls from this origin (repeatable; CORS is off by default)",
+    )
+    serve.add_argument(
+        "--redis-url",
+        help="Redis for follow sessions shared by all workers (CONVSCOPE_FOLLOW_REDIS_URL; pip install 'convscope[redis]')",
+    )
     serve.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
 
-    trace = commands.add_parser("trace", help="write a trace without a server", description="Write a trace document (or NDJSON lines) for a config file.")
+    trace = commands.add_parser(
+        "trace",
+        help="write a trace without a server",
+        description="Write a trace document (or NDJSON lines) for a config file.",
+    )
     trace.add_argument("config", help="a JSON trace config file, '-' for standard input, or preset:NAME")
-    trace.add_argument("--ndjson", action="store_true", help="write NDJSON lines (header, events, end) instead of one document")
+    trace.add_argument(
+        "--ndjson", action="store_true", help="write NDJSON lines (header, events, end) instead of one document"
+    )
     trace.add_argument("-o", "--output", help="output file (default standard output)")
     add_export_command(commands)
 
     from convcore.grader.command import add_parser as add_check
 
     check = add_check(commands)
-    check.add_argument("--lesson", metavar="PATH",
-                       help="also write the first failing case, your output compared, as a lesson file (one HTML "
-                            "file that plays offline, no server needed)")
+    check.add_argument(
+        "--lesson",
+        metavar="PATH",
+        help="also write the first failing case, your output compared, as a lesson file (one HTML "
+        "file that plays offline, no server needed)",
+    )
     return parser
 
 
@@ -137,9 +175,11 @@ def serve(args: argparse.Namespace) -> int:
         print(f"convscope: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:
-        print(f"convscope: cannot listen on {args.host} port {args.port}: {exc.strerror or exc}"
-              " (another program holds it? choose another with --port, or --port 0 for any free one)",
-              file=sys.stderr)
+        print(
+            f"convscope: cannot listen on {args.host} port {args.port}: {exc.strerror or exc}"
+            " (another program holds it? choose another with --port, or --port 0 for any free one)",
+            file=sys.stderr,
+        )
         return 2
     args.port = sock.getsockname()[1]
     try:
@@ -159,11 +199,16 @@ def serve(args: argparse.Namespace) -> int:
     url = _url(args.host, args.port)
     print(f"ConvScope running at {url}", flush=True)
     if settings.follow_max_sessions:
-        print(f"Teacher link (opens class sessions; keep it to yourself): {url}?teacher={settings.teacher_token}",
-              flush=True)
+        print(
+            f"Teacher link (opens class sessions; keep it to yourself): {url}?teacher={settings.teacher_token}",
+            flush=True,
+        )
     cap = connection_cap(settings)
-    print(f"Connections: up to {cap} open per worker, {settings.client_max_connections} per client address "
-          f"(descriptor limit {after}{'' if after == before else f', raised from {before}'})", flush=True)
+    print(
+        f"Connections: up to {cap} open per worker, {settings.client_max_connections} per client address "
+        f"(descriptor limit {after}{'' if after == before else f', raised from {before}'})",
+        flush=True,
+    )
     if args.classroom:
         print(
             f"Class: students open {settings.public_url or f'http://<this machine address>:{args.port}/'}; "
@@ -214,8 +259,15 @@ def _case_lesson(config: dict[str, Any], path: Path, title: str) -> None:
     """`convscope check --lesson`: a grader's counterexample as a lesson file."""
     from .export.lesson import lesson_html
 
-    path.write_text(lesson_html(config, name="case", title=title, sentence="The smallest case the grader found "
-                                "failing, your numbers compared with the right ones."), encoding="utf-8")
+    path.write_text(
+        lesson_html(
+            config,
+            name="case",
+            title=title,
+            sentence="The smallest case the grader found failing, your numbers compared with the right ones.",
+        ),
+        encoding="utf-8",
+    )
 
 
 def _read_config(source: str) -> dict[str, Any]:

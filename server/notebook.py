@@ -112,7 +112,13 @@ class Lesson:
         doc = self._document
         tensors = {name: np.asarray(t["data"], dtype=float).reshape(t["shape"]) for name, t in doc["tensors"].items()}
         events = [
-            {**ev, "writes": [{**w, "delta": np.asarray(w["delta"], dtype=float), "value": np.asarray(w["value"], dtype=float)} for w in ev["writes"]]}
+            {
+                **ev,
+                "writes": [
+                    {**w, "delta": np.asarray(w["delta"], dtype=float), "value": np.asarray(w["value"], dtype=float)}
+                    for w in ev["writes"]
+                ],
+            }
             for ev in doc["events"]
         ]
         return LessonTrace(tensors=tensors, events=events, phases=doc["phases"], spec=doc["spec"], document=doc)

@@ -51,11 +51,15 @@ class RedisProcess:
         self.url = f"redis://127.0.0.1:{self.port}/0"
 
     def start(self) -> None:
-        keep = ["--appendonly", "yes", "--appendfsync", "always", "--save", ""] if self.persist else \
-               ["--save", "", "--appendonly", "no"]
+        keep = (
+            ["--appendonly", "yes", "--appendfsync", "always", "--save", ""]
+            if self.persist
+            else ["--save", "", "--appendonly", "no"]
+        )
         self.process = subprocess.Popen(
             [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", *keep, "--dir", self.folder],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         deadline = time.monotonic() + 10
         while True:
@@ -113,9 +117,21 @@ def uvicorn_process(workers: int = 1, **settings: str) -> Iterator[str]:
     (on a socket this holds: live_server's note), with CONVSCOPE_<NAME> set from
     ``settings``; its base URL once /api/health answers."""
     with held_socket() as sock:
-        command = [sys.executable, "-m", "uvicorn", "convscope.app:create_app_from_env", "--factory",
-                   "--fd", str(sock.fileno()), "--workers", str(workers), "--log-level", "warning",
-                   "--timeout-graceful-shutdown", "2"]
+        command = [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "convscope.app:create_app_from_env",
+            "--factory",
+            "--fd",
+            str(sock.fileno()),
+            "--workers",
+            str(workers),
+            "--log-level",
+            "warning",
+            "--timeout-graceful-shutdown",
+            "2",
+        ]
         with server_process(command, workers, settings, sock) as base:
             yield base
 
@@ -125,14 +141,27 @@ def convscope_serve(*options: str, workers: int = 1, **settings: str) -> Iterato
     """``convscope serve --port 0 --workers N [options]`` in a subprocess (the command a
     teacher types), with CONVSCOPE_<NAME> set from ``settings``; its base URL once it
     answers."""
-    command = [sys.executable, "-m", "convscope.cli", "serve", "--port", "0", "--workers", str(workers), "--log-level", "warning", *options]
+    command = [
+        sys.executable,
+        "-m",
+        "convscope.cli",
+        "serve",
+        "--port",
+        "0",
+        "--workers",
+        str(workers),
+        "--log-level",
+        "warning",
+        *options,
+    ]
     with server_process(command, workers, settings) as base:
         yield base
 
 
 @contextmanager
-def server_process(command: list[str], workers: int, settings: dict[str, str],
-                   sock: socket.socket | None = None) -> Iterator[str]:
+def server_process(
+    command: list[str], workers: int, settings: dict[str, str], sock: socket.socket | None = None
+) -> Iterator[str]:
     """Run a server command listening on 127.0.0.1, on ``sock`` (passed on as an open
     descriptor) or on the port its banner names; its base URL once /api/health answers
     (and, with several workers, a moment later: every worker serves). Its log goes to a
@@ -142,8 +171,9 @@ def server_process(command: list[str], workers: int, settings: dict[str, str],
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
     # the log goes to a file: a pipe nobody reads would fill and stall the workers
     log = tempfile.NamedTemporaryFile(mode="w+", prefix="uvicorn-", suffix=".log")
-    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-                               pass_fds=[sock.fileno()] if sock else ())
+    process = subprocess.Popen(
+        command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, pass_fds=[sock.fileno()] if sock else ()
+    )
 
     def tail() -> str:
         log.seek(0)
@@ -283,7 +313,9 @@ async def _subscribe_all(base: str, path: str, count: int, last: int, ready, tim
         for task in pending:
             task.cancel()
         if pending:
-            errors.append(f"{len(pending)} subscribers still waiting after {timeout} s ({connected} of {count} had connected)")
+            errors.append(
+                f"{len(pending)} subscribers still waiting after {timeout} s ({connected} of {count} had connected)"
+            )
             await asyncio.gather(*pending, return_exceptions=True)
     return received, arrivals, errors
 
@@ -292,7 +324,9 @@ def _subscriber_process(base: str, path: str, count: int, last: int, ready, resu
     results.put(asyncio.run(_subscribe_all(base, path, count, last, ready, timeout)))
 
 
-def follow_load(base: str, subscribers: int, steps: int, interval: float, timeout: float = 60.0, processes: int = 2) -> FollowRun:
+def follow_load(
+    base: str, subscribers: int, steps: int, interval: float, timeout: float = 60.0, processes: int = 2
+) -> FollowRun:
     """Open a session, connect ``subscribers`` SSE clients spread over ``processes``
     processes (as students are spread over machines: one Python loop reading 300
     streams would add its own queueing to every delay), wait until each has the first
@@ -310,8 +344,13 @@ def follow_load(base: str, subscribers: int, steps: int, interval: float, timeou
         ready, results = spawn.Queue(), spawn.Queue()
         shares = [subscribers // processes + (i < subscribers % processes) for i in range(processes)]
         workers = [
-            spawn.Process(target=_subscriber_process, args=(base, created["events_path"], n, last, ready, results, timeout), daemon=True)
-            for n in shares if n
+            spawn.Process(
+                target=_subscriber_process,
+                args=(base, created["events_path"], n, last, ready, results, timeout),
+                daemon=True,
+            )
+            for n in shares
+            if n
         ]
         for w in workers:
             w.start()
@@ -326,7 +365,10 @@ def follow_load(base: str, subscribers: int, steps: int, interval: float, timeou
             cpu_before = server_cpu_seconds(base) if base in SERVER_PIDS else float("nan")
             for seq in range(2, last + 1):
                 sent_at[seq] = time.perf_counter()
-                r = teacher.put(f"/api/follow/sessions/{session}/state", json={"secret": secret, "driver": 1, "state": {"step": seq}})
+                r = teacher.put(
+                    f"/api/follow/sessions/{session}/state",
+                    json={"secret": secret, "driver": 1, "state": {"step": seq}},
+                )
                 if r.status_code != 200 or r.json()["seq"] != seq:
                     run.errors.append(f"publish {seq}: {r.status_code} {r.text}")
                 time.sleep(interval)

@@ -13,16 +13,30 @@ import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
 
-__all__ = ["BANNER", "ONE_ADDRESS_CROWD", "ROOT", "free_port", "held_socket", "read_banner_port", "start_server",
-           "stop_server"]
+__all__ = [
+    "BANNER",
+    "ONE_ADDRESS_CROWD",
+    "ROOT",
+    "free_port",
+    "held_socket",
+    "read_banner_port",
+    "start_server",
+    "stop_server",
+]
 
 # A crowd from one address (a load test's subscribers, a schema fuzzer): the per-address
 # shares of server/http/fair_share.py and the connection cap raised, so that such a test
 # measures delivery or answers, not fairness (tests/test_server_fair.py tests those).
 # Settings names; values as the environment gives them.
-ONE_ADDRESS_CROWD = {"client_max_follows": "2000", "client_max_connections": "4000", "client_burst": "100000",
-                     "client_requests_per_second": "100000", "client_max_replies": "1000",
-                     "joins_per_minute": "100000", "follow_opens_per_minute": "100000"}
+ONE_ADDRESS_CROWD = {
+    "client_max_follows": "2000",
+    "client_max_connections": "4000",
+    "client_burst": "100000",
+    "client_requests_per_second": "100000",
+    "client_max_replies": "1000",
+    "joins_per_minute": "100000",
+    "follow_opens_per_minute": "100000",
+}
 
 
 # How a server gets its port in the tests. Choosing a free port, closing it and handing
@@ -65,9 +79,22 @@ def start_server(*args: str, python: str = sys.executable, older: bool = False, 
     env = {k: v for k, v in os.environ.items() if not k.startswith("CONVSCOPE_")}
     env.update(env_extra)
     process = subprocess.Popen(
-        [python, "-m", "server" if older else "convscope", "serve", "--port", str(free_port() if older else 0),
-         "--log-level", "warning", *args],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        [
+            python,
+            "-m",
+            "server" if older else "convscope",
+            "serve",
+            "--port",
+            str(free_port() if older else 0),
+            "--log-level",
+            "warning",
+            *args,
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     printed = []  # (a notice such as "Follow mode is off: ..." may come before the banner)
     while not printed or not printed[-1].startswith(BANNER):

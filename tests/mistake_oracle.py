@@ -16,12 +16,25 @@ def torch_expected(convention: str, case: Case) -> dict[str, np.ndarray]:
     """out, dx, dw, db of ``case`` by torch's conv2d and autograd (float64), with the
     case's activation, in ``convention``'s layout (NHWC / HWIO / (1, F) for the layer)."""
     x, w, b, dout = case.arrays
-    t = torch_layer(x, w, b, dout, stride=case.stride, padding=case.padding, dilation=case.dilation,
-                    groups=case.groups, activation=case.activation)
+    t = torch_layer(
+        x,
+        w,
+        b,
+        dout,
+        stride=case.stride,
+        padding=case.padding,
+        dilation=case.dilation,
+        groups=case.groups,
+        activation=case.activation,
+    )
     result = {"out": t.out, "dx": t.dx, "dw": t.dw, "db": t.db}
     if get_convention(convention).layout == "NHWC":
-        result = {"out": result["out"].transpose(0, 2, 3, 1), "dx": result["dx"].transpose(0, 2, 3, 1),
-                  "dw": result["dw"].transpose(2, 3, 1, 0), "db": result["db"].reshape(1, -1)}
+        result = {
+            "out": result["out"].transpose(0, 2, 3, 1),
+            "dx": result["dx"].transpose(0, 2, 3, 1),
+            "dw": result["dw"].transpose(2, 3, 1, 0),
+            "db": result["db"].reshape(1, -1),
+        }
     return result
 
 

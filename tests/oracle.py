@@ -103,13 +103,21 @@ def torch_layer(
     torch = require_torch()
     functional = torch.nn.functional
     same = isinstance(padding, str) and padding == "same"
-    top, bottom, left, right = (0,) * 4 if same else (
-        (int(padding),) * 4 if np.ndim(padding) == 0 else tuple(int(p) for p in padding))
+    top, bottom, left, right = (
+        (0,) * 4 if same else ((int(padding),) * 4 if np.ndim(padding) == 0 else tuple(int(p) for p in padding))
+    )
     xt = torch.tensor(np.asarray(x, dtype=np.float64), requires_grad=True)
     wt = torch.tensor(np.asarray(w, dtype=np.float64), requires_grad=True)
     bt = torch.tensor(np.zeros(wt.shape[0]) if b is None else np.asarray(b, dtype=np.float64), requires_grad=True)
-    z = functional.conv2d(functional.pad(xt, (left, right, top, bottom)), wt, bt, stride=_pair(stride),
-                          padding="same" if same else 0, dilation=_pair(dilation), groups=groups)
+    z = functional.conv2d(
+        functional.pad(xt, (left, right, top, bottom)),
+        wt,
+        bt,
+        stride=_pair(stride),
+        padding="same" if same else 0,
+        dilation=_pair(dilation),
+        groups=groups,
+    )
     z.retain_grad()
     out = TORCH_ACTIVATIONS[activation](torch, z)
     out.backward(torch.ones_like(out) if dout is None else torch.tensor(np.asarray(dout, dtype=np.float64)))

@@ -19,8 +19,11 @@ def randint(shape: list[int], low: int, high: int, seed: int) -> dict:
 def small_ints(x_shape: list[int], w_shape: list[int], dout_shape: list[int], seed: int) -> dict:
     """x, w and dout of a config as the default fills make them: x and dout in [−2, 2],
     w in [−1, 1], seeds ``seed``, ``seed + 1``, ``seed + 2``."""
-    return {"x": randint(x_shape, -2, 2, seed), "w": randint(w_shape, -1, 1, seed + 1),
-            "dout": randint(dout_shape, -2, 2, seed + 2)}
+    return {
+        "x": randint(x_shape, -2, 2, seed),
+        "w": randint(w_shape, -1, 1, seed + 1),
+        "dout": randint(dout_shape, -2, 2, seed + 2),
+    }
 
 
 # every view x granularity x backward mode the trace engine has
@@ -49,12 +52,10 @@ class ConvCase:
 
     @property
     def spec(self) -> ConvSpec:
-        return ConvSpec.create(self.x_shape, self.w_shape, self.stride, self.padding,
-                               self.dilation, self.groups)
+        return ConvSpec.create(self.x_shape, self.w_shape, self.stride, self.padding, self.dilation, self.groups)
 
     def kwargs(self) -> dict:
-        return dict(stride=self.stride, padding=self.padding, dilation=self.dilation,
-                    groups=self.groups)
+        return dict(stride=self.stride, padding=self.padding, dilation=self.dilation, groups=self.groups)
 
     def arrays(self):
         """x: (N, C, H, W), w: (F, C/g, KH, KW), b: (F,) or None, dout: (N, F, Ho, Wo); all random."""
@@ -87,9 +88,16 @@ def conv_cases(draw, max_n=3, max_cf=4, max_hw=9, max_k=5, max_stride=3, max_dil
     f = groups * draw(st.integers(1, max(1, max_cf // groups)))
     x_shape = (draw(st.integers(1, max_n)), c, draw(st.integers(1, max_hw)), draw(st.integers(1, max_hw)))
     w_shape = (f, c // groups, draw(st.integers(1, max_k)), draw(st.integers(1, max_k)))
-    case = ConvCase(x_shape, w_shape, draw(_pair(1, max_stride)), draw(paddings),
-                    draw(_pair(1, max_dilation)), groups, draw(st.booleans()),
-                    draw(st.integers(0, 2**32 - 1)))
+    case = ConvCase(
+        x_shape,
+        w_shape,
+        draw(_pair(1, max_stride)),
+        draw(paddings),
+        draw(_pair(1, max_dilation)),
+        groups,
+        draw(st.booleans()),
+        draw(st.integers(0, 2**32 - 1)),
+    )
     try:
         case.spec  # noqa: B018 - making the spec is the check
     except ConvSpecError:

@@ -41,8 +41,16 @@ def test_assets_are_served_relative_and_under_static(api_client, path):
 
 @pytest.mark.parametrize(
     "path",
-    ["/../secret.txt", "/static/../secret.txt", "/%2e%2e/secret.txt", "/static/%2e%2e/secret.txt",
-     "/..%2fsecret.txt", "/static/..%2f..%2fsecret.txt", "/etc/passwd", "/static//etc/passwd"],
+    [
+        "/../secret.txt",
+        "/static/../secret.txt",
+        "/%2e%2e/secret.txt",
+        "/static/%2e%2e/secret.txt",
+        "/..%2fsecret.txt",
+        "/static/..%2f..%2fsecret.txt",
+        "/etc/passwd",
+        "/static//etc/passwd",
+    ],
 )
 def test_no_path_leaves_the_static_folder(api_client, path):
     response = api_client.get(path)
@@ -73,8 +81,14 @@ def test_the_checkout_page_folder_is_found():
 
 @pytest.mark.parametrize(
     ("method", "path", "body"),
-    [("GET", "/", None), ("GET", "/js/main.js", None), ("GET", "/api/health", None),
-     ("POST", "/api/trace", {"stride": 0}), ("POST", "/api/trace/stream", {}), ("GET", "/nothing", None)],
+    [
+        ("GET", "/", None),
+        ("GET", "/js/main.js", None),
+        ("GET", "/api/health", None),
+        ("POST", "/api/trace", {"stride": 0}),
+        ("POST", "/api/trace/stream", {}),
+        ("GET", "/nothing", None),
+    ],
 )
 def test_security_headers_on_every_response(api_client, method, path, body):
     response = api_client.request(method, path, json=body)
@@ -141,8 +155,12 @@ def test_settings_come_from_the_environment():
     from convscope.settings import Settings, SettingsError
 
     settings = Settings.from_env(
-        {"CONVSCOPE_MAX_EVENTS": "123", "CONVSCOPE_MAX_TENSOR_ELEMENTS": "77",
-         "CONVSCOPE_CORS_ORIGINS": "https://a.example, https://b.example", "CONVSCOPE_DEBUG": "yes"}
+        {
+            "CONVSCOPE_MAX_EVENTS": "123",
+            "CONVSCOPE_MAX_TENSOR_ELEMENTS": "77",
+            "CONVSCOPE_CORS_ORIGINS": "https://a.example, https://b.example",
+            "CONVSCOPE_DEBUG": "yes",
+        }
     )
     assert settings.max_events == 123 and settings.max_tensor_elements == 77
     assert settings.cors_origins == ("https://a.example", "https://b.example")
@@ -150,16 +168,24 @@ def test_settings_come_from_the_environment():
     assert Settings.from_env(settings.to_env()) == settings
     with pytest.raises(SettingsError, match="CONVSCOPE_MAX_EVENTS='many'"):
         Settings.from_env({"CONVSCOPE_MAX_EVENTS": "many"})
-    with pytest.raises(SettingsError, match="CONVSCOPE_MAX_EVENTS=.0. is not valid: Input should be greater than or equal to 1"):
+    with pytest.raises(
+        SettingsError, match="CONVSCOPE_MAX_EVENTS=.0. is not valid: Input should be greater than or equal to 1"
+    ):
         Settings.from_env({"CONVSCOPE_MAX_EVENTS": "0"})
 
 
 def test_openapi_documents_every_endpoint(api_client):
     schema = api_client.get("/openapi.json").json()
     paths = schema["paths"]
-    for path, method in [("/", "get"), ("/api/health", "get"), ("/api/presets", "get"),
-                         ("/api/presets/{name}", "get"), ("/api/trace", "post"),
-                         ("/api/trace/stream", "post"), ("/api/conv", "post")]:
+    for path, method in [
+        ("/", "get"),
+        ("/api/health", "get"),
+        ("/api/presets", "get"),
+        ("/api/presets/{name}", "get"),
+        ("/api/trace", "post"),
+        ("/api/trace/stream", "post"),
+        ("/api/conv", "post"),
+    ]:
         assert method in paths[path], path
     stream = paths["/api/trace/stream"]["post"]["responses"]["200"]["content"]
     assert list(stream) == ["application/x-ndjson"]
@@ -176,11 +202,25 @@ def test_openapi_documents_every_endpoint(api_client):
     "body",
     [
         {},
-        {"layout": "NHWC", "x": {"fill": "randint", "shape": [1, 5, 5, 3], "seed": 3},
-         "w": {"fill": "normal", "shape": [3, 3, 3, 2]}, "b": [1, -2], "activation": "relu",
-         "stride": 2, "padding": "same", "dout": {"fill": "normal", "shape": [1, 3, 3, 2]}},
-        {"view": "transposed", "groups": 2, "x": {"fill": "normal", "shape": [1, 2, 5, 5]},
-         "w": {"fill": "normal", "shape": [2, 1, 3, 3]}, "b": [0.5, 1], "dilation": 2, "padding": 1},
+        {
+            "layout": "NHWC",
+            "x": {"fill": "randint", "shape": [1, 5, 5, 3], "seed": 3},
+            "w": {"fill": "normal", "shape": [3, 3, 3, 2]},
+            "b": [1, -2],
+            "activation": "relu",
+            "stride": 2,
+            "padding": "same",
+            "dout": {"fill": "normal", "shape": [1, 3, 3, 2]},
+        },
+        {
+            "view": "transposed",
+            "groups": 2,
+            "x": {"fill": "normal", "shape": [1, 2, 5, 5]},
+            "w": {"fill": "normal", "shape": [2, 1, 3, 3]},
+            "b": [0.5, 1],
+            "dilation": 2,
+            "padding": 1,
+        },
     ],
     ids=["default", "nhwc-relu-same-stride2", "transposed-groups-dilation"],
 )
@@ -201,8 +241,12 @@ def test_forward_only_traces_have_no_gradient_check(api_client):
 def test_the_gradient_check_catches_a_wrong_gradient(api_settings):
     from convscope.traces.prepare import gradient_check, prepare
 
-    config = {"x": {"fill": "normal", "shape": [1, 2, 6, 6]}, "w": {"fill": "normal", "shape": [3, 2, 3, 3]},
-              "stride": 2, "dout": {"fill": "normal", "shape": [1, 3, 2, 2]}}
+    config = {
+        "x": {"fill": "normal", "shape": [1, 2, 6, 6]},
+        "w": {"fill": "normal", "shape": [3, 2, 3, 3]},
+        "stride": 2,
+        "dout": {"fill": "normal", "shape": [1, 3, 2, 2]},
+    }
     prepared = prepare(config, api_settings)
     doc = build_trace(prepared.resolved)
     assert gradient_check(prepared, doc)["max_rel_error"] < 1e-8
@@ -217,7 +261,9 @@ def test_the_gradient_check_catches_a_wrong_gradient(api_settings):
 def test_presets_list_names_titles_and_lessons(api_client):
     presets = api_client.get("/api/presets").json()["presets"]
     assert [p["name"] for p in presets] == list(PRESETS)
-    assert {"cs231n", "d2l", "edge", "stride2", "dilation2", "depthwise", "same_even", "nhwc_relu", "batch2"} <= set(PRESETS)
+    assert {"cs231n", "d2l", "edge", "stride2", "dilation2", "depthwise", "same_even", "nhwc_relu", "batch2"} <= set(
+        PRESETS
+    )
     for p in presets:
         assert p["title"] and p["teaches"].endswith(".") and p["dout"]
 
@@ -270,7 +316,9 @@ def test_preset_stride2_leaves_gaps_in_dx(api_client):
 def test_preset_dilation2_reads_with_step_2(api_client):
     doc = preset_doc(api_client, "dilation2")
     assert doc["spec"]["kernel_extent"] == [5, 5]
-    reads = [r for e in doc["events"] if e["phase"] == "forward" for r in e["reads"] if r["tensor"] == "x"]  # no padding
+    reads = [
+        r for e in doc["events"] if e["phase"] == "forward" for r in e["reads"] if r["tensor"] == "x"
+    ]  # no padding
     assert reads and all(r["step"][2:] == [2, 2] for r in reads)
 
 
@@ -441,9 +489,13 @@ def test_conv_matches_torch(api_client, layout):
 
 def test_a_dout_fill_spec_without_shape_takes_the_output_shape(api_client):
     """The page picks a generator for dout without knowing the output size."""
-    body = {"layout": "NHWC", "x": {"fill": "normal", "shape": [1, 6, 6, 2]},
-            "w": {"fill": "normal", "shape": [3, 3, 2, 3]}, "stride": 2,
-            "dout": {"fill": "randint", "low": -2, "high": 2, "seed": 5}}
+    body = {
+        "layout": "NHWC",
+        "x": {"fill": "normal", "shape": [1, 6, 6, 2]},
+        "w": {"fill": "normal", "shape": [3, 3, 2, 3]},
+        "stride": 2,
+        "dout": {"fill": "randint", "low": -2, "high": 2, "seed": 5},
+    }
     doc = api_client.post("/api/trace", json=body).json()
     with_shape = dict(body, dout=dict(body["dout"], shape=[1, 2, 2, 3]))
     assert doc["tensors"]["dout"] == api_client.post("/api/trace", json=with_shape).json()["tensors"]["dout"]
@@ -460,7 +512,9 @@ def test_a_dout_fill_spec_without_shape_takes_the_output_shape(api_client):
 
 
 def test_conv_without_dout_uses_ones_and_gives_db_without_bias(api_client):
-    got = api_client.post("/api/conv", json={"x": [[[[0, 1, 2], [3, 4, 5], [6, 7, 8]]]], "w": [[[[0, 1], [2, 3]]]]}).json()
+    got = api_client.post(
+        "/api/conv", json={"x": [[[[0, 1, 2], [3, 4, 5], [6, 7, 8]]]], "w": [[[[0, 1], [2, 3]]]]}
+    ).json()
     assert got["out"] == [[[[19, 25], [37, 43]]]]
     assert got["dout"] == [[[[1, 1], [1, 1]]]]
     assert got["dw"] == [[[[8, 12], [20, 24]]]]  # sums of each kernel tap's four inputs
@@ -495,12 +549,16 @@ def test_whole_documents_are_built_a_few_at_a_time(page_dir, monkeypatch):
 
     monkeypatch.setattr(tracing, "iter_trace", counting_iter)
     # (8 at once from one address: its share of replies in flight is raised to 8)
-    app = create_app(Settings(max_builds=2, cache_entries=0, queue_timeout=30, client_max_replies=8), static_dir=page_dir)
+    app = create_app(
+        Settings(max_builds=2, cache_entries=0, queue_timeout=30, client_max_replies=8), static_dir=page_dir
+    )
     with TestClient(app) as client:
         bodies = [{**CONFIG, "x": {"fill": "normal", "shape": [1, 2, 5, 5], "seed": k}} for k in range(8)]
         statuses: list[int] = []
-        threads = [threading.Thread(target=lambda body=body: statuses.append(client.post("/api/trace", json=body).status_code))
-                   for body in bodies]
+        threads = [
+            threading.Thread(target=lambda body=body: statuses.append(client.post("/api/trace", json=body).status_code))
+            for body in bodies
+        ]
         for t in threads:
             t.start()
         for t in threads:
@@ -527,10 +585,21 @@ def test_the_405_routes_are_not_in_the_schema(api_client):
         assert set(paths[path]) == {"post"}
 
 
-@pytest.mark.parametrize("config", [CONFIG, {**CONFIG, "layout": "NHWC", "x": {"fill": "normal", "shape": [1, 5, 5, 2]},
-                                             "w": {"fill": "normal", "shape": [3, 3, 2, 2]}, "view": "im2col",
-                                             "dout": {"fill": "normal", "seed": 4}},
-                                    {**CONFIG, "phases": "forward", "granularity": "mac"}])
+@pytest.mark.parametrize(
+    "config",
+    [
+        CONFIG,
+        {
+            **CONFIG,
+            "layout": "NHWC",
+            "x": {"fill": "normal", "shape": [1, 5, 5, 2]},
+            "w": {"fill": "normal", "shape": [3, 3, 2, 2]},
+            "view": "im2col",
+            "dout": {"fill": "normal", "seed": 4},
+        },
+        {**CONFIG, "phases": "forward", "granularity": "mac"},
+    ],
+)
 def test_the_document_is_encoded_in_chunks_to_the_same_bytes(api_settings, config):
     # document_bytes encodes the events a chunk at a time: the bytes are those of the
     # whole document encoded at once

@@ -131,8 +131,14 @@ def test_compare_tensor_bounds_are_enforced(client, props):
 
 def test_every_bound_in_the_config_schema_is_tested(props):
     tested = {
-        "stride", "dilation", "padding", "groups",  # test_geometry_bounds_are_enforced_at_the_bound
-        "x", "w", "b", "dout",  # test_fill_spec_bounds_are_enforced (the same tensor schema)
+        "stride",
+        "dilation",
+        "padding",
+        "groups",  # test_geometry_bounds_are_enforced_at_the_bound
+        "x",
+        "w",
+        "b",
+        "dout",  # test_fill_spec_bounds_are_enforced (the same tensor schema)
         "compare",  # test_compare_tensor_bounds_are_enforced (the nested-list schema)
     }
     assert {field for field in props if _bounds(props[field])} <= tested

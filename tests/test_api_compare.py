@@ -31,8 +31,9 @@ def test_the_comparison_marks_exactly_the_cells_that_differ(api_client):
     mine["dx"][1, 0, 2, 3] += 1.5
     mine["dx"][0, 1, 0, 0] -= 2.0
     mine["dw"] = mine["dw"][:, :, ::-1, ::-1].copy()  # dw rotated: many cells differ
-    response = api_client.post("/api/trace", json={**CONFIG, "dout": dout.tolist(),
-                                                   "compare": {k: v.tolist() for k, v in mine.items()}})
+    response = api_client.post(
+        "/api/trace", json={**CONFIG, "dout": dout.tolist(), "compare": {k: v.tolist() for k, v in mine.items()}}
+    )
     assert response.status_code == 200, response.text
     comparison = response.json()["comparison"]
     assert comparison["out"]["match"] and comparison["db"]["match"]
@@ -65,11 +66,14 @@ def test_an_empty_result_is_compared_as_its_shape_not_refused(api_client, dx, sh
     assert dx_c["kind"] == "wrong shape" and dx_c["got_shape"] == shape and dx_c["message"].startswith("dx has shape (")
 
 
-@pytest.mark.parametrize("dx, words", [
-    ([[1, 2], [3]], "compare.dx[1] has 1 item but compare.dx[0] has 2"),
-    ([[1, "two"]], "compare.dx[0][1] is 'two', not a number"),
-    ([[1, None]], "compare.dx[0][1] is None, not a number"),
-])
+@pytest.mark.parametrize(
+    "dx, words",
+    [
+        ([[1, 2], [3]], "compare.dx[1] has 1 item but compare.dx[0] has 2"),
+        ([[1, "two"]], "compare.dx[0][1] is 'two', not a number"),
+        ([[1, None]], "compare.dx[0][1] is None, not a number"),
+    ],
+)
 def test_typed_numbers_that_are_not_a_tensor_are_refused_naming_the_cell(api_client, dx, words):
     response = api_client.post("/api/trace", json={**CONFIG, "compare": {"dx": dx}})
     assert response.status_code == 422, response.text
@@ -86,10 +90,13 @@ def test_the_stream_header_carries_the_comparison(api_client):
     assert header["comparison"]["out"]["differing"][0]["index"] == [0, 0, 0, 0]
 
 
-@pytest.mark.parametrize("compare, loc, words", [
-    ({"z": [1]}, ["body", "compare", "z"], "compare can hold out, dx, dw, db"),
-    ([1, 2], ["body", "compare"], "must be an object"),
-])
+@pytest.mark.parametrize(
+    "compare, loc, words",
+    [
+        ({"z": [1]}, ["body", "compare", "z"], "compare can hold out, dx, dw, db"),
+        ([1, 2], ["body", "compare"], "must be an object"),
+    ],
+)
 def test_a_bad_compare_is_a_422_naming_the_field(api_client, compare, loc, words):
     response = api_client.post("/api/trace", json={**CONFIG, "compare": compare})
     assert response.status_code == 422

@@ -21,8 +21,20 @@ CASES = [
     ("NaN", '{"x": [[[[1, NaN, 3]]]], "w": [[[[1]]]]}', 422, ["body", "x"], ["x[0][0][0][1]", "NaN", "finite"]),
     ("Infinity", '{"x": [[[[1, 2, -Infinity]]]], "w": [[[[1]]]]}', 422, ["body", "x"], ["x[0][0][0][2]", "Infinity"]),
     ("1e400 overflows", '{"w": [[[[1, 1e400]]]]}', 422, ["body", "w"], ["w[0][0][0][1]", "Infinity"]),
-    ("beyond 1e6", {"x": [[[[1, -2000000.5]]]], "w": [[[[1]]]]}, 422, ["body", "x"], ["x[0][0][0][1]", "2e+06", "1000000"]),
-    ("fill beyond 1e6", {"x": {"fill": "constant", "shape": [1, 1, 3, 3], "value": 3e6}}, 422, ["body", "x"], ["3000000", "1000000"]),
+    (
+        "beyond 1e6",
+        {"x": [[[[1, -2000000.5]]]], "w": [[[[1]]]]},
+        422,
+        ["body", "x"],
+        ["x[0][0][0][1]", "2e+06", "1000000"],
+    ),
+    (
+        "fill beyond 1e6",
+        {"x": {"fill": "constant", "shape": [1, 1, 3, 3], "value": 3e6}},
+        422,
+        ["body", "x"],
+        ["3000000", "1000000"],
+    ),
     ("x ndim", {"x": [[1, 2, 3]]}, 422, ["body", "x"], ["4 dimensions", "got 2", "(1, 3)"]),
     ("w ndim", {"w": fill(3, 3)}, 422, ["body", "w"], ["4 dimensions", "got 2"]),
     ("stride 0", {"stride": 0}, 422, ["body", "stride"], ["at least 1", "0"]),
@@ -33,12 +45,36 @@ CASES = [
     ("padding negative", {"padding": [0, -1]}, 422, ["body", "padding"], ["negative", "-1"]),
     ("padding string", {"padding": "full"}, 422, ["body", "padding"], ["'same'", "'valid'", "'full'"]),
     ("padding 3 ints", {"padding": [1, 1, 1]}, 422, ["body", "padding"], ["padding", "3"]),
-    ("groups vs C", {"x": fill(1, 3, 5, 5), "w": fill(2, 1, 3, 3), "groups": 2}, 422, ["body", "groups"], ["groups=2", "C=3"]),
-    ("groups vs F", {"x": fill(1, 2, 5, 5), "w": fill(3, 1, 3, 3), "groups": 2}, 422, ["body", "groups"], ["groups=2", "F=3"]),
+    (
+        "groups vs C",
+        {"x": fill(1, 3, 5, 5), "w": fill(2, 1, 3, 3), "groups": 2},
+        422,
+        ["body", "groups"],
+        ["groups=2", "C=3"],
+    ),
+    (
+        "groups vs F",
+        {"x": fill(1, 2, 5, 5), "w": fill(3, 1, 3, 3), "groups": 2},
+        422,
+        ["body", "groups"],
+        ["groups=2", "F=3"],
+    ),
     ("groups 0", {"groups": 0}, 422, ["body", "groups"], ["groups", "0"]),
     ("w channels", {"x": fill(1, 3, 5, 5), "w": fill(2, 2, 3, 3)}, 422, ["body", "w"], ["2 input channels", "3/1 = 3"]),
-    ("kernel too large", {"x": fill(1, 1, 3, 3), "w": fill(1, 1, 3, 3), "dilation": 2}, 422, ["body", "w"], ["spans 5 rows", "dilation 2", "has 3"]),
-    ("kernel wider than padded", {"x": fill(1, 1, 5, 2), "w": fill(1, 1, 1, 4), "padding": [1, 0]}, 422, ["body", "w"], ["spans 4 columns", "has 2"]),
+    (
+        "kernel too large",
+        {"x": fill(1, 1, 3, 3), "w": fill(1, 1, 3, 3), "dilation": 2},
+        422,
+        ["body", "w"],
+        ["spans 5 rows", "dilation 2", "has 3"],
+    ),
+    (
+        "kernel wider than padded",
+        {"x": fill(1, 1, 5, 2), "w": fill(1, 1, 1, 4), "padding": [1, 0]},
+        422,
+        ["body", "w"],
+        ["spans 4 columns", "has 2"],
+    ),
     ("b shape", {"b": [1, 2]}, 422, ["body", "b"], ["(2,)", "(1,)"]),
     ("dout shape", {"dout": fill(1, 1, 2, 2)}, 422, ["body", "dout"], ["(1, 1, 2, 2)", "(1, 1, 3, 3)"]),
     ("view", {"view": "spiral"}, 422, ["body", "view"], ["view", "'direct'", "'spiral'"]),
@@ -55,7 +91,13 @@ CASES = [
     ("fill spec of 10^12 elements", {"x": fill(1000, 1000, 1000, 1000)}, 413, ["body", "x"], ["1000000000000", "4096"]),
     ("literal tensor over the limit", {"w": [[[[0] * 70] * 70]]}, 413, ["body", "w"], ["4900", "4096"]),
     ("padding makes xp too large", {"padding": 1000000}, 413, ["body", "padding"], ["4000020000025", "4096"]),
-    ("too many events", {"x": fill(1, 4, 30, 30), "w": fill(4, 4, 3, 3), "granularity": "mac"}, 413, ["body"], ["events", "20000"]),
+    (
+        "too many events",
+        {"x": fill(1, 4, 30, 30), "w": fill(4, 4, 3, 3), "granularity": "mac"},
+        413,
+        ["body"],
+        ["events", "20000"],
+    ),
 ]
 
 
@@ -84,8 +126,7 @@ def test_bad_input_is_refused_clearly(api_client, path, case, body, status, loc,
 TRACE_ONLY_KEYS = {"view", "granularity", "loop_order", "dx_loop_order", "backward", "phases"}
 # every case whose keys /api/conv takes, except the event count (/api/conv makes no events)
 CONV_CASES = [
-    c for c in CASES
-    if not (isinstance(c[1], dict) and set(c[1]) & TRACE_ONLY_KEYS) and c[0] != "too many events"
+    c for c in CASES if not (isinstance(c[1], dict) and set(c[1]) & TRACE_ONLY_KEYS) and c[0] != "too many events"
 ]
 
 
@@ -106,10 +147,16 @@ def test_conv_cases_cover_every_case_conv_can_take():
 
 VIEW_MATRIX_CASES = [
     # inputs, padded input and output within the limit; the view's own matrix is not
-    ("im2col cols", {"x": fill(1, 4, 16, 16), "w": fill(1, 4, 3, 3), "view": "im2col"},
-     ["im2col view's cols", "7056", "4096"]),
-    ("transposed dz_dilated", {"x": fill(1, 1, 40, 40), "w": fill(3, 1, 9, 9), "view": "transposed"},
-     ["transposed view's dz_dilated", "6912", "4096"]),
+    (
+        "im2col cols",
+        {"x": fill(1, 4, 16, 16), "w": fill(1, 4, 3, 3), "view": "im2col"},
+        ["im2col view's cols", "7056", "4096"],
+    ),
+    (
+        "transposed dz_dilated",
+        {"x": fill(1, 1, 40, 40), "w": fill(3, 1, 9, 9), "view": "transposed"},
+        ["transposed view's dz_dilated", "6912", "4096"],
+    ),
 ]
 
 
@@ -175,7 +222,12 @@ LONG_VALUE_CASES = [
     ("long dx loop order", {"dx_loop_order": "n" * LONG}, "dx_loop_order", ["permutation", "'nnnn", "…"]),
     ("long string in a tensor", {"x": [[[["s" * LONG]]]]}, "x", ["x[0][0][0][0]", "'ssss", "…", "not a number"]),
     ("long fill name", {"x": {"fill": "f" * LONG, "shape": [1, 1, 5, 5]}}, "x", ["x.fill", "'ffff", "…"]),
-    ("long fill parameter", {"x": {"fill": "ones", "shape": [1, 1, 5, 5], "p" * LONG: 1}}, "x", ["not a parameter", "ppp…"]),
+    (
+        "long fill parameter",
+        {"x": {"fill": "ones", "shape": [1, 1, 5, 5], "p" * LONG: 1}},
+        "x",
+        ["not a parameter", "ppp…"],
+    ),
     ("long stride list", {"stride": list(range(100_000))}, "stride", ["stride", "[0, 1, 2"]),
     ("long padding list", {"padding": list(range(100_000))}, "padding", ["padding", "100000"]),
     ("401-digit groups", {"groups": 10**400}, "groups", ["groups=", "(401 digits)"]),
@@ -217,10 +269,20 @@ DEEP_CASES = [
     ("x 40 deep", {"x": nested(40)}, "x", ["x must have 4 dimensions (N, C, H, W), got 40"]),
     ("x 500 deep", {"x": nested(500)}, "x", ["got 500"]),
     ("x 40 deep ending empty", {"x": nested(39, [])}, "x", ["got 40"]),
-    ("w 33 deep, NHWC", {"layout": "NHWC", "w": nested(33)}, "w", ["w must have 4 dimensions (KH, KW, C/groups, F), got 33"]),
+    (
+        "w 33 deep, NHWC",
+        {"layout": "NHWC", "w": nested(33)},
+        "w",
+        ["w must have 4 dimensions (KH, KW, C/groups, F), got 33"],
+    ),
     ("b 33 deep", {"b": nested(33)}, "b", ["b must have 1 dimensions", "got 33"]),
     ("dout 33 deep", {"dout": nested(33)}, "dout", ["dout must have 4 dimensions", "got 33"]),
-    ("fill spec of 70 dimensions", {"x": {"fill": "ones", "shape": [1] * 70}}, "x", ["x.shape has 70 dimensions", "32"]),
+    (
+        "fill spec of 70 dimensions",
+        {"x": {"fill": "ones", "shape": [1] * 70}},
+        "x",
+        ["x.shape has 70 dimensions", "32"],
+    ),
     ("fill spec of 8 dimensions", {"x": {"fill": "ones", "shape": [1] * 8}}, "x", ["4 dimensions", "got 8"]),
 ]
 
@@ -241,8 +303,7 @@ GRADIENTS = ("z", "out", "dz", "dx", "dw", "db")
 
 @pytest.mark.parametrize(("case", "body", "same_as"), HUGE_GEOMETRY_CASES, ids=[c[0] for c in HUGE_GEOMETRY_CASES])
 def test_a_huge_stride_or_dilation_on_a_one_window_axis_works(api_client, case, body, same_as):
-    config = {"x": {"fill": "randint", "shape": [1, 1, 5, 5], "seed": 3},
-              "dout": {"fill": "normal", "seed": 4}}
+    config = {"x": {"fill": "randint", "shape": [1, 1, 5, 5], "seed": 3}, "dout": {"fill": "normal", "seed": 4}}
     got = _post(api_client, "/api/conv", {**config, **body})
     assert got.status_code == 200, got.text[:400]
     expected = _post(api_client, "/api/conv", {**config, **same_as}).json()
@@ -283,7 +344,10 @@ def test_every_route_maps_an_input_error_the_same_way(api_client, monkeypatch):
         response = _post(api_client, path, {"stride": 1})
         assert response.status_code == 422, (path, response.text[:400])
         assert response.json()["detail"][0] == {
-            "loc": ["body", "stride"], "msg": "stride 7 cannot be used here", "type": "value_error"}
+            "loc": ["body", "stride"],
+            "msg": "stride 7 cannot be used here",
+            "type": "value_error",
+        }
 
 
 def test_an_error_before_the_stream_header_is_a_422(api_client, monkeypatch):
@@ -301,12 +365,24 @@ def test_an_error_before_the_stream_header_is_a_422(api_client, monkeypatch):
 
 
 FILL_NUMBER_CASES = [
-    ("normal mean 10^400", {"x": {"fill": "normal", "shape": [1, 1, 5, 5], "mean": 10**400}}, "x",
-     ["x.mean", "finite number", "(401 digits)"]),
-    ("uniform range overflows", {"x": {"fill": "uniform", "shape": [1, 1, 5, 5], "low": -1.7e308, "high": 1.7e308}}, "x",
-     ["x.high", "overflows float64", "−1.7e+308", "1.7e+308"]),
-    ("w constant -10^400", {"w": {"fill": "constant", "shape": [1, 1, 3, 3], "value": -(10**400)}}, "w",
-     ["w.value", "finite number", "(401 digits)"]),
+    (
+        "normal mean 10^400",
+        {"x": {"fill": "normal", "shape": [1, 1, 5, 5], "mean": 10**400}},
+        "x",
+        ["x.mean", "finite number", "(401 digits)"],
+    ),
+    (
+        "uniform range overflows",
+        {"x": {"fill": "uniform", "shape": [1, 1, 5, 5], "low": -1.7e308, "high": 1.7e308}},
+        "x",
+        ["x.high", "overflows float64", "−1.7e+308", "1.7e+308"],
+    ),
+    (
+        "w constant -10^400",
+        {"w": {"fill": "constant", "shape": [1, 1, 3, 3], "value": -(10**400)}},
+        "w",
+        ["w.value", "finite number", "(401 digits)"],
+    ),
 ]
 
 
@@ -366,7 +442,11 @@ DX_LOOP_ORDER_CASES = [
     ("im2col", {"view": "im2col", "dx_loop_order": "jifn"}, ["view 'im2col'"]),
     ("transposed", {"view": "transposed", "dx_loop_order": "jifn"}, ["view 'transposed'"]),
     ("direct, fused", {"dx_loop_order": "jifn"}, ["backward 'fused'"]),
-    ("direct mac, fused", {"granularity": "mac", "backward": "fused", "dx_loop_order": "nijklfc"}, ["backward 'fused'"]),
+    (
+        "direct mac, fused",
+        {"granularity": "mac", "backward": "fused", "dx_loop_order": "nijklfc"},
+        ["backward 'fused'"],
+    ),
 ]
 
 

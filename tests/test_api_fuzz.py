@@ -13,34 +13,75 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from live_server import ONE_ADDRESS_CROWD
 
-KEYS = ["x", "w", "b", "dout", "layout", "stride", "padding", "dilation", "groups", "activation",
-        "view", "granularity", "loop_order", "dx_loop_order", "backward", "phases"]
+KEYS = [
+    "x",
+    "w",
+    "b",
+    "dout",
+    "layout",
+    "stride",
+    "padding",
+    "dilation",
+    "groups",
+    "activation",
+    "view",
+    "granularity",
+    "loop_order",
+    "dx_loop_order",
+    "backward",
+    "phases",
+]
 CONV_KEYS = KEYS[:10]
 
 SIZES = st.integers(1, 4)
 HUGE_INTS = st.sampled_from([0, -1, 2**31, 2**62, 2**63 - 1, 2**63, 2**64, -(2**63), 10**30, 10**400])
 NUMBERS = st.one_of(st.integers(-5, 5), HUGE_INTS, st.floats(allow_nan=True, allow_infinity=True))
-SCALARS = st.one_of(st.none(), st.booleans(), NUMBERS, st.text(max_size=6),
-                    st.sampled_from(["same", "valid", "NHWC", "im2col", "transposed", "mac", "separate", "nfij", "relu"]))
+SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    NUMBERS,
+    st.text(max_size=6),
+    st.sampled_from(["same", "valid", "NHWC", "im2col", "transposed", "mac", "separate", "nfij", "relu"]),
+)
 FILLS = st.fixed_dictionaries(
     {"fill": st.sampled_from(["randint", "normal", "uniform", "arange", "linspace", "zeros", "ones", "constant"])},
     optional={
         "shape": st.one_of(st.lists(SIZES, min_size=0, max_size=6), st.lists(NUMBERS, max_size=4), SCALARS),
         "seed": st.one_of(st.integers(0, 2**32), HUGE_INTS, SCALARS),
-        "low": NUMBERS, "high": NUMBERS, "mean": NUMBERS, "std": NUMBERS, "start": NUMBERS,
-        "step": NUMBERS, "stop": NUMBERS, "value": NUMBERS,
+        "low": NUMBERS,
+        "high": NUMBERS,
+        "mean": NUMBERS,
+        "std": NUMBERS,
+        "start": NUMBERS,
+        "step": NUMBERS,
+        "stop": NUMBERS,
+        "value": NUMBERS,
     },
 )
 
 
 def _nested(depth: int, leaf):
-    return st.lists(leaf, min_size=1, max_size=3) if depth == 1 else st.lists(_nested(depth - 1, leaf), min_size=1, max_size=3)
+    return (
+        st.lists(leaf, min_size=1, max_size=3)
+        if depth == 1
+        else st.lists(_nested(depth - 1, leaf), min_size=1, max_size=3)
+    )
 
 
-TENSORS = st.one_of(FILLS, st.integers(1, 6).flatmap(lambda d: _nested(d, NUMBERS)), st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=3), max_leaves=8))
-VALUES = st.one_of(SCALARS, st.lists(NUMBERS, max_size=5), TENSORS, st.dictionaries(st.text(max_size=3), SCALARS, max_size=2))
-GEOMETRY = st.one_of(HUGE_INTS, st.integers(1, 3), st.lists(st.one_of(HUGE_INTS, st.integers(0, 3)), min_size=2, max_size=4))
-SMALL_TENSORS = st.one_of(st.none(), st.builds(lambda *s: {"fill": "ones", "shape": list(s)}, SIZES, SIZES, SIZES, SIZES))
+TENSORS = st.one_of(
+    FILLS,
+    st.integers(1, 6).flatmap(lambda d: _nested(d, NUMBERS)),
+    st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=3), max_leaves=8),
+)
+VALUES = st.one_of(
+    SCALARS, st.lists(NUMBERS, max_size=5), TENSORS, st.dictionaries(st.text(max_size=3), SCALARS, max_size=2)
+)
+GEOMETRY = st.one_of(
+    HUGE_INTS, st.integers(1, 3), st.lists(st.one_of(HUGE_INTS, st.integers(0, 3)), min_size=2, max_size=4)
+)
+SMALL_TENSORS = st.one_of(
+    st.none(), st.builds(lambda *s: {"fill": "ones", "shape": list(s)}, SIZES, SIZES, SIZES, SIZES)
+)
 
 
 def configs(keys: list[str]):
@@ -48,8 +89,14 @@ def configs(keys: list[str]):
     geometry = {"stride", "padding", "dilation", "groups"}
     return st.fixed_dictionaries(
         {},
-        optional={k: st.one_of(GEOMETRY, VALUES) if k in geometry else st.one_of(SMALL_TENSORS, VALUES) if k in ("x", "w") else VALUES
-                  for k in keys},
+        optional={
+            k: st.one_of(GEOMETRY, VALUES)
+            if k in geometry
+            else st.one_of(SMALL_TENSORS, VALUES)
+            if k in ("x", "w")
+            else VALUES
+            for k in keys
+        },
     ).map(lambda body: {k: v for k, v in body.items() if v is not None})
 
 
@@ -60,7 +107,9 @@ def fuzz_client():
     from convscope.app import create_app
     from convscope.settings import Settings
 
-    app = create_app(Settings(max_tensor_elements=256, max_events=500, cache_entries=0, **ONE_ADDRESS_CROWD), static_dir=None)
+    app = create_app(
+        Settings(max_tensor_elements=256, max_events=500, cache_entries=0, **ONE_ADDRESS_CROWD), static_dir=None
+    )
     with TestClient(app) as client:  # a 500 raises here, with its traceback
         yield client
 
@@ -90,11 +139,17 @@ def _ones(*shape):
 
 
 GEOMETRY_BODIES = st.fixed_dictionaries(
-    {"x": st.builds(_ones, SIZES, st.just(1), st.integers(1, 6), st.integers(1, 6)),
-     "w": st.builds(_ones, SIZES, st.just(1), st.integers(1, 3), st.integers(1, 3))},
-    optional={"stride": GEOMETRY, "padding": st.one_of(GEOMETRY, st.sampled_from(["same", "valid"])),
-              "dilation": GEOMETRY, "groups": HUGE_INTS,
-              "view": st.sampled_from(["direct", "im2col", "transposed"])},
+    {
+        "x": st.builds(_ones, SIZES, st.just(1), st.integers(1, 6), st.integers(1, 6)),
+        "w": st.builds(_ones, SIZES, st.just(1), st.integers(1, 3), st.integers(1, 3)),
+    },
+    optional={
+        "stride": GEOMETRY,
+        "padding": st.one_of(GEOMETRY, st.sampled_from(["same", "valid"])),
+        "dilation": GEOMETRY,
+        "groups": HUGE_INTS,
+        "view": st.sampled_from(["direct", "im2col", "transposed"]),
+    },
 )
 
 

@@ -34,7 +34,9 @@ def test_options_lists_the_routes_methods(api_client):
         assert "OPTIONS" in allow and ("HEAD" in allow) == ("GET" in documented)
 
 
-@pytest.mark.parametrize("path", ["/", "/api/health", "/api/presets", "/api/presets/cs231n", "/openapi.json", "/js/main.js"])
+@pytest.mark.parametrize(
+    "path", ["/", "/api/health", "/api/presets", "/api/presets/cs231n", "/openapi.json", "/js/main.js"]
+)
 def test_head_answers_as_get_without_the_body(api_client, path):
     get = api_client.get(path)
     head = api_client.head(path)
@@ -56,12 +58,15 @@ def test_404_and_405_have_the_error_shape_and_security_headers(api_client):
     assert response.headers["allow"] == "GET, HEAD, OPTIONS"
 
 
-@pytest.mark.parametrize(("content_type", "words"), [
-    ("text/plain", ["Content-Type application/json", "text/plain"]),
-    ("application/x-www-form-urlencoded", ["application/x-www-form-urlencoded"]),
-    ("application/json; charset=utf-16", ["UTF-8", "utf-16"]),
-    ("application/json; charset=latin-1", ["latin-1"]),
-])
+@pytest.mark.parametrize(
+    ("content_type", "words"),
+    [
+        ("text/plain", ["Content-Type application/json", "text/plain"]),
+        ("application/x-www-form-urlencoded", ["application/x-www-form-urlencoded"]),
+        ("application/json; charset=utf-16", ["UTF-8", "utf-16"]),
+        ("application/json; charset=latin-1", ["latin-1"]),
+    ],
+)
 def test_a_body_that_is_not_json_is_refused_naming_the_content_type(api_client, content_type, words):
     response = api_client.post("/api/trace", content=b"{}", headers={"content-type": content_type})
     detail = _is_refusal(response, 415, "unsupported_media_type")
@@ -76,8 +81,14 @@ def test_a_json_body_in_another_encoding_is_refused(api_client, encoding):
     response = api_client.post("/api/conv", content=body, headers={"content-type": "application/json"})
     detail = _is_refusal(response, 415, "unsupported_media_type")
     assert "UTF-8" in detail["msg"]
-    assert api_client.post("/api/conv", content=json.dumps({"stride": 1}).encode(),
-                           headers={"content-type": "application/json; charset=UTF-8"}).status_code == 200
+    assert (
+        api_client.post(
+            "/api/conv",
+            content=json.dumps({"stride": 1}).encode(),
+            headers={"content-type": "application/json; charset=UTF-8"},
+        ).status_code
+        == 200
+    )
 
 
 def test_a_seed_past_32_bits_is_refused(api_client):
@@ -124,8 +135,13 @@ def test_the_host_check_refuses_a_name_it_does_not_know():
         async def receive():
             return {"type": "http.request", "body": b""}
 
-        scope = {"type": "http", "method": "GET", "path": "/", "headers": [(b"host", host)],
-                 "client": ("192.0.2.7", 40000)}
+        scope = {
+            "type": "http",
+            "method": "GET",
+            "path": "/",
+            "headers": [(b"host", host)],
+            "client": ("192.0.2.7", 40000),
+        }
         asyncio.run(HostCheck(app, frozenset({"127.0.0.1", "localhost", "::1"}))(scope, receive, send))
         return sent[0]["status"], sent[-1]["body"]
 
@@ -142,7 +158,9 @@ def test_every_example_body_in_the_api_schema_is_answered_2xx(api_client):
     tried = []
     for path, operations in schema["paths"].items():
         for method, operation in operations.items():
-            examples = operation.get("requestBody", {}).get("content", {}).get("application/json", {}).get("examples", {})
+            examples = (
+                operation.get("requestBody", {}).get("content", {}).get("application/json", {}).get("examples", {})
+            )
             for name, example in examples.items():
                 answer = api_client.request(method.upper(), path, json=example["value"])
                 assert 200 <= answer.status_code < 300, (method, path, name, answer.text[:300])

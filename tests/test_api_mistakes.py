@@ -31,7 +31,12 @@ def test_api_mistakes_lists_every_catalogue_entry_from_the_catalogue(catalogue):
     for entry in catalogue:
         m = MISTAKES[entry["id"]]
         assert (entry["title"], entry["wrong"], entry["should"], entry["source"], entry["convention"]) == (
-            m.title, m.wrong, m.should, m.source, m.convention)
+            m.title,
+            m.wrong,
+            m.should,
+            m.source,
+            m.convention,
+        )
         assert entry["convention_title"] == get_convention(m.convention).title
         assert entry["conditions"] == {name: {"words": c.words, "exact": c.exact} for name, c in m.conditions.items()}
         assert entry["setup"] == m.setup.to_dict()
@@ -75,8 +80,14 @@ def test_an_unknown_mistake_is_a_422_naming_the_field_and_the_ids(api_client):
     assert all(mistake_id in detail["msg"] for mistake_id in IDS) and "off_by_one" in detail["msg"]
 
 
-@pytest.mark.parametrize("change, field", [({"dilation": 2}, "dilation"), ({"groups": 1, "view": "transposed"}, "view"),
-                                           ({"loop_order": "fnij"}, "loop_order")])
+@pytest.mark.parametrize(
+    "change, field",
+    [
+        ({"dilation": 2}, "dilation"),
+        ({"groups": 1, "view": "transposed"}, "view"),
+        ({"loop_order": "fnij"}, "loop_order"),
+    ],
+)
 def test_a_layer_the_mistakes_code_cannot_take_is_a_422_naming_the_field(api_client, change, field):
     m = MISTAKES["bias_not_added"]
     body = {**m.setup_config(), "dout": None, "x": {"fill": "ones", "shape": [1, 1, 3, 3]}, "mistake": m.id, **change}
@@ -94,14 +105,21 @@ def test_compare_and_mistake_together_are_refused(api_client):
 
 def _layer(side: int, filters: int) -> dict:
     """A torch-convention layer: x (1, 1, side, side), w (filters, 1, 1, 1), a bias."""
-    return {"x": {"fill": "randint", "shape": [1, 1, side, side], "seed": 1},
-            "w": {"fill": "randint", "shape": [filters, 1, 1, 1], "seed": 2}, "b": [1.0] * filters}
+    return {
+        "x": {"fill": "randint", "shape": [1, 1, side, side], "seed": 1},
+        "w": {"fill": "randint", "shape": [filters, 1, 1, 1], "seed": 2},
+        "b": [1.0] * filters,
+    }
 
 
 @pytest.mark.parametrize("route", ["/api/trace", "/api/trace/stream"])
 def test_an_oversized_mistake_request_gets_413_like_any_other(api_client, route):
-    body = {"x": {"fill": "randint", "shape": [1, 8, 16, 16]}, "w": {"fill": "randint", "shape": [16, 8, 3, 3]},
-            "b": {"fill": "randint", "shape": [16]}, "padding": 1}  # every tensor within the limit, ~17 MB
+    body = {
+        "x": {"fill": "randint", "shape": [1, 8, 16, 16]},
+        "w": {"fill": "randint", "shape": [16, 8, 3, 3]},
+        "b": {"fill": "randint", "shape": [16]},
+        "padding": 1,
+    }  # every tensor within the limit, ~17 MB
     refusals = []
     for request in (body, {**body, "mistake": "db_averaged"}):
         response = api_client.post(route, json=request)
@@ -146,19 +164,35 @@ def layers(draw):
     geometry and the mistake's convention may still not: then a 422)."""
     groups = draw(st.integers(1, 2))
     cg, fg = draw(st.integers(1, 2)), draw(st.integers(1, 2))
-    body = {"mistake": draw(st.sampled_from(IDS)),
-            "x": {"fill": "randint", "shape": [draw(st.integers(1, 2)), groups * cg, draw(st.integers(1, 6)),
-                                               draw(st.integers(1, 6))], "low": -3, "high": 3,
-                  "seed": draw(st.integers(0, 99))},
-            "w": {"fill": "randint", "shape": [groups * fg, cg, draw(st.integers(1, 3)), draw(st.integers(1, 3))],
-                  "low": -2, "high": 2, "seed": 5},
-            "b": {"fill": "randint", "shape": [groups * fg], "low": -2, "high": 2, "seed": 6},
-            "dout": {"fill": "randint", "low": -2, "high": 2, "seed": 7}, "groups": groups}
-    optional = {"stride": st.one_of(st.integers(1, 3), st.lists(st.integers(1, 3), min_size=2, max_size=2)),
-                "padding": st.one_of(st.integers(0, 2), st.lists(st.integers(0, 2), min_size=4, max_size=4),
-                                     st.sampled_from(["same", "valid"])),
-                "dilation": st.integers(1, 2), "activation": st.sampled_from(["identity", "relu", "tanh"]),
-                "layout": st.sampled_from(["NCHW", "NHWC"])}
+    body = {
+        "mistake": draw(st.sampled_from(IDS)),
+        "x": {
+            "fill": "randint",
+            "shape": [draw(st.integers(1, 2)), groups * cg, draw(st.integers(1, 6)), draw(st.integers(1, 6))],
+            "low": -3,
+            "high": 3,
+            "seed": draw(st.integers(0, 99)),
+        },
+        "w": {
+            "fill": "randint",
+            "shape": [groups * fg, cg, draw(st.integers(1, 3)), draw(st.integers(1, 3))],
+            "low": -2,
+            "high": 2,
+            "seed": 5,
+        },
+        "b": {"fill": "randint", "shape": [groups * fg], "low": -2, "high": 2, "seed": 6},
+        "dout": {"fill": "randint", "low": -2, "high": 2, "seed": 7},
+        "groups": groups,
+    }
+    optional = {
+        "stride": st.one_of(st.integers(1, 3), st.lists(st.integers(1, 3), min_size=2, max_size=2)),
+        "padding": st.one_of(
+            st.integers(0, 2), st.lists(st.integers(0, 2), min_size=4, max_size=4), st.sampled_from(["same", "valid"])
+        ),
+        "dilation": st.integers(1, 2),
+        "activation": st.sampled_from(["identity", "relu", "tanh"]),
+        "layout": st.sampled_from(["NCHW", "NHWC"]),
+    }
     for key, values in optional.items():
         if draw(st.booleans()):
             body[key] = draw(values)

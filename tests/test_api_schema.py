@@ -35,8 +35,14 @@ schema = schemathesis.openapi.from_asgi("/openapi.json", APP)
 
 # unsupported_method: a method the schema does not list gets 405 with Allow (ST205);
 # allow_header_conformance: OPTIONS lists exactly the documented methods
-CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance,
-          unsupported_method, allow_header_conformance]
+CHECKS = [
+    not_a_server_error,
+    status_code_conformance,
+    content_type_conformance,
+    response_schema_conformance,
+    unsupported_method,
+    allow_header_conformance,
+]
 
 
 @schema.parametrize()

@@ -70,7 +70,11 @@ def test_a_cells_accessible_name_says_its_tensor_index_value_and_part_in_the_ste
     the name follows the step (read cells say so, and the marks go with the step)."""
     page = open_page().page
     doc = server_document(base_url, page.evaluate("window.convscope.config"))
-    z_event = next(k for k, e in enumerate(doc["events"]) if any(x["tensor"] == "out" and x["start"] == [0, 0, 1, 0] for x in e["writes"]))
+    z_event = next(
+        k
+        for k, e in enumerate(doc["events"])
+        if any(x["tensor"] == "out" and x["start"] == [0, 0, 1, 0] for x in e["writes"])
+    )
     page.evaluate(f"window.convscope.seek({z_event})")
     out = page.get_by_role("listitem", name="out[0,0,1,0] = 37, written by this step, +37", exact=True)
     assert out.count() == 1 and out.get_attribute("data-idx") == "2"
@@ -81,7 +85,10 @@ def test_a_cells_accessible_name_says_its_tensor_index_value_and_part_in_the_ste
     page.evaluate(f"window.convscope.seek({z_event + 1})")
     assert page.locator('.cell[data-tensor="out"][data-idx="2"]').get_attribute("aria-label") == "out[0,0,1,0] = 37"
     page.evaluate("window.convscope.seek(0)")  # before the first write of out[0,0,1,0]: nothing yet
-    assert page.locator('.cell[data-tensor="out"][data-idx="2"]').get_attribute("aria-label") == "out[0,0,1,0] = not written yet"
+    assert (
+        page.locator('.cell[data-tensor="out"][data-idx="2"]').get_attribute("aria-label")
+        == "out[0,0,1,0] = not written yet"
+    )
 
 
 def test_d2l_preset_values_and_equation_at_several_steps(open_page, base_url):
@@ -92,7 +99,11 @@ def test_d2l_preset_values_and_equation_at_several_steps(open_page, base_url):
     assert page.evaluate("window.convscope.total") == doc["total_events"]
     # no padding, the identity: 4 forward and 4 backward steps, reading x, writing out (z is out)
     assert [p["name"] for p in doc["phases"]] == ["forward", "backward"] and doc["total_events"] == 8
-    z_event = next(k for k, e in enumerate(doc["events"]) if any(x["tensor"] == "out" and x["start"] == [0, 0, 1, 0] for x in e["writes"]))
+    z_event = next(
+        k
+        for k, e in enumerate(doc["events"])
+        if any(x["tensor"] == "out" and x["start"] == [0, 0, 1, 0] for x in e["writes"])
+    )
     for step in (0, z_event, doc["total_events"] // 2, doc["total_events"] - 1):
         page.evaluate(f"window.convscope.seek({step})")
         assert step_of(page) == step
@@ -124,7 +135,15 @@ def test_keys_and_buttons_move_the_step(open_page, base_url):
     phases = server_document(base_url, page.evaluate("window.convscope.config"))["phases"]
     page.locator("#stage").click(position={"x": 5, "y": 5})
     assert step_of(page) == 0
-    for key, want in [("ArrowRight", 1), ("ArrowRight", 2), ("ArrowLeft", 1), ("PageDown", 2), ("PageUp", 1), ("End", total - 1), ("Home", 0)]:
+    for key, want in [
+        ("ArrowRight", 1),
+        ("ArrowRight", 2),
+        ("ArrowLeft", 1),
+        ("PageDown", 2),
+        ("PageUp", 1),
+        ("End", total - 1),
+        ("Home", 0),
+    ]:
         page.keyboard.press(key)
         wait_until(page, f"window.convscope.step === {want}", 3)
     starts = [p["start"] for p in phases if p["stop"] > p["start"]]
@@ -341,7 +360,7 @@ def test_phone_follows_the_window_across_a_grid_wider_than_the_screen(open_page)
         o = where["outline"]
         assert where["pageWidth"] <= 390 and where["scrollX"] == 0, where
         assert o["left"] >= 0 and o["right"] <= 390, (step, o)
-    bands = 'document.querySelector(\'figure[data-tensor="xp"] .bands\')'
+    bands = "document.querySelector('figure[data-tensor=\"xp\"] .bands')"
     assert page.evaluate(f"{bands}.scrollWidth > {bands}.clientWidth"), "the padded input scrolls inside its figure"
 
 
@@ -378,23 +397,34 @@ def test_editing_a_cell_and_a_generator_reruns_the_trace(open_page, base_url):
     wait_until(page, "window.convscope.complete && window.convscope.config.x[0][0][0][0] === 5", 10)
     # the debounced re-run may still be on its way (a second run of the same setup draws
     # its cells at the frame after it arrives): wait for the drawn cell, not the config
-    wait_until(page, "window.convscope.complete && document.querySelector("
-               "'.cell[data-tensor=\"x\"][data-idx=\"0\"]').innerText.trim() === '5'", 10)
+    wait_until(
+        page,
+        "window.convscope.complete && document.querySelector("
+        "'.cell[data-tensor=\"x\"][data-idx=\"0\"]').innerText.trim() === '5'",
+        10,
+    )
     # paste a block into the second cell
     page.evaluate(
         """() => { const inp = document.querySelector('[data-editor="x"] input[data-idx="1"]');
                    const dt = new DataTransfer(); dt.setData('text', '7 8\\n9');
                    inp.dispatchEvent(new ClipboardEvent('paste', {clipboardData: dt, bubbles: true, cancelable: true})); }"""
     )
-    wait_until(page, "window.convscope.complete && JSON.stringify(window.convscope.config.x[0][0][0]) === '[5,7,8]'", 10)
+    wait_until(
+        page, "window.convscope.complete && JSON.stringify(window.convscope.config.x[0][0][0]) === '[5,7,8]'", 10
+    )
     # the debounced re-run may still be on its way: wait for the drawn cell, not the config
-    wait_until(page, "window.convscope.complete && document.querySelector("
-               "'.cell[data-tensor=\"x\"][data-idx=\"3\"]').textContent.trim() === '9'", 10)
+    wait_until(
+        page,
+        "window.convscope.complete && document.querySelector("
+        "'.cell[data-tensor=\"x\"][data-idx=\"3\"]').textContent.trim() === '9'",
+        10,
+    )
     # a generator with a seed
     page.select_option('select[name="x_fill"]', "arange")
     wait_until(page, "window.convscope.complete && window.convscope.config.x.fill === 'arange'", 10)
-    wait_until(page, "document.querySelector('.cell[data-tensor=\"x\"][data-idx=\"2\"]')"
-               ".textContent.trim() === '2'", 10)  # arange from 0 by 1, drawn
+    wait_until(
+        page, "document.querySelector('.cell[data-tensor=\"x\"][data-idx=\"2\"]').textContent.trim() === '2'", 10
+    )  # arange from 0 by 1, drawn
     doc = server_document(base_url, page.evaluate("window.convscope.config"))
     assert [shown_number(t) for _, t in sorted(cell_texts(page, "x").items())] == doc["tensors"]["x"]["data"]
 
@@ -437,7 +467,9 @@ IN_VIEW_JS = """() => {
 
 def _after_follow(page):
     """Let the follow-scroll (next frame) and the drawing of what came into view happen."""
-    page.evaluate("new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(() => requestAnimationFrame(() => done(true)))))")
+    page.evaluate(
+        "new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(() => requestAnimationFrame(() => done(true)))))"
+    )
 
 
 def test_desktop_backward_step_shows_the_window_filter_and_written_cells_with_captions(open_page, base_url):
@@ -455,7 +487,11 @@ def test_desktop_backward_step_shows_the_window_filter_and_written_cells_with_ca
         seen = page.evaluate(IN_VIEW_JS)
         ev = doc["events"][step]
         # the identity: dz is dout
-        assert set(seen["figures"]) == {b["tensor"] for b in ev["reads"] + ev["writes"]} >= {"xp", "w", "dout", "dw", "dxp"}, seen
+        assert (
+            set(seen["figures"])
+            == {b["tensor"] for b in ev["reads"] + ev["writes"]}
+            >= {"xp", "w", "dout", "dw", "dxp"}
+        ), seen
         assert seen["cells"] > 0 and not seen["cellsOut"], (step, seen)
         assert not seen["captionsOut"], (step, seen)
         assert {"x", "out", "dx"} <= set(seen["folded"]), seen
@@ -469,7 +505,9 @@ def test_desktop_backward_step_shows_the_window_filter_and_written_cells_with_ca
     page.evaluate(f"window.convscope.seek({backward['start'] + 14})")
     _after_follow(page)
     seen = page.evaluate(IN_VIEW_JS)
-    written = page.evaluate("Array.from(document.querySelectorAll('.cell.wr'), (c) => c.dataset.tensor + '[' + c.dataset.idx + ']')")
+    written = page.evaluate(
+        "Array.from(document.querySelectorAll('.cell.wr'), (c) => c.dataset.tensor + '[' + c.dataset.idx + ']')"
+    )
     assert written and not set(written) & set(seen["cellsOut"]), seen
 
 

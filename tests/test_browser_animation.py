@@ -16,7 +16,6 @@ pytestmark = pytest.mark.browser
 require_chromium()
 
 
-
 def _make(page, **fields) -> bytes:
     page.click("#export-menu > summary")
     page.click("#export-anim")

@@ -13,7 +13,6 @@ pytestmark = pytest.mark.browser
 require_chromium()
 
 
-
 def _delta_text(v: float) -> str:
     s = str(int(abs(v))) if float(v).is_integer() else f"{abs(v):.3g}"
     return ("−" if v < 0 else "+") + s
@@ -66,8 +65,11 @@ def test_playing_too_fast_to_read_leaves_the_change_marks_out_and_a_pause_draws_
     has its own marks again, as the trace document says."""
     from test_browser_helpers import lesson_path
 
-    config = {"x": {"fill": "randint", "shape": [1, 2, 8, 8], "low": -2, "high": 2, "seed": 3},
-              "w": {"fill": "randint", "shape": [2, 2, 3, 3], "low": -1, "high": 1, "seed": 4}, "padding": 1}
+    config = {
+        "x": {"fill": "randint", "shape": [1, 2, 8, 8], "low": -2, "high": 2, "seed": 3},
+        "w": {"fill": "randint", "shape": [2, 2, 3, 3], "low": -1, "high": 1, "seed": 4},
+        "padding": 1,
+    }
     page = open_page(lesson_path(config), viewport=(1366, 768)).page
     doc = server_document(base_url, config)
     assert doc["total_events"] > 200, "long enough to play over many frames"
@@ -133,7 +135,9 @@ def test_the_inspector_on_a_dx_cell_lists_its_contributions_and_their_sum(open_p
     total = doc["tensors"]["dx"]["data"][flat]
     said = page.inner_text("#insp-sum")
     value = str(int(total)) if float(total).is_integer() else f"{total:.6g}"
-    assert said == f"{len(want)} contribution{'' if len(want) == 1 else 's'}, summing to {value.replace('-', '−')}", said
+    assert said == f"{len(want)} contribution{'' if len(want) == 1 else 's'}, summing to {value.replace('-', '−')}", (
+        said
+    )
     assert page.locator("#insp-steps li").count() == len(want)
     page.locator("#insp-steps .insp-step").first.click()
     wait_until(page, f"window.convscope.step === {want[0]['event']}")

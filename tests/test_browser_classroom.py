@@ -17,7 +17,6 @@ pytestmark = pytest.mark.browser
 require_chromium()
 
 
-
 def _state(page) -> dict:
     return page.evaluate(
         "({step: window.convscope.step, playing: window.convscope.playing, preset: window.convscope.preset,"
@@ -119,7 +118,9 @@ def test_back_and_forward_move_between_setups_not_steps(open_page):
     wait_until(page, "location.hash.startsWith('#s=5&')", 3)
     choose_preset(page, "stride2")
     page.go_back()
-    wait_until(page, "window.convscope.preset === 'cs231n' && window.convscope.complete && window.convscope.step === 5", 10)
+    wait_until(
+        page, "window.convscope.preset === 'cs231n' && window.convscope.complete && window.convscope.step === 5", 10
+    )
     page.go_forward()
     wait_until(page, "window.convscope.preset === 'stride2' && window.convscope.complete", 10)
 
@@ -137,7 +138,9 @@ def _settled(page) -> None:
 
 def _stale(page) -> str:
     """The stage's banner when it shows the last good trace, not the form ('' if not)."""
-    return page.evaluate("(() => { const b = document.getElementById('stale'); return b.hidden ? '' : b.textContent; })()")
+    return page.evaluate(
+        "(() => { const b = document.getElementById('stale'); return b.hidden ? '' : b.textContent; })()"
+    )
 
 
 def _edit(page, name: str, value: str) -> None:
@@ -252,8 +255,10 @@ def test_a_pasted_block_lands_as_rows_and_one_too_big_is_refused_with_its_size(o
     assert _config(page)["x"] == [[[[0, 1, 2], [9, 8, 5], [6, 5, 8]]]]  # rows stay rows
     _paste(page, 'input[aria-label="x[0,0,2,1]"]', "1 2 3\n4 5 6")
     message = page.inner_text('[data-error-for="x_values"]')
-    assert "x[0,0,2,1] refused: a 2×3 block needs 2 rows and 3 columns; from this cell there is 1 row and 2 columns" \
-        in message, message
+    assert (
+        "x[0,0,2,1] refused: a 2×3 block needs 2 rows and 3 columns; from this cell there is 1 row and 2 columns"
+        in message
+    ), message
     assert _config(page)["x"] == [[[[0, 1, 2], [9, 8, 5], [6, 5, 8]]]]  # nothing was pasted
 
 
@@ -292,9 +297,13 @@ def test_every_menu_offers_what_the_server_publishes(open_page, base_url):
              (s) => [s.name, Array.from(s.options, (o) => [o.value, o.textContent])]))"""
     )
     want = {
-        "activation": meta["activations"], "view": meta["views"], "layout": meta["choices"]["layout"],
-        "granularity": meta["choices"]["granularity"], "backward": meta["choices"]["backward"],
-        "phases": meta["choices"]["phases"], "padding_mode": meta["padding_forms"],
+        "activation": meta["activations"],
+        "view": meta["views"],
+        "layout": meta["choices"]["layout"],
+        "granularity": meta["choices"]["granularity"],
+        "backward": meta["choices"]["backward"],
+        "phases": meta["choices"]["phases"],
+        "padding_mode": meta["padding_forms"],
     }
     for name, items in want.items():
         assert options[name] == [[c["name"], c["title"]] for c in items], name
@@ -350,7 +359,9 @@ PHONE_JS = """async () => {
 def test_phone_shows_each_read_window_and_written_block_of_a_backward_step(open_page, base_url, lesson):
     import httpx
 
-    doc = httpx.post(base_url + "/api/trace", json=httpx.get(f"{base_url}/api/presets/{lesson}").json()["config"]).json()
+    doc = httpx.post(
+        base_url + "/api/trace", json=httpx.get(f"{base_url}/api/presets/{lesson}").json()["config"]
+    ).json()
     backward = next(p for p in doc["phases"] if p["name"] == "backward")
     step = backward["start"] + (backward["stop"] - backward["start"]) // 2
     page = open_page(f"/#s={step}&l={lesson}", viewport=(390, 844), is_mobile=True, has_touch=True).page

@@ -35,8 +35,15 @@ def test_the_api_docs_page_works_with_nothing_from_elsewhere(browser, base_url):
     assert violations == [], violations
 
 
-@pytest.mark.parametrize("operation", ["trace-trace_api_trace_post", "trace-trace_stream_api_trace_stream_post",
-                                       "trace-conv_api_conv_post", "lesson-lesson_api_lesson_post"])
+@pytest.mark.parametrize(
+    "operation",
+    [
+        "trace-trace_api_trace_post",
+        "trace-trace_stream_api_trace_stream_post",
+        "trace-conv_api_conv_post",
+        "lesson-lesson_api_lesson_post",
+    ],
+)
 def test_try_it_out_with_the_default_example_gets_a_2xx(browser, base_url, operation):  # noqa: F811
     """A visitor of /docs opens an operation, presses "Try it out" and "Execute" with the
     body it offers: the server answers 2xx (the schemas carry examples of lessons)."""

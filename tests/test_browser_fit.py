@@ -141,15 +141,41 @@ CUSTOM = {
     "16x16-k3": {"x": _randint([1, 1, 16, 16], 1), "w": _randint([1, 1, 3, 3], 2, -1, 1)},
     "4ch-8x8-108w-pad1": {"x": _randint([1, 4, 8, 8], 3), "w": _randint([3, 4, 3, 3], 4, -1, 1), "padding": 1},
     "batch2-stride2": {"x": _randint([2, 2, 8, 8], 5), "w": _randint([3, 2, 3, 3], 6, -1, 1), "stride": 2},
-    "dilation2-k5": {"x": _randint([1, 1, 16, 16], 7), "w": _randint([1, 1, 5, 5], 8, -1, 1), "dilation": 2, "padding": 2},
-    "3ch-9x9-108w-bias": {"x": _randint([1, 3, 9, 9], 9), "w": _randint([4, 3, 3, 3], 10, -1, 1), "b": [1, 0, -1, 2],
-                          "stride": 2, "padding": 1, "dout": _randint([1, 4, 5, 5], 11)},
+    "dilation2-k5": {
+        "x": _randint([1, 1, 16, 16], 7),
+        "w": _randint([1, 1, 5, 5], 8, -1, 1),
+        "dilation": 2,
+        "padding": 2,
+    },
+    "3ch-9x9-108w-bias": {
+        "x": _randint([1, 3, 9, 9], 9),
+        "w": _randint([4, 3, 3, 3], 10, -1, 1),
+        "b": [1, 0, -1, 2],
+        "stride": 2,
+        "padding": 1,
+        "dout": _randint([1, 4, 5, 5], 11),
+    },
     "depthwise-4": {"x": _randint([1, 4, 8, 8], 12), "w": _randint([4, 1, 3, 3], 13, -1, 1), "groups": 4, "padding": 1},
-    "12x12-k4-stride3-same": {"x": _randint([1, 1, 12, 12], 14), "w": _randint([2, 1, 4, 4], 15, -1, 1), "stride": 3, "padding": "same"},
-    "nhwc-8x8x4": {"layout": "NHWC", "x": _randint([1, 8, 8, 4], 16), "w": _randint([3, 3, 4, 3], 17, -1, 1), "padding": 1},
+    "12x12-k4-stride3-same": {
+        "x": _randint([1, 1, 12, 12], 14),
+        "w": _randint([2, 1, 4, 4], 15, -1, 1),
+        "stride": 3,
+        "padding": "same",
+    },
+    "nhwc-8x8x4": {
+        "layout": "NHWC",
+        "x": _randint([1, 8, 8, 4], 16),
+        "w": _randint([3, 3, 4, 3], 17, -1, 1),
+        "padding": 1,
+    },
     "im2col-2ch": {"view": "im2col", "x": _randint([1, 2, 6, 6], 18), "w": _randint([2, 2, 3, 3], 19, -1, 1)},
-    "transposed-stride2": {"view": "transposed", "x": _randint([1, 1, 8, 8], 20), "w": _randint([1, 1, 3, 3], 21, -1, 1),
-                           "stride": 2, "padding": 1},
+    "transposed-stride2": {
+        "view": "transposed",
+        "x": _randint([1, 1, 8, 8], 20),
+        "w": _randint([1, 1, 3, 3], 21, -1, 1),
+        "stride": 2,
+        "padding": 1,
+    },
 }
 
 

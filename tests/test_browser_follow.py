@@ -20,7 +20,6 @@ pytestmark = pytest.mark.browser
 require_chromium()
 
 
-
 def _step(page) -> int:
     return page.evaluate("window.convscope.step")
 
@@ -29,7 +28,9 @@ def test_a_student_follows_the_teacher_breaks_away_and_rejoins(open_page, browse
     teacher = open_page(f"/?teacher={TEACHER_TOKEN}#s=0&l=d2l", viewport=(1366, 768)).page
     assert TEACHER_TOKEN not in teacher.url  # the page took it out of its address
     teacher.click("#class-session")
-    wait_until(teacher, "!document.getElementById('follow-bar').hidden && document.querySelector('#follow-bar .join-code')")
+    wait_until(
+        teacher, "!document.getElementById('follow-bar').hidden && document.querySelector('#follow-bar .join-code')"
+    )
     code = teacher.inner_text("#follow-bar .join-code")
     link = teacher.inner_text("#follow-bar code")
     assert link.endswith(f"/?follow={code}"), link
@@ -70,7 +71,9 @@ def test_a_student_follows_the_teacher_breaks_away_and_rejoins(open_page, browse
     # the secret is the teacher's page's alone: no request of the student's carries it,
     # and the teacher's page keeps it out of the address and the page state
     assert "secret" not in teacher.evaluate("JSON.stringify(window.convscope.state) + location.href")
-    assert not [u for u, body in sent if "secret" in body or (u.startswith(base_url + "/api/follow/") and u.endswith("/state"))], sent
+    assert not [
+        u for u, body in sent if "secret" in body or (u.startswith(base_url + "/api/follow/") and u.endswith("/state"))
+    ], sent
     # nor the teacher token: not in the join link, the student's requests or address
     assert TEACHER_TOKEN not in link and TEACHER_TOKEN not in str(sent) and TEACHER_TOKEN not in student.url
     context.close()
@@ -85,8 +88,11 @@ def test_a_student_follows_the_teacher_breaks_away_and_rejoins(open_page, browse
 
 def _qr_on_screen(page) -> str:
     """The text the page's QR code holds, read from a screenshot of it by zxing-cpp."""
-    wait_until(page, "document.querySelector('#follow-bar img.join-qr')?.complete && "
-                     "document.querySelector('#follow-bar img.join-qr').naturalWidth > 0")
+    wait_until(
+        page,
+        "document.querySelector('#follow-bar img.join-qr')?.complete && "
+        "document.querySelector('#follow-bar img.join-qr').naturalWidth > 0",
+    )
     shot = Image.open(io.BytesIO(page.locator("#follow-bar img.join-qr").screenshot()))
     found = zxingcpp.read_barcodes(shot)
     assert len(found) == 1, f"{len(found)} codes read from a {shot.size} screenshot"
@@ -141,7 +147,12 @@ def test_a_lost_publication_is_sent_again_and_a_refused_one_ends_the_session(ope
     assert "Class session" in teacher.inner_text("#follow-bar")  # (still the teacher's)
     # a refusal: the server says the session is gone
     teacher.unroute("**/api/follow/sessions/*/state")
-    teacher.route("**/api/follow/sessions/*/state", lambda route: route.fulfill(status=404, content_type="application/json", body='{"detail": "no class session abc"}'))
+    teacher.route(
+        "**/api/follow/sessions/*/state",
+        lambda route: route.fulfill(
+            status=404, content_type="application/json", body='{"detail": "no class session abc"}'
+        ),
+    )
     teacher.keyboard.press("ArrowRight")
     wait_until(teacher, "document.getElementById('follow-bar').innerText.includes('The class session stopped')", 5)
     assert "no class session abc" in teacher.inner_text("#follow-bar")
@@ -246,8 +257,12 @@ def test_ten_rapid_lesson_switches_leave_each_student_on_the_teachers_lesson_and
         wait_until(teacher, f"window.convscope.preset === '{lesson}' && window.convscope.complete")
         want = teacher.evaluate("window.convscope.step")
         for s in students:
-            wait_until(s, f"window.convscope.preset === '{lesson}' && window.convscope.complete "
-                          f"&& window.convscope.step === {want}", 10)
+            wait_until(
+                s,
+                f"window.convscope.preset === '{lesson}' && window.convscope.complete "
+                f"&& window.convscope.step === {want}",
+                10,
+            )
             assert "Following the teacher" in _bar(s), _bar(s)
     for s in students:
         s.context.close()
@@ -278,12 +293,17 @@ def test_a_place_that_comes_while_a_lesson_loads_is_applied_after_it_and_the_lat
     url = f"{base_url}/api/follow/sessions/{kept['session']}/state"
     for lesson, steps in (("stride2", (30, 1)), ("cs231n", (40, 2)), ("depthwise", (25, 3))):
         for step in steps:
-            answer = httpx.put(url, json={"secret": kept["secret"], "driver": 1, "state": {"lesson": lesson, "step": step}})
+            answer = httpx.put(
+                url, json={"secret": kept["secret"], "driver": 1, "state": {"lesson": lesson, "step": step}}
+            )
             assert answer.status_code == 200, answer.text
             time.sleep(0.05)
         wait_until(student, f"window.convscope.preset === '{lesson}' && window.convscope.complete", 10)
         student.wait_for_timeout(800)
-        assert student.evaluate("window.convscope.step") == steps[-1], (lesson, student.evaluate("window.convscope.step"))
+        assert student.evaluate("window.convscope.step") == steps[-1], (
+            lesson,
+            student.evaluate("window.convscope.step"),
+        )
     student.context.close()
 
 

@@ -157,10 +157,14 @@ def test_a_student_follows_across_two_workers_and_after_a_reconnect(browser, bas
             step += 1
             publisher, took = _step(teacher, [student], step)
             after += took.values()
-        assert max(after) < TARGET_MS, f"after the reconnect: delays {[round(d) for d in after]} ms (load average {_load()})"
+        assert max(after) < TARGET_MS, (
+            f"after the reconnect: delays {[round(d) for d in after]} ms (load average {_load()})"
+        )
         assert "Following the teacher" in student.page.inner_text("#follow-bar")
-        print(f"delays before the reconnect {[round(d) for d in delays]} ms ({len(crossed)} across workers), "
-              f"after {[round(d) for d in after]} ms; load average {_load()}")
+        print(
+            f"delays before the reconnect {[round(d) for d in delays]} ms ({len(crossed)} across workers), "
+            f"after {[round(d) for d in after]} ms; load average {_load()}"
+        )
     finally:
         for s in students:
             s.context.close()

@@ -182,7 +182,9 @@ class PageWatch:
         page.on("pageerror", lambda e: self.errors.append(str(e)))
 
     def check(self, allowed_errors: tuple[str, ...] = ()):
-        foreign = [u for u in self.requests if not (u.startswith(self.base_url + "/") or u.startswith(("data:", "blob:")))]
+        foreign = [
+            u for u in self.requests if not (u.startswith(self.base_url + "/") or u.startswith(("data:", "blob:")))
+        ]
         assert not foreign, f"requests left for another host: {foreign}"
         errors = [e for e in self.errors if not any(a in e for a in allowed_errors)]
         assert not errors, f"console errors: {errors}"
@@ -195,7 +197,9 @@ def page_opener(browser, base_url: str):
     watches = []
 
     def opener(path: str = "/", viewport=(1600, 1000), **context_args):
-        context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]}, accept_downloads=True, **context_args)
+        context = browser.new_context(
+            viewport={"width": viewport[0], "height": viewport[1]}, accept_downloads=True, **context_args
+        )
         page = context.new_page()
         watch = PageWatch(page, base_url)
         watches.append((watch, context))
@@ -225,10 +229,19 @@ def assert_stage_matches(page, doc: dict, step: int) -> None:
     """Every drawn cell of every tensor shows the trace's value at ``step`` (written
     tensors: the replay of events 0..step; cells no event has written yet are empty)."""
     values, counts = replay(doc, step)
-    pads = set(map(tuple, page.evaluate("Array.from(document.querySelectorAll('.cell.fixed-zero'), (c) => [c.dataset.tensor, Number(c.dataset.idx)])")))
+    pads = set(
+        map(
+            tuple,
+            page.evaluate(
+                "Array.from(document.querySelectorAll('.cell.fixed-zero'), (c) => [c.dataset.tensor, Number(c.dataset.idx)])"
+            ),
+        )
+    )
     # a folded figure (not used in this phase) shows only its caption and catches up
     # when unfolded: the shown ones are checked first, then all of them unfolded
-    folded = set(page.evaluate("Array.from(document.querySelectorAll('figure.tensor.off-phase'), (f) => f.dataset.tensor)"))
+    folded = set(
+        page.evaluate("Array.from(document.querySelectorAll('figure.tensor.off-phase'), (f) => f.dataset.tensor)")
+    )
     _assert_cells(page, doc, step, values, counts, pads, [n for n in doc["tensors"] if n not in folded])
     if folded and not page.evaluate("document.body.classList.contains('projector')"):
         page.click("#all-tensors")
@@ -238,8 +251,9 @@ def assert_stage_matches(page, doc: dict, step: int) -> None:
         wait_until(page, f"document.querySelectorAll('figure.tensor.off-phase').length === {len(folded)}")
 
 
-def cell_problems(doc: dict, step: int, values: dict, counts: dict, pads: set, name: str,
-                   texts: dict[int, str]) -> list[str]:
+def cell_problems(
+    doc: dict, step: int, values: dict, counts: dict, pads: set, name: str, texts: dict[int, str]
+) -> list[str]:
     """What the drawn cells of ``name`` show that the trace does not say at ``step``."""
     t = doc["tensors"][name]
     flat_values = (values[name] if name in values else np.asarray(t["data"]).reshape(t["shape"])).ravel()
@@ -290,7 +304,9 @@ def _fmt(v: float) -> str:
 
 def choose_preset(page, name: str) -> None:
     page.select_option("#preset", name)
-    wait_until(page, f"window.convscope.preset === '{name}' && window.convscope.complete && window.convscope.step === 0")
+    wait_until(
+        page, f"window.convscope.preset === '{name}' && window.convscope.complete && window.convscope.step === 0"
+    )
 
 
 def lesson_path(config: dict, step: int = 0) -> str:

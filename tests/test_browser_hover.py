@@ -12,7 +12,6 @@ pytestmark = pytest.mark.browser
 require_chromium()
 
 
-
 def _lit(page) -> dict[str, set[tuple[str, int]]]:
     found = page.evaluate(
         """() => Object.fromEntries(['link-from', 'link-to', 'link-self'].map((k) =>
@@ -30,11 +29,16 @@ def test_hovering_a_cell_lights_what_it_reads_and_feeds_in_the_phase(open_page):
     assert lit["link-to"] == {("out", i) for i in range(4)}
     assert lit["link-self"] == {("x", 4)}
     assert "feeds 4 of out" in page.get_attribute('#stage .cell[data-tensor="x"][data-idx="4"]', "title")
-    opacity = page.evaluate("getComputedStyle(document.querySelector('#stage .cell[data-tensor=\"w\"][data-idx=\"0\"]')).opacity")
+    opacity = page.evaluate(
+        'getComputedStyle(document.querySelector(\'#stage .cell[data-tensor="w"][data-idx="0"]\')).opacity'
+    )
     assert float(opacity) < 0.5  # (w does not take part in x[4]'s links: dimmed)
     assert page.evaluate("window.convscope.step") == 1  # hovering does not move the step
     page.hover('#stage .cell[data-tensor="out"][data-idx="0"]')
-    wait_until(page, "document.querySelector('#stage .cell[data-tensor=\"out\"][data-idx=\"0\"]').classList.contains('link-self')")
+    wait_until(
+        page,
+        "document.querySelector('#stage .cell[data-tensor=\"out\"][data-idx=\"0\"]').classList.contains('link-self')",
+    )
     lit = _lit(page)
     assert lit["link-from"] == {("x", i) for i in (0, 1, 3, 4)} | {("w", i) for i in range(4)}
     assert lit["link-to"] == set()
@@ -94,11 +98,18 @@ def test_each_figure_names_its_own_colour_scale(open_page, base_url):
 
     page = open_page("/#s=40&l=cs231n", viewport=(1920, 1080)).page
     doc = server_document(base_url, page.evaluate("window.convscope.config"))
-    shown = dict(page.evaluate("Array.from(document.querySelectorAll('#stage figure.tensor'), (f) => [f.dataset.tensor, f.querySelector('.tscale').textContent])"))
+    shown = dict(
+        page.evaluate(
+            "Array.from(document.querySelectorAll('#stage figure.tensor'), (f) => [f.dataset.tensor, f.querySelector('.tscale').textContent])"
+        )
+    )
     assert set(shown) == set(doc["tensors"])
     for name, text in shown.items():
         largest = max((abs(v) for v in doc["tensors"][name]["data"]), default=0) or 1
-        assert text.startswith("±") and float(text[1:].replace("−", "-")) == pytest.approx(largest, rel=1e-2), (name, text)
+        assert text.startswith("±") and float(text[1:].replace("−", "-")) == pytest.approx(largest, rel=1e-2), (
+            name,
+            text,
+        )
     assert "per tensor" in page.locator(".legend .scale").inner_text()
 
 

@@ -100,7 +100,9 @@ def _check(page, doc: dict, pads: set, what: str, js: str) -> int:
     return len(shown)
 
 
-@pytest.mark.parametrize("width,height", [(1366, 768), (1920, 1080), (390, 844)], ids=["1366x768", "1920x1080", "phone"])
+@pytest.mark.parametrize(
+    "width,height", [(1366, 768), (1920, 1080), (390, 844)], ids=["1366x768", "1920x1080", "phone"]
+)
 def test_what_is_on_screen_is_the_step_in_the_frame_it_is_drawn(browser, base_url, width, height):
     doc = server_document(base_url, BIG)
     total = len(doc["events"])
@@ -109,19 +111,29 @@ def test_what_is_on_screen_is_the_step_in_the_frame_it_is_drawn(browser, base_ur
     try:
         page.goto(debug_url(base_url + lesson_path(BIG)))
         wait_complete(page, timeout=60)
-        pads = set(map(tuple, page.evaluate("Array.from(document.querySelectorAll('.cell.fixed-zero'), (c) => [c.dataset.tensor, Number(c.dataset.idx)])")))
+        pads = set(
+            map(
+                tuple,
+                page.evaluate(
+                    "Array.from(document.querySelectorAll('.cell.fixed-zero'), (c) => [c.dataset.tensor, Number(c.dataset.idx)])"
+                ),
+            )
+        )
         rng = random.Random(width)
         compared = 0
         phases = {p["name"]: p for p in doc["phases"]}
         # a jump into each phase first, then random jumps, scrolls and short plays
         actions = [("jump", phases[n]["start"] + 5) for n in phases] + [
-            (rng.choice(["jump", "scroll", "scroll", "near", "play", "all", "resize"]), rng.randrange(total)) for _ in range(40)
+            (rng.choice(["jump", "scroll", "scroll", "near", "play", "all", "resize"]), rng.randrange(total))
+            for _ in range(40)
         ]
         for kind, step in actions:
             if kind == "jump":
                 compared += _check(page, doc, pads, f"a jump to step {step}", f"window.convscope.seek({step})")
             elif kind == "near":
-                compared += _check(page, doc, pads, f"a step forward from {step}", "window.convscope.seek(window.convscope.step + 1)")
+                compared += _check(
+                    page, doc, pads, f"a step forward from {step}", "window.convscope.seek(window.convscope.step + 1)"
+                )
             elif kind == "play":
                 page.evaluate("window.convscope.setSpeedIndex(99)")
                 page.evaluate("window.convscope.play()")
@@ -129,7 +141,9 @@ def test_what_is_on_screen_is_the_step_in_the_frame_it_is_drawn(browser, base_ur
                 compared += _check(page, doc, pads, "playing at top speed, then pausing", "window.convscope.pause()")
             elif kind == "all":
                 # every figure unfolds (or folds again): the stage is arranged anew
-                compared += _check(page, doc, pads, "All tensors toggled", "document.getElementById('all-tensors').click()")
+                compared += _check(
+                    page, doc, pads, "All tensors toggled", "document.getElementById('all-tensors').click()"
+                )
             elif kind == "resize":
                 # a window made smaller and back: the stage's size changes under the figures
                 for w, h in [(width - 137, height - 61), (width, height)]:
@@ -141,7 +155,9 @@ def test_what_is_on_screen_is_the_step_in_the_frame_it_is_drawn(browser, base_ur
                     continue
                 i, dy, dx = rng.choice(scrollers)
                 top, left = rng.randrange(dy + 1) if dy > 0 else 0, rng.randrange(dx + 1) if dx > 0 else 0
-                compared += _check(page, doc, pads, f"scrolling #{i} to ({left}, {top})", f"({SCROLL_JS})([{i}, {top}, {left}])")
+                compared += _check(
+                    page, doc, pads, f"scrolling #{i} to ({left}, {top})", f"({SCROLL_JS})([{i}, {top}, {left}])"
+                )
         # (a page that shows nothing would pass the comparisons)
         assert compared > 40 * 50, f"only {compared} cells were on screen in {len(actions)} actions"
     finally:

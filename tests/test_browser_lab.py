@@ -64,11 +64,17 @@ def test_every_mistake_lesson_marks_what_differs_and_d_lands_on_the_first_diverg
     doc = server_document(base_url, entry["request"])
     expected = _differing(doc)
     # (the lab is drawn with the frame after the trace completes)
-    wait_until(page, f"!document.getElementById('lab-bar').hidden && document.querySelectorAll('#stage .cell.diff').length === {len(expected)}")
+    wait_until(
+        page,
+        f"!document.getElementById('lab-bar').hidden && document.querySelectorAll('#stage .cell.diff').length === {len(expected)}",
+    )
     marked = _marked(page)
     assert set(marked) == set(expected), f"{mistake}: marked {sorted(marked)}, differing {sorted(expected)}"
     for key, other in marked.items():
-        assert other.startswith("✓") and shown_number(other[1:]) == pytest.approx(expected[key], rel=1e-2, abs=1e-6), (key, other)
+        assert other.startswith("✓") and shown_number(other[1:]) == pytest.approx(expected[key], rel=1e-2, abs=1e-6), (
+            key,
+            other,
+        )
     bar = page.locator("#lab-bar")
     assert bar.is_visible()
     assert entry["title"] in page.locator("#lab-title").inner_text()
@@ -100,7 +106,11 @@ def test_a_changed_setup_hides_the_mistake_and_a_reload_keeps_it(open_page):
         if field.is_visible():
             field.fill("1")
             field.dispatch_event("change")
-    wait_until(page, "window.convscope.complete && window.convscope.config.padding && JSON.stringify(window.convscope.config.padding).includes('1') && !document.querySelector('#lab-divergence').textContent.includes('step')", 20)
+    wait_until(
+        page,
+        "window.convscope.complete && window.convscope.config.padding && JSON.stringify(window.convscope.config.padding).includes('1') && !document.querySelector('#lab-divergence').textContent.includes('step')",
+        20,
+    )
     assert page.locator("#lab-divergence").is_disabled()
     assert "hides the mistake" in page.locator("#lab-divergence").inner_text()
     assert _marked(page) == {}
@@ -146,7 +156,9 @@ def test_pasted_numbers_mark_exactly_the_cells_that_differ_and_survive_a_reload(
     marked = _marked(page)
     assert set(marked) == {("dx", f) for f in wrong}
     for f in wrong:
-        assert marked[("dx", f)].startswith("you ") and shown_number(marked[("dx", f)][4:]) == pytest.approx(mine.flat[f])
+        assert marked[("dx", f)].startswith("you ") and shown_number(marked[("dx", f)][4:]) == pytest.approx(
+            mine.flat[f]
+        )
     lines = page.locator("#lab-lines").inner_text()
     assert f"dx: {len(wrong)} of {dx.size} cells differ" in lines and "dw matches" in lines
     # the server's comparison says the same
@@ -157,7 +169,9 @@ def test_pasted_numbers_mark_exactly_the_cells_that_differ_and_survive_a_reload(
     first.click()
     wait_until(page, "document.getElementById('inspector').open")
     true_value = dx.flat[wrong[0]]
-    assert shown_number(page.locator("#insp-sum").inner_text().split()[-1]) == pytest.approx(true_value)  # "8 contributions, summing to 6"
+    assert shown_number(page.locator("#insp-sum").inner_text().split()[-1]) == pytest.approx(
+        true_value
+    )  # "8 contributions, summing to 6"
     # its closed form and the PyTorch expression that computes it, at its own index
     index = ", ".join(str(int(i)) for i in np.unravel_index(wrong[0], dx.shape))
     assert page.locator("#insp-formula").inner_text().startswith(doc["tensors"]["dx"]["formula"])
@@ -167,12 +181,20 @@ def test_pasted_numbers_mark_exactly_the_cells_that_differ_and_survive_a_reload(
     page.keyboard.press("Escape")
     # a reload keeps the comparison (the address holds it) and the pasted text
     page.reload()
-    wait_until(page, f"window.convscope && window.convscope.complete && document.querySelectorAll('#stage .cell.diff').length === {len(wrong)}", 20)
+    wait_until(
+        page,
+        f"window.convscope && window.convscope.complete && document.querySelectorAll('#stage .cell.diff').length === {len(wrong)}",
+        20,
+    )
     page.click("#lab-edit")
     assert page.locator("#compare-dx").input_value() == _numpy_print(mine)
     page.click("#compare-cancel")
     page.click("#lab-stop")
-    wait_until(page, "window.convscope.complete && !('compare' in window.convscope.config) && document.getElementById('lab-bar').hidden", 20)
+    wait_until(
+        page,
+        "window.convscope.complete && !('compare' in window.convscope.config) && document.getElementById('lab-bar').hidden",
+        20,
+    )
     assert _marked(page) == {}
 
 
@@ -197,13 +219,17 @@ def test_the_graders_link_opens_the_counterexample_with_the_students_cells_marke
 
     m = get_mistake(mistake)
     report = grade(m.convention, m.implementation, target=mistake).data
-    failing = {name: o["counterexample"] for name, o in report["outputs"].items() if o["status"] == "fail" and o["counterexample"]["kind"] == "wrong values"}
+    failing = {
+        name: o["counterexample"]
+        for name, o in report["outputs"].items()
+        if o["status"] == "fail" and o["counterexample"]["kind"] == "wrong values"
+    }
     assert failing, f"{mistake}: no output failed with wrong values"
     name, ce = next(iter(failing.items()))
     expected = np.asarray(ce["expected"], dtype=float)
     got = np.asarray(ce["got"], dtype=float).reshape(expected.shape)
     wrong = {int(f) for f in np.flatnonzero(~np.isclose(got, expected, rtol=1e-9, atol=1e-9))}
-    path = "/" + ce["page"][len(PAGE):]
+    path = "/" + ce["page"][len(PAGE) :]
     watch = open_page(path, viewport=(1600, 1000))
     page = watch.page
     wait_until(page, f"document.querySelectorAll('#stage .cell.diff').length === {len(wrong)}", 20)
@@ -220,8 +246,15 @@ def _unfinished_dx(dout, cache):  # returns nothing for dx: the link must still 
 
 # every catalogued mistake whose smallest counterexample has an output of the wrong
 # shape (an empty crop among them), and a dx returned as None
-WRONG_SHAPED = ["output_size_parentheses", "empty_crop", "crop_hardcoded_1", "db_wrong_axes",
-                "kernel_height_for_width", "row_padding_for_columns", "crop_p0_p1_plus_rows"]
+WRONG_SHAPED = [
+    "output_size_parentheses",
+    "empty_crop",
+    "crop_hardcoded_1",
+    "db_wrong_axes",
+    "kernel_height_for_width",
+    "row_padding_for_columns",
+    "crop_p0_p1_plus_rows",
+]
 
 
 @pytest.mark.parametrize("subject", [*WRONG_SHAPED, "unfinished dx"])
@@ -239,12 +272,17 @@ def test_the_graders_link_opens_for_an_output_of_the_wrong_shape_empty_or_none(o
     else:
         convention, code = get_mistake(subject).convention, get_mistake(subject).implementation
     report = grade(convention, code, target=subject).data
-    shaped = {name: o["counterexample"] for name, o in report["outputs"].items()
-              if o["status"] == "fail" and o["counterexample"]["kind"] in ("wrong shape", "returned None")}
+    shaped = {
+        name: o["counterexample"]
+        for name, o in report["outputs"].items()
+        if o["status"] == "fail" and o["counterexample"]["kind"] in ("wrong shape", "returned None")
+    }
     assert shaped, {n: o["status"] for n, o in report["outputs"].items()}
     name, ce = next(iter(shaped.items()))
-    page = open_page("/" + ce["page"][len(PAGE):], viewport=(1366, 768)).page
-    wait_until(page, "document.getElementById('lab-lines') && document.getElementById('lab-lines').textContent.length > 0", 20)
+    page = open_page("/" + ce["page"][len(PAGE) :], viewport=(1366, 768)).page
+    wait_until(
+        page, "document.getElementById('lab-lines') && document.getElementById('lab-lines').textContent.length > 0", 20
+    )
     said = page.locator("#lab-lines").inner_text()
     if ce["kind"] == "returned None":
         assert f"{name} is None: nothing was returned for it" in said, said

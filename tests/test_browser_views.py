@@ -117,7 +117,9 @@ def test_transposed_lesson_cells_and_equation_in_its_phases(open_page, base_url)
         doc["total_events"] - 1,
     ]
     check_steps(page, doc, steps)
-    assert "dz dilated: stride−1 zeros between cells" in page.text_content('figure[data-tensor="dz_dilated"] figcaption')
+    assert "dz dilated: stride−1 zeros between cells" in page.text_content(
+        'figure[data-tensor="dz_dilated"] figcaption'
+    )
     assert "w rotated 180°" in page.text_content('figure[data-tensor="w_rot"] figcaption')
     # the inserted zeros show 0 from the start, crossed-hatched, and the legend says so
     page.evaluate("window.convscope.seek(0)")
@@ -140,7 +142,10 @@ def test_mac_granularity_with_a_matrix_view_shows_the_servers_message(open_page)
     page.evaluate("window.convscope.seek(3)")
     before = cell_texts(page, "out")  # d2l: z is out (the identity)
     page.select_option('select[name="view"]', "im2col")
-    wait_until(page, "window.convscope.complete && window.convscope.config.view === 'im2col' && document.querySelector('figure[data-tensor=\"cols\"]')")
+    wait_until(
+        page,
+        "window.convscope.complete && window.convscope.config.view === 'im2col' && document.querySelector('figure[data-tensor=\"cols\"]')",
+    )
     page.select_option('select[name="granularity"]', "mac")
     err = page.locator('[data-error-for="granularity"]')
     err.wait_for(state="visible", timeout=5000)
@@ -149,7 +154,9 @@ def test_mac_granularity_with_a_matrix_view_shows_the_servers_message(open_page)
     # the last good trace (im2col, window) stays
     assert page.locator('figure[data-tensor="cols"]').count() == 1
     page.select_option('select[name="view"]', "transposed")
-    wait_until(page, "document.querySelector('[data-error-for=\"granularity\"]').textContent.includes('transposed view')")
+    wait_until(
+        page, "document.querySelector('[data-error-for=\"granularity\"]').textContent.includes('transposed view')"
+    )
     page.select_option('select[name="granularity"]', "window")
     wait_until(page, "window.convscope.complete && document.querySelector('figure[data-tensor=\"w_rot\"]')")
     assert err.is_hidden()
@@ -167,10 +174,17 @@ def test_rendering_starts_before_the_whole_stream_has_arrived(browser, base_url)
     cdp = context.new_cdp_session(page)
     cdp.send("Network.enable")
     # ~10 MB of NDJSON at 400 kB/s: some 25 s for the whole stream
-    cdp.send("Network.emulateNetworkConditions", {"offline": False, "latency": 0, "downloadThroughput": 400_000, "uploadThroughput": -1})
+    cdp.send(
+        "Network.emulateNetworkConditions",
+        {"offline": False, "latency": 0, "downloadThroughput": 400_000, "uploadThroughput": -1},
+    )
     try:
         page.goto(debug_url(base_url + lesson_path(BIG)))
-        wait_until(page, "window.convscope && window.convscope.shownStep === 0 && document.getElementById('eq-text').textContent.length > 20", 20)
+        wait_until(
+            page,
+            "window.convscope && window.convscope.shownStep === 0 && document.getElementById('eq-text').textContent.length > 20",
+            20,
+        )
         state = page.evaluate(
             """() => ({complete: window.convscope.complete, received: window.convscope.received,
                       total: window.convscope.total, progress: !document.getElementById('progress').hidden,
@@ -189,7 +203,10 @@ def test_rendering_starts_before_the_whole_stream_has_arrived(browser, base_url)
         page.evaluate(f"window.convscope.seek({k})")
         assert page.inner_text("#eq-text") == doc["events"][k]["text"]
     finally:
-        cdp.send("Network.emulateNetworkConditions", {"offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
+        cdp.send(
+            "Network.emulateNetworkConditions",
+            {"offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1},
+        )
         context.close()
     watch.check()
 

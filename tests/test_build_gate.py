@@ -112,7 +112,8 @@ waiters = st.lists(
         st.integers(0, 6),  # ticks it holds the slot
         st.one_of(st.none(), st.integers(0, 12)),  # cancelled after this many ticks (its client left)
     ),
-    min_size=1, max_size=16,
+    min_size=1,
+    max_size=16,
 )
 
 

@@ -77,7 +77,9 @@ def test_cs231n_matches_torch(index):
     out, cache = conv_forward_naive(x, w, b, {"stride": stride, "pad": pad})
     dx, dw, db = conv_backward_naive(dout, cache)
     expected = torch_layer(x, w, b, dout, stride=stride, padding=pad)
-    for name, got, want in zip(("out", "dx", "dw", "db"), (out, dx, dw, db), (expected.out, expected.dx, expected.dw, expected.db)):
+    for name, got, want in zip(
+        ("out", "dx", "dw", "db"), (out, dx, dw, db), (expected.out, expected.dx, expected.dw, expected.db)
+    ):
         np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12, err_msg=name)
 
 
@@ -89,9 +91,10 @@ def test_cs231n_cache_is_the_course_tuple():
     assert cache[0] is x and cache[1] is w and cache[2] is b and cache[3] is conv_param
 
 
-@pytest.mark.parametrize("conv_param, fragment", [({"stride": 1}, "conv_param['pad']"),
-                                                  ({"pad": 0}, "conv_param['stride']"),
-                                                  ((1, 0), "dict")])
+@pytest.mark.parametrize(
+    "conv_param, fragment",
+    [({"stride": 1}, "conv_param['pad']"), ({"pad": 0}, "conv_param['stride']"), ((1, 0), "dict")],
+)
 def test_cs231n_bad_conv_param(conv_param, fragment):
     with pytest.raises(ConvSpecError) as info:
         conv_forward_naive(np.ones((1, 1, 3, 3)), np.ones((1, 1, 2, 2)), np.zeros(1), conv_param)
@@ -164,11 +167,24 @@ LAYER_CASES = {
 
 def nhwc_torch_layer(X, W, b, dLdY, stride, padding4, dilation, activation):
     """``oracle.torch_layer`` of the NHWC/HWIO layer: Z, Y, dX (NHWC), dW (HWIO), db (1, F)."""
-    expected = torch_layer(X.transpose(0, 3, 1, 2), W.transpose(3, 2, 0, 1), b.reshape(-1), dLdY.transpose(0, 3, 1, 2),
-                        stride=stride, padding=padding4, dilation=dilation, activation=activation)
+    expected = torch_layer(
+        X.transpose(0, 3, 1, 2),
+        W.transpose(3, 2, 0, 1),
+        b.reshape(-1),
+        dLdY.transpose(0, 3, 1, 2),
+        stride=stride,
+        padding=padding4,
+        dilation=dilation,
+        activation=activation,
+    )
     image = (0, 2, 3, 1)
-    return (expected.z.transpose(image), expected.out.transpose(image), expected.dx.transpose(image),
-            expected.dw.transpose(2, 3, 1, 0), expected.db.reshape(1, -1))
+    return (
+        expected.z.transpose(image),
+        expected.out.transpose(image),
+        expected.dx.transpose(image),
+        expected.dw.transpose(2, 3, 1, 0),
+        expected.db.reshape(1, -1),
+    )
 
 
 @pytest.mark.oracle
@@ -188,8 +204,13 @@ def test_conv2d_layer_matches_torch(name):
     z_t, y_t, dx_t, dw_t, db_t = nhwc_torch_layer(X, W, b, dLdY, stride2, padding4, dilation + 1, activation)
     if pad == "same":
         assert Y.shape[1:3] == x_shape[1:3]
-    for label, got, want in [("Z", layer.cache["Z"], z_t), ("Y", Y, y_t), ("dX", dX, dx_t),
-                             ("dW", layer.gradients["W"], dw_t), ("db", layer.gradients["b"], db_t)]:
+    for label, got, want in [
+        ("Z", layer.cache["Z"], z_t),
+        ("Y", Y, y_t),
+        ("dX", dX, dx_t),
+        ("dW", layer.gradients["W"], dw_t),
+        ("db", layer.gradients["b"], db_t),
+    ]:
         assert got.shape == want.shape, label
         np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12, err_msg=label)
     if activation == "relu":

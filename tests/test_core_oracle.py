@@ -68,12 +68,15 @@ def test_the_tap_by_tap_path_matches_torch_on_every_spec(case):
     assert_close(db, dout.sum(axis=(0, 2, 3)), "db")
 
 
-@pytest.mark.parametrize("x_shape, w_shape, kwargs", [
-    ((8, 16, 32, 32), (32, 16, 3, 3), {"padding": 1}),
-    ((2, 6, 40, 21), (5, 6, 4, 3), {"stride": (2, 3), "padding": (1, 2, 0, 3), "dilation": (2, 1)}),
-    ((3, 4, 25, 25), (6, 4, 5, 5), {"stride": 2, "padding": "same"}),
-    ((4, 8, 20, 20), (8, 2, 3, 3), {"groups": 4, "padding": 1}),
-])
+@pytest.mark.parametrize(
+    "x_shape, w_shape, kwargs",
+    [
+        ((8, 16, 32, 32), (32, 16, 3, 3), {"padding": 1}),
+        ((2, 6, 40, 21), (5, 6, 4, 3), {"stride": (2, 3), "padding": (1, 2, 0, 3), "dilation": (2, 1)}),
+        ((3, 4, 25, 25), (6, 4, 5, 5), {"stride": 2, "padding": "same"}),
+        ((4, 8, 20, 20), (8, 2, 3, 3), {"groups": 4, "padding": 1}),
+    ],
+)
 def test_large_shapes_match_torch(x_shape, w_shape, kwargs):
     from convcore import ConvSpec
     from convcore.functional import _by_tap

@@ -29,9 +29,18 @@ MODES = [
 
 def _config(case, mode: dict, phases: str, layout: str, integers: bool) -> dict:
     rng = np.random.default_rng(case.seed)
-    make = (lambda shape: rng.integers(-3, 4, size=shape).astype(float)) if integers else (lambda shape: rng.normal(size=shape))
-    config = {"x": make(case.x_shape).tolist(), "w": make(case.w_shape).tolist(), **case.kwargs(), **mode,
-              "phases": phases}
+    make = (
+        (lambda shape: rng.integers(-3, 4, size=shape).astype(float))
+        if integers
+        else (lambda shape: rng.normal(size=shape))
+    )
+    config = {
+        "x": make(case.x_shape).tolist(),
+        "w": make(case.w_shape).tolist(),
+        **case.kwargs(),
+        **mode,
+        "phases": phases,
+    }
     if case.bias:
         config["b"] = make(case.w_shape[0]).tolist()
     config["dout"] = make(case.spec.out_shape).tolist()
@@ -73,9 +82,13 @@ def test_the_issue_request_is_predicted_at_its_size():
     """The 187-byte request of issue 11 (657,698,908 bytes under schema 1, a little less
     now that the copy-only phases are gone): predicted within the factor, from the spec
     alone (this test generates nothing)."""
-    config = {"x": {"fill": "normal", "shape": [1, 1, 1, 4095], "seed": 1},
-              "w": {"fill": "normal", "shape": [2, 1, 1, 2048], "seed": 2},
-              "b": {"fill": "normal", "shape": [2]}, "dout": {"fill": "normal"}, "backward": "separate"}
+    config = {
+        "x": {"fill": "normal", "shape": [1, 1, 1, 4095], "seed": 1},
+        "w": {"fill": "normal", "shape": [2, 1, 1, 2048], "seed": 2},
+        "b": {"fill": "normal", "shape": [2]},
+        "dout": {"fill": "normal"},
+        "backward": "separate",
+    }
     cost = trace_cost(resolve_config(config))
     # 2·2048 forward + 2 db + 2·2·2048 dw and dx; no pad, crop or activation phases (the
     # 6 events schema 1 added: no padding, the identity)

@@ -42,11 +42,14 @@ def line_of(function, marker: str = "# the line") -> int:
 X, W, B = np.ones((1, 1, 2, 2)), np.array([[[[2.0]]]]), np.zeros(1)
 
 
-@pytest.mark.parametrize("function, kind, names", [
-    (reshapes_to_three_by_three, "ValueError", {"w": "shape (1, 1, 1, 1), [[[[2.]]]]"}),
-    (pads_only_when_asked, "UnboundLocalError", {}),
-    (pads_with_a_bad_width, "ValueError", {"x": "shape (1, 1, 2, 2)"}),
-])
+@pytest.mark.parametrize(
+    "function, kind, names",
+    [
+        (reshapes_to_three_by_three, "ValueError", {"w": "shape (1, 1, 1, 1), [[[[2.]]]]"}),
+        (pads_only_when_asked, "UnboundLocalError", {}),
+        (pads_with_a_bad_width, "ValueError", {"x": "shape (1, 1, 2, 2)"}),
+    ],
+)
 def test_the_site_is_the_checked_codes_last_line_with_its_values(function, kind, names):
     failure = call_plainly(function, X, W, B, {"stride": 1, "pad": 0})
     assert isinstance(failure, Failure) and failure.kind == kind
@@ -67,8 +70,9 @@ def test_a_failure_inside_convcore_or_numpy_alone_has_no_site():
 
 
 def test_the_site_does_not_make_two_failures_differ():
-    assert Failure("ValueError", "m", {"file": "a.py", "line": 1, "source": "", "values": {}}) == \
-        Failure("ValueError", "m", None)
+    assert Failure("ValueError", "m", {"file": "a.py", "line": 1, "source": "", "values": {}}) == Failure(
+        "ValueError", "m", None
+    )
 
 
 def test_the_site_crosses_the_channel_checked():
@@ -100,13 +104,29 @@ def test_convscope_check_reports_the_line_a_submission_crashed_on(tmp_path):
         "    return dx, right(dout, cache)[1], right(dout, cache)[2]\n"
     )
     (tmp_path / "student.py").write_text(source)
-    done = subprocess.run([sys.executable, "-m", "convscope", "check", "student.py", "--json"], cwd=tmp_path,
-                          env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "convscope", "check", "student.py", "--json"],
+        cwd=tmp_path,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     report = json.loads(done.stdout)
     dx = report["outputs"]["dx"]["counterexample"]
     assert dx["kind"] == "UnboundLocalError"
-    assert dx["site"] == {"file": "student.py", "line": 9,
-                          "source": "dx = dx_pad[:, :, pad:-pad, pad:-pad] if pad else dx_pad", "values": {"pad": "0"}}
-    text = subprocess.run([sys.executable, "-m", "convscope", "check", "student.py"], cwd=tmp_path,
-                          env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True, text=True, timeout=120).stdout
+    assert dx["site"] == {
+        "file": "student.py",
+        "line": 9,
+        "source": "dx = dx_pad[:, :, pad:-pad, pad:-pad] if pad else dx_pad",
+        "values": {"pad": "0"},
+    }
+    text = subprocess.run(
+        [sys.executable, "-m", "convscope", "check", "student.py"],
+        cwd=tmp_path,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    ).stdout
     assert "at student.py:9: dx = dx_pad[:, :, pad:-pad, pad:-pad] if pad else dx_pad" in text and "pad = 0" in text

@@ -78,7 +78,9 @@ def _frames(gif: bytes) -> tuple[tuple[int, int], list[bytes], list[int]]:
 
 def test_a_phase_as_a_gif_decodes_with_its_size_frames_and_durations(tmp_path, capsys, nothing_left_behind):
     out = tmp_path / "backward.gif"
-    assert main(["export", str(out), "--preset", "cs231n", "--phase", "backward", "--size", "1280x720", "--fps", "5"]) == 0
+    assert (
+        main(["export", str(out), "--preset", "cs231n", "--phase", "backward", "--size", "1280x720", "--fps", "5"]) == 0
+    )
     said = capsys.readouterr().out
     assert "steps 34-51, 18 frames at 1280x720, 5 per second (3.6 s)" in said, said
     size, pixels, durations = _frames(out.read_bytes())
@@ -91,14 +93,35 @@ def test_a_phase_as_a_gif_decodes_with_its_size_frames_and_durations(tmp_path, c
 
     # projector mode is the page's projector drawing: the same step looks otherwise
     projected = tmp_path / "projected.gif"
-    assert main(["export", str(projected), "--preset", "cs231n", "--steps", "34-35", "--size", "1280x720", "--fps", "5", "--projector"]) == 0
+    assert (
+        main(
+            [
+                "export",
+                str(projected),
+                "--preset",
+                "cs231n",
+                "--steps",
+                "34-35",
+                "--size",
+                "1280x720",
+                "--fps",
+                "5",
+                "--projector",
+            ]
+        )
+        == 0
+    )
     _, projector_pixels, _ = _frames(projected.read_bytes())
     assert len(projector_pixels) == 2 and projector_pixels[0] != pixels[0]
 
 
-def test_a_step_range_as_a_webm_has_its_size_in_its_track_and_plays_for_its_duration(tmp_path, browser, nothing_left_behind):
+def test_a_step_range_as_a_webm_has_its_size_in_its_track_and_plays_for_its_duration(
+    tmp_path, browser, nothing_left_behind
+):
     out = tmp_path / "steps.webm"
-    assert main(["export", str(out), "--preset", "cs231n", "--steps", "16-23", "--size", "1920x1080", "--fps", "4"]) == 0
+    assert (
+        main(["export", str(out), "--preset", "cs231n", "--steps", "16-23", "--size", "1920x1080", "--fps", "4"]) == 0
+    )
     webm = out.read_bytes()
     assert webm[:4] == b"\x1a\x45\xdf\xa3", "an EBML header"
     assert webm_reader.find(webm, [webm_reader.EBML, webm_reader.DOC_TYPE]) == b"webm"
@@ -152,7 +175,10 @@ def test_a_signal_ends_the_browser_and_writes_nothing(tmp_path, sig, nothing_lef
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     cli = subprocess.Popen(
         [sys.executable, "-m", "convscope.cli", "export", str(out), "--preset", "cs231n", "--size", "1920x1080"],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         group = _browser_of(cli)

@@ -45,16 +45,27 @@ def _export(tmp_path, capsys, *options: str, output: str = "anim.gif") -> tuple[
 @pytest.mark.parametrize(
     "options, said",
     [
-        (["--preset", "cs231n", "--phase", "sideways"],
-         "--phase 'sideways': this trace has no such phase; its phases are pad (steps 1-15), forward (steps 16-33), backward (steps 34-51), crop (steps 52-66)"),
+        (
+            ["--preset", "cs231n", "--phase", "sideways"],
+            "--phase 'sideways': this trace has no such phase; its phases are pad (steps 1-15), forward (steps 16-33), backward (steps 34-51), crop (steps 52-66)",
+        ),
         (["--preset", "cs231n", "--steps", "40-30"], "--steps 40-30 is empty: step 30 comes before step 40"),
         (["--preset", "cs231n", "--steps", "0-3"], "--steps 0-3: this trace has steps 1 to 66"),
         (["--preset", "cs231n", "--steps", "60-67"], "--steps 60-67: this trace has steps 1 to 66"),
         (["--preset", "cs231n", "--steps", "3..9"], "--steps must be FROM-TO"),
-        (["--preset", "cs231n", "--size", "1920"], "--size must be WIDTHxHEIGHT in pixels, such as 1920x1080 or 1280x720, not '1920'"),
-        (["--preset", "cs231n", "--size", "7680x4320"], "--size 7680x4320 is out of bounds: width from 320 to 3840, height from 180 to 2160 pixels"),
+        (
+            ["--preset", "cs231n", "--size", "1920"],
+            "--size must be WIDTHxHEIGHT in pixels, such as 1920x1080 or 1280x720, not '1920'",
+        ),
+        (
+            ["--preset", "cs231n", "--size", "7680x4320"],
+            "--size 7680x4320 is out of bounds: width from 320 to 3840, height from 180 to 2160 pixels",
+        ),
         (["--preset", "cs231n", "--size", "100x100"], "--size 100x100 is out of bounds: width from 320 to 3840"),
-        (["--preset", "cs231n", "--size", "1281x720"], "--size 1281x720: width and height must be even numbers of pixels"),
+        (
+            ["--preset", "cs231n", "--size", "1281x720"],
+            "--size 1281x720: width and height must be even numbers of pixels",
+        ),
         (["--preset", "cs231n", "--fps", "0.1"], "--fps 0.1 is out of bounds: steps per second from 0.5 to 30"),
         (["--preset", "cs231n", "--fps", "31"], "--fps 31 is out of bounds: steps per second from 0.5 to 30"),
         (["--preset", "cs231n", "--fps", "nan"], "--fps nan is out of bounds"),
@@ -76,8 +87,14 @@ def test_a_range_longer_than_the_pages_frame_limit_is_refused(tmp_path, capsys, 
     # a setup whose whole trace has more steps than the page's MAX_FRAMES
     setup = tmp_path / "big.json"
     limit = int(page_limits()["MAX_FRAMES"])
-    setup.write_text(json.dumps({"x": {"fill": "randint", "shape": [1, 1, 30, 30], "low": 0, "high": 3, "seed": 1},
-                                 "w": {"fill": "randint", "shape": [1, 1, 3, 3], "low": -1, "high": 2, "seed": 2}}))
+    setup.write_text(
+        json.dumps(
+            {
+                "x": {"fill": "randint", "shape": [1, 1, 30, 30], "low": 0, "high": 3, "seed": 1},
+                "w": {"fill": "randint", "shape": [1, 1, 3, 3], "low": -1, "high": 2, "seed": 2},
+            }
+        )
+    )
     code, err = _export(tmp_path, capsys, "--setup", str(setup))
     assert code == 2, err
     assert f"more than the page's {limit}: choose a --phase or a shorter --steps range" in err, err
@@ -88,7 +105,9 @@ def test_a_range_longer_than_the_pages_frame_limit_is_refused(tmp_path, capsys, 
 
 def test_animation_options_on_a_lesson_file_and_unknown_outputs_are_refused(tmp_path, capsys, marking_browser):
     code, err = _export(tmp_path, capsys, "--preset", "d2l", "--fps", "3", "--projector", output="lesson.html")
-    assert code == 2 and err == "convscope: --fps, --projector: only for animations (.gif, .webm), not a lesson file", err
+    assert code == 2 and err == "convscope: --fps, --projector: only for animations (.gif, .webm), not a lesson file", (
+        err
+    )
     code, err = _export(tmp_path, capsys, "--preset", "d2l", output="anim.mp4")
     assert code == 2 and "the output must end in .html (a lesson file), .gif or .webm (an animation)" in err, err
     assert not marking_browser.exists()
@@ -112,8 +131,10 @@ def test_no_browser_says_what_to_install_or_set(tmp_path, capsys, monkeypatch):
 @pytest.mark.skipif(NODE is None, reason="node imports the page's module (Debian's nodejs; make test installs it)")
 def test_the_limits_are_the_ones_the_page_module_exports():
     script = (
-        f'const m = await import({json.dumps((ROOT / "static/js/panels/animation-dialog.js").as_uri())});'
+        f"const m = await import({json.dumps((ROOT / 'static/js/panels/animation-dialog.js').as_uri())});"
         "console.log(JSON.stringify({MAX_FRAMES: m.MAX_FRAMES, MIN_FPS: m.MIN_FPS, MAX_FPS: m.MAX_FPS}));"
     )
-    out = subprocess.run([NODE, "--input-type=module", "-e", script], capture_output=True, text=True, check=True, timeout=60).stdout
+    out = subprocess.run(
+        [NODE, "--input-type=module", "-e", script], capture_output=True, text=True, check=True, timeout=60
+    ).stdout
     assert json.loads(out) == page_limits()

@@ -35,21 +35,26 @@ def _imports(html: str) -> dict[str, str]:
 
 
 def test_the_module_graph_is_followed_and_rewritten(tmp_path):
-    root = _page(tmp_path, {
-        "index.html": INDEX,
-        "icon.svg": "<svg xmlns='http://www.w3.org/2000/svg'/>",
-        "css/style.css": "body { background: url('../icon.svg'); }",
-        "main.js": 'import { a } from "./js/a.js";\nimport {\n  b,\n  c as see\n} from "./js/b.js";\nimport "./js/side.js";\nconst lazy = () => import("./js/lazy.js");\n',
-        "js/a.js": 'export * from "./deep/d.js";\nexport const a = 1;\n',
-        "js/b.js": 'import { a } from "./a.js";\nexport const b = a, c = 2;\n',
-        "js/side.js": 'import { b } from "./b.js";\n',
-        "js/lazy.js": 'import { a } from "./a.js";\nexport default a;\n',
-        "js/deep/d.js": 'import { b } from "../b.js";\nexport const d = b;\n',  # a cycle through b -> a -> d -> b
-        "js/unused.js": "export const never = 1;\n",
-    })
+    root = _page(
+        tmp_path,
+        {
+            "index.html": INDEX,
+            "icon.svg": "<svg xmlns='http://www.w3.org/2000/svg'/>",
+            "css/style.css": "body { background: url('../icon.svg'); }",
+            "main.js": 'import { a } from "./js/a.js";\nimport {\n  b,\n  c as see\n} from "./js/b.js";\nimport "./js/side.js";\nconst lazy = () => import("./js/lazy.js");\n',
+            "js/a.js": 'export * from "./deep/d.js";\nexport const a = 1;\n',
+            "js/b.js": 'import { a } from "./a.js";\nexport const b = a, c = 2;\n',
+            "js/side.js": 'import { b } from "./b.js";\n',
+            "js/lazy.js": 'import { a } from "./a.js";\nexport default a;\n',
+            "js/deep/d.js": 'import { b } from "../b.js";\nexport const d = b;\n',  # a cycle through b -> a -> d -> b
+            "js/unused.js": "export const never = 1;\n",
+        },
+    )
     html = inline_page(root, {"lesson": '{"t": "</script><!--"}'})
     modules = _imports(html)
-    assert sorted(modules) == [MODULE_PREFIX + m for m in ("js/a.js", "js/b.js", "js/deep/d.js", "js/lazy.js", "js/side.js", "main.js")]
+    assert sorted(modules) == [
+        MODULE_PREFIX + m for m in ("js/a.js", "js/b.js", "js/deep/d.js", "js/lazy.js", "js/side.js", "main.js")
+    ]
     assert f'from "{MODULE_PREFIX}js/deep/d.js"' in modules[MODULE_PREFIX + "js/a.js"]
     assert f'import("{MODULE_PREFIX}js/lazy.js")' in modules[MODULE_PREFIX + "main.js"]
     assert f'}} from "{MODULE_PREFIX}js/b.js"' in modules[MODULE_PREFIX + "main.js"]
@@ -60,7 +65,11 @@ def test_the_module_graph_is_followed_and_rewritten(tmp_path):
     data = re.search(r'<script type="application/json" id="lesson">(.*?)</script>', html, re.S).group(1)
     assert "</script>" not in data and json.loads(data) == {"t": "</script><!--"}
     policy = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', html).group(1)
-    assert "connect-src 'none'" in policy and "default-src 'none'" in policy and "unsafe-inline" not in policy.split("style-src")[0]
+    assert (
+        "connect-src 'none'" in policy
+        and "default-src 'none'" in policy
+        and "unsafe-inline" not in policy.split("style-src")[0]
+    )
     assert html.index("Content-Security-Policy") < html.index("<script")
 
 

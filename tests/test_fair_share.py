@@ -43,11 +43,14 @@ def test_join_codes_cannot_be_enumerated():
     assert statuses.count(404) == 10 and statuses[10:] == [429, 429], statuses  # a burst of 30 / 3
 
 
-@pytest.mark.parametrize("headers, words", [
-    ({}, "needs the teacher token"),
-    ({"Authorization": "Basic abc"}, "needs the teacher token"),
-    ({"Authorization": "Bearer not-the-token"}, "is not this server's"),
-])
+@pytest.mark.parametrize(
+    "headers, words",
+    [
+        ({}, "needs the teacher token"),
+        ({"Authorization": "Basic abc"}, "needs the teacher token"),
+        ({"Authorization": "Bearer not-the-token"}, "is not this server's"),
+    ],
+)
 def test_opening_a_class_session_needs_the_teacher_token(headers, words):
     with client() as c:
         refused = c.post("/api/follow/sessions", json={}, headers=headers)
@@ -68,8 +71,9 @@ def test_a_server_without_a_token_opens_no_session_and_says_how_to_get_one():
 
 def test_a_teacher_publishing_faster_than_the_pace_gets_429():
     with client(follow_states_per_second=2) as c:
-        created = c.post("/api/follow/sessions", json={"state": {"step": 0}},
-                         headers={"Authorization": f"Bearer {TOKEN}"}).json()
+        created = c.post(
+            "/api/follow/sessions", json={"state": {"step": 0}}, headers={"Authorization": f"Bearer {TOKEN}"}
+        ).json()
         body = {"secret": created["secret"], "driver": 1, "state": {"step": 1}}
         statuses = [c.put(f"/api/follow/sessions/{created['session']}/state", json=body).status_code for _ in range(6)]
     assert statuses == [200] * 4 + [429] * 2, statuses  # bursts of twice the rate

@@ -73,7 +73,9 @@ def strict_base(request):
 
 
 def _open(base: str, state: dict | None = None) -> dict:
-    r = httpx.post(base + "/api/follow/sessions", json={"state": state} if state is not None else {}, headers=TEACHER_HEADERS)
+    r = httpx.post(
+        base + "/api/follow/sessions", json={"state": state} if state is not None else {}, headers=TEACHER_HEADERS
+    )
     assert r.status_code == 201, r.text
     return r.json()
 
@@ -119,7 +121,9 @@ def test_300_subscribers_get_every_step_without_a_stuck_delivery(base):
     assert run.missing() == 0, f"{run.missing()} deliveries missing"
     assert len(run.delays) == 300 * 12
     load = os.getloadavg()[0]  # on a shared machine, other jobs' CPU shows here first
-    assert run.percentile(0.99) < 3.0, f"p50 {run.percentile(0.5):.3f} s, p99 {run.percentile(0.99):.3f} s, load average {load:.1f} on {os.cpu_count()} cores"
+    assert run.percentile(0.99) < 3.0, (
+        f"p50 {run.percentile(0.5):.3f} s, p99 {run.percentile(0.99):.3f} s, load average {load:.1f} on {os.cpu_count()} cores"
+    )
 
 
 def test_two_workers_serve_when_asked_for(base, request):
@@ -154,11 +158,24 @@ def test_driving_without_the_secret_is_refused(base):
             assert r.status_code in (403, 422), (secret, r.text)
         r = _drive(base, created, {"step": 99}, secret="guess")
         assert r.status_code == 403
-        assert "only the teacher's page" in r.json()["detail"][0]["msg"] and r.json()["detail"][0]["loc"] == ["body", "secret"]
-        no_secret = httpx.put(f"{base}/api/follow/sessions/{created['session']}/state", json={"driver": 1, "state": {"step": 99}})
+        assert "only the teacher's page" in r.json()["detail"][0]["msg"] and r.json()["detail"][0]["loc"] == [
+            "body",
+            "secret",
+        ]
+        no_secret = httpx.put(
+            f"{base}/api/follow/sessions/{created['session']}/state", json={"driver": 1, "state": {"step": 99}}
+        )
         assert no_secret.status_code == 422
-        assert httpx.post(f"{base}/api/follow/sessions/{created['session']}/takeover", json={"secret": "guess"}).status_code == 403
-        assert httpx.post(f"{base}/api/follow/sessions/{created['session']}/end", json={"secret": "guess"}).status_code == 403
+        assert (
+            httpx.post(
+                f"{base}/api/follow/sessions/{created['session']}/takeover", json={"secret": "guess"}
+            ).status_code
+            == 403
+        )
+        assert (
+            httpx.post(f"{base}/api/follow/sessions/{created['session']}/end", json={"secret": "guess"}).status_code
+            == 403
+        )
         # the refused states never reached anyone: a new subscriber gets state 1
         events = asyncio.run(_collect(base, created["events_path"], 1))
         assert events[0]["id"] == "1" and _state_of(events[0]) == {"step": 1}
@@ -170,7 +187,9 @@ def test_a_second_page_takes_over_only_with_the_secret(base):
     created = _open(base, {"step": 0})
     try:
         assert _drive(base, created, {"step": 1}).json() == {"seq": 2, "followers": 0}
-        took = httpx.post(f"{base}/api/follow/sessions/{created['session']}/takeover", json={"secret": created["secret"]})
+        took = httpx.post(
+            f"{base}/api/follow/sessions/{created['session']}/takeover", json={"secret": created["secret"]}
+        )
         assert took.json() == {"driver": 2}
         stale = _drive(base, created, {"step": 2}, driver=1)
         assert stale.status_code == 409 and "took over" in stale.json()["detail"][0]["msg"]
@@ -197,7 +216,10 @@ def test_a_reconnect_resyncs_to_the_last_state(base):
             await asyncio.sleep(0.5)
             assert not reader.done()
             async with httpx.AsyncClient() as client:
-                await client.put(f"{base}/api/follow/sessions/{created['session']}/state", json={"secret": created["secret"], "driver": 1, "state": {"step": 8}})
+                await client.put(
+                    f"{base}/api/follow/sessions/{created['session']}/state",
+                    json={"secret": created["secret"], "driver": 1, "state": {"step": 8}},
+                )
             return await reader
 
         nxt = asyncio.run(up_to_date_then_next())
@@ -213,7 +235,9 @@ def test_ending_tells_subscribers_and_forgets_the_code(base):
         reader = asyncio.create_task(_collect(base, created["events_path"], 2))
         await asyncio.sleep(0.5)
         async with httpx.AsyncClient() as client:
-            r = await client.post(f"{base}/api/follow/sessions/{created['session']}/end", json={"secret": created["secret"]})
+            r = await client.post(
+                f"{base}/api/follow/sessions/{created['session']}/end", json={"secret": created["secret"]}
+            )
             assert r.status_code == 204
         return await reader
 
@@ -238,7 +262,13 @@ def test_bad_states_are_refused_with_the_numbers(base):
             headers={"content-type": "application/json"},
         )
         assert not_json.status_code == 422
-        assert httpx.put(f"{base}/api/follow/sessions/{created['session']}/state", json={"secret": created["secret"], "driver": 1, "state": [1]}).status_code == 422
+        assert (
+            httpx.put(
+                f"{base}/api/follow/sessions/{created['session']}/state",
+                json={"secret": created["secret"], "driver": 1, "state": [1]},
+            ).status_code
+            == 422
+        )
         assert httpx.get(f"{base}/api/follow/sessions/not-a-session/events").status_code == 422
         assert httpx.get(f"{base}/api/follow/sessions/{'0' * 32}/events").status_code == 404
     finally:

@@ -46,12 +46,14 @@ def test_states_are_bounded_and_finite():
 
 async def _take(messages, n: int, timeout: float = 2.0) -> list[Message]:
     out = []
+
     async def run():
         async for m in messages:
             if m is not KEEPALIVE:
                 out.append(m)
             if len(out) == n:
                 return
+
     await asyncio.wait_for(run(), timeout)
     return out
 
@@ -84,6 +86,7 @@ def test_a_connected_subscriber_gets_every_state_in_order_and_a_late_one_the_lat
         ch.post(Message(0, '{"reason":"ended"}', end=True))
         nxt, end = await _take(live, 2)
         assert nxt.seq == 100 and end.end and b"event: end" in end.wire
+
     asyncio.run(scenario())
 
 
@@ -91,8 +94,10 @@ def test_a_quiet_subscriber_gets_keepalives_then_the_end_when_the_session_expire
     async def scenario():
         ch = Channel()
         alive = [True]
+
         async def check() -> bool:
             return alive[0]
+
         quiet = follow(ch, 0, check, 0.02)
         assert await asyncio.wait_for(quiet.__anext__(), 1) is KEEPALIVE
         alive[0] = False
@@ -101,6 +106,7 @@ def test_a_quiet_subscriber_gets_keepalives_then_the_end_when_the_session_expire
         assert ch.subscribers == 1  # the generator is still open; closing it releases
         await quiet.aclose()
         assert ch.subscribers == 0
+
     asyncio.run(scenario())
 
 
@@ -134,6 +140,7 @@ def test_the_memory_broker_drives_takes_over_expires_and_bounds():
         await broker.end(a.session)
         with pytest.raises(NoSession):
             await broker.publish(a.session, 2, "{}")
+
     asyncio.run(scenario())
 
 
@@ -153,20 +160,33 @@ def test_a_session_nothing_was_published_to_ends_in_minutes_not_in_the_hour():
         assert await broker.exists(taught.session)  # a published session has the hour
         now[0] = 200.0 + 3601
         assert not await broker.exists(taught.session)
+
     asyncio.run(scenario())
 
 
 def test_follow_settings_come_from_the_environment_and_are_checked():
     from convscope.settings import Settings, SettingsError
 
-    s = Settings.from_env({"CONVSCOPE_FOLLOW_REDIS_URL": " redis://127.0.0.1:6390/0 ", "CONVSCOPE_FOLLOW_MAX_SESSIONS": "3", "CONVSCOPE_FOLLOW_IDLE_SECONDS": "90"})
+    s = Settings.from_env(
+        {
+            "CONVSCOPE_FOLLOW_REDIS_URL": " redis://127.0.0.1:6390/0 ",
+            "CONVSCOPE_FOLLOW_MAX_SESSIONS": "3",
+            "CONVSCOPE_FOLLOW_IDLE_SECONDS": "90",
+        }
+    )
     assert (s.follow_redis_url, s.follow_max_sessions, s.follow_idle_seconds) == ("redis://127.0.0.1:6390/0", 3, 90.0)
     assert Settings.from_env(s.to_env()) == s
     # the messages name the variable, its text and the bound
-    for env, words in (({"CONVSCOPE_FOLLOW_MAX_SESSIONS": "-1"},
-                        "CONVSCOPE_FOLLOW_MAX_SESSIONS='-1' is not valid: Input should be greater than or equal to 0"),
-                       ({"CONVSCOPE_FOLLOW_IDLE_SECONDS": "0"},
-                        "CONVSCOPE_FOLLOW_IDLE_SECONDS='0' is not valid: Input should be greater than 0")):
+    for env, words in (
+        (
+            {"CONVSCOPE_FOLLOW_MAX_SESSIONS": "-1"},
+            "CONVSCOPE_FOLLOW_MAX_SESSIONS='-1' is not valid: Input should be greater than or equal to 0",
+        ),
+        (
+            {"CONVSCOPE_FOLLOW_IDLE_SECONDS": "0"},
+            "CONVSCOPE_FOLLOW_IDLE_SECONDS='0' is not valid: Input should be greater than 0",
+        ),
+    ):
         with pytest.raises(SettingsError, match=words):
             Settings.from_env(env)
 
@@ -189,7 +209,10 @@ def test_serve_with_workers_needs_redis_for_follow_mode(monkeypatch, capsys):
     clean_environment()
     assert main(["serve", "--workers", "2", "--redis-url", "redis://127.0.0.1:6390/0"]) == 0
     assert "Follow mode is off" not in capsys.readouterr().out
-    assert seen[-1]["CONVSCOPE_FOLLOW_REDIS_URL"] == "redis://127.0.0.1:6390/0" and seen[-1]["CONVSCOPE_FOLLOW_MAX_SESSIONS"] == "50"
+    assert (
+        seen[-1]["CONVSCOPE_FOLLOW_REDIS_URL"] == "redis://127.0.0.1:6390/0"
+        and seen[-1]["CONVSCOPE_FOLLOW_MAX_SESSIONS"] == "50"
+    )
     clean_environment()
     assert main(["serve"]) == 0 and seen[-1]["CONVSCOPE_FOLLOW_MAX_SESSIONS"] == "50"  # one worker: in-process
 

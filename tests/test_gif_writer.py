@@ -38,7 +38,14 @@ def _encode(frames: list[np.ndarray], delay: int) -> bytes:
     rgba = [np.dstack([f, np.full(f.shape[:2], 255, np.uint8)]).tobytes() for f in frames]
     request = {"width": width, "height": height, "delay": delay, "frames": [base64.b64encode(b).decode() for b in rgba]}
     script = ENCODE % json.dumps((ROOT / "static/js/encode/gif.js").as_uri())
-    out = subprocess.run([NODE, "--input-type=module", "-e", script], input=json.dumps(request), capture_output=True, text=True, check=True, timeout=120)
+    out = subprocess.run(
+        [NODE, "--input-type=module", "-e", script],
+        input=json.dumps(request),
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
     return base64.b64decode(out.stdout)
 
 

@@ -114,9 +114,9 @@ def test_directional_check_passes_true_gradients():
 @pytest.mark.parametrize(
     "name, corrupt",
     [
-        ("dw", lambda g: g[:, :, ::-1, ::-1]),          # a flipped kernel gradient
-        ("dx", lambda g: np.roll(g, 1, axis=3)),        # dX off by one column
-        ("db", lambda g: g * 1.01),                     # a 1 % error in one tensor
+        ("dw", lambda g: g[:, :, ::-1, ::-1]),  # a flipped kernel gradient
+        ("dx", lambda g: np.roll(g, 1, axis=3)),  # dX off by one column
+        ("db", lambda g: g * 1.01),  # a 1 % error in one tensor
         ("dx", lambda g: np.where(np.arange(g.size).reshape(g.shape) == 17, g + 1e-3, g)),
     ],
 )

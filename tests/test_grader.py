@@ -94,11 +94,14 @@ def _layer_core():
     return Subject(layer=Conv2D)
 
 
-@pytest.mark.parametrize("convention, subject", [
-    ("cs231n", Subject(forward=compat_cs231n.conv_forward_naive, backward=compat_cs231n.conv_backward_naive)),
-    ("layer", Subject(layer=Conv2D)),
-    ("torch", Subject(forward=conv2d_forward, backward=conv2d_backward)),
-])
+@pytest.mark.parametrize(
+    "convention, subject",
+    [
+        ("cs231n", Subject(forward=compat_cs231n.conv_forward_naive, backward=compat_cs231n.conv_backward_naive)),
+        ("layer", Subject(layer=Conv2D)),
+        ("torch", Subject(forward=conv2d_forward, backward=conv2d_backward)),
+    ],
+)
 def test_the_correct_core_passes(convention, subject):
     report = grade(convention, subject, target="core")
     assert report.exit_code == 0, str(report)
@@ -215,10 +218,13 @@ def test_a_fatal_report_reads_in_every_form():
     assert json.loads(report.to_json())["error"].startswith("x.py")
 
 
-@pytest.mark.parametrize("file, convention, output, mistake", [
-    ("layer_crop.py", "layer", "dx", "crop_p0_p1_plus_rows"),
-    ("torch_averaged_db.py", "torch", "db", "db_averaged"),
-])
+@pytest.mark.parametrize(
+    "file, convention, output, mistake",
+    [
+        ("layer_crop.py", "layer", "dx", "crop_p0_p1_plus_rows"),
+        ("torch_averaged_db.py", "torch", "db", "db_averaged"),
+    ],
+)
 def test_student_files_of_the_other_conventions_are_named(file, convention, output, mistake):
     module = load_module(str(STUDENTS / file))
     report = grade(convention, find_subject(module, convention, None, file), target=file).data

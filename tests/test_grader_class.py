@@ -36,8 +36,10 @@ pytestmark = pytest.mark.slow
 
 CS231N = [m.id for m in mistakes_for("cs231n")]
 CORRECT = (STUDENTS / "seven_loops.py").read_text()
-MISTAKE = ("from convcore.mistakes.catalogue import MISTAKES\n_s = MISTAKES[{id!r}].implementation\n"
-           "conv_forward_naive, conv_backward_naive = _s.forward, _s.backward\n")
+MISTAKE = (
+    "from convcore.mistakes.catalogue import MISTAKES\n_s = MISTAKES[{id!r}].implementation\n"
+    "conv_forward_naive, conv_backward_naive = _s.forward, _s.backward\n"
+)
 
 
 def make_class(folder: Path, marker: str, home_file: Path) -> dict[str, str]:
@@ -59,8 +61,11 @@ def make_class(folder: Path, marker: str, home_file: Path) -> dict[str, str]:
             put(f"{mistake}_{k}.py", MISTAKE.format(id=mistake), f"fail:{mistake}")
     for name in BUGGY:  # bugs of our own, no catalogued mistake (tests/test_grader_buggy.py)
         everywhere = name in ("wrong_key", "float_output_size")  # these raise on every input
-        put(f"bug_{name}.py", PRELUDE + textwrap.dedent(BUGGY[name]),
-            "error:raises on every input" if everywhere else "fail:")
+        put(
+            f"bug_{name}.py",
+            PRELUDE + textwrap.dedent(BUGGY[name]),
+            "error:raises on every input" if everywhere else "fail:",
+        )
     put("raises.py", (STUDENTS / "raises.py").read_text(), "error:raises on every input")
     put("syntax_error.py", (STUDENTS / "syntax_error.py").read_text(), "error:syntax error")
     put("loops_forever.py", (STUDENTS / "loops_forever.py").read_text(), "error:one call ran past its time limit")
@@ -69,15 +74,29 @@ def make_class(folder: Path, marker: str, home_file: Path) -> dict[str, str]:
     put("patched_numpy.py", WRONG_WITH_PATCHED_NUMPY, "fail")
     # (isolated, the write lands in an empty home that vanishes with the check)
     put("writes_home.py", f"with open({str(home_file)!r}, 'a') as f:\n    f.write('pwned')\n" + CORRECT, "pass")
-    put("detaches.py", "import subprocess, sys\nsubprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)', "
-                       f"{marker!r}], start_new_session=True)\n" + CORRECT, "pass")
+    put(
+        "detaches.py",
+        "import subprocess, sys\nsubprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)', "
+        f"{marker!r}], start_new_session=True)\n" + CORRECT,
+        "pass",
+    )
     put("<b>bold</b>.py", CORRECT, "pass")
     # (isolated: no network, and none of the teacher's environment: graded as correct)
-    put("sends.py", "import socket\ntry:\n    socket.create_connection(('192.0.2.1', 80), timeout=1).sendall(b'x')\n"
-                    "except OSError:\n    pass\n" + CORRECT, "pass")
-    put("reads_environ.py", "import os\nSTOLEN = repr(dict(os.environ))\n" + CORRECT.replace(
-        "def conv_backward_naive(dout, cache):", "def conv_backward_naive(dout, cache):\n    assert 'TEACHER_TOKEN' not in STOLEN, STOLEN"),
-        "pass")
+    put(
+        "sends.py",
+        "import socket\ntry:\n    socket.create_connection(('192.0.2.1', 80), timeout=1).sendall(b'x')\n"
+        "except OSError:\n    pass\n" + CORRECT,
+        "pass",
+    )
+    put(
+        "reads_environ.py",
+        "import os\nSTOLEN = repr(dict(os.environ))\n"
+        + CORRECT.replace(
+            "def conv_backward_naive(dout, cache):",
+            "def conv_backward_naive(dout, cache):\n    assert 'TEACHER_TOKEN' not in STOLEN, STOLEN",
+        ),
+        "pass",
+    )
     del truth["gradescope_17/helpers.py"]
     return truth
 
@@ -94,10 +113,27 @@ def test_a_class_folder_is_graded_to_its_known_truth(tmp_path):
     started = time.monotonic()
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "convscope", "check", str(folder), "--json", "--call-time-limit", "2",
-             "--csv", str(outputs / "class.csv"), "--class-report", str(outputs / "class.html"),
-             "--gradescope", str(outputs / "gradescope")],
-            env=dict(os.environ, PYTHONPATH=str(ROOT), TEACHER_TOKEN=SECRET), capture_output=True, text=True, timeout=600)
+            [
+                sys.executable,
+                "-m",
+                "convscope",
+                "check",
+                str(folder),
+                "--json",
+                "--call-time-limit",
+                "2",
+                "--csv",
+                str(outputs / "class.csv"),
+                "--class-report",
+                str(outputs / "class.html"),
+                "--gradescope",
+                str(outputs / "gradescope"),
+            ],
+            env=dict(os.environ, PYTHONPATH=str(ROOT), TEACHER_TOKEN=SECRET),
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         seconds = time.monotonic() - started
         assert done.returncode == 0, done.stderr[-2000:]
         print(f"{len(truth)} submissions graded in {seconds:.1f} s")
@@ -151,7 +187,12 @@ def test_a_class_folder_is_graded_to_its_known_truth(tmp_path):
 
 
 def test_a_folder_without_submissions_is_refused(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "convscope", "check", str(tmp_path)],
-                          env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "convscope", "check", str(tmp_path)],
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 2 and "holds no Python file to grade" in done.stderr
     shutil.rmtree(tmp_path, ignore_errors=True)

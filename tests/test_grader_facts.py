@@ -19,10 +19,12 @@ def truth(name: str, case: Case = CASE) -> np.ndarray:
 
 
 def test_none_and_zeros_are_said_as_they_are():
-    assert facts("cs231n", CASE, "dx", Failure("returned None", "dx is None")) == \
-        ["dx is None: nothing was returned for it (is the function finished?)"]
-    assert facts("cs231n", CASE, "dw", np.zeros_like(truth("dw"))) == \
-        ["dw is all zeros (never written, or returned before it was filled?)"]
+    assert facts("cs231n", CASE, "dx", Failure("returned None", "dx is None")) == [
+        "dx is None: nothing was returned for it (is the function finished?)"
+    ]
+    assert facts("cs231n", CASE, "dw", np.zeros_like(truth("dw"))) == [
+        "dw is all zeros (never written, or returned before it was filled?)"
+    ]
     assert facts("cs231n", CASE, "dx", Failure("IndexError", "index 3 is out of bounds")) == []
 
 
@@ -40,13 +42,17 @@ def test_a_wrong_shape_names_the_rule_with_its_numbers():
 def test_transposed_scaled_shifted_and_bias_free_outputs_are_recognised():
     square = Case(n=1, cg=1, fg=1, h=3, w=3, kh=2, kw=2)
     out = truth("out", square)
-    assert facts("cs231n", square, "out", np.swapaxes(out, -1, -2)) == \
-        ["out is the right answer transposed: rows and columns (H and W) swapped"]
-    assert facts("cs231n", CASE, "dw", truth("dw") / 4) == ["dw is the right answer times 0.25 (divided by 4: averaged?)"]
+    assert facts("cs231n", square, "out", np.swapaxes(out, -1, -2)) == [
+        "out is the right answer transposed: rows and columns (H and W) swapped"
+    ]
+    assert facts("cs231n", CASE, "dw", truth("dw") / 4) == [
+        "dw is the right answer times 0.25 (divided by 4: averaged?)"
+    ]
     assert facts("cs231n", CASE, "dx", truth("dx") + 2) == ["dx is the right answer plus the constant 2"]
     b = CASE.arrays.b
-    assert facts("cs231n", CASE, "out", truth("out") - b[None, :, None, None]) == \
-        ["out is the right answer without the bias: b is never added"]
+    assert facts("cs231n", CASE, "out", truth("out") - b[None, :, None, None]) == [
+        "out is the right answer without the bias: b is never added"
+    ]
 
 
 def test_an_output_wrong_in_one_cell_gets_no_invented_fact():
@@ -82,7 +88,9 @@ def test_a_scaled_backward_is_graded_with_its_fact(scale):
 
     report = grade("cs231n", Subject(forward=conv_forward_naive, backward=scaled), target="t").data
     dw = report["outputs"]["dw"]
-    assert dw["status"] == "fail" and any(f"dw is the right answer times {scale:g}" in f for f in dw["facts"]), dw["facts"]
+    assert dw["status"] == "fail" and any(f"dw is the right answer times {scale:g}" in f for f in dw["facts"]), dw[
+        "facts"
+    ]
 
 
 @pytest.mark.parametrize("mistake_id", [m.id for c in ("cs231n", "torch", "layer") for m in mistakes_for(c)])

@@ -43,7 +43,9 @@ needs_bwrap = pytest.mark.skipif(
 )
 
 
-def submission(folder: Path, attack: str, body: str = "from seven_loops import conv_forward_naive, conv_backward_naive") -> Path:
+def submission(
+    folder: Path, attack: str, body: str = "from seven_loops import conv_forward_naive, conv_backward_naive"
+) -> Path:
     """A file in ``folder`` that runs ``attack`` at import and then defines the
     functions (by default the correct seven-loop ones, copied beside it)."""
     shutil.copy(STUDENTS / "seven_loops.py", folder / "seven_loops.py")
@@ -54,8 +56,14 @@ def submission(folder: Path, attack: str, body: str = "from seven_loops import c
 
 def check(path: Path, *args: str, env_extra: dict[str, str] | None = None, timeout: float = 180):
     env = dict(os.environ, PYTHONPATH=str(ROOT), TEACHER_TOKEN=SECRET, **(env_extra or {}))
-    done = subprocess.run([sys.executable, "-m", "convscope", "check", str(path), "--json", *args],
-                          cwd=path.parent, env=env, capture_output=True, text=True, timeout=timeout)
+    done = subprocess.run(
+        [sys.executable, "-m", "convscope", "check", str(path), "--json", *args],
+        cwd=path.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     report = json.loads(done.stdout)
     return done, report
 
@@ -178,17 +186,27 @@ def test_the_folder_the_teacher_runs_the_check_from_is_not_readable(tmp_path):
     (teacher / "answers.txt").write_text(SECRET)
     students = tmp_path / "students"
     students.mkdir()
-    path = submission(students, "", f"""
+    path = submission(
+        students,
+        "",
+        f"""
 def conv_forward_naive(x, w, b, conv_param):
     try:
         found = open({str(teacher / "answers.txt")!r}).read()
     except OSError as exc:
         found = type(exc).__name__
     raise ValueError(found[:60])
-""")
+""",
+    )
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    done = subprocess.run([sys.executable, "-m", "convscope", "check", str(path), "--json"], cwd=teacher, env=env,
-                          capture_output=True, text=True, timeout=180)
+    done = subprocess.run(
+        [sys.executable, "-m", "convscope", "check", str(path), "--json"],
+        cwd=teacher,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert done.returncode == 2 and SECRET not in done.stdout, done.stdout[-500:]
     assert "FileNotFoundError" in done.stdout or "PermissionError" in done.stdout
 
@@ -231,8 +249,12 @@ def conv_backward_naive(dout, cache):
 def test_patching_numpy_cannot_turn_wrong_outputs_into_a_pass(tmp_path):
     done, report = check(submission(tmp_path, "", WRONG_WITH_PATCHED_NUMPY))
     assert done.returncode == 1, report
-    assert {name: o["status"] for name, o in report["outputs"].items()} == \
-        {"out": "fail", "dx": "fail", "dw": "fail", "db": "fail"}
+    assert {name: o["status"] for name, o in report["outputs"].items()} == {
+        "out": "fail",
+        "dx": "fail",
+        "dw": "fail",
+        "db": "fail",
+    }
 
 
 FORGED = """
@@ -256,8 +278,9 @@ def test_a_forged_report_in_every_inherited_descriptor_is_not_believed(tmp_path,
     if when == "at import":
         path = submission(tmp_path, FORGED)
     else:
-        body = "from seven_loops import conv_forward_naive\n\ndef conv_backward_naive(dout, cache):\n" + \
-               "\n".join("    " + line for line in FORGED.strip().splitlines())
+        body = "from seven_loops import conv_forward_naive\n\ndef conv_backward_naive(dout, cache):\n" + "\n".join(
+            "    " + line for line in FORGED.strip().splitlines()
+        )
         path = submission(tmp_path, "", body)
     done, report = check(path)
     assert done.returncode == 2, report
@@ -278,7 +301,12 @@ def test_without_bubblewrap_the_report_says_what_is_not_isolated_and_the_verdict
     assert forged.exit_code == 2
     patched = sandbox.check_file(str(submission(tmp_path, "", WRONG_WITH_PATCHED_NUMPY)), examples=10)
     assert patched.exit_code == 1
-    leaky = sandbox.check_file(str(submission(tmp_path, "", "def conv_forward_naive(x, w, b, p):\n"
-                                                           "    raise ValueError(repr(dict(os.environ)))\n")),
-                               examples=10)
+    leaky = sandbox.check_file(
+        str(
+            submission(
+                tmp_path, "", "def conv_forward_naive(x, w, b, p):\n    raise ValueError(repr(dict(os.environ)))\n"
+            )
+        ),
+        examples=10,
+    )
     assert SECRET not in leaky.to_json()  # (its environment is a few variables, even unisolated)

@@ -21,8 +21,14 @@ pytestmark = pytest.mark.slow
 def convscope_check(*args: str, timeout: float = 120) -> tuple[subprocess.CompletedProcess, float]:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     start = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "convscope", "check", *args], cwd=STUDENTS, env=env,
-                          capture_output=True, text=True, timeout=timeout)
+    done = subprocess.run(
+        [sys.executable, "-m", "convscope", "check", *args],
+        cwd=STUDENTS,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     return done, time.monotonic() - start
 
 
@@ -63,15 +69,18 @@ def test_one_function_alone_is_graded():
     assert done.returncode == 0 and "all 1 outputs pass" in done.stdout
 
 
-@pytest.mark.parametrize("target, args, message", [
-    ("loops_forever.py", ["--call-time-limit", "2"], "did not return within the time limit of 2 s"),
-    ("allocates.py", ["--memory-limit", "700"], "needs more memory than it may use"),
-    ("exits.py", [], "sys.exit(3)"),
-    ("raises.py", [], "raises on every input"),
-    ("syntax_error.py", [], "SyntaxError"),
-    ("seven_loops.py:conv_forward", [], "has no function conv_forward"),
-    ("no_such_file.py", [], "no such file"),
-])
+@pytest.mark.parametrize(
+    "target, args, message",
+    [
+        ("loops_forever.py", ["--call-time-limit", "2"], "did not return within the time limit of 2 s"),
+        ("allocates.py", ["--memory-limit", "700"], "needs more memory than it may use"),
+        ("exits.py", [], "sys.exit(3)"),
+        ("raises.py", [], "raises on every input"),
+        ("syntax_error.py", [], "SyntaxError"),
+        ("seven_loops.py:conv_forward", [], "has no function conv_forward"),
+        ("no_such_file.py", [], "no such file"),
+    ],
+)
 def test_code_that_cannot_be_graded_gets_a_clear_verdict_and_exit_2(target, args, message):
     done, seconds = convscope_check(target, "--time-limit", "30", *args)
     assert done.returncode == 2, done.stdout + done.stderr
@@ -125,7 +134,8 @@ def test_a_backward_graded_alone_gets_the_files_own_forwards_cache(tmp_path):
         "    return _f(x, w, b, conv_param)[0], (x, 'x_col', w, b, conv_param)\n\n"
         "def conv_backward_naive(dout, cache):\n"
         "    x, x_col, w, b, conv_param = cache\n"
-        "    return _b(dout, (x, w, b, conv_param))\n")
+        "    return _b(dout, (x, w, b, conv_param))\n"
+    )
     done, _ = convscope_check(f"{own}:conv_backward_naive")
     assert done.returncode == 0, done.stdout
     assert "note: conv_backward_naive was given the cache of the file's own conv_forward_naive" in done.stdout

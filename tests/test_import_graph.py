@@ -112,11 +112,18 @@ def test_the_service_names_itself_only_relatively():
         if not name.startswith("server"):
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            stems = [alias.name for alias in node.names] if isinstance(node, ast.Import) else \
-                    [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
+            stems = (
+                [alias.name for alias in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom) and not node.level
+                else []
+            )
             named += [f"{name}: {stem}" for stem in stems if stem.split(".")[0] in ("server", "convscope")]
     assert named == []
-    assert any(isinstance(n, ast.ImportFrom) and n.level for n in ast.walk(ast.parse((ROOT / "server" / "app.py").read_text())))
+    assert any(
+        isinstance(n, ast.ImportFrom) and n.level for n in ast.walk(ast.parse((ROOT / "server" / "app.py").read_text()))
+    )
 
 
 def test_convcore_knows_nothing_of_the_service():
@@ -130,7 +137,7 @@ def test_the_service_module_map_lists_every_module():
     """docs/service.md's "Inside" names every module of server/, each under its own
     folder's line, and no module that does not exist."""
     text = (ROOT / "docs" / "service.md").read_text(encoding="utf-8")
-    inside = text[text.index("## Inside\n"):]
+    inside = text[text.index("## Inside\n") :]
     inside = inside[: inside.index("\n**")]
     listed: set[str] = set()
     for item in inside.split("\n- ")[1:]:

@@ -21,7 +21,9 @@ INSPECT_JS = Path(__file__).resolve().parents[1] / "static" / "js" / "model" / "
 NODE = shutil.which("node")
 if NODE is None and os.environ.get("CI") == "true":
     raise RuntimeError("the inspector's test needs node (Debian's nodejs; make test installs it)")
-pytestmark = pytest.mark.skipif(NODE is None, reason="node runs the page's modules (Debian's nodejs; make test installs it)")
+pytestmark = pytest.mark.skipif(
+    NODE is None, reason="node runs the page's modules (Debian's nodejs; make test installs it)"
+)
 
 SCRIPT = """
 import { readFileSync } from "node:fs";
@@ -41,7 +43,9 @@ def _page_stories(doc: dict, cells: list[tuple[str, int]], tmp_path: Path) -> li
     data = tmp_path / "input.json"
     data.write_text(json.dumps({"doc": doc, "cells": cells}), encoding="utf-8")
     script = SCRIPT % (json.dumps(STATE_JS.as_uri()), json.dumps(INSPECT_JS.as_uri()))
-    out = subprocess.run([NODE, "--input-type=module", "-e", script, str(data)], capture_output=True, text=True, check=True, timeout=120)
+    out = subprocess.run(
+        [NODE, "--input-type=module", "-e", script, str(data)], capture_output=True, text=True, check=True, timeout=120
+    )
     return json.loads(out.stdout)
 
 
@@ -63,6 +67,9 @@ def test_the_page_and_the_library_tell_each_cells_story_alike(lesson, tmp_path):
         assert [c["delta"] for c in got] == [c["delta"] for c in want], (lesson, name, flat)
         assert [c["value"] for c in got] == [c["value"] for c in want], (lesson, name, flat)
         for g, w in zip(got, want):
-            factors = [[f["tensor"], int(np.ravel_multi_index(tuple(f["index"]), doc["tensors"][f["tensor"]]["shape"]))] for f in w.get("factors", [])]
+            factors = [
+                [f["tensor"], int(np.ravel_multi_index(tuple(f["index"]), doc["tensors"][f["tensor"]]["shape"]))]
+                for f in w.get("factors", [])
+            ]
             assert (g["factors"] or []) == factors, (lesson, name, flat, g, w.get("factors"))
         assert abs(sum(c["delta"] for c in got) - doc["tensors"][name]["data"][flat]) < 1e-9

@@ -70,8 +70,12 @@ def test_permute_converts_shapes_like_the_arrays():
 
 @pytest.mark.parametrize(
     "perm, convert",
-    [(NCHW_TO_NHWC, nchw_to_nhwc), (NHWC_TO_NCHW, nhwc_to_nchw),
-     (OIHW_TO_HWIO, oihw_to_hwio), (HWIO_TO_OIHW, hwio_to_oihw)],
+    [
+        (NCHW_TO_NHWC, nchw_to_nhwc),
+        (NHWC_TO_NCHW, nhwc_to_nchw),
+        (OIHW_TO_HWIO, oihw_to_hwio),
+        (HWIO_TO_OIHW, hwio_to_oihw),
+    ],
 )
 def test_a_box_permuted_with_the_constant_selects_the_same_cells(perm, convert):
     # A trace Box (start, stop, step per axis) in one layout, converted with the constant,
@@ -79,8 +83,7 @@ def test_a_box_permuted_with_the_constant_selects_the_same_cells(perm, convert):
     start, stop, step = (1, 0, 1, 0), (2, 3, 4, 5), (1, 2, 2, 3)
     box = tuple(slice(a, b, s) for a, b, s in zip(start, stop, step))
     converted_box = tuple(
-        slice(a, b, s)
-        for a, b, s in zip(permute(start, perm), permute(stop, perm), permute(step, perm))
+        slice(a, b, s) for a, b, s in zip(permute(start, perm), permute(stop, perm), permute(step, perm))
     )
     np.testing.assert_array_equal(convert(A)[converted_box], A[box].transpose(perm))
 

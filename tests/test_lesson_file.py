@@ -124,14 +124,23 @@ def test_editing_says_it_needs_the_server(browser, cs231n_file):
         page.locator('input[name="stride_h"]').blur()
         page.locator("#form-error").wait_for(state="visible", timeout=5000)
         assert "needs the ConvScope server" in page.inner_text("#form-error")
-        assert page.evaluate("window.convscope.document().events.length") == before == len(build_trace(PRESETS["cs231n"].config)["events"])
+        assert (
+            page.evaluate("window.convscope.document().events.length")
+            == before
+            == len(build_trace(PRESETS["cs231n"].config)["events"])
+        )
     finally:
         view.close()
 
 
 def test_a_setup_file_exports_with_its_title(browser, tmp_path):
-    config = {"x": [[[[0, 1, 2], [3, 4, 5], [6, 7, 8]]]], "w": [[[[0, 1], [2, 3]]]], "dout": [[[[1, -2], [3, -1]]]],
-              "title": "My </script> lesson", "teaches": "a & b"}
+    config = {
+        "x": [[[[0, 1, 2], [3, 4, 5], [6, 7, 8]]]],
+        "w": [[[[0, 1], [2, 3]]]],
+        "dout": [[[[1, -2], [3, -1]]]],
+        "title": "My </script> lesson",
+        "teaches": "a & b",
+    }
     (tmp_path / "setup.json").write_text(json.dumps(config))
     out = tmp_path / "mine.html"
     assert main(["export", str(out), "--setup", str(tmp_path / "setup.json")]) == 0
@@ -161,7 +170,7 @@ def test_export_refuses_bad_input_with_the_numbers(tmp_path, capsys):
 
 
 def test_the_page_downloads_the_lesson_it_shows_as_a_file_that_plays_offline(browser, tmp_path):
-    """"Lesson file" on the served page: the file is the one `convscope export` writes for
+    """ "Lesson file" on the served page: the file is the one `convscope export` writes for
     that lesson (same bytes), and it opens from file:// and plays with no request leaving;
     a lesson file itself offers no download (it has no server)."""
     from pathlib import Path
@@ -182,15 +191,22 @@ def test_the_page_downloads_the_lesson_it_shows_as_a_file_that_plays_offline(bro
     assert saved.name == "convscope-stride2.html"
     cli = tmp_path / "cli.html"
     assert main(["export", str(cli), "--preset", "stride2"]) == 0
+
     def lesson_of(path: Path) -> dict:
         html = path.read_text(encoding="utf-8")
-        start = html.index('<script type="application/json" id="convscope-lesson">') + len('<script type="application/json" id="convscope-lesson">')
-        return json.loads(html[start:html.index("</script>", start)])
+        start = html.index('<script type="application/json" id="convscope-lesson">') + len(
+            '<script type="application/json" id="convscope-lesson">'
+        )
+        return json.loads(html[start : html.index("</script>", start)])
 
     got, want = lesson_of(saved), lesson_of(cli)
     assert (got["step"], want["step"]) == (5, 0)
     assert got["lines"] == want["lines"], "the same trace as convscope export's"
-    assert (got["preset"]["name"], got["preset"]["title"], got["preset"]["teaches"]) == (want["preset"]["name"], want["preset"]["title"], want["preset"]["teaches"])
+    assert (got["preset"]["name"], got["preset"]["title"], got["preset"]["teaches"]) == (
+        want["preset"]["name"],
+        want["preset"]["title"],
+        want["preset"]["teaches"],
+    )
     assert got["meta"] == want["meta"]
     doc = build_trace(PRESETS["stride2"].config)
     view = OfflinePage(browser, saved)
@@ -214,8 +230,11 @@ def test_a_mistake_lesson_and_your_numbers_travel_in_the_file(browser, tmp_path)
     entry = {m["id"]: m for m in mistake_lessons()}["groups_ignored"]
     setups = {
         "mistake": {**entry["request"], "title": entry["title"]},
-        "compare": {"x": [[[[0, 1, 2], [3, 4, 5], [6, 7, 8]]]], "w": [[[[0, 1], [2, 3]]]],
-                    "compare": {"out": [[[[19, 25], [37, 40]]]]}},
+        "compare": {
+            "x": [[[[0, 1, 2], [3, 4, 5], [6, 7, 8]]]],
+            "w": [[[[0, 1], [2, 3]]]],
+            "compare": {"out": [[[[19, 25], [37, 40]]]]},
+        },
     }
     for kind, setup in setups.items():
         (tmp_path / f"{kind}.json").write_text(json.dumps(setup))
@@ -224,14 +243,22 @@ def test_a_mistake_lesson_and_your_numbers_travel_in_the_file(browser, tmp_path)
         view = OfflinePage(browser, out)
         try:
             page = view.page
-            wait_until(page, "!document.getElementById('lab-bar').hidden && document.querySelectorAll('#stage .cell.diff').length > 0")
-            marked = page.evaluate("Array.from(document.querySelectorAll('#stage .cell.diff'), (c) => c.dataset.tensor + c.dataset.idx)")
+            wait_until(
+                page,
+                "!document.getElementById('lab-bar').hidden && document.querySelectorAll('#stage .cell.diff').length > 0",
+            )
+            marked = page.evaluate(
+                "Array.from(document.querySelectorAll('#stage .cell.diff'), (c) => c.dataset.tensor + c.dataset.idx)"
+            )
             if kind == "compare":
                 assert marked == ["out3"]  # 40 where the truth is 43
             else:
                 assert len(marked) == 4  # out 1, dx 2, dw 1 (the catalogue's smallest case)
                 page.keyboard.press("d")
-                wait_until(page, f"window.convscope.step === {entry['first_divergence']} && !document.getElementById('eq-lab').hidden")
+                wait_until(
+                    page,
+                    f"window.convscope.step === {entry['first_divergence']} && !document.getElementById('eq-lab').hidden",
+                )
         finally:
             view.close()
 
@@ -241,10 +268,14 @@ def test_a_lesson_file_asked_for_past_its_last_step_opens_at_the_last(browser, t
     from test_browser_helpers import live_server
 
     with live_server() as base:
-        answer = httpx.post(base + "/api/lesson", json={"setup": PRESETS["d2l"].config, "name": "d2l", "step": 10**6},
-                            timeout=60)
+        answer = httpx.post(
+            base + "/api/lesson", json={"setup": PRESETS["d2l"].config, "name": "d2l", "step": 10**6}, timeout=60
+        )
         assert answer.status_code == 200, answer.text
-        assert httpx.post(base + "/api/lesson", json={"setup": PRESETS["d2l"].config, "step": -1}, timeout=60).status_code == 422
+        assert (
+            httpx.post(base + "/api/lesson", json={"setup": PRESETS["d2l"].config, "step": -1}, timeout=60).status_code
+            == 422
+        )
     path = tmp_path / "d2l.html"
     path.write_bytes(answer.content)
     view = OfflinePage(browser, path)
@@ -267,8 +298,14 @@ def test_check_writes_the_failing_case_as_a_lesson_file_that_opens_offline(brows
 
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     case = tmp_path / "case.html"
-    done = subprocess.run([sys.executable, "-m", "convscope", "check", str(STUDENTS / "empty_crop.py"), "--lesson", str(case)],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=180, env=env)
+    done = subprocess.run(
+        [sys.executable, "-m", "convscope", "check", str(STUDENTS / "empty_crop.py"), "--lesson", str(case)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=env,
+    )
     assert done.returncode == 1, done.stdout + done.stderr
     assert f"lesson file: {case} opens the dx case with your dx compared, with no server" in done.stdout
     view = OfflinePage(browser, case)
@@ -277,8 +314,21 @@ def test_check_writes_the_failing_case_as_a_lesson_file_that_opens_offline(brows
         assert view.page.evaluate("window.convscope.total") > 0
     finally:
         view.close()
-    passing = subprocess.run([sys.executable, "-m", "convscope", "check", str(STUDENTS / "seven_loops.py"), "--lesson",
-                              str(tmp_path / "none.html")], cwd=tmp_path, capture_output=True, text=True, timeout=180,
-                             env=env)
+    passing = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "convscope",
+            "check",
+            str(STUDENTS / "seven_loops.py"),
+            "--lesson",
+            str(tmp_path / "none.html"),
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=env,
+    )
     assert passing.returncode == 0 and "nothing fails, so no lesson file was written" in passing.stderr
     assert not (tmp_path / "none.html").exists()

@@ -129,7 +129,7 @@ def test_on_its_smallest_setup_the_trace_is_what_the_code_computes(mistake_id):
     phases = doc["phases"]
     assert phases[0]["start"] == 0 and phases[-1]["stop"] == doc["total_events"] == len(doc["events"])
     assert all(a["stop"] == b["start"] for a, b in zip(phases, phases[1:]))
-    assert all(e["phase"] == p["name"] for p in phases for e in doc["events"][p["start"]:p["stop"]])
+    assert all(e["phase"] == p["name"] for p in phases for e in doc["events"][p["start"] : p["stop"]])
 
 
 @pytest.mark.parametrize("mistake_id", IDS)
@@ -162,13 +162,19 @@ def test_on_every_drawn_setup_and_edge_case_the_trace_is_what_the_code_computes(
 @pytest.mark.parametrize("convention", ["cs231n", "layer", "torch"])
 def test_the_plain_loops_equal_torch(convention):
     """The correct loops, the generator every mistake changes one step of, against torch."""
+
     @settings(**SETTINGS)
     @given(cases(convention))
     def holds(case):
         run = PlainLoops(resolve_config(case.trace_config("NCHW")), convention).run()  # internal order
         assert not run.raised
-        doc = {"tensors": {name: {"role": run.roles[name], "shape": list(arr.shape), "data": arr.ravel().tolist()}
-                           for name, arr in run.tensors.items()}, "events": run.events}
+        doc = {
+            "tensors": {
+                name: {"role": run.roles[name], "shape": list(arr.shape), "data": arr.ravel().tolist()}
+                for name, arr in run.tensors.items()
+            },
+            "events": run.events,
+        }
         state = replay(doc)  # internal order: the run's own arrays
         expected = torch_expected("torch", case)  # NCHW / OIHW
         for name in OUTPUTS:
@@ -252,13 +258,16 @@ def test_the_stream_replays_as_the_document():
     assert all(np.array_equal(streamed[k], whole[k]) for k in whole)
 
 
-@pytest.mark.parametrize("config, field, words", [
-    ({"stride": [2, 1]}, "stride", "one stride"),
-    ({"padding": [1, 0, 1, 1]}, "padding", "one padding"),
-    ({"activation": "relu"}, "activation", "no activation"),
-    ({"view": "im2col"}, "view", "naive code's loops"),
-    ({"b": None}, "b", "needs b"),
-])
+@pytest.mark.parametrize(
+    "config, field, words",
+    [
+        ({"stride": [2, 1]}, "stride", "one stride"),
+        ({"padding": [1, 0, 1, 1]}, "padding", "one padding"),
+        ({"activation": "relu"}, "activation", "no activation"),
+        ({"view": "im2col"}, "view", "naive code's loops"),
+        ({"b": None}, "b", "needs b"),
+    ],
+)
 def test_a_config_the_mistakes_code_cannot_take_is_refused_naming_the_field(config, field, words):
     m = get_mistake("assign_dx")
     with pytest.raises(TraceConfigError, match=words) as caught:

@@ -35,12 +35,27 @@ pytestmark = pytest.mark.oracle
 
 # the list: from the seeds, then common elsewhere
 REQUIRED = {
-    "pad_hardcoded_1", "stride_one_index_grid", "output_size_parentheses", "squeeze_one_image",
-    "bias_not_added", "empty_crop", "input_size_loops", "kernel_height_for_width",
-    "row_padding_for_columns", "crop_p0_p1_plus_rows", "symmetric_pad_from_4tuple",
+    "pad_hardcoded_1",
+    "stride_one_index_grid",
+    "output_size_parentheses",
+    "squeeze_one_image",
+    "bias_not_added",
+    "empty_crop",
+    "input_size_loops",
+    "kernel_height_for_width",
+    "row_padding_for_columns",
+    "crop_p0_p1_plus_rows",
+    "symmetric_pad_from_4tuple",
     "rotated_kernel_ignores_stride",
-    "assign_dx", "assign_dw", "flipped_kernel_forward", "dw_rotated", "db_wrong_axes", "db_averaged",
-    "activation_derivative_skipped", "activation_derivative_of_output", "dilation_ignored_backward",
+    "assign_dx",
+    "assign_dw",
+    "flipped_kernel_forward",
+    "dw_rotated",
+    "db_wrong_axes",
+    "db_averaged",
+    "activation_derivative_skipped",
+    "activation_derivative_of_output",
+    "dilation_ignored_backward",
     "groups_ignored",
 }
 BASES = {"cs231n": Cs231nConv, "layer": LayerConv, "torch": TorchConv}
@@ -184,8 +199,10 @@ def test_exact_and_sufficient_conditions_are_told_apart():
     assert ("empty_crop", "dx") in exact and ("bias_not_added", "out") in exact
     assert ("groups_ignored", "out") in sufficient
     for mistake_id, name in sufficient:
-        assert "exact" in get_mistake(mistake_id).conditions[name].words or "never" in \
-            get_mistake(mistake_id).conditions[name].words
+        assert (
+            "exact" in get_mistake(mistake_id).conditions[name].words
+            or "never" in get_mistake(mistake_id).conditions[name].words
+        )
 
 
 @pytest.mark.parametrize("mistake_id", IDS)

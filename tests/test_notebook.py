@@ -43,7 +43,11 @@ def executed(tmp_path_factory):
 
 
 def _html_outputs(cell) -> list[str]:
-    return [o["data"]["text/html"] for o in cell.get("outputs", []) if o.get("output_type") in ("display_data", "execute_result") and "text/html" in o.get("data", {})]
+    return [
+        o["data"]["text/html"]
+        for o in cell.get("outputs", [])
+        if o.get("output_type") in ("display_data", "execute_result") and "text/html" in o.get("data", {})
+    ]
 
 
 def test_the_notebook_runs_and_shows_the_players(executed):
@@ -51,8 +55,13 @@ def test_the_notebook_runs_and_shows_the_players(executed):
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
     assert errors == []
     # nothing printed to stderr (IPython warned about HTML that starts with an iframe)
-    stderr = [o["text"] for c in nb.cells if c.cell_type == "code" for o in c.outputs
-              if o.output_type == "stream" and o.get("name") == "stderr"]
+    stderr = [
+        o["text"]
+        for c in nb.cells
+        if c.cell_type == "code"
+        for o in c.outputs
+        if o.output_type == "stream" and o.get("name") == "stderr"
+    ]
     assert stderr == []
     players = [h for c in nb.cells if c.cell_type == "code" for h in _html_outputs(c)]
     assert len(players) == 2 and all(h.startswith("<div><iframe srcdoc=") for h in players)
@@ -69,17 +78,28 @@ def test_the_shown_player_plays_in_chromium(executed):
     shown = next(c for c in nb.cells if c.cell_type == "code" and "lesson = show(" in c.source)
     (player,) = _html_outputs(shown)
     page_file = folder / "output.html"
-    page_file.write_text(f"<!doctype html><meta charset='utf-8'><title>notebook output</title>{player}", encoding="utf-8")
+    page_file.write_text(
+        f"<!doctype html><meta charset='utf-8'><title>notebook output</title>{player}", encoding="utf-8"
+    )
     # the same config as the notebook's, built here: x, w, b and dout from its seed
     rng = np.random.default_rng(0)
     x, w = rng.integers(-2, 3, size=(1, 2, 5, 5)), rng.integers(-1, 2, size=(2, 2, 3, 3))
     dout = rng.integers(-2, 3, size=(1, 2, 3, 3))
-    doc = build_trace({"x": x.tolist(), "w": w.tolist(), "b": [1, -1], "dout": dout.tolist(), "stride": 2, "padding": 1})
+    doc = build_trace(
+        {"x": x.tolist(), "w": w.tolist(), "b": [1, -1], "dout": dout.tolist(), "stride": 2, "padding": 1}
+    )
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         context = browser.new_context(viewport={"width": 1400, "height": 1000})
         requests, errors = [], []
-        context.route("**/*", lambda route: route.continue_() if route.request.url == page_file.as_uri() else (requests.append(route.request.url), route.abort()))
+        context.route(
+            "**/*",
+            lambda route: (
+                route.continue_()
+                if route.request.url == page_file.as_uri()
+                else (requests.append(route.request.url), route.abort())
+            ),
+        )
         page = context.new_page()
         page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
         page.on("pageerror", lambda e: errors.append(str(e)))
@@ -100,7 +120,11 @@ def test_the_shown_player_plays_in_chromium(executed):
         frame.locator("#stage").click(position={"x": 5, "y": 5})  # Space on a button presses it
         page.keyboard.press(" ")
         last = len(doc["events"]) - 1
-        wait_until(frame, f"{counter} === 'step {last + 1} / {last + 1}' && document.getElementById('btn-play').getAttribute('aria-label') === 'Play'", 15)
+        wait_until(
+            frame,
+            f"{counter} === 'step {last + 1} / {last + 1}' && document.getElementById('btn-play').getAttribute('aria-label') === 'Play'",
+            15,
+        )
         assert_stage_matches(frame, doc, last)
         page.screenshot(path=str(folder / "notebook-player.png"))
         browser.close()

@@ -35,7 +35,8 @@ def meta(client):
 
 def test_the_page_fixture_is_what_the_server_publishes(meta):
     assert json.loads(FIXTURE.read_text(encoding="utf-8")) == meta, (
-        "re-run tests/fixtures/make_trace_fixtures.py: the page's unit tests read a stale /api/meta")
+        "re-run tests/fixtures/make_trace_fixtures.py: the page's unit tests read a stale /api/meta"
+    )
 
 
 def test_meta_lists_come_from_the_registries(meta):
@@ -62,8 +63,13 @@ def test_every_published_option_is_accepted_by_the_trace_api(client, meta):
         for g in v["granularities"]:
             for backward in meta["choices"]["backward"]:
                 letters = v["loop_letters"][g]
-                body = {**small, "view": v["name"], "granularity": g, "backward": backward["name"],
-                        "loop_order": letters[::-1]}
+                body = {
+                    **small,
+                    "view": v["name"],
+                    "granularity": g,
+                    "backward": backward["name"],
+                    "loop_order": letters[::-1],
+                }
                 if v["name"] == "direct" and backward["name"] == "separate":
                     body["dx_loop_order"] = letters  # the page offers loop orders: both are accepted
                 bodies.append(body)
@@ -71,7 +77,9 @@ def test_every_published_option_is_accepted_by_the_trace_api(client, meta):
         bodies.append({**small, "phases": p["name"]})
     for layout in meta["choices"]["layout"]:
         nhwc = layout["name"] == "NHWC"
-        bodies.append({"layout": layout["name"], "x": {"fill": "ones", "shape": [1, 4, 4, 1] if nhwc else [1, 1, 4, 4]}})
+        bodies.append(
+            {"layout": layout["name"], "x": {"fill": "ones", "shape": [1, 4, 4, 1] if nhwc else [1, 1, 4, 4]}}
+        )
     values = {"int": 1, "pair": [1, 0], "four": [1, 0, 0, 1], "same": "same", "valid": "valid"}
     for form in meta["padding_forms"]:
         bodies.append({**small, "padding": values[form["name"]]})

@@ -18,8 +18,16 @@ from convscope.http.protocol import DeadlineH11Protocol
 from convscope.http.replies import ABORT_EXTENSION
 
 # what server/http/protocol.py reads or writes on uvicorn's objects
-PROTOCOL_MEMBERS = ("connection_made", "connection_lost", "handle_events", "on_response_complete",
-                    "pause_writing", "resume_writing", "shutdown", "data_received")
+PROTOCOL_MEMBERS = (
+    "connection_made",
+    "connection_lost",
+    "handle_events",
+    "on_response_complete",
+    "pause_writing",
+    "resume_writing",
+    "shutdown",
+    "data_received",
+)
 INSTANCE_MEMBERS = ("cycle", "conn", "transport", "loop", "flow")
 CYCLE_MEMBERS = ("scope", "response_started", "response_complete", "disconnected", "message_event")
 

@@ -33,8 +33,10 @@ def cs231n() -> dict:
 
 def request_bytes(path: str, body: dict) -> bytes:
     raw = json.dumps(body).encode()
-    return (f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-            f"Content-Length: {len(raw)}\r\n\r\n").encode() + raw
+    return (
+        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(raw)}\r\n\r\n"
+    ).encode() + raw
 
 
 def student_address(k: int) -> str:
@@ -59,8 +61,9 @@ async def careless_client(port: int, bodies: list[bytes], until: float, rng: ran
 
 async def careless_crowd(port: int, bodies: list[bytes], clients: int, seconds: float) -> int:
     until = time.monotonic() + seconds
-    counts = await asyncio.gather(*(careless_client(port, bodies, until, random.Random(k), student_address(k))
-                                    for k in range(clients)))
+    counts = await asyncio.gather(
+        *(careless_client(port, bodies, until, random.Random(k), student_address(k)) for k in range(clients))
+    )
     return sum(counts)
 
 
@@ -103,15 +106,16 @@ def test_30_clients_hanging_up_within_300_ms_for_10_s_leave_every_slot_free(work
     variants = [base] + [{**base, "dout": {"fill": "normal", "seed": seed}} for seed in range(1, 4)]
     bodies = [request_bytes(path, body) for body in variants for path in ("/api/trace/stream", "/api/trace")]
     bodies.append(request_bytes("/api/lesson", {"setup": base}))
-    process, url, port = live_server.start_server(
-        "--workers", str(workers), **CAREFUL, CONVSCOPE_CACHE_ENTRIES="0")
+    process, url, port = live_server.start_server("--workers", str(workers), **CAREFUL, CONVSCOPE_CACHE_ENTRIES="0")
     try:
         made = asyncio.run(careless_crowd(port, bodies, clients=30, seconds=10))
         after = settled(url, workers)
         status, took = timed_trace(url, {**base, "dout": {"fill": "normal", "seed": 99}})
     finally:
         out = live_server.stop_server(process)
-    print(f"Python {sys.version.split()[0]}, {workers} worker(s): {made} careless requests; then a trace in {took:.3f} s")
+    print(
+        f"Python {sys.version.split()[0]}, {workers} worker(s): {made} careless requests; then a trace in {took:.3f} s"
+    )
     for stats in after.values():
         assert (stats["running"], stats["waiting"], stats["held_bytes"]) == (0, 0, 0), after
         assert stats["builds_running"] == 0, after
@@ -129,10 +133,12 @@ def test_two_slow_readers_of_the_largest_trace_leave_the_page_loading():
     process, url, port = live_server.start_server(**CAREFUL, CONVSCOPE_CACHE_ENTRIES="0")
 
     async def slow_reader(seed: int) -> int:
-        reader, writer = await asyncio.open_connection("127.0.0.1", port, limit=1 << 16,
-                                                       local_addr=(student_address(seed), 0))
-        writer.transport.get_extra_info("socket").setsockopt(__import__("socket").SOL_SOCKET,
-                                                             __import__("socket").SO_RCVBUF, 65536)
+        reader, writer = await asyncio.open_connection(
+            "127.0.0.1", port, limit=1 << 16, local_addr=(student_address(seed), 0)
+        )
+        writer.transport.get_extra_info("socket").setsockopt(
+            __import__("socket").SOL_SOCKET, __import__("socket").SO_RCVBUF, 65536
+        )
         writer.write(request_bytes("/api/trace/stream", _variant(BIGGEST, seed)))
         got = 0
         ends = time.monotonic() + 8
@@ -148,7 +154,9 @@ def test_two_slow_readers_of_the_largest_trace_leave_the_page_loading():
     async def page_loads() -> list[tuple[int, float]]:
         await asyncio.sleep(1.0)  # the readers have started
         results = []
-        async with httpx.AsyncClient(timeout=10, transport=httpx.AsyncHTTPTransport(local_address="127.0.0.50")) as client:
+        async with httpx.AsyncClient(
+            timeout=10, transport=httpx.AsyncHTTPTransport(local_address="127.0.0.50")
+        ) as client:
             for seed in range(5):
                 started = time.monotonic()
                 body = {**cs231n(), "dout": {"fill": "normal", "seed": 500 + seed}}
@@ -197,8 +205,10 @@ def test_300_concurrent_first_loads_of_a_preset_cost_one_build_and_no_503():
     ((_, now),) = after.items()
     statuses = {status for status, _ in answers}
     sizes = {size for _, size in answers}
-    print(f"300 loads: statuses {statuses}, {now['builds_started'] - was['builds_started']} build(s), "
-          f"{now['builds_joined'] - was['builds_joined']} joined")
+    print(
+        f"300 loads: statuses {statuses}, {now['builds_started'] - was['builds_started']} build(s), "
+        f"{now['builds_joined'] - was['builds_joined']} joined"
+    )
     assert statuses == {200} and len(sizes) == 1, (statuses, sizes)
     assert now["builds_started"] - was["builds_started"] == 1
     assert now["streams_started"] - was["streams_started"] == 1
@@ -208,12 +218,14 @@ def test_a_reader_below_the_minimum_rate_is_cut_off_and_its_bytes_come_back():
     from test_server_hostile import BIGGEST
 
     process, url, port = live_server.start_server(
-        **CAREFUL, CONVSCOPE_SEND_GRACE="1", CONVSCOPE_MIN_SEND_RATE="1000000", CONVSCOPE_IDLE_TIMEOUT="600")
+        **CAREFUL, CONVSCOPE_SEND_GRACE="1", CONVSCOPE_MIN_SEND_RATE="1000000", CONVSCOPE_IDLE_TIMEOUT="600"
+    )
 
     async def trickle() -> tuple[int, float]:
         reader, writer = await asyncio.open_connection("127.0.0.1", port, limit=4096)
-        writer.transport.get_extra_info("socket").setsockopt(__import__("socket").SOL_SOCKET,
-                                                             __import__("socket").SO_RCVBUF, 4096)
+        writer.transport.get_extra_info("socket").setsockopt(
+            __import__("socket").SOL_SOCKET, __import__("socket").SO_RCVBUF, 4096
+        )
         writer.write(request_bytes("/api/trace/stream", BIGGEST))
         started, got = time.monotonic(), 0
         while time.monotonic() - started < 30:

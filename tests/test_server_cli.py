@@ -54,7 +54,9 @@ def test_trace_stops_quietly_when_the_reader_leaves(tmp_path):
     (tmp_path / "c.json").write_text(json.dumps({**PRESETS["cs231n"].config, "granularity": "mac"}))
     process = subprocess.Popen(
         [sys.executable, "-m", "convscope", "trace", str(tmp_path / "c.json"), "--ndjson"],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
     first = process.stdout.readline()
     process.stdout.close()
@@ -90,9 +92,25 @@ def test_serve_stops_at_a_bad_variable(capsys, monkeypatch):
 def test_serve_prints_the_url_and_applies_its_options():
     env = {k: v for k, v in os.environ.items() if not k.startswith("CONVSCOPE_")}
     process = subprocess.Popen(
-        [sys.executable, "-m", "convscope", "serve", "--host", "127.0.0.1", "--port", "0",
-         "--max-events", "1234", "--log-level", "warning"],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        [
+            sys.executable,
+            "-m",
+            "convscope",
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--max-events",
+            "1234",
+            "--log-level",
+            "warning",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     try:
         first = process.stdout.readline().strip()
@@ -153,7 +171,11 @@ def test_serve_classroom_listens_on_the_network_and_gives_join_links_its_address
     env = {k: v for k, v in os.environ.items() if not k.startswith("CONVSCOPE_")}
     process = subprocess.Popen(
         [sys.executable, "-m", "convscope", "serve", "--classroom", "--port", "0", "--log-level", "warning"],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     address = network_address()
     try:
@@ -171,8 +193,12 @@ def test_serve_classroom_listens_on_the_network_and_gives_join_links_its_address
         deadline = time.monotonic() + 30
         while True:
             try:
-                created = httpx.post(f"http://127.0.0.1:{port}/api/follow/sessions", json={}, timeout=2,
-                                     headers={"Authorization": f"Bearer {token}"})
+                created = httpx.post(
+                    f"http://127.0.0.1:{port}/api/follow/sessions",
+                    json={},
+                    timeout=2,
+                    headers={"Authorization": f"Bearer {token}"},
+                )
                 break
             except httpx.TransportError:
                 assert time.monotonic() < deadline and process.poll() is None

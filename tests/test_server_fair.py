@@ -82,6 +82,7 @@ async def builds_and_opens(url: str) -> dict[str, list]:
         async def builds() -> None:
             k = 0
             while not done.is_set():
+
                 async def one(seed: int) -> None:
                     r = await client.post("api/trace", json=_variant(WORST["sigmoid"], seed))
                     out["builds"].append(r.status_code)
@@ -104,9 +105,12 @@ async def sockets_held(url: str, port: int) -> dict[str, list]:
     """One address opens 2,000 sockets asking for a session's events and holds them
     while the class measures; what each socket got first, and the class's latencies."""
     async with client_from(TEACHER, url) as teacher:
-        created = (await teacher.post("api/follow/sessions", json={"state": {"step": 0}}, headers=TEACHER_HEADERS)).json()
-    request = (f"GET {created['events_path']} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-               "Accept: text/event-stream\r\n\r\n").encode()
+        created = (
+            await teacher.post("api/follow/sessions", json={"state": {"step": 0}}, headers=TEACHER_HEADERS)
+        ).json()
+    request = (
+        f"GET {created['events_path']} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n"
+    ).encode()
     got: list = []
     held: list[socket.socket] = []
 
@@ -142,10 +146,12 @@ def test_one_address_is_held_to_its_shares_and_the_class_keeps_its_pace(server):
     hammered = asyncio.run(builds_and_opens(url))
     held = asyncio.run(sockets_held(url, port))
     opens, builds, sockets = hammered["opens"], hammered["builds"], held["sockets"]
-    print(f"class p99: idle {p99(idle) * 1000:.1f} ms; beside 40 builds and 200 opens "
-          f"{p99(hammered['students']) * 1000:.1f} ms; beside {SOCKETS} sockets {p99(held['students']) * 1000:.1f} ms; "
-          f"opens {sorted(set(opens))} ({opens.count(429)} refused), builds {len(builds)} "
-          f"({builds.count(429)} refused), sockets {[(v, sockets.count(v)) for v in sorted(set(sockets), key=str)]}")
+    print(
+        f"class p99: idle {p99(idle) * 1000:.1f} ms; beside 40 builds and 200 opens "
+        f"{p99(hammered['students']) * 1000:.1f} ms; beside {SOCKETS} sockets {p99(held['students']) * 1000:.1f} ms; "
+        f"opens {sorted(set(opens))} ({opens.count(429)} refused), builds {len(builds)} "
+        f"({builds.count(429)} refused), sockets {[(v, sockets.count(v)) for v in sorted(set(sockets), key=str)]}"
+    )
     # 6 sessions a minute from one address: the rest 429
     assert opens.count(201) <= 6 and opens.count(429) >= 194, sorted(set(opens))
     # 4 replies in flight from one address: of each round of 40 the others are 429

@@ -33,24 +33,64 @@ def normal(*shape, seed=1):
 
 
 # the request of issue 11: 187 bytes that asked for a 658 MB document
-ISSUE = {"x": normal(1, 1, 1, 4095), "w": normal(2, 1, 1, 2048, seed=2), "b": {"fill": "normal", "shape": [2]},
-         "dout": {"fill": "normal"}, "backward": "separate"}
+ISSUE = {
+    "x": normal(1, 1, 1, 4095),
+    "w": normal(2, 1, 1, 2048, seed=2),
+    "b": {"fill": "normal", "shape": [2]},
+    "dout": {"fill": "normal"},
+    "backward": "separate",
+}
 # the largest allowed request of each kind (bisected on the size with the default limits;
 # schema 2's traces of the identity without padding have no pad, crop or activation
 # phases, so the long 1-D windows grew from 536 to 540 columns)
 WORST = {
-    "long 1-D windows": {"x": normal(1, 1, 1, 540), "w": normal(2, 1, 1, 270, seed=2), "b": normal(2),
-                         "dout": {"fill": "normal"}, "backward": "separate"},
-    "mac, separate": {"x": normal(1, 2, 15, 15), "w": normal(2, 2, 3, 3, seed=2), "b": normal(2),
-                      "dout": {"fill": "normal"}, "granularity": "mac", "backward": "separate"},
-    "many channels": {"x": normal(1, 21, 4, 4), "w": normal(21, 21, 3, 3, seed=2), "b": normal(21),
-                      "dout": {"fill": "normal"}, "padding": 1},
-    "im2col": {"x": normal(1, 4, 10, 10), "w": normal(4, 4, 3, 3, seed=2), "b": normal(4),
-               "dout": {"fill": "normal"}, "view": "im2col", "padding": 1},
-    "transposed": {"x": normal(1, 4, 28, 28), "w": normal(4, 4, 3, 3, seed=2), "b": normal(4),
-                   "dout": {"fill": "normal"}, "view": "transposed", "stride": 2, "padding": 1},
-    "sigmoid": {"x": normal(2, 4, 12, 12), "w": normal(4, 4, 5, 5, seed=2), "b": normal(4),
-                "dout": {"fill": "normal"}, "activation": "sigmoid", "padding": 2},
+    "long 1-D windows": {
+        "x": normal(1, 1, 1, 540),
+        "w": normal(2, 1, 1, 270, seed=2),
+        "b": normal(2),
+        "dout": {"fill": "normal"},
+        "backward": "separate",
+    },
+    "mac, separate": {
+        "x": normal(1, 2, 15, 15),
+        "w": normal(2, 2, 3, 3, seed=2),
+        "b": normal(2),
+        "dout": {"fill": "normal"},
+        "granularity": "mac",
+        "backward": "separate",
+    },
+    "many channels": {
+        "x": normal(1, 21, 4, 4),
+        "w": normal(21, 21, 3, 3, seed=2),
+        "b": normal(21),
+        "dout": {"fill": "normal"},
+        "padding": 1,
+    },
+    "im2col": {
+        "x": normal(1, 4, 10, 10),
+        "w": normal(4, 4, 3, 3, seed=2),
+        "b": normal(4),
+        "dout": {"fill": "normal"},
+        "view": "im2col",
+        "padding": 1,
+    },
+    "transposed": {
+        "x": normal(1, 4, 28, 28),
+        "w": normal(4, 4, 3, 3, seed=2),
+        "b": normal(4),
+        "dout": {"fill": "normal"},
+        "view": "transposed",
+        "stride": 2,
+        "padding": 1,
+    },
+    "sigmoid": {
+        "x": normal(2, 4, 12, 12),
+        "w": normal(4, 4, 5, 5, seed=2),
+        "b": normal(4),
+        "dout": {"fill": "normal"},
+        "activation": "sigmoid",
+        "padding": 2,
+    },
 }
 # one size up from each: refused by a measure
 OVER = {
@@ -61,8 +101,13 @@ OVER = {
 }
 
 
-SHORT_DEADLINES = {"CONVSCOPE_DEBUG": "1", "CONVSCOPE_REQUEST_TIMEOUT": "2", "CONVSCOPE_IDLE_TIMEOUT": "3",
-                   "CONVSCOPE_QUEUE_TIMEOUT": "2", "CONVSCOPE_SHUTDOWN_TIMEOUT": "2"}
+SHORT_DEADLINES = {
+    "CONVSCOPE_DEBUG": "1",
+    "CONVSCOPE_REQUEST_TIMEOUT": "2",
+    "CONVSCOPE_IDLE_TIMEOUT": "3",
+    "CONVSCOPE_QUEUE_TIMEOUT": "2",
+    "CONVSCOPE_SHUTDOWN_TIMEOUT": "2",
+}
 
 
 def start_server(**env_extra: str):
@@ -181,8 +226,10 @@ async def _streams(url: str, count: int, seed0: int) -> list[int]:
         except httpx.HTTPError as exc:
             return repr(exc)
 
-    clients = [httpx.AsyncClient(timeout=60, transport=httpx.AsyncHTTPTransport(local_address=address(k)))
-               for k in range(count)]
+    clients = [
+        httpx.AsyncClient(timeout=60, transport=httpx.AsyncHTTPTransport(local_address=address(k)))
+        for k in range(count)
+    ]
     try:
         return await asyncio.gather(*(one(client, k) for k, client in enumerate(clients)))
     finally:
@@ -204,8 +251,11 @@ def _open_and_stall(port: int, body: dict, k: int = 0) -> socket.socket:
     raw = json.dumps(body).encode()
     sock = connect_from(k, port)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-    sock.sendall(b"POST /api/trace/stream HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-                 + f"Content-Length: {len(raw)}\r\n\r\n".encode() + raw)
+    sock.sendall(
+        b"POST /api/trace/stream HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        + f"Content-Length: {len(raw)}\r\n\r\n".encode()
+        + raw
+    )
     return sock
 
 
@@ -237,8 +287,13 @@ def test_20_clients_that_disconnect_mid_build_stop_their_builds(server):
             raw = json.dumps(_variant(WORST["mac, separate"], 3000 + k)).encode()
             sock = connect_from(k, port)
             path = b"/api/trace" if k % 2 else b"/api/trace/stream"
-            sock.sendall(b"POST " + path + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-                         + f"Content-Length: {len(raw)}\r\n\r\n".encode() + raw)
+            sock.sendall(
+                b"POST "
+                + path
+                + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                + f"Content-Length: {len(raw)}\r\n\r\n".encode()
+                + raw
+            )
             socks.append(sock)
         time.sleep(0.1)
         for s in socks:
@@ -304,8 +359,9 @@ def test_health_answers_in_under_100_ms_while_100_clients_send_uncached_builds(s
     _, url, _ = server
     # the 100 clients run in a process of their own, so that reading their replies does
     # not delay this process's timing of /api/health
-    load = subprocess.Popen([sys.executable, "-c", LOAD, url, json.dumps(WORST["sigmoid"]), "6"],
-                            stdout=subprocess.PIPE, text=True)
+    load = subprocess.Popen(
+        [sys.executable, "-c", LOAD, url, json.dumps(WORST["sigmoid"]), "6"], stdout=subprocess.PIPE, text=True
+    )
     try:
         assert load.stdout.readline().strip() == "started"
         time.sleep(1.5)  # the slots are full and the queue is long
@@ -319,7 +375,9 @@ def test_health_answers_in_under_100_ms_while_100_clients_send_uncached_builds(s
     finally:
         load.wait(timeout=60)
     times.sort()
-    print(f"health under load: median {times[10] * 1000:.1f} ms, 19th {times[-2] * 1000:.1f} ms, max {times[-1] * 1000:.1f} ms")
+    print(
+        f"health under load: median {times[10] * 1000:.1f} ms, 19th {times[-2] * 1000:.1f} ms, max {times[-1] * 1000:.1f} ms"
+    )
     # 18 of 20 under 100 ms and the median far under it, on a 2-core machine shared with
     # the load itself: the slowest can meet a C call holding the GIL in a build thread
     # (docs/service.md gives the measured spread)

@@ -64,10 +64,26 @@ def live_server():
         "CONVSCOPE_IDLE_TIMEOUT": "30",
     }
     process = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "convscope.app:create_app_from_env", "--factory",
-         "--http", "convscope.http.protocol:DeadlineH11Protocol", "--no-server-header",
-         "--fd", str(sock.fileno()), "--log-level", "warning"],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, pass_fds=[sock.fileno()],
+        [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "convscope.app:create_app_from_env",
+            "--factory",
+            "--http",
+            "convscope.http.protocol:DeadlineH11Protocol",
+            "--no-server-header",
+            "--fd",
+            str(sock.fileno()),
+            "--log-level",
+            "warning",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        pass_fds=[sock.fileno()],
     )
     sock.close()  # (the server holds its own copy)
     url = f"http://127.0.0.1:{port}/"

@@ -27,8 +27,7 @@ def test_output_size_floor_and_padding_forms():
 @pytest.mark.parametrize("stride", [1, 2, 3])
 @pytest.mark.parametrize("kernel,dilation", [(1, 1), (2, 1), (3, 1), (4, 1), (3, 2), (2, 3)])
 def test_same_padding_follows_tensorflow(size, stride, kernel, dilation):
-    spec = ConvSpec.create((1, 1, size, size), (1, 1, kernel, kernel), stride=stride,
-                           padding="same", dilation=dilation)
+    spec = ConvSpec.create((1, 1, size, size), (1, 1, kernel, kernel), stride=stride, padding="same", dilation=dilation)
     top, bottom, left, right = spec.padding
     extent = dilation * (kernel - 1) + 1
     total = max((math.ceil(size / stride) - 1) * stride + extent - size, 0)
@@ -79,10 +78,20 @@ def test_parameter_errors_name_the_field_and_numbers(kwargs, field, fragments):
         ((1, 4, 5, 5), (3, 2, 3, 3), dict(groups=2), "groups", ["groups=2", "F=3"]),
         ((1, 4, 5, 5), (2, 4, 3, 3), dict(groups=2), "w", ["4 input channels", "4/2 = 2"]),
         ((1, 3, 5, 5), (2, 2, 3, 3), {}, "w", ["2 input channels", "3/1 = 3"]),
-        ((1, 1, 4, 4), (1, 1, 3, 3), dict(dilation=2), "w",
-         ["kernel spans 5 rows", "dilation 2", "padded input has 4"]),
-        ((1, 1, 4, 9), (1, 1, 2, 6), dict(padding=(0, 0, 1, 0), dilation=2), "w",
-         ["kernel spans 11 columns", "padded input has 10"]),
+        (
+            (1, 1, 4, 4),
+            (1, 1, 3, 3),
+            dict(dilation=2),
+            "w",
+            ["kernel spans 5 rows", "dilation 2", "padded input has 4"],
+        ),
+        (
+            (1, 1, 4, 9),
+            (1, 1, 2, 6),
+            dict(padding=(0, 0, 1, 0), dilation=2),
+            "w",
+            ["kernel spans 11 columns", "padded input has 10"],
+        ),
         ((1, 1, 2, 2), (1, 1, 3, 3), {}, "w", ["kernel spans 3 rows", "padded input has 2"]),
         ((1, 5, 5), (1, 1, 3, 3), {}, "x", ["4 dimensions", "got 3", "(1, 5, 5)"]),
         ((1, 1, 5, 5), (1, 3, 3), {}, "w", ["4 dimensions", "got 3"]),
@@ -210,10 +219,22 @@ def test_numpy_integer_shapes_are_fine():
     assert spec.out_shape == (1, 1, 3, 3) and all(type(d) is int for d in spec.x_shape)
 
 
-@pytest.mark.parametrize("value, expected", [
-    (3, True), (np.int64(3), True), (np.int8(-1), True), (np.array(3), True), (0, True),
-    (True, False), (np.True_, False), (3.0, False), (np.float64(3), False), ("3", False), (None, False),
-])
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        (3, True),
+        (np.int64(3), True),
+        (np.int8(-1), True),
+        (np.array(3), True),
+        (0, True),
+        (True, False),
+        (np.True_, False),
+        (3.0, False),
+        (np.float64(3), False),
+        ("3", False),
+        (None, False),
+    ],
+)
 def test_one_integer_check_for_every_module(value, expected):
     from convcore.values import is_int
 

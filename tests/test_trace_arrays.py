@@ -18,8 +18,11 @@ from convscope.http.encoding import encode_json
 
 
 def array_rows(events) -> int:
-    return sum(isinstance(wr["delta"], np.ndarray) + isinstance(wr["value"], np.ndarray)
-               for ev in events for wr in ev["writes"])
+    return sum(
+        isinstance(wr["delta"], np.ndarray) + isinstance(wr["value"], np.ndarray)
+        for ev in events
+        for wr in ev["writes"]
+    )
 
 
 def assert_same_json(config: dict) -> dict:
@@ -41,7 +44,10 @@ def test_arrays_trace_encodes_to_the_plain_traces_bytes(config):
     # so does the direct view's window backward
     spec, phases = doc["spec"], {p["name"] for p in doc["phases"]}
     bulk = phases & {"pad", "activation", "activation grad", "crop"} or (
-        spec["view"], spec["granularity"], spec["phases"] != "forward") == ("direct", "window", True)
+        spec["view"],
+        spec["granularity"],
+        spec["phases"] != "forward",
+    ) == ("direct", "window", True)
     assert (array_rows(doc["events"]) > 0) == bool(bulk)
     for name, arr in replay(doc).items():  # replay takes arrays as it takes lists
         assert_close(arr, tensor(doc, name), name)
@@ -55,10 +61,15 @@ def test_direct_window_backward_rows_are_arrays():
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
-@given(conv_cases(max_n=2, max_cf=3, max_hw=6, max_k=3, max_stride=2, max_dilation=2),
-       st.sampled_from(["normal", "small integers"]), st.sampled_from(["direct", "im2col", "transposed"]),
-       st.sampled_from(["window", "mac"]), st.sampled_from(["fused", "separate"]), st.booleans(),
-       st.integers(0, 2**32 - 1))
+@given(
+    conv_cases(max_n=2, max_cf=3, max_hw=6, max_k=3, max_stride=2, max_dilation=2),
+    st.sampled_from(["normal", "small integers"]),
+    st.sampled_from(["direct", "im2col", "transposed"]),
+    st.sampled_from(["window", "mac"]),
+    st.sampled_from(["fused", "separate"]),
+    st.booleans(),
+    st.integers(0, 2**32 - 1),
+)
 def test_arrays_json_is_the_plain_json_over_random_specs(case, data, view, granularity, backward, nhwc, seed):
     """With small integers (rows repeat, so equal rows are shared) and −0 in x and dout
     (0 + −0 is +0: delta and value rows differ in sign only)."""
@@ -75,8 +86,12 @@ def test_arrays_json_is_the_plain_json_over_random_specs(case, data, view, granu
     if b is not None:
         config["b"] = b.tolist()
     if nhwc:
-        config.update(layout="NHWC", x=np.transpose(x, (0, 2, 3, 1)).tolist(), w=np.transpose(w, (2, 3, 1, 0)).tolist(),
-                      dout=np.transpose(dout, (0, 2, 3, 1)).tolist())
+        config.update(
+            layout="NHWC",
+            x=np.transpose(x, (0, 2, 3, 1)).tolist(),
+            w=np.transpose(w, (2, 3, 1, 0)).tolist(),
+            dout=np.transpose(dout, (0, 2, 3, 1)).tolist(),
+        )
     assert_same_json(config)
 
 
@@ -86,8 +101,9 @@ def test_a_minus_zero_delta_leaves_plus_zero_as_the_value(arrays):
     # −0, so the pad and activation grad writes have delta −0 where their value is +0
     x = [[[[1.0, -0.0, 2.0], [0.0, -0.0, -3.0]]]]
     dout = [[[[-0.0, 1.0, -0.0], [1.0, -0.0, 2.0], [0.0, -0.0, -3.0]]]]  # (1, 1, 3, 3): one padding row on top
-    doc = build_trace({"x": x, "w": [[[[1.0]]]], "dout": dout, "padding": [1, 0, 0, 0], "activation": "sigmoid"},
-                      arrays=arrays)
+    doc = build_trace(
+        {"x": x, "w": [[[[1.0]]]], "dout": dout, "padding": [1, 0, 0, 0], "activation": "sigmoid"}, arrays=arrays
+    )
     for phase, rows in (("pad", 2), ("activation grad", 3)):
         writes = [wr for ev in doc["events"] if ev["phase"] == phase for wr in ev["writes"]]
         assert len(writes) == rows

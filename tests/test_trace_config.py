@@ -30,8 +30,9 @@ def test_nhwc_defaults_are_given_in_nhwc():
 
 def test_mac_default_loop_order_and_seed_004_orders():
     assert resolve_config({"granularity": "mac"}).loop_order == "nfijckl"
-    rc = resolve_config({"granularity": "mac", "backward": "separate", "loop_order": "nfijklc",
-                         "dx_loop_order": "nijklfc"})
+    rc = resolve_config(
+        {"granularity": "mac", "backward": "separate", "loop_order": "nfijklc", "dx_loop_order": "nijklfc"}
+    )
     assert (rc.loop_order, rc.dx_loop_order) == ("nfijklc", "nijklfc")
 
 
@@ -107,9 +108,13 @@ def test_a_dout_fill_spec_without_shape_takes_the_output_shape(layout):
     config's layout; the tensor is the one the same spec with that shape gives."""
     x, w = {"fill": "normal", "seed": 3}, {"fill": "normal", "seed": 4}
     nhwc = layout == "NHWC"
-    settings = {"x": dict(x, shape=[2, 7, 6, 3] if nhwc else [2, 3, 7, 6]),
-                "w": dict(w, shape=[3, 2, 3, 4] if nhwc else [4, 3, 3, 2]),
-                "stride": [2, 1], "padding": 1, "layout": layout}
+    settings = {
+        "x": dict(x, shape=[2, 7, 6, 3] if nhwc else [2, 3, 7, 6]),
+        "w": dict(w, shape=[3, 2, 3, 4] if nhwc else [4, 3, 3, 2]),
+        "stride": [2, 1],
+        "padding": 1,
+        "layout": layout,
+    }
     # F 4, Ho = (7 + 2 - 3) // 2 + 1 = 4, Wo = (6 + 2 - 2) // 1 + 1 = 7
     out_shape = [2, 4, 7, 4] if nhwc else [2, 4, 4, 7]
     spec = {"fill": "randint", "low": -3, "high": 3, "seed": 11}

@@ -129,9 +129,13 @@ def test_inputs_have_no_contributions_and_bad_questions_are_named():
 
 def test_an_aliased_name_reads_the_tensor_that_stands_for_it():
     # no padding, identity: xp is x, dxp is dx, z is out, dz is dout (the header's aliases)
-    doc = build_trace({"x": {"fill": "randint", "shape": [1, 2, 4, 4], "low": -2, "high": 2, "seed": 3},
-                       "w": {"fill": "randint", "shape": [2, 2, 2, 2], "low": -1, "high": 1, "seed": 4},
-                       "dout": {"fill": "randint", "low": -2, "high": 2, "seed": 5}})
+    doc = build_trace(
+        {
+            "x": {"fill": "randint", "shape": [1, 2, 4, 4], "low": -2, "high": 2, "seed": 3},
+            "w": {"fill": "randint", "shape": [2, 2, 2, 2], "low": -1, "high": 1, "seed": 4},
+            "dout": {"fill": "randint", "low": -2, "high": 2, "seed": 5},
+        }
+    )
     assert doc["aliases"] == {"xp": "x", "dxp": "dx", "z": "out", "dz": "dout"}
     assert contributions(doc, "dxp", (0, 1, 2, 1)) == contributions(doc, "dx", (0, 1, 2, 1))
     assert len(contributions(doc, "dx", (0, 1, 2, 1))) == 2 * 4  # 2 filters × the 4 windows that cover it

@@ -34,11 +34,22 @@ def test_worked_example_forward_event_exactly():
         "out[0,0,1,1] = 4·0 + 5·1 + 7·2 + 8·3 = 43",
     ]
     assert fwd[2] == {
-        "phase": "forward", "loop": {"n": 0, "f": 0, "i": 1, "j": 0},
-        "reads": [{"tensor": "x", "start": [0, 0, 1, 0], "stop": [1, 1, 3, 2], "step": [1, 1, 1, 1]},
-                  {"tensor": "w", "start": [0, 0, 0, 0], "stop": [1, 1, 2, 2], "step": [1, 1, 1, 1]}],
-        "writes": [{"tensor": "out", "start": [0, 0, 1, 0], "stop": [1, 1, 2, 1], "step": [1, 1, 1, 1],
-                    "delta": [37], "value": [37]}],
+        "phase": "forward",
+        "loop": {"n": 0, "f": 0, "i": 1, "j": 0},
+        "reads": [
+            {"tensor": "x", "start": [0, 0, 1, 0], "stop": [1, 1, 3, 2], "step": [1, 1, 1, 1]},
+            {"tensor": "w", "start": [0, 0, 0, 0], "stop": [1, 1, 2, 2], "step": [1, 1, 1, 1]},
+        ],
+        "writes": [
+            {
+                "tensor": "out",
+                "start": [0, 0, 1, 0],
+                "stop": [1, 1, 2, 1],
+                "step": [1, 1, 1, 1],
+                "delta": [37],
+                "value": [37],
+            }
+        ],
         "text": "out[0,0,1,0] = 3·0 + 4·1 + 6·2 + 7·3 = 37",
     }
 
@@ -73,9 +84,13 @@ def test_shared_phases_text_and_boxes():
     assert grad[0]["text"].startswith("dz[0,0,0] = dout[0,0,0]·relu′(z[0,0,0]) = [")
     crop = events(doc, "crop")
     assert [c["text"].split(" = ")[:2] for c in crop] == [
-        ["dx[0,0,0]", "dxp[0,0,1,1:4]"], ["dx[0,0,1]", "dxp[0,0,2,1:4]"], ["dx[0,0,2]", "dxp[0,0,3,1:4]"]]
+        ["dx[0,0,0]", "dxp[0,0,1,1:4]"],
+        ["dx[0,0,1]", "dxp[0,0,2,1:4]"],
+        ["dx[0,0,2]", "dxp[0,0,3,1:4]"],
+    ]
     assert crop[0]["text"].endswith(
-        "; the gradient landing on the padding (top 1, bottom 1, left 1, right 1) is discarded")
+        "; the gradient landing on the padding (top 1, bottom 1, left 1, right 1) is discarded"
+    )
     assert all(c["text"].endswith("; the padding's gradient is discarded") for c in crop[1:])
 
 
@@ -94,8 +109,9 @@ def test_sigma_text_for_large_windows_with_bias():
 
 
 def test_numbers_in_text_integers_without_point_and_real_minus():
-    doc = build_trace({"x": [[[[0.5]]]], "w": [[[[3]]]], "dout": [[[[-2]]]], "granularity": "mac",
-                       "backward": "separate"})
+    doc = build_trace(
+        {"x": [[[[0.5]]]], "w": [[[[3]]]], "dout": [[[[-2]]]], "granularity": "mac", "backward": "separate"}
+    )
     (dw,) = events(doc, "dw")
     assert dw["text"] == "dw[0,0,0,0] += x[0,0,0,0]·dout[0,0,0,0] = 0.5·(−2) → −1"
     (dx,) = events(doc, "dx")
@@ -110,8 +126,15 @@ def test_mac_dw_accumulates_like_seed_004():
     """dw[f,c,k,l] += xp·dz over n, i, j: the running value after the last MAC is dw (no
     padding and the identity: xp is x, dz is dout)."""
     x = [[[[1, 2, 0], [0.5, -1, 3], [2, 2, 1]]]]
-    doc = build_trace({"x": x, "w": [[[[1, -1], [2, 0]]]], "dout": [[[[1, -2], [3, 0.5]]]],
-                       "granularity": "mac", "backward": "separate"})
+    doc = build_trace(
+        {
+            "x": x,
+            "w": [[[[1, -1], [2, 0]]]],
+            "dout": [[[[1, -2], [3, 0.5]]]],
+            "granularity": "mac",
+            "backward": "separate",
+        }
+    )
     dw = events(doc, "dw")
     to_00 = [e for e in dw if e["writes"][0]["start"] == [0, 0, 0, 0]]
     assert [e["text"] for e in to_00] == [
@@ -124,8 +147,9 @@ def test_mac_dw_accumulates_like_seed_004():
 
 
 def test_mac_forward_bias_is_added_once_per_output():
-    doc = build_trace({"x": [[[[1, 2], [3, 4]]]], "w": [[[[1, 1], [1, 1]]]], "b": [-0.5], "granularity": "mac",
-                       "phases": "forward"})
+    doc = build_trace(
+        {"x": [[[[1, 2], [3, 4]]]], "w": [[[[1, 1], [1, 1]]]], "b": [-0.5], "granularity": "mac", "phases": "forward"}
+    )
     fwd = events(doc, "forward")
     assert fwd[0]["text"] == "out[0,0,0,0] += x[0,0,0,0]·w[0,0,0,0] + b[0] = 1·1 + (−0.5) → 0.5"
     assert [r["tensor"] for r in fwd[0]["reads"]] == ["x", "w", "b"]
@@ -138,27 +162,57 @@ def _loops(doc, phase, letters):
 
 
 def test_seed_004_loop_orders_are_expressible():
-    config = {"x": {"fill": "randint", "shape": [2, 2, 4, 4], "seed": 3},
-              "w": {"fill": "randint", "shape": [2, 2, 2, 2], "seed": 4}, "b": [1, 2],
-              "stride": 2, "padding": 1, "granularity": "mac", "backward": "separate",
-              "loop_order": "nfijklc", "dx_loop_order": "nijklfc"}
+    config = {
+        "x": {"fill": "randint", "shape": [2, 2, 4, 4], "seed": 3},
+        "w": {"fill": "randint", "shape": [2, 2, 2, 2], "seed": 4},
+        "b": [1, 2],
+        "stride": 2,
+        "padding": 1,
+        "granularity": "mac",
+        "backward": "separate",
+        "loop_order": "nfijklc",
+        "dx_loop_order": "nijklfc",
+    }
     doc = build_trace(config)
     assert [p["name"] for p in doc["phases"]] == ["pad", "forward", "db", "dw", "dx", "crop"]  # the identity
     N, F, H, W, C, K, L = 2, 2, 3, 3, 2, 2, 2
-    dw_loops = [(n, f, i, j, c, k, l) for n in range(N) for f in range(F) for i in range(H) for j in range(W)
-                for k in range(K) for l in range(L) for c in range(C)]
-    dx_loops = [(n, f, i, j, c, k, l) for n in range(N) for i in range(H) for j in range(W) for k in range(K)
-                for l in range(L) for f in range(F) for c in range(C)]
+    dw_loops = [
+        (n, f, i, j, c, k, l)
+        for n in range(N)
+        for f in range(F)
+        for i in range(H)
+        for j in range(W)
+        for k in range(K)
+        for l in range(L)
+        for c in range(C)
+    ]
+    dx_loops = [
+        (n, f, i, j, c, k, l)
+        for n in range(N)
+        for i in range(H)
+        for j in range(W)
+        for k in range(K)
+        for l in range(L)
+        for f in range(F)
+        for c in range(C)
+    ]
     assert _loops(doc, "dw", "nfijckl") == dw_loops
     assert _loops(doc, "dx", "nfijckl") == dx_loops
-    assert _loops(doc, "db", "nfij") == [(n, f, i, j) for n in range(N) for f in range(F) for i in range(H) for j in range(W)]
+    assert _loops(doc, "db", "nfij") == [
+        (n, f, i, j) for n in range(N) for f in range(F) for i in range(H) for j in range(W)
+    ]
     assert doc["spec"]["loop_order"] == "nfijklc" and doc["spec"]["dx_loop_order"] == "nijklfc"
 
 
 def test_window_loop_order_and_separate_phases():
-    config = {"x": {"fill": "randint", "shape": [2, 1, 3, 3], "seed": 0},
-              "w": {"fill": "randint", "shape": [2, 1, 2, 2], "seed": 1}, "b": [0, 1],
-              "loop_order": "jinf", "dx_loop_order": "fnij", "backward": "separate"}
+    config = {
+        "x": {"fill": "randint", "shape": [2, 1, 3, 3], "seed": 0},
+        "w": {"fill": "randint", "shape": [2, 1, 2, 2], "seed": 1},
+        "b": [0, 1],
+        "loop_order": "jinf",
+        "dx_loop_order": "fnij",
+        "backward": "separate",
+    }
     doc = build_trace(config)
     sizes = dict(n=2, f=2, i=2, j=2)
     jinf = [(n, f, i, j) for j in range(2) for i in range(2) for n in range(2) for f in range(2)]
@@ -167,8 +221,9 @@ def test_window_loop_order_and_separate_phases():
     assert _loops(doc, "dw", "nfij") == jinf
     assert _loops(doc, "dx", "nfij") == fnij
     db = events(doc, "db")
-    assert len(db) == 2 and db[1]["reads"] == [{"tensor": "dout", "start": [0, 1, 0, 0], "stop": [2, 2, 2, 2],
-                                                  "step": [1, 1, 1, 1]}]  # dz is dout (the identity)
+    assert len(db) == 2 and db[1]["reads"] == [
+        {"tensor": "dout", "start": [0, 1, 0, 0], "stop": [2, 2, 2, 2], "step": [1, 1, 1, 1]}
+    ]  # dz is dout (the identity)
     assert db[1]["text"].startswith("db[1] = Σ dout[0:2,1] = ")
     assert all(len(e["writes"]) == 1 and e["writes"][0]["tensor"] == "dw" for e in events(doc, "dw"))
     assert all(len(e["writes"]) == 1 and e["writes"][0]["tensor"] == "dx" for e in events(doc, "dx"))
@@ -178,8 +233,13 @@ def test_window_loop_order_and_separate_phases():
 def test_floor_truncated_rows_are_never_written_and_stay_zero():
     # H = 6, kernel 3, stride 2: windows reach rows 0..4; row 5 of x is never read (no
     # padding: the windows write dx itself, and its marks say which cells they never reach)
-    doc = build_trace({"x": {"fill": "normal", "shape": [1, 1, 6, 6], "seed": 0},
-                       "w": {"fill": "normal", "shape": [1, 1, 3, 3], "seed": 1}, "stride": 2})
+    doc = build_trace(
+        {
+            "x": {"fill": "normal", "shape": [1, 1, 6, 6], "seed": 0},
+            "w": {"fill": "normal", "shape": [1, 1, 3, 3], "seed": 1},
+            "stride": 2,
+        }
+    )
     assert doc["spec"]["reached_hw"] == [5, 5]
     for e in events(doc, "backward"):
         (dx,) = [w for w in e["writes"] if w["tensor"] == "dx"]
@@ -191,16 +251,23 @@ def test_floor_truncated_rows_are_never_written_and_stay_zero():
 
 
 def test_dilated_window_box_has_step_dilation():
-    doc = build_trace({"x": {"fill": "arange", "shape": [1, 1, 7, 7]}, "w": {"fill": "ones", "shape": [1, 1, 2, 2]},
-                       "stride": 2, "dilation": 2})
+    doc = build_trace(
+        {
+            "x": {"fill": "arange", "shape": [1, 1, 7, 7]},
+            "w": {"fill": "ones", "shape": [1, 1, 2, 2]},
+            "stride": 2,
+            "dilation": 2,
+        }
+    )
     e = [e for e in events(doc, "forward") if e["loop"] == {"n": 0, "f": 0, "i": 1, "j": 2}][0]
     assert e["reads"][0] == {"tensor": "x", "start": [0, 0, 2, 4], "stop": [1, 1, 5, 7], "step": [1, 1, 2, 2]}
     assert e["text"] == "out[0,0,1,2] = 18·1 + 20·1 + 32·1 + 34·1 = 104"
 
 
 def test_nhwc_text_and_boxes_use_nhwc_indices():
-    doc = build_trace({"layout": "NHWC", "x": {"fill": "arange", "shape": [1, 3, 3, 3]},
-                       "w": {"fill": "ones", "shape": [2, 2, 3, 3]}})
+    doc = build_trace(
+        {"layout": "NHWC", "x": {"fill": "arange", "shape": [1, 3, 3, 3]}, "w": {"fill": "ones", "shape": [2, 2, 3, 3]}}
+    )
     assert doc["tensors"]["x"]["axes"] == ["n", "h", "w", "c"]
     assert doc["tensors"]["w"]["axes"] == ["kh", "kw", "c", "f"]
     assert doc["spec"]["x_shape"] == [1, 3, 3, 3] and doc["spec"]["out_shape"] == [1, 2, 2, 3]
@@ -213,14 +280,28 @@ def test_nhwc_text_and_boxes_use_nhwc_indices():
 
 
 def test_backward_only_trace_takes_z_and_out_from_the_header():
-    config = {"x": {"fill": "normal", "shape": [1, 2, 4, 4], "seed": 0},
-              "w": {"fill": "normal", "shape": [3, 2, 3, 3], "seed": 1}, "b": [0.1, 0.2, 0.3],
-              "dout": {"fill": "normal", "shape": [1, 3, 2, 2], "seed": 2}, "activation": "sigmoid",
-              "phases": "backward"}
+    config = {
+        "x": {"fill": "normal", "shape": [1, 2, 4, 4], "seed": 0},
+        "w": {"fill": "normal", "shape": [3, 2, 3, 3], "seed": 1},
+        "b": [0.1, 0.2, 0.3],
+        "dout": {"fill": "normal", "shape": [1, 3, 2, 2], "seed": 2},
+        "activation": "sigmoid",
+        "phases": "backward",
+    }
     doc = build_trace(config)
     roles = {k: t["role"] for k, t in doc["tensors"].items()}
-    assert roles == {"x": "input", "w": "input", "b": "input", "z": "input", "out": "input",
-                     "dout": "input", "dz": "intermediate", "db": "result", "dw": "result", "dx": "result"}
+    assert roles == {
+        "x": "input",
+        "w": "input",
+        "b": "input",
+        "z": "input",
+        "out": "input",
+        "dout": "input",
+        "dz": "intermediate",
+        "db": "result",
+        "dw": "result",
+        "dx": "result",
+    }
     assert doc["aliases"] == {"xp": "x", "dxp": "dx"}  # no padding
     assert [p["name"] for p in doc["phases"]] == ["activation grad", "backward"]
     state = replay(doc)
@@ -246,8 +327,12 @@ def test_replay_from_stream_lines_json_round_trip_and_batches():
     for name, arr in replay(lines).items():
         assert np.array_equal(arr, expected[name])
     header, evs, end = lines[0], lines[1:-1], lines[-1]
-    batched = [header, {"type": "events", "first": 0, "events": evs[:5]},
-               {"type": "events", "first": 5, "events": evs[5:]}, end]
+    batched = [
+        header,
+        {"type": "events", "first": 0, "events": evs[:5]},
+        {"type": "events", "first": 5, "events": evs[5:]},
+        end,
+    ]
     for name, arr in replay(batched).items():
         assert np.array_equal(arr, expected[name])
     with pytest.raises(TraceReplayError):
@@ -262,7 +347,17 @@ def test_documents_are_strict_json_and_counts_match():
         text = json.dumps(doc, allow_nan=False, ensure_ascii=False)
         assert json.loads(text)["total_events"] == len(doc["events"]) == count_events(config)
         assert all("type" not in e for e in doc["events"])
-        assert list(doc) == ["schema", "spec", "tensors", "aliases", "loop_names", "torch_setup", "phases", "events", "total_events"]
+        assert list(doc) == [
+            "schema",
+            "spec",
+            "tensors",
+            "aliases",
+            "loop_names",
+            "torch_setup",
+            "phases",
+            "events",
+            "total_events",
+        ]
         assert doc["schema"] == "convscope.trace/2"
 
 
@@ -287,17 +382,24 @@ def test_multi_channel_forward_text_shows_each_channels_partial_sum(view, layout
     for event in forward:
         n, f, i, j = (event["loop"][k] for k in "nfij")
         c0 = (f // 2) * 2
-        partial = (xp[n, c0:c0 + 2, i:i + 3, j:j + 3] * w[f]).sum(axis=(1, 2))
+        partial = (xp[n, c0 : c0 + 2, i : i + 3, j : j + 3] * w[f]).sum(axis=(1, 2))
         said = " + ".join(f"({fmt_number(v)})" if v < 0 else fmt_number(v) for v in partial)
         bias = f"({fmt_number(b[f])})" if b[f] < 0 else fmt_number(b[f])
-        assert re.fullmatch(rf"out\[[0-9,]+\] = {re.escape(said)} \[c = {c0}, {c0 + 1}\] \+ b\[{f}\] {re.escape(bias)} = [−0-9]+",
-                            event["text"]), \
-            event["text"]
+        assert re.fullmatch(
+            rf"out\[[0-9,]+\] = {re.escape(said)} \[c = {c0}, {c0 + 1}\] \+ b\[{f}\] {re.escape(bias)} = [−0-9]+",
+            event["text"],
+        ), event["text"]
         assert partial.sum() + b[f] == event["writes"][0]["value"][0]
 
 
 def test_single_channel_and_small_windows_keep_their_text():
-    doc = build_trace({"x": {"fill": "randint", "shape": [1, 1, 5, 5], "low": -2, "high": 2, "seed": 0},
-                       "w": {"fill": "randint", "shape": [1, 1, 4, 4], "low": -1, "high": 1, "seed": 1}})
-    assert [e["text"] for e in doc["events"] if e["phase"] == "forward"][0].startswith("out[0,0,0,0] = Σ x[0,0,0:4,0:4]·w[0] = ")
+    doc = build_trace(
+        {
+            "x": {"fill": "randint", "shape": [1, 1, 5, 5], "low": -2, "high": 2, "seed": 0},
+            "w": {"fill": "randint", "shape": [1, 1, 4, 4], "low": -1, "high": 1, "seed": 1},
+        }
+    )
+    assert [e["text"] for e in doc["events"] if e["phase"] == "forward"][0].startswith(
+        "out[0,0,0,0] = Σ x[0,0,0:4,0:4]·w[0] = "
+    )
     assert "[c =" not in "".join(e["text"] for e in doc["events"])

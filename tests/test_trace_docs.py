@@ -32,10 +32,17 @@ def test_the_ten_line_replay_works():
     assert len(source.strip().splitlines()) <= 11
     namespace: dict = {}
     exec(source, namespace)  # noqa: S102 - our own documentation
-    config = {"x": {"fill": "normal", "shape": [2, 2, 5, 4], "seed": 0},
-              "w": {"fill": "normal", "shape": [4, 1, 3, 2], "seed": 1}, "b": [1, 2, 3, 4],
-              "groups": 2, "stride": [2, 1], "padding": [1, 0, 0, 1], "dilation": [1, 2],
-              "activation": "tanh", "dout": {"fill": "normal", "shape": [2, 4, 2, 3], "seed": 2}}
+    config = {
+        "x": {"fill": "normal", "shape": [2, 2, 5, 4], "seed": 0},
+        "w": {"fill": "normal", "shape": [4, 1, 3, 2], "seed": 1},
+        "b": [1, 2, 3, 4],
+        "groups": 2,
+        "stride": [2, 1],
+        "padding": [1, 0, 0, 1],
+        "dilation": [1, 2],
+        "activation": "tanh",
+        "dout": {"fill": "normal", "shape": [2, 4, 2, 3], "seed": 2},
+    }
     doc = build_trace(config)
     ours, theirs = replay(doc), namespace["replay"](doc)
     for name in doc["tensors"]:

@@ -26,8 +26,14 @@ def _marks(doc: dict, name: str) -> np.ndarray:
 
 def _config(case, view: str) -> dict:
     x, w, b, dout = case.arrays()
-    return {"x": x.tolist(), "w": w.tolist(), "b": None if b is None else b.tolist(), "dout": dout.tolist(),
-            "view": view, **case.kwargs()}
+    return {
+        "x": x.tolist(),
+        "w": w.tolist(),
+        "b": None if b is None else b.tolist(),
+        "dout": dout.tolist(),
+        "view": view,
+        **case.kwargs(),
+    }
 
 
 def _read_cells(doc: dict, tensor: str, phase: str) -> np.ndarray:
@@ -144,4 +150,8 @@ def test_slice_axes_put_one_filters_channels_together_in_both_layouts():
             assert ("slice_axes" in t) == (layout == "NHWC" and is_filter), (layout, view, name, t.get("slice_axes"))
             if len(order) == 2:
                 # the outer slice axis is the filter (or the image), the inner one the channel
-                assert order == (["f", "c"] if is_filter else ["n", "c"] if "c" in order else ["n", "f"]), (layout, name, order)
+                assert order == (["f", "c"] if is_filter else ["n", "c"] if "c" in order else ["n", "f"]), (
+                    layout,
+                    name,
+                    order,
+                )

@@ -20,18 +20,53 @@ def _randint(shape, seed):
 
 
 SETUPS = {
-    "nchw-stride2-relu-bias": {"x": _randint([2, 2, 5, 5], 1), "w": _randint([3, 2, 3, 3], 2), "b": [1, -1, 2],
-                               "stride": 2, "padding": 1, "activation": "relu", "dout": _randint([2, 3, 3, 3], 3)},
-    "nhwc-groups-dilation-asym": {"layout": "NHWC", "x": _randint([1, 5, 6, 4], 4), "w": _randint([2, 2, 2, 4], 5),
-                                  "groups": 2, "dilation": 2, "padding": [1, 0, 2, 1], "activation": "leaky_relu",
-                                  "dout": {"fill": "randint", "low": -2, "high": 2, "seed": 6}},
-    "sigmoid-rect-stride": {"x": _randint([1, 1, 4, 6], 7), "w": _randint([2, 1, 2, 3], 8), "b": [0.5, -0.5],
-                            "stride": [1, 2], "activation": "sigmoid"},
-    "tanh-same": {"x": _randint([1, 2, 4, 4], 9), "w": _randint([2, 2, 3, 3], 10), "padding": "same", "activation": "tanh"},
-    "im2col": {"view": "im2col", "x": _randint([1, 2, 4, 4], 11), "w": _randint([2, 2, 2, 2], 12), "b": [1, 0],
-               "stride": 2, "padding": 1},
-    "transposed": {"view": "transposed", "x": _randint([1, 1, 5, 5], 13), "w": _randint([1, 1, 3, 3], 14),
-                   "stride": 2, "padding": 1},
+    "nchw-stride2-relu-bias": {
+        "x": _randint([2, 2, 5, 5], 1),
+        "w": _randint([3, 2, 3, 3], 2),
+        "b": [1, -1, 2],
+        "stride": 2,
+        "padding": 1,
+        "activation": "relu",
+        "dout": _randint([2, 3, 3, 3], 3),
+    },
+    "nhwc-groups-dilation-asym": {
+        "layout": "NHWC",
+        "x": _randint([1, 5, 6, 4], 4),
+        "w": _randint([2, 2, 2, 4], 5),
+        "groups": 2,
+        "dilation": 2,
+        "padding": [1, 0, 2, 1],
+        "activation": "leaky_relu",
+        "dout": {"fill": "randint", "low": -2, "high": 2, "seed": 6},
+    },
+    "sigmoid-rect-stride": {
+        "x": _randint([1, 1, 4, 6], 7),
+        "w": _randint([2, 1, 2, 3], 8),
+        "b": [0.5, -0.5],
+        "stride": [1, 2],
+        "activation": "sigmoid",
+    },
+    "tanh-same": {
+        "x": _randint([1, 2, 4, 4], 9),
+        "w": _randint([2, 2, 3, 3], 10),
+        "padding": "same",
+        "activation": "tanh",
+    },
+    "im2col": {
+        "view": "im2col",
+        "x": _randint([1, 2, 4, 4], 11),
+        "w": _randint([2, 2, 2, 2], 12),
+        "b": [1, 0],
+        "stride": 2,
+        "padding": 1,
+    },
+    "transposed": {
+        "view": "transposed",
+        "x": _randint([1, 1, 5, 5], 13),
+        "w": _randint([1, 1, 3, 3], 14),
+        "stride": 2,
+        "padding": 1,
+    },
 }
 CASES = {**{f"lesson-{name}": p.config for name, p in PRESETS.items()}, **SETUPS}
 
@@ -41,7 +76,9 @@ def _torch_inputs(doc):
     env = {"torch": torch, "F": F}
     for name in ("x", "w", "b", "dout"):
         if name in t:
-            env[name] = torch.tensor(np.asarray(t[name]["data"], dtype=np.float64).reshape(t[name]["shape"]), requires_grad=name != "dout")
+            env[name] = torch.tensor(
+                np.asarray(t[name]["data"], dtype=np.float64).reshape(t[name]["shape"]), requires_grad=name != "dout"
+            )
         else:
             env[name] = None
     assert env["dout"] is not None, "the header has no dout"
@@ -58,7 +95,9 @@ def test_each_tensors_torch_expression_gives_the_headers_numbers(case):
     checked = 0
     for name, t in doc["tensors"].items():
         if "torch" not in t:
-            assert t["role"] == "input" or name in ("cols", "dcols", "dz_dilated", "w_rot"), f"{name} has no torch expression"
+            assert t["role"] == "input" or name in ("cols", "dcols", "dz_dilated", "w_rot"), (
+                f"{name} has no torch expression"
+            )
             continue
         data = np.asarray(t["data"], dtype=np.float64).reshape(t["shape"])
         for flat in {0, data.size - 1, *rng.integers(0, data.size, 4).tolist()}:

@@ -27,8 +27,15 @@ def read(doc, box):
 # seed 000 with its mistakes undone: padding 0 (its crop pad:-pad is empty then),
 # stride 2 (its index grids assume 1), batch 2 and 3 channels (its squeeze breaks them),
 # a bias (never added in its forward)
-SEED000 = dict(view="im2col", x=randint([2, 3, 7, 7], -3, 3, 0), w=randint([4, 3, 3, 3], -2, 2, 1),
-               b=[1.0, -2.0, 0.5, 3.0], stride=2, padding=0, dout={"fill": "normal", "shape": [2, 4, 3, 3], "seed": 2})
+SEED000 = dict(
+    view="im2col",
+    x=randint([2, 3, 7, 7], -3, 3, 0),
+    w=randint([4, 3, 3, 3], -2, 2, 1),
+    b=[1.0, -2.0, 0.5, 3.0],
+    stride=2,
+    padding=0,
+    dout={"fill": "normal", "shape": [2, 4, 3, 3], "seed": 2},
+)
 
 
 def test_seed000_case_matches_torch():
@@ -59,7 +66,7 @@ def test_seed000_case_matches_torch():
         for i in range(3):
             for j in range(3):
                 column = tensor(doc, "cols")[:, (n * 3 + i) * 3 + j]
-                assert np.array_equal(column, xp[n, :, 2 * i:2 * i + 3, 2 * j:2 * j + 3].ravel())
+                assert np.array_equal(column, xp[n, :, 2 * i : 2 * i + 3, 2 * j : 2 * j + 3].ravel())
 
 
 def test_phases_and_counts():
@@ -75,18 +82,42 @@ def test_phases_and_counts():
     padded = dict(SEED000, padding=1, activation="relu", dout={"fill": "normal", "seed": 2})  # 9×9 padded, out 4×4
     got = [(p["name"], p["stop"] - p["start"]) for p in build_trace(padded)["phases"]]
     P = 2 * 4 * 4
-    assert got == [("pad", 2 * 3 * 7), ("im2col", P), ("forward", 4 * P), ("activation", 2 * 4 * 4),
-                   ("activation grad", 2 * 4 * 4), ("db", 4), ("dw", 4 * 27), ("dcols", 27 * P),
-                   ("col2im", P), ("crop", 2 * 3 * 7)]
+    assert got == [
+        ("pad", 2 * 3 * 7),
+        ("im2col", P),
+        ("forward", 4 * P),
+        ("activation", 2 * 4 * 4),
+        ("activation grad", 2 * 4 * 4),
+        ("db", 4),
+        ("dw", 4 * 27),
+        ("dcols", 27 * P),
+        ("col2im", P),
+        ("crop", 2 * 3 * 7),
+    ]
     assert [p["name"] for p in build_trace(dict(padded, phases="backward"))["phases"]] == [
-        "activation grad", "im2col", "db", "dw", "dcols", "col2im", "crop"]
+        "activation grad",
+        "im2col",
+        "db",
+        "dw",
+        "dcols",
+        "col2im",
+        "crop",
+    ]
 
 
 def test_every_event_does_the_arithmetic_it_names():
     """Each product event's value is its read row times its read column (from the
     header), im2col copies the window, col2im adds the dcols column into the window."""
-    config = make_config((2, 4, 6, 5), (4, 2, 2, 3), groups=2, stride=[2, 1], padding=[1, 0, 2, 1],
-                         dilation=[1, 2], view="im2col", seed=21)
+    config = make_config(
+        (2, 4, 6, 5),
+        (4, 2, 2, 3),
+        groups=2,
+        stride=[2, 1],
+        padding=[1, 0, 2, 1],
+        dilation=[1, 2],
+        view="im2col",
+        seed=21,
+    )
     doc = build_trace(config)
     b = tensor(doc, "b")
     for e in doc["events"]:

@@ -18,10 +18,14 @@ finite = st.floats(allow_nan=False, allow_infinity=False, width=64)
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.integers(1, 40).flatmap(lambda size: st.tuples(
-    hnp.arrays(np.float64, size, elements=finite.filter(lambda v: abs(v) < 1e300)),
-    st.lists(st.tuples(st.integers(0, size - 1), finite.filter(lambda v: abs(v) < 1e300)), max_size=120),
-)))
+@given(
+    st.integers(1, 40).flatmap(
+        lambda size: st.tuples(
+            hnp.arrays(np.float64, size, elements=finite.filter(lambda v: abs(v) < 1e300)),
+            st.lists(st.tuples(st.integers(0, size - 1), finite.filter(lambda v: abs(v) < 1e300)), max_size=120),
+        )
+    )
+)
 def test_running_sums_are_bit_identical_to_one_add_at_a_time(case):
     state, adds = case
     expected_state = state.copy()
@@ -37,14 +41,27 @@ def test_running_sums_are_bit_identical_to_one_add_at_a_time(case):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.one_of(finite, st.integers(-10**16, 10**16).map(float), st.sampled_from([0.0, -0.0, 1e15, -1e6, 999999.0])),
-                max_size=50))
+@given(
+    st.lists(
+        st.one_of(
+            finite, st.integers(-(10**16), 10**16).map(float), st.sampled_from([0.0, -0.0, 1e15, -1e6, 999999.0])
+        ),
+        max_size=50,
+    )
+)
 def test_number_list_equals_the_one_number_format(values):
     assert number_list(values) == [format_number(v) for v in values] == [number(v) for v in values]
 
 
 def test_number_and_factor_text():
-    assert [number(v) for v in (4.0, -2.0, 0.5, -0.0, 1e-05, 123456789.0)] == ["4", "−2", "0.5", "0", "1e−05", "123456789"]
+    assert [number(v) for v in (4.0, -2.0, 0.5, -0.0, 1e-05, 123456789.0)] == [
+        "4",
+        "−2",
+        "0.5",
+        "0",
+        "1e−05",
+        "123456789",
+    ]
     assert [factor(v) for v in (3.0, -1.0, -0.25)] == ["3", "(−1)", "(−0.25)"]
 
 
@@ -69,11 +86,19 @@ def test_loop_orders_in_chunks_match_nested_loops():
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.integers(1, 5).flatmap(lambda rows: st.tuples(
-    hnp.arrays(np.float64, (rows, 3), elements=finite.filter(lambda v: abs(v) < 1e300)),
-    st.lists(st.tuples(st.integers(0, rows - 1), st.lists(finite.filter(lambda v: abs(v) < 1e300), min_size=3, max_size=3)),
-             max_size=40),
-)))
+@given(
+    st.integers(1, 5).flatmap(
+        lambda rows: st.tuples(
+            hnp.arrays(np.float64, (rows, 3), elements=finite.filter(lambda v: abs(v) < 1e300)),
+            st.lists(
+                st.tuples(
+                    st.integers(0, rows - 1), st.lists(finite.filter(lambda v: abs(v) < 1e300), min_size=3, max_size=3)
+                ),
+                max_size=40,
+            ),
+        )
+    )
+)
 def test_running_rows_are_bit_identical_to_one_row_add_at_a_time(case):
     state, adds = case
     expected_state = state.copy()
@@ -93,14 +118,17 @@ def test_cell_names_match_cell():
     assert cell_names("dz", index) == [cell("dz", row) for row in index.tolist()]
 
 
-@pytest.mark.parametrize("settings_", [
-    {"x": (1, 2, 4, 4), "w": (2, 2, 4, 4)},                        # windows cover h and w whole
-    {"x": (1, 2, 4, 4), "w": (2, 2, 4, 4), "layout": "NHWC"},
-    {"x": (2, 4, 7, 6), "w": (4, 2, 3, 2), "groups": 2, "dilation": [2, 1], "stride": [1, 2], "padding": 1},
-    {"x": (1, 3, 5, 5), "w": (2, 3, 1, 3), "layout": "NHWC"},     # KH = 1: one row per window
-    {"x": (1, 1, 5, 5), "w": (1, 1, 1, 1)},                        # single-cell windows
-    {"x": (1, 3, 5, 5), "w": (3, 1, 5, 2), "groups": 3, "padding": [0, 0, 1, 1]},
-])
+@pytest.mark.parametrize(
+    "settings_",
+    [
+        {"x": (1, 2, 4, 4), "w": (2, 2, 4, 4)},  # windows cover h and w whole
+        {"x": (1, 2, 4, 4), "w": (2, 2, 4, 4), "layout": "NHWC"},
+        {"x": (2, 4, 7, 6), "w": (4, 2, 3, 2), "groups": 2, "dilation": [2, 1], "stride": [1, 2], "padding": 1},
+        {"x": (1, 3, 5, 5), "w": (2, 3, 1, 3), "layout": "NHWC"},  # KH = 1: one row per window
+        {"x": (1, 1, 5, 5), "w": (1, 1, 1, 1)},  # single-cell windows
+        {"x": (1, 3, 5, 5), "w": (3, 1, 5, 2), "groups": 3, "padding": [0, 0, 1, 1]},
+    ],
+)
 def test_window_texts_are_box_text_of_their_boxes(settings_):
     """The direct view formats its window texts in bulk; each must be what box_text
     prints for the window's Box."""
@@ -109,8 +137,12 @@ def test_window_texts_are_box_text_of_their_boxes(settings_):
     nhwc = settings_.get("layout") == "NHWC"
     x = np.arange(np.prod(x_shape), dtype=float).reshape(x_shape)
     w = np.ones(w_shape)
-    config = dict(settings_, x=(x.transpose(0, 2, 3, 1) if nhwc else x).tolist(),
-                  w=(w.transpose(2, 3, 1, 0) if nhwc else w).tolist(), backward="separate")
+    config = dict(
+        settings_,
+        x=(x.transpose(0, 2, 3, 1) if nhwc else x).tolist(),
+        w=(w.transpose(2, 3, 1, 0) if nhwc else w).tolist(),
+        backward="separate",
+    )
     doc = build_trace(config)
     xp = doc["aliases"].get("xp", "xp")  # x itself without padding
     xp_shape = doc["tensors"][xp]["shape"]
@@ -135,6 +167,8 @@ def test_row_slices_are_box_slices_of_each_row(shape, axis, data):
     step = [1, 1, 1, 1]
     starts, stops = [], []
     for r in range(shape[axis]):  # every row of the tensor on that axis
-        starts.append(start[:axis] + [r] + start[axis + 1:])
-        stops.append(stop[:axis] + [r + 1] + stop[axis + 1:])
-    assert row_slices(starts, stops, step, shape, axis) == [box_slices(a, b, step, shape) for a, b in zip(starts, stops)]
+        starts.append(start[:axis] + [r] + start[axis + 1 :])
+        stops.append(stop[:axis] + [r + 1] + stop[axis + 1 :])
+    assert row_slices(starts, stops, step, shape, axis) == [
+        box_slices(a, b, step, shape) for a, b in zip(starts, stops)
+    ]

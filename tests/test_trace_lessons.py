@@ -61,24 +61,32 @@ def test_the_d2l_lesson_is_four_forward_and_four_backward_steps():
     assert doc["events"][0]["text"] == "out[0,0,0,0] = 0·0 + 1·1 + 3·2 + 4·3 = 19"
 
 
-@pytest.mark.parametrize("name, phases", [
-    ("cs231n", ["pad", "forward", "backward", "crop"]),  # padding 1, the identity
-    ("nhwc_relu", ["pad", "forward", "activation", "activation grad", "backward", "crop"]),
-    ("stride2", ["forward", "backward"]),
-    ("edge", ["forward", "backward"]),
-])
+@pytest.mark.parametrize(
+    "name, phases",
+    [
+        ("cs231n", ["pad", "forward", "backward", "crop"]),  # padding 1, the identity
+        ("nhwc_relu", ["pad", "forward", "activation", "activation grad", "backward", "crop"]),
+        ("stride2", ["forward", "backward"]),
+        ("edge", ["forward", "backward"]),
+    ],
+)
 def test_a_lesson_keeps_exactly_the_phases_that_teach(name, phases):
     assert [p["name"] for p in build_trace(lesson(name))["phases"]] == phases
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
-@given(conv_cases(max_n=2, max_cf=3, max_hw=6, max_k=3, max_stride=3, max_dilation=2),
-       st.sampled_from(TRACE_MODES), st.sampled_from(ACTIVATIONS), st.booleans(),
-       st.sampled_from(["both", "forward", "backward"]))
+@given(
+    conv_cases(max_n=2, max_cf=3, max_hw=6, max_k=3, max_stride=3, max_dilation=2),
+    st.sampled_from(TRACE_MODES),
+    st.sampled_from(ACTIVATIONS),
+    st.booleans(),
+    st.sampled_from(["both", "forward", "backward"]),
+)
 def test_no_copy_only_phase_over_random_specs(case, mode, activation, nhwc, phases):
     view, granularity, backward = mode
-    config = case_config(case, nhwc=nhwc, view=view, granularity=granularity, backward=backward,
-                         activation=activation, phases=phases)
+    config = case_config(
+        case, nhwc=nhwc, view=view, granularity=granularity, backward=backward, activation=activation, phases=phases
+    )
     # generic numbers (the check's condition): small integers make products look like
     # copies (a 1×1 kernel of 1 copies x; one dz cell is its db)
     rng = np.random.default_rng(len(str(config)))
@@ -90,8 +98,11 @@ def test_no_copy_only_phase_over_random_specs(case, mode, activation, nhwc, phas
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
-@given(conv_cases(max_n=2, max_cf=3, max_hw=6, max_k=3, max_stride=3, max_dilation=2),
-       st.sampled_from(TRACE_MODES), st.sampled_from(ACTIVATIONS))
+@given(
+    conv_cases(max_n=2, max_cf=3, max_hw=6, max_k=3, max_stride=3, max_dilation=2),
+    st.sampled_from(TRACE_MODES),
+    st.sampled_from(ACTIVATIONS),
+)
 def test_every_view_replays_to_torch_over_random_specs(case, mode, activation):
     view, granularity, backward = mode
     config = case_config(case, view=view, granularity=granularity, backward=backward, activation=activation)
@@ -126,7 +137,9 @@ def test_the_crop_says_the_gradient_on_the_padding_is_discarded():
     assert len(crop) == 3 * 5
     for e in crop:
         assert "discarded" in e["text"], e["text"]
-    assert crop[0]["text"].endswith("the gradient landing on the padding (top 1, bottom 1, left 1, right 1) is discarded")
+    assert crop[0]["text"].endswith(
+        "the gradient landing on the padding (top 1, bottom 1, left 1, right 1) is discarded"
+    )
 
 
 def test_stride2_gaps_are_marked_never_reached_in_dx_from_the_start():
@@ -143,8 +156,9 @@ def test_stride2_gaps_are_marked_never_reached_in_dx_from_the_start():
     random_dout = {"fill": "randint", "low": -2, "high": 2, "seed": 12}
     padded = build_trace(lesson("stride2", padding=[0, 1, 0, 1], dout=random_dout))  # 6 rows: windows reach 0–5
     assert "n" not in "".join(padded["tensors"]["dxp"]["marks"]) and "marks" not in padded["tensors"]["dx"]
-    gapped = build_trace(lesson("stride2", w={"fill": "ones", "shape": [1, 1, 1, 1]}, dout=random_dout,
-                                padding=[1, 0, 0, 0]))
+    gapped = build_trace(
+        lesson("stride2", w={"fill": "ones", "shape": [1, 1, 1, 1]}, dout=random_dout, padding=[1, 0, 0, 0])
+    )
     dxp, dx = gapped["tensors"]["dxp"]["marks"], gapped["tensors"]["dx"]["marks"]
     # xp rows 0 (padding), 2, 4 and columns 0, 2, 4 are reached by the 1×1 windows, stride 2
     assert dxp == ["ggggg", "nnnnn", ".n.n.", "nnnnn", ".n.n.", "nnnnn"]
@@ -154,7 +168,7 @@ def test_stride2_gaps_are_marked_never_reached_in_dx_from_the_start():
 @pytest.mark.parametrize("view", VIEWS)
 @pytest.mark.parametrize("name", list(PRESETS))
 def test_every_loop_letter_of_the_trace_is_named_once(name, view):
-    for granularity in (("window", "mac") if view == "direct" else ("window",)):
+    for granularity in ("window", "mac") if view == "direct" else ("window",):
         for backward in ("fused", "separate"):
             doc = build_trace(lesson(name, view=view, granularity=granularity, backward=backward))
             used = {letter for ev in doc["events"] for letter in ev["loop"]}

@@ -25,6 +25,7 @@ from convcore.trace import build_trace
 
 pytestmark = pytest.mark.oracle
 
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
 @given(
     conv_cases(max_n=2, max_cf=3, max_hw=6, max_k=3, max_stride=3, max_dilation=2),
@@ -38,9 +39,12 @@ def test_replayed_trace_matches_core_and_torch(case, activation, granularity, ba
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
-@given(conv_cases(max_n=2, max_cf=3, max_hw=5, max_k=3, max_stride=2, max_dilation=2),
-       st.sampled_from(["window", "mac"]), st.sampled_from(["fused", "separate"]),
-       st.permutations("nfijckl"))
+@given(
+    conv_cases(max_n=2, max_cf=3, max_hw=5, max_k=3, max_stride=2, max_dilation=2),
+    st.sampled_from(["window", "mac"]),
+    st.sampled_from(["fused", "separate"]),
+    st.permutations("nfijckl"),
+)
 def test_every_loop_order_replays_to_the_same_gradients(case, granularity, backward, order):
     letters = "".join(order) if granularity == "mac" else "".join(c for c in order if c in "nfij")
     config = case_config(case, granularity=granularity, backward=backward, loop_order=letters)

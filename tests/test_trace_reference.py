@@ -62,9 +62,12 @@ def test_the_reference_replaces_the_fast_generators():
     generators, and a wrong loop there shows up as different bytes."""
     import convcore.trace.reference as ref
 
-    config = {"x": {"fill": "randint", "shape": [1, 2, 4, 4], "low": -2, "high": 2, "seed": 3},
-              "w": {"fill": "randint", "shape": [2, 2, 2, 2], "low": -1, "high": 1, "seed": 4},
-              "b": [1, -1], "dout": {"fill": "randint", "low": -2, "high": 2, "seed": 5}}
+    config = {
+        "x": {"fill": "randint", "shape": [1, 2, 4, 4], "low": -2, "high": 2, "seed": 3},
+        "w": {"fill": "randint", "shape": [2, 2, 2, 2], "low": -1, "high": 1, "seed": 4},
+        "b": [1, -1],
+        "dout": {"fill": "randint", "low": -2, "high": 2, "seed": 5},
+    }
     assert orjson.dumps(reference_trace(config)) == orjson.dumps(build_trace(config))
     original = ref.ordered
     try:  # the same loops in another order: other events, so other bytes

@@ -40,33 +40,74 @@ def _direct_configs() -> list:
     geometry = dict(stride=[2, 1], padding=[1, 0, 2, 1], dilation=[1, 2])
     for gran in ("window", "mac"):
         for backward in ("fused", "separate"):
-            c.append(pytest.param(make_config(**base, padding=1, granularity=gran, backward=backward),
-                                  id=f"direct-{gran}-{backward}"))
-            c.append(pytest.param(make_config(**grouped, **geometry, activation="tanh", granularity=gran,
-                                              backward=backward, seed=1),
-                                  id=f"direct-{gran}-{backward}-groups-geometry"))
+            c.append(
+                pytest.param(
+                    make_config(**base, padding=1, granularity=gran, backward=backward), id=f"direct-{gran}-{backward}"
+                )
+            )
+            c.append(
+                pytest.param(
+                    make_config(**grouped, **geometry, activation="tanh", granularity=gran, backward=backward, seed=1),
+                    id=f"direct-{gran}-{backward}-groups-geometry",
+                )
+            )
     c += [
-        pytest.param(make_config(**base, padding="same", activation="relu", loop_order="jinf", seed=2),
-                     id="direct-window-same-relu-jinf"),
-        pytest.param(make_config(**base, bias=False, stride=2, activation="leaky_relu", seed=3,
-                                 backward="separate", loop_order="fjni", dx_loop_order="ijfn"),
-                     id="direct-window-separate-nobias-orders"),
-        pytest.param(make_config((1, 2, 5, 5), (2, 2, 3, 3), padding=1, granularity="mac", backward="separate",
-                                 loop_order="nfijklc", dx_loop_order="nijklfc", seed=4),
-                     id="direct-mac-seed004-orders"),
-        pytest.param(make_config((1, 2, 4, 4), (2, 1, 2, 2), groups=2, seed=5, granularity="mac",
-                                 activation="sigmoid", loop_order="lkjicfn"),
-                     id="direct-mac-reversed-order"),
+        pytest.param(
+            make_config(**base, padding="same", activation="relu", loop_order="jinf", seed=2),
+            id="direct-window-same-relu-jinf",
+        ),
+        pytest.param(
+            make_config(
+                **base,
+                bias=False,
+                stride=2,
+                activation="leaky_relu",
+                seed=3,
+                backward="separate",
+                loop_order="fjni",
+                dx_loop_order="ijfn",
+            ),
+            id="direct-window-separate-nobias-orders",
+        ),
+        pytest.param(
+            make_config(
+                (1, 2, 5, 5),
+                (2, 2, 3, 3),
+                padding=1,
+                granularity="mac",
+                backward="separate",
+                loop_order="nfijklc",
+                dx_loop_order="nijklfc",
+                seed=4,
+            ),
+            id="direct-mac-seed004-orders",
+        ),
+        pytest.param(
+            make_config(
+                (1, 2, 4, 4),
+                (2, 1, 2, 2),
+                groups=2,
+                seed=5,
+                granularity="mac",
+                activation="sigmoid",
+                loop_order="lkjicfn",
+            ),
+            id="direct-mac-reversed-order",
+        ),
         pytest.param(make_config(**base, padding=1, phases="forward", seed=6), id="direct-forward-only"),
-        pytest.param(make_config(**base, padding=1, phases="backward", activation="relu", seed=7),
-                     id="direct-backward-only"),
-        pytest.param(make_config(**grouped, phases="backward", granularity="mac", backward="separate", seed=8),
-                     id="direct-mac-backward-only"),
+        pytest.param(
+            make_config(**base, padding=1, phases="backward", activation="relu", seed=7), id="direct-backward-only"
+        ),
+        pytest.param(
+            make_config(**grouped, phases="backward", granularity="mac", backward="separate", seed=8),
+            id="direct-mac-backward-only",
+        ),
         # no padding and the identity: no pad, crop or activation phases (xp is x, z is out, ...)
         pytest.param(make_config(**base, stride=[1, 2], seed=9), id="direct-window-fused-nopad-identity"),
         pytest.param(make_config(**grouped, granularity="mac", seed=16), id="direct-mac-fused-nopad-identity"),
-        pytest.param(make_config(**base, phases="forward", activation="relu", seed=17),
-                     id="direct-forward-only-nopad-relu"),
+        pytest.param(
+            make_config(**base, phases="forward", activation="relu", seed=17), id="direct-forward-only-nopad-relu"
+        ),
     ]
     return c
 
@@ -81,16 +122,26 @@ def _matrix_and_transposed_configs() -> list:
     for view, order in (("im2col", "jinf"), ("transposed", "jinf")):
         c += [
             pytest.param(make_config(**base, padding=1, view=view, seed=10), id=f"{view}-pad1"),
-            pytest.param(make_config(**grouped, **geometry, activation="tanh", view=view, seed=11),
-                         id=f"{view}-groups-geometry"),
-            pytest.param(make_config(**base, padding="same", activation="relu", loop_order=order, view=view,
-                                     backward="separate", seed=12), id=f"{view}-same-relu-order"),
-            pytest.param(make_config((1, 2, 6, 7), (3, 2, 3, 2), bias=False, stride=2, dilation=[2, 1],
-                                     view=view, seed=13), id=f"{view}-nobias-floor-truncation"),
-            pytest.param(make_config(**grouped, padding=1, phases="forward", view=view, seed=14),
-                         id=f"{view}-forward-only"),
-            pytest.param(make_config(**grouped, stride=2, phases="backward", activation="sigmoid", view=view,
-                                     seed=15), id=f"{view}-backward-only"),
+            pytest.param(
+                make_config(**grouped, **geometry, activation="tanh", view=view, seed=11), id=f"{view}-groups-geometry"
+            ),
+            pytest.param(
+                make_config(
+                    **base, padding="same", activation="relu", loop_order=order, view=view, backward="separate", seed=12
+                ),
+                id=f"{view}-same-relu-order",
+            ),
+            pytest.param(
+                make_config((1, 2, 6, 7), (3, 2, 3, 2), bias=False, stride=2, dilation=[2, 1], view=view, seed=13),
+                id=f"{view}-nobias-floor-truncation",
+            ),
+            pytest.param(
+                make_config(**grouped, padding=1, phases="forward", view=view, seed=14), id=f"{view}-forward-only"
+            ),
+            pytest.param(
+                make_config(**grouped, stride=2, phases="backward", activation="sigmoid", view=view, seed=15),
+                id=f"{view}-backward-only",
+            ),
         ]
     return c
 
@@ -127,7 +178,9 @@ def test_extra_shapes_are_the_shapes_of_the_views_tensors(config):
     for name, shape in rc.view_impl.extra_shapes(rc.spec).items():
         if name in tensors:  # a forward-only trace has no backward tensors
             perm = kind_of(name).perm(rc.layout)
-            internal = tuple(np.array(tensors[name]["shape"])[np.argsort(perm)]) if perm else tuple(tensors[name]["shape"])
+            internal = (
+                tuple(np.array(tensors[name]["shape"])[np.argsort(perm)]) if perm else tuple(tensors[name]["shape"])
+            )
             assert internal == tuple(shape), name
 
 

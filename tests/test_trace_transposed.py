@@ -32,8 +32,9 @@ def full_correlation_ignoring_stride(dz, w):
     rot = w[::-1, ::-1]
     padded = np.pad(dz, k - 1)
     ho, wo = dz.shape
-    return np.array([[np.sum(padded[y:y + k, x:x + k] * rot) for x in range(wo + k - 1)]
-                     for y in range(ho + k - 1)])
+    return np.array(
+        [[np.sum(padded[y : y + k, x : x + k] * rot) for x in range(wo + k - 1)] for y in range(ho + k - 1)]
+    )
 
 
 def test_seed001_stride2_needs_zeros_between_dz_cells():
@@ -43,8 +44,15 @@ def test_seed001_stride2_needs_zeros_between_dz_cells():
     rng = np.random.default_rng(31)
     x = rng.normal(size=(1, 6, 6, 1))  # NHWC
     w = rng.normal(size=(3, 3, 1, 1))  # HWIO
-    config = {"view": "transposed", "layout": "NHWC", "x": x.tolist(), "w": w.tolist(),
-              "stride": 2, "padding": "same", "dout": rng.normal(size=(1, 3, 3, 1)).tolist()}
+    config = {
+        "view": "transposed",
+        "layout": "NHWC",
+        "x": x.tolist(),
+        "w": w.tolist(),
+        "stride": 2,
+        "padding": "same",
+        "dout": rng.normal(size=(1, 3, 3, 1)).tolist(),
+    }
     doc = build_trace(config)
     assert doc["spec"]["padding"] == [0, 1, 0, 1]  # TensorFlow's same: the odd pixel bottom/right
     dz = tensor(doc, "dout")[0, :, :, 0]  # the identity: dz is dout
@@ -71,15 +79,26 @@ def test_seed001_stride2_needs_zeros_between_dz_cells():
     assert wrong.shape == (5, 5) != state["dxp"].shape[1:3]  # 'same' pads here: dxp is its own tensor
     assert not np.allclose(np.pad(wrong, ((0, 1), (0, 1)))[:6, :6], dx[0, 0])
     # the same full correlation of the *dilated* dz is the right answer
-    assert_close(full_correlation_ignoring_stride(dzd[2:7, 2:7], w[:, :, 0, 0]), state["dxp"][0, :, :, 0],
-                 "full correlation of the dilated dz")
+    assert_close(
+        full_correlation_ignoring_stride(dzd[2:7, 2:7], w[:, :, 0, 0]),
+        state["dxp"][0, :, :, 0],
+        "full correlation of the dilated dz",
+    )
 
 
 def test_every_event_does_the_arithmetic_it_names():
     """Gather: dxp cell = Σ dz_dilated box · w_rot box (from the header); dW cell =
     Σ xp box · dz box; dilate and rotate copy what they say."""
-    config = make_config((2, 4, 6, 5), (4, 2, 2, 3), groups=2, stride=[2, 1], padding=[1, 0, 2, 1],
-                         dilation=[1, 2], view="transposed", seed=32)
+    config = make_config(
+        (2, 4, 6, 5),
+        (4, 2, 2, 3),
+        groups=2,
+        stride=[2, 1],
+        padding=[1, 0, 2, 1],
+        dilation=[1, 2],
+        view="transposed",
+        seed=32,
+    )
     doc = build_trace(config)
     for e in doc["events"]:
         phase, reads, (wr,) = e["phase"], e["reads"], e["writes"]
@@ -123,13 +142,23 @@ def test_floor_truncated_cells_have_events_that_receive_nothing():
 
 
 def test_phases_counts_and_settings_that_do_not_apply():
-    config = make_config((2, 3, 5, 4), (2, 3, 2, 2), padding=[0, 1, 1, 0], view="transposed", seed=34,
-                         activation="relu")
+    config = make_config(
+        (2, 3, 5, 4), (2, 3, 2, 2), padding=[0, 1, 1, 0], view="transposed", seed=34, activation="relu"
+    )
     doc = build_trace(config)
     got = [(p["name"], p["stop"] - p["start"]) for p in doc["phases"]]
-    assert got == [("pad", 2 * 3 * 5), ("forward", 2 * 2 * 5 * 4), ("activation", 2 * 2 * 5),
-                   ("activation grad", 2 * 2 * 5), ("db", 2), ("dw", 2 * 3 * 2 * 2), ("dilate dz", 2 * 2 * 5),
-                   ("rotate w", 2), ("dx", 2 * 3 * 6 * 5), ("crop", 2 * 3 * 5)]
+    assert got == [
+        ("pad", 2 * 3 * 5),
+        ("forward", 2 * 2 * 5 * 4),
+        ("activation", 2 * 2 * 5),
+        ("activation grad", 2 * 2 * 5),
+        ("db", 2),
+        ("dw", 2 * 3 * 2 * 2),
+        ("dilate dz", 2 * 2 * 5),
+        ("rotate w", 2),
+        ("dx", 2 * 3 * 6 * 5),
+        ("crop", 2 * 3 * 5),
+    ]
     assert count_events(config) == sum(n for _, n in got)
     assert build_trace(dict(config, backward="separate"))["events"] == doc["events"]
     assert "dz_dilated" not in build_trace(dict(config, phases="forward"))["tensors"]

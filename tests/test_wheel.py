@@ -30,14 +30,19 @@ def installed(tmp_path_factory):
     dist = base / "dist"
     subprocess.run(
         [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(dist), str(ROOT)],
-        check=True, capture_output=True, text=True, timeout=300,
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     wheel = next(dist.glob("convscope-*.whl"))
     env_dir = base / "venv"
     venv.EnvBuilder(with_pip=True, system_site_packages=False).create(env_dir)
     pip = subprocess.run(
         [str(env_dir / "bin" / "python"), "-m", "pip", "install", "-q", str(wheel)],
-        capture_output=True, text=True, timeout=600,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     if pip.returncode != 0:
         offline = "No matching distribution" in pip.stderr or "Could not find a version" in pip.stderr
@@ -70,9 +75,12 @@ def test_installed_names_are_convcore_and_convscope(installed, tmp_path):
     def run(*args: str) -> subprocess.CompletedProcess:
         return subprocess.run([python, *args], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
 
-    found = run("-c", "import convscope, convcore, sys; from convscope import show; "
-                      "print(convscope.__file__); print(convcore.__file__); print(callable(show)); "
-                      "print('fastapi' in sys.modules)")
+    found = run(
+        "-c",
+        "import convscope, convcore, sys; from convscope import show; "
+        "print(convscope.__file__); print(convcore.__file__); print(callable(show)); "
+        "print('fastapi' in sys.modules)",
+    )
     assert found.returncode == 0, found.stderr
     package, core, callable_, web = found.stdout.split()
     assert package.startswith(str(env_dir)) and core.startswith(str(env_dir))  # installed, not the checkout
@@ -87,9 +95,12 @@ def test_installed_convscope_serves_the_page_and_traces(installed, tmp_path):
     env_dir, wheel = installed
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CONVSCOPE_", "PYTHON"))}
     process = subprocess.Popen(
-        [str(env_dir / "bin" / "convscope"), "serve", "--host", "127.0.0.1", "--port", "0",
-         "--log-level", "warning"],
-        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        [str(env_dir / "bin" / "convscope"), "serve", "--host", "127.0.0.1", "--port", "0", "--log-level", "warning"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     try:
         first = process.stdout.readline()
@@ -106,12 +117,18 @@ def test_installed_convscope_serves_the_page_and_traces(installed, tmp_path):
         page = httpx.get(base, timeout=5)
         assert page.status_code == 200
         assert page.text == (ROOT / "static" / "index.html").read_text(encoding="utf-8")
-        trace = httpx.post(base + "api/trace", json={"x": [[[[0, 1, 2], [3, 4, 5], [6, 7, 8]]]], "w": [[[[0, 1], [2, 3]]]]}, timeout=30)
+        trace = httpx.post(
+            base + "api/trace", json={"x": [[[[0, 1, 2], [3, 4, 5], [6, 7, 8]]]], "w": [[[[0, 1], [2, 3]]]]}, timeout=30
+        )
         assert trace.status_code == 200
         assert trace.json()["tensors"]["out"]["data"] == [19, 25, 37, 43]
         where = subprocess.run(
             [str(env_dir / "bin" / "python"), "-c", "import convscope, sys; print(convscope.__file__)"],
-            cwd=tmp_path, env=env, capture_output=True, text=True, check=True,
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
         ).stdout
         assert str(env_dir) in where  # the installed package, not the checkout
     finally:
@@ -136,14 +153,36 @@ def test_installed_convscope_exports_an_animation(installed, tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CONVSCOPE_", "PYTHON"))}
     out = tmp_path / "steps.gif"
     done = subprocess.run(
-        [str(env_dir / "bin" / "convscope"), "export", str(out), "--preset", "d2l", "--steps", "1-3", "--size", "320x180", "--fps", "8"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180,
+        [
+            str(env_dir / "bin" / "convscope"),
+            "export",
+            str(out),
+            "--preset",
+            "d2l",
+            "--steps",
+            "1-3",
+            "--size",
+            "320x180",
+            "--fps",
+            "8",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
     )
     assert done.returncode == 0, done.stderr
     img = Image.open(io.BytesIO(out.read_bytes()))
     assert img.size == (320, 180) and img.n_frames == 3
     refused = subprocess.run(
         [str(env_dir / "bin" / "convscope"), "export", str(tmp_path / "x.gif"), "--preset", "d2l", "--fps", "99"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60,
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
-    assert refused.returncode == 2 and "--fps 99 is out of bounds: steps per second from 0.5 to 30" in refused.stderr, refused.stderr
+    assert refused.returncode == 2 and "--fps 99 is out of bounds: steps per second from 0.5 to 30" in refused.stderr, (
+        refused.stderr
+    )

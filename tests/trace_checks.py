@@ -27,8 +27,12 @@ FORWARD_RESULTS = {"z"}
 BACKWARD_RESULTS = {"db", "dw", "dxp"}
 COPY_PHASES = {"pad", "crop"}  # the phases that only move values (they teach where padding goes)
 # a view's phases whose copy is the lesson: the values move to where the next step needs them
-REARRANGING_PHASES = {"im2col": "receptive fields into columns", "col2im": "columns back onto the image",
-                      "dilate dz": "dz cells a stride apart", "rotate w": "the kernel turned 180°"}
+REARRANGING_PHASES = {
+    "im2col": "receptive fields into columns",
+    "col2im": "columns back onto the image",
+    "dilate dz": "dz cells a stride apart",
+    "rotate w": "the kernel turned 180°",
+}
 
 
 def expected_aliases(config: dict) -> dict[str, str]:
@@ -78,8 +82,18 @@ def core_results(config: dict) -> dict[str, np.ndarray]:
     out = rc.activation.forward(z)
     dz = rc.dout * rc.activation.derivative(z)
     dxp, dw, db = backward_padded(spec, dz, xp, rc.w)
-    res = {"x": rc.x, "xp": xp, "w": rc.w, "z": z, "out": out, "dout": rc.dout, "dz": dz,
-           "dw": dw, "dxp": dxp, "dx": crop_padding(spec, dxp)}
+    res = {
+        "x": rc.x,
+        "xp": xp,
+        "w": rc.w,
+        "z": z,
+        "out": out,
+        "dout": rc.dout,
+        "dz": dz,
+        "dw": dw,
+        "dxp": dxp,
+        "dx": crop_padding(spec, dxp),
+    }
     if rc.b is not None:
         res["b"], res["db"] = rc.b, db
     res.update(view_tensors(rc, res))
@@ -137,6 +151,7 @@ def to_internal(name: str, arr: np.ndarray, layout: str) -> np.ndarray:
 
 # -- rule 1 ----------------------------------------------------------------------------
 
+
 def check_rule1_only_inputs_unwritten(config: dict) -> None:
     doc = build_trace(config)
     written_by_phase: dict[str, set] = {}
@@ -186,8 +201,10 @@ def check_only_steps_that_compute(config: dict) -> None:
     exactly 1 (dout = ones, a single filter) can make a product look like a copy: check
     with generic numbers."""
     doc = build_trace(config)
-    state = {name: (np.asarray(t["data"], float).reshape(t["shape"]) if t["role"] == "input"
-                    else np.zeros(t["shape"])) for name, t in doc["tensors"].items()}
+    state = {
+        name: (np.asarray(t["data"], float).reshape(t["shape"]) if t["role"] == "input" else np.zeros(t["shape"]))
+        for name, t in doc["tensors"].items()
+    }
     copying: dict[str, bool] = {}
     for ev in doc["events"]:
         reads = [state[r["tensor"]][box_slices(r)].ravel().copy() for r in ev["reads"]]
@@ -196,8 +213,12 @@ def check_only_steps_that_compute(config: dict) -> None:
             block = state[wr["tensor"]][box_slices(wr)]
             delta = np.asarray(wr["delta"], float)
             block += delta.reshape(block.shape)
-            copies = copies and np.array_equal(wr["value"], delta) and np.any(delta != 0) and any(
-                r.shape == delta.shape and np.array_equal(r, delta) for r in reads)
+            copies = (
+                copies
+                and np.array_equal(wr["value"], delta)
+                and np.any(delta != 0)
+                and any(r.shape == delta.shape and np.array_equal(r, delta) for r in reads)
+            )
         copying[ev["phase"]] = copying.get(ev["phase"], True) and copies
     rc = resolve_config(config)
     padded = any(rc.spec.padding)
@@ -218,6 +239,7 @@ def check_only_steps_that_compute(config: dict) -> None:
 
 # -- rule 2 ----------------------------------------------------------------------------
 
+
 def check_rule2_replay_matches_header_and_core(config: dict, torch_results=None) -> None:
     doc = build_trace(config)
     layout = doc["spec"]["layout"]
@@ -234,11 +256,13 @@ def check_rule2_replay_matches_header_and_core(config: dict, torch_results=None)
     if torch_results is not None:
         for name, expected in torch_results.items():
             if traced(doc, name) in doc["tensors"]:
-                assert_close(to_internal(name, state[traced(doc, name)], layout), expected,
-                             f"replay {name} vs torch", rtol=1e-10)
+                assert_close(
+                    to_internal(name, state[traced(doc, name)], layout), expected, f"replay {name} vs torch", rtol=1e-10
+                )
 
 
 # -- rule 3 ----------------------------------------------------------------------------
+
 
 def check_rule3_value_is_running_state(config: dict) -> None:
     doc = build_trace(config)
@@ -253,6 +277,7 @@ def check_rule3_value_is_running_state(config: dict) -> None:
 
 
 # -- rule 4 ----------------------------------------------------------------------------
+
 
 def check_rule4_forward_window_reads_receptive_field(config: dict) -> None:
     doc = build_trace(config)
@@ -287,8 +312,12 @@ def check_rule4_forward_window_reads_receptive_field(config: dict) -> None:
             # column must have been written from exactly the receptive field (all channels)
             rows = cg * spec.KH * spec.KW
             col = (n * spec.out_hw[0] + i) * spec.out_hw[1] + j
-            cols_box = {"tensor": "cols", "start": [c0 // cg * rows, col],
-                        "stop": [c0 // cg * rows + rows, col + 1], "step": [1, 1]}
+            cols_box = {
+                "tensor": "cols",
+                "start": [c0 // cg * rows, col],
+                "stop": [c0 // cg * rows + rows, col + 1],
+                "step": [1, 1],
+            }
             assert xp_reads == [] and [r for r in ev["reads"] if r["tensor"] == "cols"] == [cols_box], ev
             source = column_sources[col]
             full = [start[:], stop[:]]
@@ -303,6 +332,7 @@ def check_rule4_forward_window_reads_receptive_field(config: dict) -> None:
 
 # -- rule 5 ----------------------------------------------------------------------------
 
+
 def check_rule5_counts(config: dict) -> None:
     items = list(iter_trace(config))
     header, events, end = items[0], items[1:-1], items[-1]
@@ -316,10 +346,11 @@ def check_rule5_counts(config: dict) -> None:
         assert a["stop"] == b["start"]
     for p in bounds:
         assert p["stop"] > p["start"]
-        assert {e["phase"] for e in events[p["start"]:p["stop"]]} == {p["name"]}
+        assert {e["phase"] for e in events[p["start"] : p["stop"]]} == {p["name"]}
 
 
 # -- rule 7 ----------------------------------------------------------------------------
+
 
 def case_config(case, nhwc: bool = False, **settings) -> dict:
     """The config of a hypothesis ConvCase (``strategies.conv_cases``): its random x, w,

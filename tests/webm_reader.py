@@ -39,7 +39,9 @@ def find(data: bytes, path: list[int]) -> bytes:
 def video_size(data: bytes) -> tuple[int, int]:
     """(width, height) from the first video track."""
     video = [SEGMENT, TRACKS, TRACK_ENTRY, VIDEO]
-    return int.from_bytes(find(data, video + [PIXEL_WIDTH]), "big"), int.from_bytes(find(data, video + [PIXEL_HEIGHT]), "big")
+    return int.from_bytes(find(data, video + [PIXEL_WIDTH]), "big"), int.from_bytes(
+        find(data, video + [PIXEL_HEIGHT]), "big"
+    )
 
 
 def frame_count(data: bytes) -> int:

@@ -27,9 +27,7 @@ def _stride_and_pad(conv_param: Any) -> tuple[int, int]:
         )
     for key in ("stride", "pad"):
         if key not in conv_param:
-            raise ConvSpecError(
-                f"conv_param['{key}'] is missing (conv_param = {dict(conv_param)!r})", "conv_param"
-            )
+            raise ConvSpecError(f"conv_param['{key}'] is missing (conv_param = {dict(conv_param)!r})", "conv_param")
     return conv_param["stride"], conv_param["pad"]
 
 
@@ -55,9 +53,7 @@ def conv_forward_naive(
     return out, (x, w, b, conv_param)
 
 
-def conv_backward_naive(
-    dout: np.ndarray, cache: Cache
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def conv_backward_naive(dout: np.ndarray, cache: Cache) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Backward pass of a conv layer in CS231n's conventions.
 
     Parameters

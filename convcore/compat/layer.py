@@ -199,9 +199,7 @@ class Conv2D:
         if self.n_in is None:
             self._init_parameters(x.shape)
         if x.shape[3] != self.n_in:
-            raise ConvSpecError(
-                f"X has {x.shape[3]} channels (last axis), W expects {self.n_in}", "X"
-            )
+            raise ConvSpecError(f"X has {x.shape[3]} channels (last axis), W expects {self.n_in}", "X")
         w, b = self.parameters["W"], self.parameters["b"]
         assert w is not None and b is not None
         pads = resolve_pad(self.pad, x.shape[1:3], self.kernel_shape, self.stride, self.dilation)

@@ -68,9 +68,14 @@ def _check_one(path: str, convention: str, options: dict[str, Any]) -> dict[str,
     return check_file(path, None, convention, **options).data
 
 
-def grade_all(submissions: list[Submission], convention: str, *, jobs: int | None = None,
-              progress: Callable[[int, int, Submission], None] | None = None,
-              **options: Any) -> list[dict[str, Any]]:
+def grade_all(
+    submissions: list[Submission],
+    convention: str,
+    *,
+    jobs: int | None = None,
+    progress: Callable[[int, int, Submission], None] | None = None,
+    **options: Any,
+) -> list[dict[str, Any]]:
     """Each submission's report data, in order; ``jobs`` checks at once (default: the
     machine's cores). ``options`` are check_file's (seed, examples, time_limit, ...)."""
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(submissions) or 1))
@@ -136,14 +141,24 @@ def summarize(submissions: list[Submission], reports: list[dict[str, Any]]) -> d
             if not named:
                 unnamed.setdefault(name, []).append(submission.name)
             for mistake in named:
-                entry = mistakes.setdefault(mistake["id"], {
-                    "id": mistake["id"], "title": mistake["title"], "should": mistake["should"],
-                    "submissions": [], "page": ce["page"]})
+                entry = mistakes.setdefault(
+                    mistake["id"],
+                    {
+                        "id": mistake["id"],
+                        "title": mistake["title"],
+                        "should": mistake["should"],
+                        "submissions": [],
+                        "page": ce["page"],
+                    },
+                )
                 if submission.name not in entry["submissions"]:
                     entry["submissions"].append(submission.name)
     ranked = sorted(mistakes.values(), key=lambda m: (-len(m["submissions"]), m["id"]))
     return {
-        "count": len(reports), "passed": status["pass"], "failed": status["fail"], "errors": status["error"],
+        "count": len(reports),
+        "passed": status["pass"],
+        "failed": status["fail"],
+        "errors": status["error"],
         "outputs": {n: {"pass": c["pass"], "of": c["of"]} for n, c in outputs.items()},
         "mistakes": [{**m, "count": len(m["submissions"])} for m in ranked],
         "crashes": dict(crashes.most_common()),

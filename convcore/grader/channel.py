@@ -22,8 +22,18 @@ import numpy as np
 
 from ..mistakes import Failure
 
-__all__ = ["ChannelBroken", "ChannelClosed", "ChannelTimeout", "MAX_FRAME_BYTES", "decode_array", "decode_results", "encode_array",
-           "encode_results", "read_frame", "write_frame"]
+__all__ = [
+    "ChannelBroken",
+    "ChannelClosed",
+    "ChannelTimeout",
+    "MAX_FRAME_BYTES",
+    "decode_array",
+    "decode_results",
+    "encode_array",
+    "encode_results",
+    "read_frame",
+    "write_frame",
+]
 
 MAX_FRAME_BYTES = 64 * 2**20  # a reply of the largest case the search draws is under 100 kB
 MAX_TEXT = 2000  # characters of a failure's kind or message kept
@@ -46,7 +56,7 @@ def write_frame(fd: int, message: dict[str, Any]) -> None:
     data = json.dumps(message, separators=(",", ":")).encode()
     data = _HEADER.pack(len(data)) + data
     while data:
-        data = data[os.write(fd, data):]
+        data = data[os.write(fd, data) :]
 
 
 def _read_exactly(fd: int, count: int, deadline: float) -> bytes:
@@ -119,16 +129,21 @@ def encode_results(results: dict[str, Any]) -> dict[str, Any]:
 def decode_results(value: Any, names: tuple[str, ...]) -> dict[str, Any]:
     """The results of ``names`` from a reply; ChannelBroken unless it holds exactly them."""
     if not isinstance(value, dict) or set(value) != set(names):
-        raise ChannelBroken(f"results for {sorted(value) if isinstance(value, dict) else value!r:.80}, "
-                            f"not for {list(names)}")
+        raise ChannelBroken(
+            f"results for {sorted(value) if isinstance(value, dict) else value!r:.80}, not for {list(names)}"
+        )
     results: dict[str, Any] = {}
     for name in names:
         entry = value[name]
         if isinstance(entry, dict) and set(entry) == {"array"}:
             results[name] = decode_array(entry["array"])
-        elif (isinstance(entry, dict) and set(entry) in ({"failure"}, {"failure", "site"})
-              and isinstance(entry["failure"], list) and len(entry["failure"]) == 2
-              and all(isinstance(t, str) for t in entry["failure"])):
+        elif (
+            isinstance(entry, dict)
+            and set(entry) in ({"failure"}, {"failure", "site"})
+            and isinstance(entry["failure"], list)
+            and len(entry["failure"]) == 2
+            and all(isinstance(t, str) for t in entry["failure"])
+        ):
             kind, message = entry["failure"]
             results[name] = Failure(kind[:MAX_TEXT], message[:MAX_TEXT], _site(entry.get("site")))
         else:
@@ -141,11 +156,20 @@ def _site(value: Any) -> dict[str, Any] | None:
     {file, line, source, values: {name: text}}, every text bounded."""
     if value is None:
         return None
-    if (not isinstance(value, dict) or set(value) != {"file", "line", "source", "values"}
-            or not isinstance(value["file"], str) or type(value["line"]) is not int
-            or not isinstance(value["source"], str) or not isinstance(value["values"], dict)
-            or len(value["values"]) > 16
-            or not all(isinstance(k, str) and isinstance(v, str) for k, v in value["values"].items())):
+    if (
+        not isinstance(value, dict)
+        or set(value) != {"file", "line", "source", "values"}
+        or not isinstance(value["file"], str)
+        or type(value["line"]) is not int
+        or not isinstance(value["source"], str)
+        or not isinstance(value["values"], dict)
+        or len(value["values"]) > 16
+        or not all(isinstance(k, str) and isinstance(v, str) for k, v in value["values"].items())
+    ):
         raise ChannelBroken("a crash site that is not {file, line, source, values}")
-    return {"file": value["file"][:200], "line": value["line"], "source": value["source"][:400],
-            "values": {k[:60]: v[:200] for k, v in value["values"].items()}}
+    return {
+        "file": value["file"][:200],
+        "line": value["line"],
+        "source": value["source"][:400],
+        "values": {k[:60]: v[:200] for k, v in value["values"].items()},
+    }

@@ -17,13 +17,17 @@ OUTPUT_NAMES = ("out", "dx", "dw", "db")
 
 
 def _rate(tally: dict[str, int]) -> str:
-    return f"{tally['pass']} of {tally['of']} pass ({100 * tally['pass'] / tally['of']:.0f}%)" if tally["of"] else "none"
+    return (
+        f"{tally['pass']} of {tally['of']} pass ({100 * tally['pass'] / tally['of']:.0f}%)" if tally["of"] else "none"
+    )
 
 
 def class_text(summary: dict[str, Any], convention: str) -> str:
     s = summary
-    lines = [f"convscope check: {s['count']} submissions ({convention} convention): {s['passed']} pass, "
-             f"{s['failed']} fail, {s['errors']} could not be graded"]
+    lines = [
+        f"convscope check: {s['count']} submissions ({convention} convention): {s['passed']} pass, "
+        f"{s['failed']} fail, {s['errors']} could not be graded"
+    ]
     for name, tally in s["outputs"].items():
         lines.append(f"  {name:<4} {_rate(tally)}")
     if s["mistakes"]:
@@ -35,7 +39,9 @@ def class_text(summary: dict[str, Any], convention: str) -> str:
     if s["crashes"]:
         lines.append("crashes: " + ", ".join(f"{kind} {count}" for kind, count in s["crashes"].items()))
     for kind, names in s["errors_by_kind"].items():
-        lines.append(f"could not be graded, {kind}: {len(names)} ({', '.join(names[:5])}{', …' if len(names) > 5 else ''})")
+        lines.append(
+            f"could not be graded, {kind}: {len(names)} ({', '.join(names[:5])}{', …' if len(names) > 5 else ''})"
+        )
     return "\n".join(lines)
 
 
@@ -47,8 +53,15 @@ def class_csv(submissions: list[Submission], reports: list[dict[str, Any]]) -> s
     for submission, report in zip(submissions, reports):
         outputs = report.get("outputs", {})
         named = sorted({m["id"] for o in outputs.values() for m in o.get("likely_mistakes", [])})
-        writer.writerow([submission.name, report["status"], *(outputs.get(n, {}).get("status", "") for n in OUTPUT_NAMES),
-                         " ".join(named), report.get("error") or ""])
+        writer.writerow(
+            [
+                submission.name,
+                report["status"],
+                *(outputs.get(n, {}).get("status", "") for n in OUTPUT_NAMES),
+                " ".join(named),
+                report.get("error") or "",
+            ]
+        )
     return buffer.getvalue()
 
 
@@ -63,29 +76,43 @@ details summary { cursor: pointer; }
 """
 
 
-def class_html(summary: dict[str, Any], submissions: list[Submission], reports: list[dict[str, Any]],
-               convention: str, title: str = "Class report") -> str:
+def class_html(
+    summary: dict[str, Any],
+    submissions: list[Submission],
+    reports: list[dict[str, Any]],
+    convention: str,
+    title: str = "Class report",
+) -> str:
     e = html.escape
     s = summary
-    parts = [f"<!doctype html><html lang=en><meta charset=utf-8><title>{e(title)}</title>",
-             "<meta name=viewport content='width=device-width, initial-scale=1'>", f"<style>{STYLE}</style>",
-             f"<h1>{e(title)}</h1>",
-             f"<p>{s['count']} submissions, {e(convention)} convention: <span class=pass>{s['passed']} pass</span>, "
-             f"<span class=fail>{s['failed']} fail</span>, <span class=error>{s['errors']} could not be graded</span>.</p>",
-             "<h2>Per output</h2><table><tr><th>output<th>passing"]
+    parts = [
+        f"<!doctype html><html lang=en><meta charset=utf-8><title>{e(title)}</title>",
+        "<meta name=viewport content='width=device-width, initial-scale=1'>",
+        f"<style>{STYLE}</style>",
+        f"<h1>{e(title)}</h1>",
+        f"<p>{s['count']} submissions, {e(convention)} convention: <span class=pass>{s['passed']} pass</span>, "
+        f"<span class=fail>{s['failed']} fail</span>, <span class=error>{s['errors']} could not be graded</span>.</p>",
+        "<h2>Per output</h2><table><tr><th>output<th>passing",
+    ]
     for name, tally in s["outputs"].items():
         width = int(200 * tally["pass"] / tally["of"]) if tally["of"] else 0
-        parts.append(f"<tr><td><code>{e(name)}</code><td><span class=bar style='width:{width}px'></span>{e(_rate(tally))}")
+        parts.append(
+            f"<tr><td><code>{e(name)}</code><td><span class=bar style='width:{width}px'></span>{e(_rate(tally))}"
+        )
     parts.append("</table><h2>What to re-teach: the mistakes, by how many made them</h2>")
     if s["mistakes"] or s["unnamed"]:
         parts.append("<table><tr><th class=n>students<th>mistake<th>the fix<th>who")
         for m in s["mistakes"]:
             who = ", ".join(e(n) for n in m["submissions"])
-            parts.append(f"<tr><td class=n>{m['count']}<td><a href='{e(m['page'], quote=True)}'><code>{e(m['id'])}</code></a>: "
-                         f"{e(m['title'])}<td>{e(m['should'])}<td><details><summary>{m['count']}</summary>{who}</details>")
+            parts.append(
+                f"<tr><td class=n>{m['count']}<td><a href='{e(m['page'], quote=True)}'><code>{e(m['id'])}</code></a>: "
+                f"{e(m['title'])}<td>{e(m['should'])}<td><details><summary>{m['count']}</summary>{who}</details>"
+            )
         for output, names in s["unnamed"].items():
-            parts.append(f"<tr><td class=n>{len(names)}<td><code>{e(output)}</code> wrong, no catalogued mistake<td>"
-                         f"<td><details><summary>{len(names)}</summary>{', '.join(e(n) for n in names)}</details>")
+            parts.append(
+                f"<tr><td class=n>{len(names)}<td><code>{e(output)}</code> wrong, no catalogued mistake<td>"
+                f"<td><details><summary>{len(names)}</summary>{', '.join(e(n) for n in names)}</details>"
+            )
         parts.append("</table>")
     else:
         parts.append("<p>No mistake found.</p>")
@@ -98,16 +125,24 @@ def class_html(summary: dict[str, Any], submissions: list[Submission], reports: 
         for kind, names in s["errors_by_kind"].items():
             parts.append(f"<tr><td class=n>{len(names)}<td>{e(kind)}<td>{', '.join(e(n) for n in names)}")
         parts.append("</table>")
-    parts.append("<h2>Every submission</h2><table><tr><th>submission<th>result<th>"
-                 + "<th>".join(OUTPUT_NAMES) + "<th>details")
+    parts.append(
+        "<h2>Every submission</h2><table><tr><th>submission<th>result<th>" + "<th>".join(OUTPUT_NAMES) + "<th>details"
+    )
     for submission, report in zip(submissions, reports):
         outputs = report.get("outputs", {})
-        cells = "".join(f"<td class={e(outputs[n]['status'])}>{e(outputs[n]['status'])}" if n in outputs else "<td>"
-                        for n in OUTPUT_NAMES)
-        detail = e(error_kind(report["error"]) + ": " + report["error"]) if report.get("error") else \
-            ", ".join(e(m["id"]) for o in outputs.values() for m in o.get("likely_mistakes", []))
-        parts.append(f"<tr><td><code>{e(submission.name)}</code><td class={e(report['status'])}>{e(report['status'])}"
-                     f"{cells}<td>{detail}")
+        cells = "".join(
+            f"<td class={e(outputs[n]['status'])}>{e(outputs[n]['status'])}" if n in outputs else "<td>"
+            for n in OUTPUT_NAMES
+        )
+        detail = (
+            e(error_kind(report["error"]) + ": " + report["error"])
+            if report.get("error")
+            else ", ".join(e(m["id"]) for o in outputs.values() for m in o.get("likely_mistakes", []))
+        )
+        parts.append(
+            f"<tr><td><code>{e(submission.name)}</code><td class={e(report['status'])}>{e(report['status'])}"
+            f"{cells}<td>{detail}"
+        )
     parts.append("</table>")
     if reports and str(reports[0].get("isolation", "")).startswith("not isolated"):
         parts.append(f"<p class=error>{e(reports[0]['isolation'])}</p>")

@@ -27,28 +27,53 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     from .report import PAGE
 
     check = commands.add_parser(
-        "check", help=HELP, description=HELP[0].upper() + HELP[1:] + ". Runs the code on this machine in a "
+        "check",
+        help=HELP,
+        description=HELP[0].upper() + HELP[1:] + ". Runs the code on this machine in a "
         "child process with time and memory limits, inside bubblewrap when it is installed (no network, a "
-        "read-only file system, the homes hidden); the verdict is always this process's.")
-    check.add_argument("target", metavar="FILE[:FUNCTION]",
-                       help="your Python file, optionally with the one function (or layer class) to grade; or a "
-                            "folder of submissions (a file, or a folder, per student) to grade a class at once")
-    check.add_argument("--convention", choices=list(CONVENTIONS), default="cs231n",
-                       help="cs231n: conv_forward_naive / conv_backward_naive (default); layer: an NHWC Conv2D "
-                            "class; torch: conv2d_forward / conv2d_backward with PyTorch's arguments")
-    check.add_argument("--seed", type=int, default=0, help="seed of the case search (default 0: the same cases every run)")
-    check.add_argument("--examples", type=int, default=DEFAULT_EXAMPLES,
-                       help=f"cases drawn after the edge cases (default {DEFAULT_EXAMPLES})")
+        "read-only file system, the homes hidden); the verdict is always this process's.",
+    )
+    check.add_argument(
+        "target",
+        metavar="FILE[:FUNCTION]",
+        help="your Python file, optionally with the one function (or layer class) to grade; or a "
+        "folder of submissions (a file, or a folder, per student) to grade a class at once",
+    )
+    check.add_argument(
+        "--convention",
+        choices=list(CONVENTIONS),
+        default="cs231n",
+        help="cs231n: conv_forward_naive / conv_backward_naive (default); layer: an NHWC Conv2D "
+        "class; torch: conv2d_forward / conv2d_backward with PyTorch's arguments",
+    )
+    check.add_argument(
+        "--seed", type=int, default=0, help="seed of the case search (default 0: the same cases every run)"
+    )
+    check.add_argument(
+        "--examples",
+        type=int,
+        default=DEFAULT_EXAMPLES,
+        help=f"cases drawn after the edge cases (default {DEFAULT_EXAMPLES})",
+    )
     check.add_argument("--json", action="store_true", help="print the report as JSON")
     check.add_argument("--gradescope", metavar="PATH", help="also write Gradescope's results.json to PATH")
-    check.add_argument("--time-limit", type=float, default=TIME_LIMIT, help=f"seconds for the whole check (default {TIME_LIMIT:g})")
-    check.add_argument("--call-time-limit", type=float, default=None, help=f"seconds for one call of your code (default {CALL_SECONDS:g})")
+    check.add_argument(
+        "--time-limit", type=float, default=TIME_LIMIT, help=f"seconds for the whole check (default {TIME_LIMIT:g})"
+    )
+    check.add_argument(
+        "--call-time-limit",
+        type=float,
+        default=None,
+        help=f"seconds for one call of your code (default {CALL_SECONDS:g})",
+    )
     check.add_argument("--memory-limit", type=int, default=MEMORY_MB, help=f"megabytes of memory (default {MEMORY_MB})")
     check.add_argument("--page", default=PAGE, help=f"the ConvScope page the links open (default {PAGE})")
     grading = check.add_argument_group("a class at once (FILE is a folder of submissions)")
     grading.add_argument("--jobs", type=int, default=None, help="checks at once (default: the machine's cores)")
     grading.add_argument("--csv", metavar="PATH", help="write one CSV row per submission to PATH")
-    grading.add_argument("--class-report", metavar="PATH", help="write the class report (one offline HTML file) to PATH")
+    grading.add_argument(
+        "--class-report", metavar="PATH", help="write the class report (one offline HTML file) to PATH"
+    )
     return check
 
 
@@ -81,9 +106,17 @@ def run(args: argparse.Namespace, write_lesson: Callable[[dict, Path, str], None
     if Path(args.target).is_dir():
         return run_class(args)
     path, function = split_target(args.target)
-    report = check_file(path, function, args.convention, seed=args.seed, examples=args.examples,
-                        time_limit=args.time_limit, memory_mb=args.memory_limit,
-                        call_seconds=args.call_time_limit, page=args.page)
+    report = check_file(
+        path,
+        function,
+        args.convention,
+        seed=args.seed,
+        examples=args.examples,
+        time_limit=args.time_limit,
+        memory_mb=args.memory_limit,
+        call_seconds=args.call_time_limit,
+        page=args.page,
+    )
     print(report.to_json() if args.json else report)
     if getattr(args, "lesson", None) and write_lesson is not None:
         failing = first_failing_case(report)
@@ -100,7 +133,9 @@ def run(args: argparse.Namespace, write_lesson: Callable[[dict, Path, str], None
                 print(f"lesson file: {args.lesson} opens the {name} case with your {name} compared, with no server")
     if args.gradescope:
         try:
-            Path(args.gradescope).write_text(json.dumps(report.gradescope(), indent=2, ensure_ascii=False), encoding="utf-8")
+            Path(args.gradescope).write_text(
+                json.dumps(report.gradescope(), indent=2, ensure_ascii=False), encoding="utf-8"
+            )
         except OSError as exc:
             print(f"convscope check: cannot write {args.gradescope}: {exc}", file=sys.stderr)
             return 2
@@ -131,16 +166,29 @@ def run_class(args: argparse.Namespace) -> int:
     def progress(done: int, total: int, submission) -> None:
         print(f"[{done}/{total}] {submission.name}", file=sys.stderr, flush=True)
 
-    reports = grade_all(submissions, args.convention, jobs=args.jobs, progress=progress, seed=args.seed,
-                        examples=args.examples, time_limit=args.time_limit, memory_mb=args.memory_limit,
-                        call_seconds=args.call_time_limit, page=args.page)
+    reports = grade_all(
+        submissions,
+        args.convention,
+        jobs=args.jobs,
+        progress=progress,
+        seed=args.seed,
+        examples=args.examples,
+        time_limit=args.time_limit,
+        memory_mb=args.memory_limit,
+        call_seconds=args.call_time_limit,
+        page=args.page,
+    )
     summary = summarize(submissions, reports)
     writes = []
     if args.csv:
         writes.append((Path(args.csv), class_csv(submissions, reports)))
     if args.class_report:
-        writes.append((Path(args.class_report), class_html(summary, submissions, reports, args.convention,
-                                                           title=f"Class report: {folder.name}")))
+        writes.append(
+            (
+                Path(args.class_report),
+                class_html(summary, submissions, reports, args.convention, title=f"Class report: {folder.name}"),
+            )
+        )
     if args.gradescope:
         for submission, data in zip(submissions, reports):
             target = Path(args.gradescope) / submission.name.replace("/", "__").removesuffix(".py") / "results.json"
@@ -153,8 +201,16 @@ def run_class(args: argparse.Namespace) -> int:
             print(f"convscope check: cannot write {target}: {exc}", file=sys.stderr)
             return 2
     if args.json:
-        print(json.dumps({"summary": summary, "submissions": [
-            {"name": s.name, "report": r} for s, r in zip(submissions, reports)]}, indent=2, ensure_ascii=False))
+        print(
+            json.dumps(
+                {
+                    "summary": summary,
+                    "submissions": [{"name": s.name, "report": r} for s, r in zip(submissions, reports)],
+                },
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
     else:
         print(class_text(summary, args.convention))
     return 0

@@ -29,10 +29,12 @@ def _shape_rule(case: Case, convention: str) -> str:
     (top, bottom, _, _), (sh, _), (dh, _) = case.padding, case.stride, case.dilation
     ho = spec.out_shape[2]
     if convention == "cs231n":
-        return (f"H_out = 1 + (H + 2·pad − HH) // stride = 1 + ({case.h} + 2·{top} − {case.kh}) // {sh} = {ho}")
+        return f"H_out = 1 + (H + 2·pad − HH) // stride = 1 + ({case.h} + 2·{top} − {case.kh}) // {sh} = {ho}"
     kernel = f"{dh}·({case.kh} − 1) − 1" if dh != 1 else f"{case.kh}"
-    return (f"H_out = 1 + (H + pad_top + pad_bottom − {'dilation·(KH − 1) − 1' if dh != 1 else 'KH'}) // stride"
-            f" = 1 + ({case.h} + {top} + {bottom} − {kernel}) // {sh} = {ho}")
+    return (
+        f"H_out = 1 + (H + pad_top + pad_bottom − {'dilation·(KH − 1) − 1' if dh != 1 else 'KH'}) // stride"
+        f" = 1 + ({case.h} + {top} + {bottom} − {kernel}) // {sh} = {ho}"
+    )
 
 
 def facts(convention: str, case: Case, name: str, got: Any) -> list[str]:
@@ -60,8 +62,13 @@ def facts(convention: str, case: Case, name: str, got: Any) -> list[str]:
         return found
     if found or not got.size:
         return found
-    if got.ndim >= 2 and got.shape[-1] == got.shape[-2] and got.shape[-1] > 1 and \
-            _close(got, np.swapaxes(expected, -1, -2)) and not _close(got, expected):
+    if (
+        got.ndim >= 2
+        and got.shape[-1] == got.shape[-2]
+        and got.shape[-1] > 1
+        and _close(got, np.swapaxes(expected, -1, -2))
+        and not _close(got, expected)
+    ):
         found.append(f"{name} is the right answer transposed: rows and columns (H and W) swapped")
     if name == "out":
         b = np.asarray(conv.inputs(case).get("b"), dtype=np.float64).reshape(-1)
@@ -73,8 +80,10 @@ def facts(convention: str, case: Case, name: str, got: Any) -> list[str]:
     scale = float(np.vdot(got, expected) / np.vdot(expected, expected))
     if scale not in (0.0, 1.0) and _close(got, scale * expected):
         averaged = scale < 1 and abs(1 / scale - round(1 / scale)) < 1e-9
-        found.append(f"{name} is the right answer times {scale:.6g}"
-                     + (f" (divided by {round(1 / scale)}: averaged?)" if averaged else ""))
+        found.append(
+            f"{name} is the right answer times {scale:.6g}"
+            + (f" (divided by {round(1 / scale)}: averaged?)" if averaged else "")
+        )
     shift = got - expected
     if np.ptp(shift) < 1e-9 and abs(float(shift.flat[0])) > 1e-9:
         found.append(f"{name} is the right answer plus the constant {float(shift.flat[0]):.6g}")

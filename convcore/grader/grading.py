@@ -76,9 +76,17 @@ def _name(function: Any) -> str:
     return getattr(function, "__qualname__", None) or getattr(function, "__name__", repr(function))
 
 
-def grade(convention: str, subject: Subject, *, target: str, seed: int = 0, examples: int = DEFAULT_EXAMPLES,
-          call: Callable[..., Any] = call_plainly, page: str = PAGE,
-          run: Callable[[Any], dict[str, Any]] | None = None) -> Report:
+def grade(
+    convention: str,
+    subject: Subject,
+    *,
+    target: str,
+    seed: int = 0,
+    examples: int = DEFAULT_EXAMPLES,
+    call: Callable[..., Any] = call_plainly,
+    page: str = PAGE,
+    run: Callable[[Any], dict[str, Any]] | None = None,
+) -> Report:
     """Search, shrink and name: the Report of ``subject`` in ``convention``; the
     counterexamples link to the page at ``page``. ``run``: see Grader."""
     grader = Grader(convention, subject, seed=seed, examples=examples, call=call, run=run)
@@ -100,21 +108,39 @@ def grade(convention: str, subject: Subject, *, target: str, seed: int = 0, exam
                 "status": "fail",
                 "checked": len(found["tried"]),
                 "counterexample": counterexample_data(convention, smallest, name, got, page),
-                "facts": facts(convention, smallest, name, got) or [  # (a fact may need more than one cell)
+                "facts": facts(convention, smallest, name, got)
+                or [  # (a fact may need more than one cell)
                     f"on the first failing case ({first.describe()}): {fact}"
-                    for fact in (facts(convention, first, name, grader.outcomes(first)[name]) if first != smallest else [])],
+                    for fact in (
+                        facts(convention, first, name, grader.outcomes(first)[name]) if first != smallest else []
+                    )
+                ],
                 "likely_mistakes": grader.likely_mistakes(name, smallest),
                 "look_alikes": grader.look_alikes(name, smallest),
             }
     except LimitExceeded as exc:
         return Report.fatal(target, convention, f"{target} {exc} (while a failing case was shrunk)", seed=seed)
-    return Report({"schema": SCHEMA, "target": target, "convention": convention, "status":
-                   "fail" if any(o["status"] == "fail" for o in outputs.values()) else "pass",
-                   "error": None, "seed": seed, "cases": len(grader.runs), "outputs": outputs})
+    return Report(
+        {
+            "schema": SCHEMA,
+            "target": target,
+            "convention": convention,
+            "status": "fail" if any(o["status"] == "fail" for o in outputs.values()) else "pass",
+            "error": None,
+            "seed": seed,
+            "cases": len(grader.runs),
+            "outputs": outputs,
+        }
+    )
 
 
-def subject_of(convention: str, functions: tuple[Callable[..., Any], ...], forward: Any = None,
-               backward: Any = None, layer: Any = None) -> Subject:
+def subject_of(
+    convention: str,
+    functions: tuple[Callable[..., Any], ...],
+    forward: Any = None,
+    backward: Any = None,
+    layer: Any = None,
+) -> Subject:
     """A Subject from keyword callables, or from positional ones recognised by their
     names (``forward`` / ``backward`` in it) or, for CS231n, by their parameter count
     (2: ``(dout, cache)``, 4: ``(x, w, b, conv_param)``); a class is a layer."""
@@ -133,9 +159,16 @@ def subject_of(convention: str, functions: tuple[Callable[..., Any], ...], forwa
     return Subject(forward=forward, backward=backward, layer=layer)
 
 
-def check(*functions: Callable[..., Any], convention: str = "cs231n", forward: Any = None,
-          backward: Any = None, layer: Any = None, seed: int = 0, examples: int = DEFAULT_EXAMPLES,
-          call_seconds: float | None = CALL_SECONDS) -> Report:
+def check(
+    *functions: Callable[..., Any],
+    convention: str = "cs231n",
+    forward: Any = None,
+    backward: Any = None,
+    layer: Any = None,
+    seed: int = 0,
+    examples: int = DEFAULT_EXAMPLES,
+    call_seconds: float | None = CALL_SECONDS,
+) -> Report:
     """Grade your conv layer from Python (a notebook): ``check(conv_forward_naive,
     conv_backward_naive)``, ``check(conv2d_forward, conv2d_backward, convention="torch")``
     or ``check(Conv2D, convention="layer")``. Returns a Report; ``print`` it.
@@ -152,4 +185,3 @@ def check(*functions: Callable[..., Any], convention: str = "cs231n", forward: A
         raise ValueError("the layer convention grades a class: check(Conv2D, convention='layer')")
     target = " and ".join(_name(p) for p in parts)
     return grade(convention, subject, target=target, seed=seed, examples=examples, call=timed_call(call_seconds))
-

@@ -26,12 +26,15 @@ from pathlib import Path
 
 __all__ = ["Isolation", "isolation", "wrap"]
 
-NOT_ISOLATED = ("not isolated: bubblewrap (bwrap) is not available here, so the submission runs as you and can "
-                "read and write your files, use the network, and leave processes running that it started in a "
-                "new session (its environment is still only a few variables, and the verdict is still the "
-                "grader's: apt-get install bubblewrap)")
-ISOLATED = ("bubblewrap: a read-only file system but its own folder, your home hidden, no network, its processes "
-            "ended with it")
+NOT_ISOLATED = (
+    "not isolated: bubblewrap (bwrap) is not available here, so the submission runs as you and can "
+    "read and write your files, use the network, and leave processes running that it started in a "
+    "new session (its environment is still only a few variables, and the verdict is still the "
+    "grader's: apt-get install bubblewrap)"
+)
+ISOLATED = (
+    "bubblewrap: a read-only file system but its own folder, your home hidden, no network, its processes ended with it"
+)
 
 
 @dataclass(frozen=True)
@@ -74,14 +77,30 @@ def _needed_paths() -> list[str]:
     entry is the folder the teacher runs the check from, which may hold the answers."""
     import convcore
 
-    wanted = {sys.prefix, sys.base_prefix, sys.exec_prefix, str(Path(convcore.__file__).resolve().parent.parent),
-              str(Path(sys.executable).resolve().parent)}
+    wanted = {
+        sys.prefix,
+        sys.base_prefix,
+        sys.exec_prefix,
+        str(Path(convcore.__file__).resolve().parent.parent),
+        str(Path(sys.executable).resolve().parent),
+    }
     return sorted(p for p in {os.path.realpath(p) for p in wanted} if os.path.isdir(p))
 
 
 def _world(workdir: str, readable: tuple[str, ...]) -> list[str]:
-    args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-            "--unshare-all", "--die-with-parent", "--new-session", "--clearenv"]
+    args = [
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--unshare-all",
+        "--die-with-parent",
+        "--new-session",
+        "--clearenv",
+    ]
     hidden = _hidden()
     for folder in hidden:
         args += ["--tmpfs", folder]

@@ -79,8 +79,14 @@ def _layer_class(module: ModuleType, function: str | None, path: str) -> Subject
         return Subject(layer=cls)
     if inspect.isclass(getattr(module, "Conv2D", None)):
         return Subject(layer=module.Conv2D)
-    found = [v for v in vars(module).values() if inspect.isclass(v) and v.__module__ == module.__name__
-             and callable(getattr(v, "forward", None)) and callable(getattr(v, "backward", None))]
+    found = [
+        v
+        for v in vars(module).values()
+        if inspect.isclass(v)
+        and v.__module__ == module.__name__
+        and callable(getattr(v, "forward", None))
+        and callable(getattr(v, "backward", None))
+    ]
     if len(found) != 1:
         what = "no class" if not found else f"{len(found)} classes ({', '.join(c.__name__ for c in found)})"
         raise LoadError(f"{path} has {what} with forward and backward methods; name one: {path}:CLASS")

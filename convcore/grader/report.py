@@ -87,8 +87,17 @@ class Report:
 
     @classmethod
     def fatal(cls, target: str, convention: str, message: str, **extra: Any) -> Report:
-        return cls({"schema": SCHEMA, "target": target, "convention": convention, "status": "error",
-                    "error": message, "outputs": {}, **extra})
+        return cls(
+            {
+                "schema": SCHEMA,
+                "target": target,
+                "convention": convention,
+                "status": "error",
+                "error": message,
+                "outputs": {},
+                **extra,
+            }
+        )
 
     @property
     def exit_code(self) -> int:
@@ -125,7 +134,9 @@ class Report:
                 lines.append(f"       {count} {'cell differs' if count == 1 else 'cells differ'}:")
                 for cell in comparison["differing"]:
                     index = ",".join(str(i) for i in cell["index"])
-                    lines.append(f"         {name}[{index}]: expected {_num(cell['expected'])}, got {_num(cell['got'])}")
+                    lines.append(
+                        f"         {name}[{index}]: expected {_num(cell['expected'])}, got {_num(cell['got'])}"
+                    )
             else:
                 lines.append(f"       {comparison['message']}")
         for fact in result.get("facts", []):
@@ -135,8 +146,9 @@ class Report:
             lines.append(f"         {mistake['wrong']}")
             lines.append(f"         fix: {mistake['should']}")
         for alike in result.get("look_alikes", []):
-            lines.append(f"       looks like {alike['id']} ({alike['title']}) on this case, but not on "
-                         f"{alike['differs_on']}")
+            lines.append(
+                f"       looks like {alike['id']} ({alike['title']}) on this case, but not on {alike['differs_on']}"
+            )
         lines.append(f"       see it step by step: run `convscope serve` and open {ce['page']}")
         return lines
 
@@ -147,8 +159,11 @@ class Report:
         if d.get("error"):
             site = [f"  {line}" for line in format_site(d["site"])] if d.get("site") else []
             return "\n".join([head, *warning, f"error: {d['error']}", *site, "result: could not grade (exit 2)"])
-        lines = [f"{head}, seed {d['seed']}, {d['cases']} cases", *warning,
-                 *([f"note: {d['note']}"] if d.get("note") else [])]
+        lines = [
+            f"{head}, seed {d['seed']}, {d['cases']} cases",
+            *warning,
+            *([f"note: {d['note']}"] if d.get("note") else []),
+        ]
         for name, result in d["outputs"].items():
             lines += ["  " + line for line in self._output_lines(name, result)]
         failed = [n for n, r in d["outputs"].items() if r["status"] == "fail"]
@@ -173,16 +188,21 @@ class Report:
         tests = []
         for name, result in d["outputs"].items():
             ok = result["status"] == "pass"
-            tests.append({
-                "name": f"{name} ({ROLES[name]})",
-                "score": 1 if ok else 0,
-                "max_score": 1,
-                "status": "passed" if ok else "failed",
-                "output": "\n".join(self._output_lines(name, result)),
-            })
+            tests.append(
+                {
+                    "name": f"{name} ({ROLES[name]})",
+                    "score": 1 if ok else 0,
+                    "max_score": 1,
+                    "status": "passed" if ok else "failed",
+                    "output": "\n".join(self._output_lines(name, result)),
+                }
+            )
         score = sum(t["score"] for t in tests)
-        return {"score": score, "output": f"{str(self).splitlines()[0]}: {score} of {len(tests)} outputs pass",
-                "tests": tests}
+        return {
+            "score": score,
+            "output": f"{str(self).splitlines()[0]}: {score} of {len(tests)} outputs pass",
+            "tests": tests,
+        }
 
 
 def _num(value: Any) -> str:
@@ -194,8 +214,13 @@ def _num(value: Any) -> str:
 def _compact(value: Any) -> str:
     """A value on one line, arrays with short numbers, long ones cut."""
     if isinstance(value, list):
-        text = np.array2string(np.asarray(value, dtype=object), separator=", ", threshold=60,
-                               max_line_width=10**6, formatter={"all": lambda v: _num(v)})
+        text = np.array2string(
+            np.asarray(value, dtype=object),
+            separator=", ",
+            threshold=60,
+            max_line_width=10**6,
+            formatter={"all": lambda v: _num(v)},
+        )
     else:
         text = repr(value)
     text = " ".join(text.split())

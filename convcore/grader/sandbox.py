@@ -48,8 +48,14 @@ __all__ = ["check_file"]
 
 # the child's whole environment (nothing of the teacher's: no tokens, no keys)
 CHILD_ENV_KEEP = ("PATH", "LANG", "LC_ALL", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
-CHILD_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-             "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1", "PYTHONHASHSEED": "0"}
+CHILD_ENV = {
+    "OPENBLAS_NUM_THREADS": "1",
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "PYTHONDONTWRITEBYTECODE": "1",
+    "PYTHONNOUSERSITE": "1",
+    "PYTHONHASHSEED": "0",
+}
 START_SECONDS = 30.0  # at most this for the child to start, within the time limit
 
 
@@ -95,9 +101,16 @@ class _Child:
             command = wrap(command, workdir, (str(Path(params["path"]).parent),), env)
         self.log = open(os.path.join(workdir, ".child-log"), "w+b")  # (the harness's own errors)
         try:
-            self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                            stderr=self.log, pass_fds=(requests_read, replies_write),
-                                            start_new_session=True, env=env, cwd=workdir)
+            self.process = subprocess.Popen(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=self.log,
+                pass_fds=(requests_read, replies_write),
+                start_new_session=True,
+                env=env,
+                cwd=workdir,
+            )
         finally:
             os.close(requests_read)
             os.close(replies_write)
@@ -113,8 +126,10 @@ class _Child:
         try:
             return read_frame(self.replies, self.deadline)
         except ChannelTimeout:
-            raise _Stopped(f"did not finish within the time limit of {self.time_limit:g} s and was stopped "
-                           "(does it loop forever, or is it very slow? --time-limit gives it more)") from None
+            raise _Stopped(
+                f"did not finish within the time limit of {self.time_limit:g} s and was stopped "
+                "(does it loop forever, or is it very slow? --time-limit gives it more)"
+            ) from None
         except ChannelClosed:
             try:
                 self.process.wait(timeout=5)
@@ -122,8 +137,9 @@ class _Child:
                 pass
             raise _Stopped(self._ended_text()) from None
         except ChannelBroken as exc:
-            raise _Stopped(f"wrote something into the grader's channel that is not an answer ({exc}), "
-                           "and was stopped") from None
+            raise _Stopped(
+                f"wrote something into the grader's channel that is not an answer ({exc}), and was stopped"
+            ) from None
 
     def _ended_text(self) -> str:
         text = _ended(self.process.returncode, self.memory_mb)
@@ -139,8 +155,9 @@ class _Child:
             try:
                 return decode_results(reply["results"], names)
             except ChannelBroken as exc:
-                raise _Stopped(f"wrote something into the grader's channel that is not an answer ({exc}), "
-                               "and was stopped") from None
+                raise _Stopped(
+                    f"wrote something into the grader's channel that is not an answer ({exc}), and was stopped"
+                ) from None
         if set(reply) == {"limit"} and isinstance(reply["limit"], str):
             raise _Stopped(reply["limit"][:2000])
         raise _Stopped("wrote something into the grader's channel that is not an answer, and was stopped")
@@ -165,9 +182,18 @@ def _convcore_root() -> str:
     return str(Path(convcore.__file__).resolve().parent.parent)
 
 
-def check_file(path: str, function: str | None = None, convention: str = "cs231n", *, seed: int = 0,
-               examples: int | None = None, time_limit: float = TIME_LIMIT, memory_mb: int = MEMORY_MB,
-               call_seconds: float | None = None, page: str | None = None) -> Report:
+def check_file(
+    path: str,
+    function: str | None = None,
+    convention: str = "cs231n",
+    *,
+    seed: int = 0,
+    examples: int | None = None,
+    time_limit: float = TIME_LIMIT,
+    memory_mb: int = MEMORY_MB,
+    call_seconds: float | None = None,
+    page: str | None = None,
+) -> Report:
     """The Report of ``path[:function]``: its code run in a limited (and, with
     bubblewrap, isolated) child, graded here."""
     from ..mistakes import Subject, get_convention
@@ -175,8 +201,14 @@ def check_file(path: str, function: str | None = None, convention: str = "cs231n
     from .grading import LimitExceeded, grade
 
     target = f"{path}:{function}" if function else path
-    params = {"path": os.path.abspath(path), "function": function, "convention": convention,
-              "memory_mb": memory_mb, "call_seconds": call_seconds, "cpu_seconds": int(time_limit) + 2}
+    params = {
+        "path": os.path.abspath(path),
+        "function": function,
+        "convention": convention,
+        "memory_mb": memory_mb,
+        "call_seconds": call_seconds,
+        "cpu_seconds": int(time_limit) + 2,
+    }
     cache_from = False
     with tempfile.TemporaryDirectory(prefix="convscope-check-") as workdir:
         child = _Child(params, workdir, time_limit)
@@ -192,9 +224,16 @@ def check_file(path: str, function: str | None = None, convention: str = "cs231n
             cache_from = ready.get("cache_from")
             if not isinstance(cache_from, bool):
                 parts = None
-            if not isinstance(parts, dict) or not all(isinstance(parts.get(k), bool) for k in ("forward", "backward", "layer")):
-                return Report.fatal(target, convention, f"{target} wrote something into the grader's channel "
-                                    "that is not an answer, and was stopped", seed=seed, **extra)
+            if not isinstance(parts, dict) or not all(
+                isinstance(parts.get(k), bool) for k in ("forward", "backward", "layer")
+            ):
+                return Report.fatal(
+                    target,
+                    convention,
+                    f"{target} wrote something into the grader's channel that is not an answer, and was stopped",
+                    seed=seed,
+                    **extra,
+                )
             # the parent's Subject names which parts exist; their code never runs here
             subject = Subject(**{k: _elsewhere if parts[k] else None for k in ("forward", "backward", "layer")})
             names = get_convention(convention).graded(subject)
@@ -205,16 +244,25 @@ def check_file(path: str, function: str | None = None, convention: str = "cs231n
                 except _Stopped as exc:
                     raise LimitExceeded(str(exc)) from None
 
-            report = grade(convention, subject, target=target, seed=seed, examples=examples or DEFAULT_EXAMPLES,
-                           run=run, **({"page": page} if page else {}))
+            report = grade(
+                convention,
+                subject,
+                target=target,
+                seed=seed,
+                examples=examples or DEFAULT_EXAMPLES,
+                run=run,
+                **({"page": page} if page else {}),
+            )
         finally:
             child.close()
     if "needs more memory" in (report.data.get("error") or ""):
         report.data["error"] += f"; the limit is {memory_mb} MB (--memory-limit)"
     report.data.update(extra)
     if cache_from and not report.data.get("error"):
-        report.data["note"] = (f"{function} was given the cache of the file's own {NAMES[convention][0]} "
-                               "(as the assignment's notebook does)")
+        report.data["note"] = (
+            f"{function} was given the cache of the file's own {NAMES[convention][0]} "
+            "(as the assignment's notebook does)"
+        )
     return report
 
 
@@ -240,8 +288,9 @@ def _load(params: dict[str, Any]) -> tuple[Any, Any] | str:
     try:
         with _alarm(params["call_seconds"] or CALL_SECONDS):
             module = load_module(params["path"])
-        return get_convention(params["convention"]), find_subject(module, params["convention"],
-                                                                  params["function"], params["path"])
+        return get_convention(params["convention"]), find_subject(
+            module, params["convention"], params["function"], params["path"]
+        )
     except LoadError as exc:
         return str(exc)
     except LimitExceeded as exc:
@@ -277,8 +326,13 @@ def _child(requests: int, replies: int) -> None:
         write_frame(replies, {"fatal": loaded})
         os._exit(0)
     convention, subject = loaded
-    write_frame(replies, {"ready": {k: getattr(subject, k) is not None for k in ("forward", "backward", "layer")},
-                          "cache_from": subject.cache_from is not None})
+    write_frame(
+        replies,
+        {
+            "ready": {k: getattr(subject, k) is not None for k in ("forward", "backward", "layer")},
+            "cache_from": subject.cache_from is not None,
+        },
+    )
     call = timed_call(params["call_seconds"] or CALL_SECONDS)
     while True:
         try:

@@ -71,8 +71,13 @@ def generated_cases(convention: str, seed: int, count: int) -> list[Case]:
     found: list[Case] = []
 
     @hypothesis_seed(seed)
-    @settings(max_examples=count, database=None, deadline=None, phases=[Phase.generate],
-              suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=count,
+        database=None,
+        deadline=None,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
     @given(cases(convention))
     def collect(case: Case) -> None:
         found.append(case)
@@ -100,9 +105,16 @@ class Grader:
     sandbox's child process does, so that this process never runs the subject's code.
     """
 
-    def __init__(self, convention: str, subject: Subject, *, seed: int = 0,
-                 examples: int = DEFAULT_EXAMPLES, call: Callable[..., Any] = call_plainly,
-                 run: Callable[[Case], dict[str, Any]] | None = None):
+    def __init__(
+        self,
+        convention: str,
+        subject: Subject,
+        *,
+        seed: int = 0,
+        examples: int = DEFAULT_EXAMPLES,
+        call: Callable[..., Any] = call_plainly,
+        run: Callable[[Case], dict[str, Any]] | None = None,
+    ):
         self.convention = get_convention(convention)
         self.subject = subject
         self.seed = seed
@@ -158,8 +170,11 @@ class Grader:
     def look_alikes(self, output: str, counterexample: Case) -> list[dict[str, Any]]:
         """The mistakes that equal the subject's ``output`` on the counterexample only:
         {id, title, differs_on} with the first Case tried where they differ."""
-        return [{"id": m["id"], "title": m["title"], "differs_on": m["differs_on"]}
-                for m in self._matching(output, counterexample) if m.get("differs_on") is not None]
+        return [
+            {"id": m["id"], "title": m["title"], "differs_on": m["differs_on"]}
+            for m in self._matching(output, counterexample)
+            if m.get("differs_on") is not None
+        ]
 
     def _matching(self, output: str, counterexample: Case) -> list[dict[str, Any]]:
         got = self.outcomes(counterexample)[output]
@@ -169,11 +184,26 @@ class Grader:
                 continue
             if not outcome_equal(got, self.mistake_outcomes(mistake, counterexample)[output]):
                 continue
-            differs = next((case for case, results in self.runs.items() if output in results
-                            and not outcome_equal(results[output], self.mistake_outcomes(mistake, case)[output])), None)
-            found.append({"id": mistake.id, "title": mistake.title, "wrong": mistake.wrong,
-                          "should": mistake.should, "source": mistake.source, "everywhere": differs is None,
-                          "differs_on": None if differs is None else differs.describe()})
+            differs = next(
+                (
+                    case
+                    for case, results in self.runs.items()
+                    if output in results
+                    and not outcome_equal(results[output], self.mistake_outcomes(mistake, case)[output])
+                ),
+                None,
+            )
+            found.append(
+                {
+                    "id": mistake.id,
+                    "title": mistake.title,
+                    "wrong": mistake.wrong,
+                    "should": mistake.should,
+                    "source": mistake.source,
+                    "everywhere": differs is None,
+                    "differs_on": None if differs is None else differs.describe(),
+                }
+            )
         return found
 
     # -- the whole grading --------------------------------------------------------------

@@ -68,8 +68,7 @@ def _drawn_cases(draw, convention: str) -> Case:
     else:
         ph, pw = draw(st.integers(0, MAX_PAD)), draw(st.integers(0, MAX_PAD))
         padding = (ph, ph, pw, pw)
-    dilation = (tuple(draw(st.integers(1, MAX_DILATION)) for _ in range(2))
-                if convention == "torch" else (1, 1))
+    dilation = tuple(draw(st.integers(1, MAX_DILATION)) for _ in range(2)) if convention == "torch" else (1, 1)
     case = Case(
         n=draw(st.integers(1, MAX_N)),
         cg=draw(st.integers(1, per_group)),

@@ -28,7 +28,6 @@ from ..spec import ConvSpec, ConvSpecError
 __all__ = ["ACTIVATION_ORDER", "Arrays", "Case", "KNOBS", "one_step_smaller"]
 
 
-
 def distinct_integers(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
     """Distinct non-zero integers, as small as that allows: from [−3, 3] for up to six
     cells, from [−m, m] with m = ⌈cells / 2⌉ beyond (distinct values keep two cells
@@ -37,6 +36,7 @@ def distinct_integers(rng: np.random.Generator, shape: tuple[int, ...]) -> np.nd
     m = max(3, -(-cells // 2))
     pool = np.concatenate([np.arange(-m, 0), np.arange(1, m + 1)]).astype(np.float64)
     return rng.permutation(pool)[:cells].reshape(shape)
+
 
 # simplest first: a neighbour of an activation is the one before it
 ACTIVATION_ORDER = ("identity", "relu", "tanh")
@@ -95,8 +95,12 @@ class Case:
     def spec(self) -> ConvSpec:
         """The resolved geometry; raises ConvSpecError for an impossible setup."""
         return ConvSpec.create(
-            (self.n, self.c, self.h, self.w), (self.f, self.cg, self.kh, self.kw),
-            self.stride, self.padding, self.dilation, self.groups,
+            (self.n, self.c, self.h, self.w),
+            (self.f, self.cg, self.kh, self.kw),
+            self.stride,
+            self.padding,
+            self.dilation,
+            self.groups,
         )
 
     @property
@@ -111,8 +115,7 @@ class Case:
     def arrays(self) -> Arrays:
         """x: (N, C, H, W), w: (F, C/groups, KH, KW), b: (F,), dout: (N, F, Ho, Wo)."""
         rng = np.random.default_rng(self.seed)
-        shapes = ((self.n, self.c, self.h, self.w), (self.f, self.cg, self.kh, self.kw), (self.f,),
-                  self.spec.out_shape)
+        shapes = ((self.n, self.c, self.h, self.w), (self.f, self.cg, self.kh, self.kw), (self.f,), self.spec.out_shape)
         if self.values == "int":
             drawn = [distinct_integers(rng, shape) for shape in shapes]
         else:
@@ -147,14 +150,26 @@ class Case:
         return cls(**fields)
 
     @classmethod
-    def with_inputs(cls, spec: ConvSpec, activation: str, x: np.ndarray, w: np.ndarray, b: np.ndarray,
-                    dout: np.ndarray) -> Case:
+    def with_inputs(
+        cls, spec: ConvSpec, activation: str, x: np.ndarray, w: np.ndarray, b: np.ndarray, dout: np.ndarray
+    ) -> Case:
         """The Case of ``spec`` with these inputs instead of drawn ones: x (N, C, H, W),
         w (F, C/groups, KH, KW), b (F,), dout (N, F, Ho, Wo) (a trace request's own numbers)."""
-        case = cls(n=spec.N, cg=spec.channels_per_group, fg=spec.filters_per_group, groups=spec.groups,
-                   h=spec.H, w=spec.W, kh=spec.KH, kw=spec.KW, stride=tuple(spec.stride),
-                   padding=tuple(spec.padding), dilation=tuple(spec.dilation), activation=activation,
-                   values="given")
+        case = cls(
+            n=spec.N,
+            cg=spec.channels_per_group,
+            fg=spec.filters_per_group,
+            groups=spec.groups,
+            h=spec.H,
+            w=spec.W,
+            kh=spec.KH,
+            kw=spec.KW,
+            stride=tuple(spec.stride),
+            padding=tuple(spec.padding),
+            dilation=tuple(spec.dilation),
+            activation=activation,
+            values="given",
+        )
         case.__dict__["arrays"] = Arrays(x, w, b, dout)  # the cached property, set once
         return case
 
@@ -164,15 +179,30 @@ class Case:
         x, w, b, dout = self.arrays
         if layout == "NHWC":
             x, w, dout = nchw_to_nhwc(x, "x"), oihw_to_hwio(w, "w"), nchw_to_nhwc(dout, "dout")
-        return {"layout": layout, "x": x.tolist(), "w": w.tolist(), "b": b.tolist(), "dout": dout.tolist(),
-                "stride": list(self.stride), "padding": list(self.padding), "dilation": list(self.dilation),
-                "groups": self.groups, "activation": self.activation}
+        return {
+            "layout": layout,
+            "x": x.tolist(),
+            "w": w.tolist(),
+            "b": b.tolist(),
+            "dout": dout.tolist(),
+            "stride": list(self.stride),
+            "padding": list(self.padding),
+            "dilation": list(self.dilation),
+            "groups": self.groups,
+            "activation": self.activation,
+        }
 
     def describe(self) -> str:
         """One line: ``N=1 C=1 H×W=3×4 F=1 KH×KW=2×2 stride 1 padding 0 …``."""
-        parts = [f"N={self.n}", f"C={self.c}", f"H×W={self.h}×{self.w}", f"F={self.f}",
-                 f"KH×KW={self.kh}×{self.kw}", f"stride {_short(self.stride)}",
-                 f"padding {_short(self.padding)}"]
+        parts = [
+            f"N={self.n}",
+            f"C={self.c}",
+            f"H×W={self.h}×{self.w}",
+            f"F={self.f}",
+            f"KH×KW={self.kh}×{self.kw}",
+            f"stride {_short(self.stride)}",
+            f"padding {_short(self.padding)}",
+        ]
         if self.dilation != (1, 1):
             parts.append(f"dilation {_short(self.dilation)}")
         if self.groups != 1:

@@ -20,8 +20,15 @@ from .case import Case
 from .conventions import OUTPUTS, Failure, Subject, call_plainly, get_convention
 
 __all__ = [
-    "Condition", "MISTAKES", "Mistake", "get_mistake", "mistaken_and_true", "mistakes_for", "outcome_equal",
-    "register", "where_windows_read_x",
+    "Condition",
+    "MISTAKES",
+    "Mistake",
+    "get_mistake",
+    "mistaken_and_true",
+    "mistakes_for",
+    "outcome_equal",
+    "register",
+    "where_windows_read_x",
 ]
 
 
@@ -61,9 +68,11 @@ def where_windows_read_x(condition: Callable[[Case], bool], words: str, gradient
         return condition(c) and every_window_reads_x(c) and (not gradient or gradient_flows_everywhere(c))
 
     caveat = " and f'(Z) is nowhere 0" if gradient else ""
-    return Condition(shows, words + f" (exact when every window reads some cell of x{caveat}; a window "
-                                    "over padding alone can hide it)",
-                     hides=lambda c: not condition(c))
+    return Condition(
+        shows,
+        words + f" (exact when every window reads some cell of x{caveat}; a window over padding alone can hide it)",
+        hides=lambda c: not condition(c),
+    )
 
 
 @dataclass(frozen=True)
@@ -95,8 +104,7 @@ class Mistake:
 
     def shows(self, case: Case) -> dict[str, bool]:
         """Per output of the convention, whether this mistake's conditions hold on ``case``."""
-        return {name: (name in self.conditions and bool(self.conditions[name].shows(case)))
-                for name in OUTPUTS}
+        return {name: (name in self.conditions and bool(self.conditions[name].shows(case))) for name in OUTPUTS}
 
     def results(self, case: Case) -> dict[str, Any]:
         """The mistaken implementation's out, dx, dw, db on ``case`` (arrays or Failures)."""

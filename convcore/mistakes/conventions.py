@@ -178,27 +178,58 @@ class Layer(Convention):
     name = "layer"
     layout = "NHWC"
     title = "NHWC Conv2D layer class (seed 001)"
-    knobs = ("n", "cg", "fg", "h", "w", "kh", "kw", "stride",
-             "pad_top", "pad_bottom", "pad_left", "pad_right", "activation", "values")
+    knobs = (
+        "n",
+        "cg",
+        "fg",
+        "h",
+        "w",
+        "kh",
+        "kw",
+        "stride",
+        "pad_top",
+        "pad_bottom",
+        "pad_left",
+        "pad_right",
+        "activation",
+        "values",
+    )
 
     def graded(self, subject: Subject) -> tuple[str, ...]:
         return OUTPUTS  # the class has both passes
 
     def expected(self, case: Case) -> dict[str, np.ndarray]:
         t = case.truth
-        return {"out": nchw_to_nhwc(t.out, "out"), "dx": nchw_to_nhwc(t.dx, "dx"),
-                "dw": oihw_to_hwio(t.dw, "dw"), "db": t.db.reshape(1, -1)}
+        return {
+            "out": nchw_to_nhwc(t.out, "out"),
+            "dx": nchw_to_nhwc(t.dx, "dx"),
+            "dw": oihw_to_hwio(t.dw, "dw"),
+            "db": t.db.reshape(1, -1),
+        }
 
     def inputs(self, case: Case) -> dict[str, Any]:
         x, w, b, dout = case.arrays
-        return {"X": nchw_to_nhwc(x, "x"), "W": oihw_to_hwio(w, "w"), "b": b.reshape(1, -1),
-                "dLdY": nchw_to_nhwc(dout, "dout"), "stride": case.stride[0],
-                "pad": _int_or_pair(case.padding), "kernel_shape": (case.kh, case.kw), "n_out": case.f}
+        return {
+            "X": nchw_to_nhwc(x, "x"),
+            "W": oihw_to_hwio(w, "w"),
+            "b": b.reshape(1, -1),
+            "dLdY": nchw_to_nhwc(dout, "dout"),
+            "stride": case.stride[0],
+            "pad": _int_or_pair(case.padding),
+            "kernel_shape": (case.kh, case.kw),
+            "n_out": case.f,
+        }
 
     def run(self, subject: Subject, case: Case, call: Call = call_plainly) -> dict[str, Any]:
         data = self.inputs(case)
-        layer = call(subject.layer, data["n_out"], data["kernel_shape"], stride=data["stride"],
-                     pad=data["pad"], activation=get_activation(case.activation))
+        layer = call(
+            subject.layer,
+            data["n_out"],
+            data["kernel_shape"],
+            stride=data["stride"],
+            pad=data["pad"],
+            activation=get_activation(case.activation),
+        )
         if isinstance(layer, Failure):
             return {name: layer for name in OUTPUTS}
 
@@ -228,13 +259,32 @@ class Layer(Convention):
 class Torch(Convention):
     name = "torch"
     title = "PyTorch-named conv2d_forward / conv2d_backward"
-    knobs = ("n", "cg", "fg", "groups", "h", "w", "kh", "kw", "stride_h", "stride_w",
-             "pad_h", "pad_w", "dilation_h", "dilation_w", "values")
+    knobs = (
+        "n",
+        "cg",
+        "fg",
+        "groups",
+        "h",
+        "w",
+        "kh",
+        "kw",
+        "stride_h",
+        "stride_w",
+        "pad_h",
+        "pad_w",
+        "dilation_h",
+        "dilation_w",
+        "values",
+    )
 
     def inputs(self, case: Case) -> dict[str, Any]:
         data = super().inputs(case)
-        data.update(stride=_int_or_pair(case.stride), padding=_int_or_pair(case.padding[::2]),
-                    dilation=_int_or_pair(case.dilation), groups=case.groups)
+        data.update(
+            stride=_int_or_pair(case.stride),
+            padding=_int_or_pair(case.padding[::2]),
+            dilation=_int_or_pair(case.dilation),
+            groups=case.groups,
+        )
         return data
 
     def run(self, subject: Subject, case: Case, call: Call = call_plainly) -> dict[str, Any]:
@@ -243,7 +293,9 @@ class Torch(Convention):
         results: dict[str, Any] = {}
         x, w, b, dout = (data[k] for k in ("x", "w", "b", "dout"))
         if subject.forward is not None:
-            results["out"] = _array(call(subject.forward, x.copy(), w.copy(), b.copy(), **kwargs), "conv2d_forward's out")
+            results["out"] = _array(
+                call(subject.forward, x.copy(), w.copy(), b.copy(), **kwargs), "conv2d_forward's out"
+            )
         if subject.backward is not None:
             returned = call(subject.backward, dout.copy(), x.copy(), w.copy(), **kwargs)
             results.update(_unpack(returned, ("dx", "dw", "db"), "conv2d_backward"))
@@ -258,4 +310,3 @@ def get_convention(name: str) -> Convention:
     if name not in CONVENTIONS:
         raise ValueError(f"convention must be one of {', '.join(CONVENTIONS)}; got {name!r}")
     return CONVENTIONS[name]
-

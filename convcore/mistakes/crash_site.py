@@ -27,8 +27,14 @@ _NAME = re.compile(r"(?<![\w.])([A-Za-z_]\w*)")
 
 def _library_folders() -> tuple[str, ...]:
     paths = sysconfig.get_paths()
-    folders = {paths.get("stdlib"), paths.get("platstdlib"), paths.get("purelib"), paths.get("platlib"),
-               os.path.dirname(os.path.dirname(os.path.abspath(__file__))), os.path.dirname(np.__file__)}
+    folders = {
+        paths.get("stdlib"),
+        paths.get("platstdlib"),
+        paths.get("purelib"),
+        paths.get("platlib"),
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+        os.path.dirname(np.__file__),
+    }
     return tuple(os.path.realpath(f) + os.sep for f in folders if f)
 
 
@@ -49,11 +55,17 @@ def _describe(value: Any) -> str | None:
         return text[:MAX_TEXT]
     if isinstance(value, (bool, int, float, np.integer, np.floating)):
         return repr(value.item() if isinstance(value, np.generic) else value)
-    if isinstance(value, (tuple, list)) and len(value) <= 6 and all(
-            isinstance(v, (int, float, np.integer, np.floating, np.ndarray)) for v in value):
+    if (
+        isinstance(value, (tuple, list))
+        and len(value) <= 6
+        and all(isinstance(v, (int, float, np.integer, np.floating, np.ndarray)) for v in value)
+    ):
         parts = [f"array of shape {v.shape}" if isinstance(v, np.ndarray) else repr(v) for v in value]
-        return (f"({', '.join(parts)}{',' if len(parts) == 1 else ''})" if isinstance(value, tuple)
-                else f"[{', '.join(parts)}]")[:MAX_TEXT]
+        return (
+            f"({', '.join(parts)}{',' if len(parts) == 1 else ''})"
+            if isinstance(value, tuple)
+            else f"[{', '.join(parts)}]"
+        )[:MAX_TEXT]
     if isinstance(value, dict) and len(value) <= 6 and all(isinstance(k, str) for k in value):
         return repr({k: v for k, v in value.items() if isinstance(v, (int, float, str, tuple))})[:MAX_TEXT]
     return None
@@ -79,14 +91,20 @@ def crash_site(exc: BaseException) -> dict[str, Any] | None:
             described = _describe(frame.f_locals[name])
             if described is not None:
                 values[name] = described
-    return {"file": os.path.basename(filename) if not filename.startswith("<") else filename,
-            "line": line, "source": source[:MAX_TEXT * 2], "values": values}
+    return {
+        "file": os.path.basename(filename) if not filename.startswith("<") else filename,
+        "line": line,
+        "source": source[: MAX_TEXT * 2],
+        "values": values,
+    }
 
 
 def format_site(site: dict[str, Any]) -> list[str]:
     """The crash site as lines a person reads: ``at file.py:42: <source>`` and the
     names' values."""
     lines = [f"at {site['file']}:{site['line']}: {site['source']}"]
-    lines += [f"  {name}: {value}" if value.startswith("shape") else f"  {name} = {value}"
-              for name, value in site["values"].items()]
+    lines += [
+        f"  {name}: {value}" if value.startswith("shape") else f"  {name} = {value}"
+        for name, value in site["values"].items()
+    ]
     return lines

@@ -16,8 +16,14 @@ def windows_reading_x(case: Case) -> np.ndarray:
     (the others read padding alone)."""
     spec = case.spec
     one_image = (1, spec.C, spec.H, spec.W)
-    counts = conv2d_forward(np.ones(one_image), np.ones(spec.w_shape), stride=spec.stride,
-                            padding=spec.padding, dilation=spec.dilation, groups=spec.groups)
+    counts = conv2d_forward(
+        np.ones(one_image),
+        np.ones(spec.w_shape),
+        stride=spec.stride,
+        padding=spec.padding,
+        dilation=spec.dilation,
+        groups=spec.groups,
+    )
     return counts[0, 0] > 0
 
 

@@ -49,8 +49,16 @@ __all__ = ["build_mistake_trace", "first_divergence", "iter_mistake_trace", "mis
 
 
 # what each letter of the events' ``loop`` means (the header's ``loop_names``)
-LOOP_WORDS = {"n": "image", "f": "filter", "i": "output row", "j": "output column", "c": "input channel",
-              "h": "input row", "y": "row of the padded input", "x": "column of the padded input"}
+LOOP_WORDS = {
+    "n": "image",
+    "f": "filter",
+    "i": "output row",
+    "j": "output column",
+    "c": "input channel",
+    "h": "input row",
+    "y": "row of the padded input",
+    "x": "column of the padded input",
+}
 
 
 def _external(name: str, arr: np.ndarray, layout: str) -> np.ndarray:
@@ -71,8 +79,13 @@ def _tensors(run: Run, rc: Any, true_shapes: Mapping[str, tuple]) -> dict[str, d
         if tuple(ext.shape) != true_shapes.get(name):
             facts.pop("marks", None)
         kind = kind_of(name)
-        tensors[name] = {"shape": list(ext.shape), "data": ext.ravel().tolist(),
-                         **kind.axis_facts(rc.layout), "role": run.roles[name], **facts}
+        tensors[name] = {
+            "shape": list(ext.shape),
+            "data": ext.ravel().tolist(),
+            **kind.axis_facts(rc.layout),
+            "role": run.roles[name],
+            **facts,
+        }
     return tensors
 
 
@@ -122,14 +135,16 @@ def _failures(run: Run, rc: Any, mistake: Mistake) -> dict[str, dict[str, Any]]:
             names = RESULTS  # backward has no cache: it cannot run
         for name in names:
             said = code.get(name)
-            kind, message = ((said.kind, said.message) if isinstance(said, Failure)
-                             else (type(exc).__name__, str(exc)))
+            kind, message = (said.kind, said.message) if isinstance(said, Failure) else (type(exc).__name__, str(exc))
             failures[name] = {"kind": kind, "message": message, "event": event}
     for name in RESULTS:
         arr = run.tensors.get(name)
         if name not in failures and arr is not None and arr.size == 0:
-            failures[name] = {"kind": "empty array", "event": None,
-                              "message": f"{name} is an empty array of shape {tuple(arr.shape)}"}
+            failures[name] = {
+                "kind": "empty array",
+                "event": None,
+                "message": f"{name} is an empty array of shape {tuple(arr.shape)}",
+            }
     return failures
 
 
@@ -144,8 +159,15 @@ def _divergence(k: int | None, run: Run, correct: Mapping | None, failures: Mapp
     if raised and (stopped or at == raised[0]["event"]):
         did = f"the code raised {raised[0]['kind']}: {raised[0]['message']}"
     should = correct["text"] if correct is not None else "no further step: the truth is complete"
-    return {"event": at, "stopped": stopped, "phase": events[at]["phase"] if events else None,
-            "did": did, "should": should, "wrong": mistake.wrong, "fix": mistake.should}
+    return {
+        "event": at,
+        "stopped": stopped,
+        "phase": events[at]["phase"] if events else None,
+        "did": did,
+        "should": should,
+        "wrong": mistake.wrong,
+        "fix": mistake.should,
+    }
 
 
 def mistake_header(rc: Any, mistake: Mistake, run: Run) -> dict[str, Any]:

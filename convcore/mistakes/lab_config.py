@@ -54,8 +54,9 @@ def lab_mistake(value: Any) -> Mistake:
     """The catalogued mistake called ``value``; TraceConfigError at "mistake" naming the ids."""
     if not isinstance(value, str) or value not in MISTAKES:
         shown = repr(value)[:60]
-        raise TraceConfigError(f"mistake must be one of the catalogue's ids: {', '.join(MISTAKES)}; got {shown}",
-                               "mistake")
+        raise TraceConfigError(
+            f"mistake must be one of the catalogue's ids: {', '.join(MISTAKES)}; got {shown}", "mistake"
+        )
     return MISTAKES[value]
 
 
@@ -68,8 +69,11 @@ def check_lab_config(rc: ResolvedConfig, mistake: Mistake) -> None:
     not be called with ``rc``'s layer or the trace would not show its loops."""
     for key, value in LAB_SETTINGS.items():
         if getattr(rc, key) != value:
-            raise TraceConfigError(f"a mistake trace shows the naive code's loops: {key} must be {value!r}; "
-                                   f"got {getattr(rc, key)!r} (leave {key} out)", key)
+            raise TraceConfigError(
+                f"a mistake trace shows the naive code's loops: {key} must be {value!r}; "
+                f"got {getattr(rc, key)!r} (leave {key} out)",
+                key,
+            )
     if rc.loop_order != rc.view_impl.loop_letters("window"):
         raise TraceConfigError("a mistake trace runs the code's own loops: leave loop_order out", "loop_order")
     if rc.b is None:
@@ -81,15 +85,17 @@ def check_lab_config(rc: ResolvedConfig, mistake: Mistake) -> None:
     if mistake.convention == "cs231n" and len(set(spec.padding)) != 1:
         raise TraceConfigError(f"{where} takes one padding for every side; got {_pair(spec.padding)}", "padding")
     if mistake.convention == "torch" and (top != bottom or left != right):
-        raise TraceConfigError(f"{where} pads top and bottom alike and left and right alike; got "
-                               f"{_pair(spec.padding)}", "padding")
+        raise TraceConfigError(
+            f"{where} pads top and bottom alike and left and right alike; got {_pair(spec.padding)}", "padding"
+        )
     if mistake.convention != "torch" and spec.dilation != (1, 1):
         raise TraceConfigError(f"{where} has no dilation; got {_pair(spec.dilation)}", "dilation")
     if mistake.convention != "torch" and spec.groups != 1:
         raise TraceConfigError(f"{where} has no groups; got {spec.groups}", "groups")
     if mistake.convention != "layer" and rc.activation.name != "identity":
-        raise TraceConfigError(f"{where} has no activation: activation must be 'identity'; got "
-                               f"{rc.activation.name!r}", "activation")
+        raise TraceConfigError(
+            f"{where} has no activation: activation must be 'identity'; got {rc.activation.name!r}", "activation"
+        )
 
 
 def _pads(rc: ResolvedConfig, loops: Any) -> tuple[int, int, int, int]:
@@ -144,9 +150,16 @@ def mistake_cost(rc: ResolvedConfig, mistake: Mistake) -> TraceCost:
     inputs = math.prod(spec.x_shape) + math.prod(spec.w_shape) + spec.F + math.prod(spec.out_shape)
     truth = math.prod(spec.out_shape) + math.prod(spec.x_shape) + math.prod(spec.w_shape) + spec.F
     header_cells = inputs + 3 * padded + 2 * outputs + math.prod(spec.w_shape) + phases[4][3] + truth
-    size = (HEADER_BASE_BYTES + HEADER_TENSOR_BYTES * 16 + NUMBER_BYTES * header_cells + HEADER_EXTRA_BYTES
-            + TEXT_PER_FILTER * spec.F * (2 + phases[5][0])  # the backward texts (and the divergence's)
-            + EVENT_BASE_BYTES * events + BOX_BYTES * boxes + 2 * NUMBER_BYTES * cells)
+    size = (
+        HEADER_BASE_BYTES
+        + HEADER_TENSOR_BYTES * 16
+        + NUMBER_BYTES * header_cells
+        + HEADER_EXTRA_BYTES
+        + TEXT_PER_FILTER * spec.F * (2 + phases[5][0])  # the backward texts (and the divergence's)
+        + EVENT_BASE_BYTES * events
+        + BOX_BYTES * boxes
+        + 2 * NUMBER_BYTES * cells
+    )
     gather = phases[7][0] * spec.F * spec.KH * spec.KW // 3 if loops.dx_by_rotation else 0  # taps, as cost's
     work = RUNS * LOOP_WORK * (events + writes + cells // CELLS_PER_EVENT_OF_WORK + gather)
     return TraceCost(events=events, cells_written=cells, header_cells=header_cells, bytes=size, work=work)

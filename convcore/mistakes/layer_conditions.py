@@ -29,13 +29,16 @@ def sizes_differ(conv: type) -> Callable[[Case], bool]:
 def backward_raises(conv: type) -> Condition:
     """db (a sum of dZ) is right unless backward raises: sure to when Z's wrong shape
     cannot broadcast with dL/dY's in f'(Z) · dL/dY; sure not to when the sizes agree."""
+
     def shows(case: Case) -> bool:
         (rows, cols), (ho, wo) = sizes(case, conv), case.spec.out_hw
         return (rows != ho and 1 not in (rows, ho)) or (cols != wo and 1 not in (cols, wo))
 
-    return Condition(shows, "when Z's wrong size cannot broadcast with dL/dY's, so that backward raises "
-                            "(never when the sizes agree)",
-                     hides=lambda c: sizes(c, conv) == c.spec.out_hw)
+    return Condition(
+        shows,
+        "when Z's wrong size cannot broadcast with dL/dY's, so that backward raises (never when the sizes agree)",
+        hides=lambda c: sizes(c, conv) == c.spec.out_hw,
+    )
 
 
 def size_conditions(conv: type, words: str) -> tuple[Condition, Condition]:
@@ -50,6 +53,7 @@ def dz_conditions(wrong_derivative: Callable, words: str) -> dict[str, Condition
     They show where g and f'(Z) differ by more than 0.1 % (a smaller difference, as
     tanh'(tanh z) against tanh'(z) for z near 0, can fall inside the comparison's
     tolerance) and hide where g equals f'(Z) everywhere."""
+
     def differs(case: Case, rtol: float) -> np.ndarray:  # (N, F, Ho, Wo)
         t = case.truth
         act = get_activation(case.activation)
@@ -59,8 +63,10 @@ def dz_conditions(wrong_derivative: Callable, words: str) -> dict[str, Condition
         return bool(np.any(differs(case, rtol) & windows_reading_x(case)[None, None]))
 
     words += " (exact but for differences of less than 0.1 %, which the comparison can miss)"
-    db = Condition(lambda c: bool(np.any(differs(c, 1e-3))), words,
-                   hides=lambda c: not np.any(differs(c, 1e-12)))
-    dxw = Condition(lambda c: read(c, 1e-3), words.replace(" (exact", ", at an output whose window reads x (exact", 1),
-                    hides=lambda c: not read(c, 1e-12))
+    db = Condition(lambda c: bool(np.any(differs(c, 1e-3))), words, hides=lambda c: not np.any(differs(c, 1e-12)))
+    dxw = Condition(
+        lambda c: read(c, 1e-3),
+        words.replace(" (exact", ", at an output whose window reads x (exact", 1),
+        hides=lambda c: not read(c, 1e-12),
+    )
     return {"db": db, "dx": dxw, "dw": dxw}

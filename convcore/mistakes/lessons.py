@@ -25,10 +25,14 @@ def mistake_lesson(mistake: Mistake) -> dict[str, Any]:
     doc = build_mistake_trace(summary["setup_config"], mistake.id)
     divergence = doc["divergence"]
     del summary["setup_config"]
-    return {**summary, "convention_title": get_convention(mistake.convention).title, "request": request,
-            "first_divergence": doc["first_divergence"],
-            "divergence_phase": divergence["phase"] if divergence else None,
-            "failures": sorted(doc["failures"])}
+    return {
+        **summary,
+        "convention_title": get_convention(mistake.convention).title,
+        "request": request,
+        "first_divergence": doc["first_divergence"],
+        "divergence_phase": divergence["phase"] if divergence else None,
+        "failures": sorted(doc["failures"]),
+    }
 
 
 @lru_cache(maxsize=1)

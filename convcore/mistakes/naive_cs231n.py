@@ -55,7 +55,7 @@ class Cs231nConv:
 
     def crop(self, dxp: np.ndarray, pad: int, h: int, w: int) -> np.ndarray:
         """dxp: (N, C, H + 2·pad, W + 2·pad) -> dx: (N, C, H, W)."""
-        return dxp[:, :, pad:pad + h, pad:pad + w]
+        return dxp[:, :, pad : pad + h, pad : pad + w]
 
     # -- the API ----------------------------------------------------------------------
 
@@ -72,7 +72,7 @@ class Cs231nConv:
                 for i in range(ho):
                     for j in range(wo):
                         r, c = self.origin(i, s), self.origin(j, s)
-                        out[n, f, i, j] = self.window_value(xp[n, :, r:r + hh, c:c + ww], w[f], b[f])
+                        out[n, f, i, j] = self.window_value(xp[n, :, r : r + hh, c : c + ww], w[f], b[f])
         return out, (x, w, b, conv_param)
 
     def conv_backward_naive(self, dout: np.ndarray, cache: tuple) -> tuple:
@@ -133,16 +133,24 @@ def _past_pad_one(case: Case) -> bool:
 # dx is built from w · dout alone, so only the buffer's size matters: it is wrong when a
 # window or the crop runs past a buffer padded by 1
 _mistake(
-    PadHardCodedOne, id="pad_hardcoded_1", title="Padding hard-coded to 1",
+    PadHardCodedOne,
+    id="pad_hardcoded_1",
+    title="Padding hard-coded to 1",
     wrong="np.pad pads every input with one zero on each side, whatever conv_param['pad'] says.",
     should="Pad with conv_param['pad'] zeros: np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad))).",
     source=f"seed {SEED_000}: np.pad(img, ((0,0),(0,0),(1,1),(1,1)))",
-    conditions={"out": _pad_not_one, "dw": _pad_not_one,
-                "dx": Condition(lambda c: _past_pad_one(c) or _pad(c) > 2,
-                                "when a window or the crop runs past the input padded by 1 "
-                                "(padding 2 with windows reaching the last padded row, or padding 3 or more)"),
-                "db": Condition(_past_pad_one, "when a window runs past the input padded by 1, so that "
-                                "conv_backward_naive raises")},
+    conditions={
+        "out": _pad_not_one,
+        "dw": _pad_not_one,
+        "dx": Condition(
+            lambda c: _past_pad_one(c) or _pad(c) > 2,
+            "when a window or the crop runs past the input padded by 1 "
+            "(padding 2 with windows reaching the last padded row, or padding 3 or more)",
+        ),
+        "db": Condition(
+            _past_pad_one, "when a window runs past the input padded by 1, so that conv_backward_naive raises"
+        ),
+    },
     setup=Case(h=1, w=1, kh=1, kw=1),
 )
 
@@ -157,9 +165,13 @@ def _stride_shows(case: Case) -> bool:
     return case.stride[0] > 1 and (ho > 1 or wo > 1)
 
 
-_stride_cond = where_windows_read_x(_stride_shows, "when the stride is more than 1 and there are two windows or more in a row or column")
+_stride_cond = where_windows_read_x(
+    _stride_shows, "when the stride is more than 1 and there are two windows or more in a row or column"
+)
 _mistake(
-    StrideOneIndexGrid, id="stride_one_index_grid", title="Index grids that assume stride 1",
+    StrideOneIndexGrid,
+    id="stride_one_index_grid",
+    title="Index grids that assume stride 1",
     wrong="The window of output (i, j) starts at (i, j) on the padded input, as if the stride were 1.",
     should="Start it at (stride·i, stride·j).",
     source=f"seed {SEED_000}: i1 = np.repeat(np.arange(img_h), img_h), with no stride",
@@ -180,12 +192,19 @@ def _parentheses_shows(case: Case) -> bool:
 
 
 _mistake(
-    OutputSizeParentheses, id="output_size_parentheses", title="Output-size formula with its parentheses wrong",
+    OutputSizeParentheses,
+    id="output_size_parentheses",
+    title="Output-size formula with its parentheses wrong",
     wrong="The output size is computed as (H − HH) + 2·pad/stride + 1, dividing only the padding by the stride.",
     should="Use 1 + (H + 2·pad − HH) // stride.",
     source=f"seed {SEED_000}: int((img_h-ker_h)+(2*pad)/stride) +1",
-    conditions={"out": Condition(_parentheses_shows, "when int((H − HH) + 2·pad/stride) + 1 differs from "
-                                 "(H + 2·pad − HH) // stride + 1 for the rows or the columns (stride > 1)")},
+    conditions={
+        "out": Condition(
+            _parentheses_shows,
+            "when int((H − HH) + 2·pad/stride) + 1 differs from "
+            "(H + 2·pad − HH) // stride + 1 for the rows or the columns (stride > 1)",
+        )
+    },
     setup=Case(h=2, w=1, kh=1, kw=1, stride=(2, 2)),
 )
 
@@ -202,7 +221,7 @@ class SqueezeOneImage(Cs231nConv):
             for i in range(ho):
                 for j in range(wo):
                     r, c = self.origin(i, s), self.origin(j, s)
-                    out[0, f, i, j] = np.sum(img[r:r + hh, c:c + ww] * w[f, 0]) + b[f]
+                    out[0, f, i, j] = np.sum(img[r : r + hh, c : c + ww] * w[f, 0]) + b[f]
         return out, (x, w, b, conv_param)
 
 
@@ -220,13 +239,21 @@ def _squeeze_shows(case: Case) -> bool:
 
 
 _mistake(
-    SqueezeOneImage, id="squeeze_one_image", title=".squeeze() breaks batch and channels > 1",
+    SqueezeOneImage,
+    id="squeeze_one_image",
+    title=".squeeze() breaks batch and channels > 1",
     wrong="The padded input is .squeeze()d to one 2-D image, so a batch of more than one image or more "
-          "than one channel (or a padded input one cell high or wide) is read wrongly or raises.",
+    "than one channel (or a padded input one cell high or wide) is read wrongly or raises.",
     should="Keep the (N, C, H, W) axes and loop over the images and channels.",
     source=f"seed {SEED_000}: pad_img[:,:,self.i,self.j].squeeze()",
-    conditions={"out": Condition(_squeeze_shows, "when N > 1, or the padded input is one row or one column, or "
-                                 "C > 1 (exact when every window reads some cell of x)", hides=_squeeze_hides)},
+    conditions={
+        "out": Condition(
+            _squeeze_shows,
+            "when N > 1, or the padded input is one row or one column, or "
+            "C > 1 (exact when every window reads some cell of x)",
+            hides=_squeeze_hides,
+        )
+    },
     setup=Case(h=1, w=1, kh=1, kw=1),
 )
 
@@ -237,7 +264,9 @@ class BiasNotAdded(Cs231nConv):
 
 
 _mistake(
-    BiasNotAdded, id="bias_not_added", title="Bias computed in db but never added",
+    BiasNotAdded,
+    id="bias_not_added",
+    title="Bias computed in db but never added",
     wrong="The forward pass leaves out + b[f], although the backward pass computes db.",
     should="Add b[f] to every output of filter f.",
     source=f"seed {SEED_000}: the forward returns weights.T @ cols with no bias",
@@ -252,7 +281,9 @@ class EmptyCrop(Cs231nConv):
 
 
 _mistake(
-    EmptyCrop, id="empty_crop", title="The crop [pad:-pad] is empty when the padding is 0",
+    EmptyCrop,
+    id="empty_crop",
+    title="The crop [pad:-pad] is empty when the padding is 0",
     wrong="dx is cropped as dxp[:, :, pad:-pad, pad:-pad], which is an empty array when pad is 0 (-0 is 0).",
     should="Crop dxp[:, :, pad:pad + H, pad:pad + W] (or skip the crop when pad is 0, as seed 004 does).",
     source=f"seed {SEED_000}: padded[:,:,self.pad:-self.pad, self.pad:-self.pad]; also seed 001",
@@ -267,7 +298,9 @@ class CropHardCodedOne(Cs231nConv):
 
 
 _mistake(
-    CropHardCodedOne, id="crop_hardcoded_1", title="The crop hard-coded to one cell: [1:-1]",
+    CropHardCodedOne,
+    id="crop_hardcoded_1",
+    title="The crop hard-coded to one cell: [1:-1]",
     wrong="dx is cropped as dxp[:, :, 1:-1, 1:-1], right for padding 1 only (empty for padding 0, too big for 2).",
     should="Crop by the padding: dxp[:, :, pad:pad + H, pad:pad + W].",
     source="common in student code: the crop written for the assignment's pad = 1 and never generalised",
@@ -285,9 +318,11 @@ class PadOnlyIfPad(Cs231nConv):
 
 _no_pad = Condition(lambda c: _pad(c) == 0, "when the padding is 0 (UnboundLocalError)")
 _mistake(
-    PadOnlyIfPad, id="pad_only_if_pad", title="The padded input defined only inside if pad:",
+    PadOnlyIfPad,
+    id="pad_only_if_pad",
+    title="The padded input defined only inside if pad:",
     wrong="x_pad is assigned inside `if pad:`, so with padding 0 the code reads a variable never set "
-          "(UnboundLocalError), in the forward and the backward pass.",
+    "(UnboundLocalError), in the forward and the backward pass.",
     should="Pad unconditionally (np.pad with 0 is a copy), or set x_pad = x in an else branch.",
     source="common in student code: `if pad > 0: x_pad = np.pad(...)` with no else",
     conditions={"out": _no_pad, "dx": _no_pad, "dw": _no_pad, "db": _no_pad},
@@ -307,12 +342,18 @@ def _windows_overlap(case: Case) -> bool:
 
 
 _mistake(
-    AssignDx, id="assign_dx", title="dx written with = instead of +=",
+    AssignDx,
+    id="assign_dx",
+    title="dx written with = instead of +=",
     wrong="Each window's gradient is assigned to dx, so where windows overlap the last one overwrites the others.",
     should="Accumulate: dx[window] += w · dout[n, f, i, j].",
     source=ELSEWHERE,
-    conditions={"dx": where_windows_read_x(_windows_overlap, "when windows overlap: two or more windows in a "
-                                           "row (column) and a kernel taller (wider) than the stride")},
+    conditions={
+        "dx": where_windows_read_x(
+            _windows_overlap,
+            "when windows overlap: two or more windows in a row (column) and a kernel taller (wider) than the stride",
+        )
+    },
     setup=Case(h=3, w=1, kh=2, kw=1),
 )
 
@@ -323,11 +364,16 @@ class AssignDw(Cs231nConv):
 
 
 _mistake(
-    AssignDw, id="assign_dw", title="dw written with = instead of +=",
+    AssignDw,
+    id="assign_dw",
+    title="dw written with = instead of +=",
     wrong="Each window's contribution is assigned to dw[f], so only the last image and window count.",
     should="Accumulate over every image and window: dw[f] += window · dout[n, f, i, j].",
     source=ELSEWHERE,
-    conditions={"dw": where_windows_read_x(lambda c: c.n * _out(c)[0] * _out(c)[1] > 1,
-                                "when there is more than one window in all (N·H'·W' > 1)")},
+    conditions={
+        "dw": where_windows_read_x(
+            lambda c: c.n * _out(c)[0] * _out(c)[1] > 1, "when there is more than one window in all (N·H'·W' > 1)"
+        )
+    },
     setup=Case(h=2, w=1, kh=1, kw=1),
 )

@@ -34,8 +34,9 @@ class LayerConv:
     ``gradients = {"W": (KH, KW, C, F), "b": (1, F)}``.
     """
 
-    def __init__(self, n_out: int, kernel_shape: Sequence[int], stride: int = 1, pad: Any = 0,
-                 activation: Any = "identity"):
+    def __init__(
+        self, n_out: int, kernel_shape: Sequence[int], stride: int = 1, pad: Any = 0, activation: Any = "identity"
+    ):
         self.n_out, self.kernel_shape, self.stride, self.pad = n_out, tuple(kernel_shape), stride, pad
         self.activation = get_activation(activation)
         self.n_in = None
@@ -66,12 +67,12 @@ class LayerConv:
             for r in range(rows):
                 for c in range(cols):
                     rs, cs = r * self.stride, c * self.stride
-                    dXp[n, rs:rs + kh, cs:cs + kw, :] += W @ dZ[n, r, c]
+                    dXp[n, rs : rs + kh, cs : cs + kw, :] += W @ dZ[n, r, c]
         return dXp
 
     def crop(self, dXp: np.ndarray, p: tuple, in_rows: int, in_cols: int) -> np.ndarray:
         """dXp: (N, Hp, Wp, C) -> dX: (N, rows, cols, C)."""
-        return dXp[:, p[0]:p[0] + in_rows, p[2]:p[2] + in_cols, :]
+        return dXp[:, p[0] : p[0] + in_rows, p[2] : p[2] + in_cols, :]
 
     # -- the layer --------------------------------------------------------------------
 
@@ -86,7 +87,7 @@ class LayerConv:
             for r in range(rows):
                 for c in range(cols):
                     rs, cs = r * self.stride, c * self.stride
-                    window = Xp[n, rs:rs + kh, cs:cs + kw, :]
+                    window = Xp[n, rs : rs + kh, cs : cs + kw, :]
                     for f in range(n_filters):
                         Z[n, r, c, f] = np.sum(window * W[:, :, :, f]) + b[0, f]
         Y = self.activation(Z)
@@ -106,7 +107,7 @@ class LayerConv:
             for r in range(rows):
                 for c in range(cols):
                     rs, cs = r * self.stride, c * self.stride
-                    dW += Xp[n, rs:rs + kh, cs:cs + kw, :, None] * dZ[n, r, c]
+                    dW += Xp[n, rs : rs + kh, cs : cs + kw, :, None] * dZ[n, r, c]
         dXp = self.input_gradient(dZ, W, Xp.shape, rows, cols)
         self.gradients = {"W": dW, "b": dZ.sum(axis=(0, 1, 2)).reshape(1, -1)}
         return self.crop(dXp, p, in_rows, in_cols)
@@ -129,15 +130,22 @@ class InputSizeLoops(LayerConv):
 
 
 _input_size, _input_size_grad = size_conditions(
-    InputSizeLoops, "when the output is not as large as the input (only 'same' padding with stride 1 hides it)")
+    InputSizeLoops, "when the output is not as large as the input (only 'same' padding with stride 1 hides it)"
+)
 _mistake(
-    InputSizeLoops, id="input_size_loops", title="Loops over the input size instead of the output size",
+    InputSizeLoops,
+    id="input_size_loops",
+    title="Loops over the input size instead of the output size",
     wrong="The loops (and Z) run over the input's rows and columns, which is right only when the output "
-          "has the input's size.",
+    "has the input's size.",
     should="Loop over out_rows = 1 + (rows + top + bottom − KH) // stride (and the columns alike).",
     source=f"seed {SEED_001}: for d1 in range(in_rows) ... Z = np.zeros((n, X.shape[1], X.shape[2], F))",
-    conditions={"out": _input_size, "dx": _input_size_grad, "dw": _input_size_grad,
-                "db": backward_raises(InputSizeLoops)},
+    conditions={
+        "out": _input_size,
+        "dx": _input_size_grad,
+        "dw": _input_size_grad,
+        "db": backward_raises(InputSizeLoops),
+    },
     setup=Case(h=2, w=1, kh=2, kw=1),
 )
 
@@ -147,11 +155,15 @@ class KernelHeightForWidth(LayerConv):
         return 1 + (in_cols + p[2] + p[3] - kh) // self.stride  # the mistake: kh, not kw
 
 
-_kh_words = ("when KH ≠ KW changes the output width: (W + left + right − KH) // stride differs from "
-             "(W + left + right − KW) // stride")
+_kh_words = (
+    "when KH ≠ KW changes the output width: (W + left + right − KH) // stride differs from "
+    "(W + left + right − KW) // stride"
+)
 _kh, _kh_grad = size_conditions(KernelHeightForWidth, _kh_words)
 _mistake(
-    KernelHeightForWidth, id="kernel_height_for_width", title="The kernel height used for the width",
+    KernelHeightForWidth,
+    id="kernel_height_for_width",
+    title="The kernel height used for the width",
     wrong="The output width is computed with the kernel's height: 1 + (cols + pads − KH) // stride.",
     should="Use the kernel's width: 1 + (cols + left + right − KW) // stride.",
     source=f"seed {SEED_001}: out_cols = 1 + (in_cols + p[0] + p[1] - kernel_height) // self.stride",
@@ -166,31 +178,43 @@ class RowPaddingForColumns(LayerConv):
 
 
 _rows_for_cols, _rows_for_cols_grad = size_conditions(
-    RowPaddingForColumns, "when top + bottom ≠ left + right changes the output width")
+    RowPaddingForColumns, "when top + bottom ≠ left + right changes the output width"
+)
 _mistake(
-    RowPaddingForColumns, id="row_padding_for_columns", title="The row padding used for the columns",
+    RowPaddingForColumns,
+    id="row_padding_for_columns",
+    title="The row padding used for the columns",
     wrong="The output width adds the top and bottom padding p[0] + p[1] instead of the left and right.",
     should="Use p[2] + p[3] for the columns.",
     source=f"seed {SEED_001}: out_cols = 1 + (in_cols + p[0] + p[1] - kernel_height) // self.stride",
-    conditions={"out": _rows_for_cols, "dx": _rows_for_cols_grad, "dw": _rows_for_cols_grad,
-                "db": backward_raises(RowPaddingForColumns)},
+    conditions={
+        "out": _rows_for_cols,
+        "dx": _rows_for_cols_grad,
+        "dw": _rows_for_cols_grad,
+        "db": backward_raises(RowPaddingForColumns),
+    },
     setup=Case(h=1, w=1, kh=1, kw=1, padding=(1, 0, 0, 0)),
 )
 
 
 class CropBottomPlusRows(LayerConv):
     def crop(self, dXp, p, in_rows, in_cols):
-        return dXp[:, p[0]:p[1] + in_rows, p[2]:p[3] + in_cols, :]  # the mistake: p[1], p[3] as the ends' base
+        return dXp[:, p[0] : p[1] + in_rows, p[2] : p[3] + in_cols, :]  # the mistake: p[1], p[3] as the ends' base
 
 
 _mistake(
-    CropBottomPlusRows, id="crop_p0_p1_plus_rows", title="The crop p[0]:p[1] + rows",
+    CropBottomPlusRows,
+    id="crop_p0_p1_plus_rows",
+    title="The crop p[0]:p[1] + rows",
     wrong="dX is cropped from p[0] to p[1] + rows (and p[2] to p[3] + cols): the wrong size when the "
-          "padding is not symmetric.",
+    "padding is not symmetric.",
     should="Crop p[0]:p[0] + rows and p[2]:p[2] + cols.",
     source=f"seed {SEED_001}: dX = der_new_x[:, p[0]:p[1] + in_rows, p[2]:p[3] + in_cols, :]",
-    conditions={"dx": Condition(lambda c: c.padding[0] != c.padding[1] or c.padding[2] != c.padding[3],
-                                "when top ≠ bottom or left ≠ right")},
+    conditions={
+        "dx": Condition(
+            lambda c: c.padding[0] != c.padding[1] or c.padding[2] != c.padding[3], "when top ≠ bottom or left ≠ right"
+        )
+    },
     setup=Case(h=1, w=1, kh=1, kw=1, padding=(1, 0, 0, 0)),
 )
 
@@ -206,20 +230,26 @@ class SymmetricFromFourTuple(LayerConv):
 
     def crop(self, dXp, p, in_rows, in_cols):
         _, pad_h, pad_w, _ = p
-        return dXp[:, pad_h:pad_h + in_rows, pad_w:pad_w + in_cols, :]
+        return dXp[:, pad_h : pad_h + in_rows, pad_w : pad_w + in_cols, :]
 
 
 _symmetric_sizes = sizes_differ(SymmetricFromFourTuple)
 _mistake(
-    SymmetricFromFourTuple, id="symmetric_pad_from_4tuple", title="Symmetric padding assumed from a 4-tuple",
+    SymmetricFromFourTuple,
+    id="symmetric_pad_from_4tuple",
+    title="Symmetric padding assumed from a 4-tuple",
     wrong="_, padH, padW, _ = p takes the bottom and the left padding as if every side were padded alike.",
     should="Unpack top, bottom, left, right = p and use each where it belongs.",
     source=f"seed {SEED_001}: _, padH, padW, _ = p; Hout = int(1 + (H + 2 * padH - HH) / self.stride)",
     conditions={
-        "out": Condition(_symmetric_sizes, "when 2·bottom ≠ top + bottom or 2·left ≠ left + right changes the output size"),
-        "dx": where_windows_read_x(lambda c: _symmetric_sizes(c) or c.padding[0] != c.padding[1],
-                                   "when top ≠ bottom (the crop starts at the bottom padding) or the output "
-                                   "size changes", gradient=True),
+        "out": Condition(
+            _symmetric_sizes, "when 2·bottom ≠ top + bottom or 2·left ≠ left + right changes the output size"
+        ),
+        "dx": where_windows_read_x(
+            lambda c: _symmetric_sizes(c) or c.padding[0] != c.padding[1],
+            "when top ≠ bottom (the crop starts at the bottom padding) or the output size changes",
+            gradient=True,
+        ),
         "dw": where_windows_read_x(_symmetric_sizes, "when the output size changes", gradient=True),
         "db": backward_raises(SymmetricFromFourTuple),
     },
@@ -236,7 +266,9 @@ class RotatedKernelNoStride(LayerConv):
         for n in range(dZ.shape[0]):
             for r in range(min(padded_shape[1], full.shape[1] - kh + 1)):
                 for c in range(min(padded_shape[2], full.shape[2] - kw + 1)):
-                    dXp[n, r, c, :] = np.tensordot(full[n, r:r + kh, c:c + kw, :], rotated, axes=([0, 1, 2], [0, 1, 3]))
+                    dXp[n, r, c, :] = np.tensordot(
+                        full[n, r : r + kh, c : c + kw, :], rotated, axes=([0, 1, 2], [0, 1, 3])
+                    )
         return dXp
 
 
@@ -246,13 +278,20 @@ def _rot_shows(case: Case) -> bool:
 
 
 _mistake(
-    RotatedKernelNoStride, id="rotated_kernel_ignores_stride", title="Rotated-kernel backward that ignores the stride",
+    RotatedKernelNoStride,
+    id="rotated_kernel_ignores_stride",
+    title="Rotated-kernel backward that ignores the stride",
     wrong="dX is computed as a full correlation of dZ with the 180°-rotated kernel without first putting "
-          "stride − 1 zeros between the cells of dZ.",
+    "stride − 1 zeros between the cells of dZ.",
     should="Dilate dZ with stride − 1 zeros between its cells (or scatter each window's W · dZ back).",
     source=f"seed {SEED_001}: the np.rot90(..., 2) backward over the un-dilated dLdZ",
-    conditions={"dx": where_windows_read_x(_rot_shows, "when the stride is more than 1 and there are two "
-                                           "windows or more in a row or column", gradient=True)},
+    conditions={
+        "dx": where_windows_read_x(
+            _rot_shows,
+            "when the stride is more than 1 and there are two windows or more in a row or column",
+            gradient=True,
+        )
+    },
     setup=Case(h=3, w=1, kh=1, kw=1, stride=(2, 2)),
 )
 
@@ -264,7 +303,9 @@ class DerivativeSkipped(LayerConv):
 
 _skip_words = "when f'(Z) ≠ 1 somewhere (relu: some Z ≤ 0; tanh: some Z ≠ 0)"
 _mistake(
-    DerivativeSkipped, id="activation_derivative_skipped", title="The activation's derivative skipped",
+    DerivativeSkipped,
+    id="activation_derivative_skipped",
+    title="The activation's derivative skipped",
     wrong="backward passes dL/dY straight to the convolution, as if dL/dZ were dL/dY.",
     should="First map it through the activation: dL/dZ = dL/dY · f'(Z).",
     source=ELSEWHERE,
@@ -280,7 +321,9 @@ class DerivativeOfOutput(LayerConv):
 
 _out_words = "when f'(Y) ≠ f'(Z) somewhere: tanh (or sigmoid) with some Z ≠ 0; never relu or identity"
 _mistake(
-    DerivativeOfOutput, id="activation_derivative_of_output", title="The activation's derivative applied to the output",
+    DerivativeOfOutput,
+    id="activation_derivative_of_output",
+    title="The activation's derivative applied to the output",
     wrong="backward computes f'(Y) at the activation's output Y instead of f'(Z) at its input Z.",
     should="Use the cached pre-activation: dL/dZ = dL/dY · f'(Z).",
     source=ELSEWHERE,

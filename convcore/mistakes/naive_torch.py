@@ -73,7 +73,9 @@ class TorchConv:
                 cs = self.channels(f, fg, cg)
                 for i in range(ho):
                     for j in range(wo):
-                        window = xp[n, cs, i * sh:i * sh + dh * (kh - 1) + 1:dh, j * sw:j * sw + dw * (kw - 1) + 1:dw]
+                        window = xp[
+                            n, cs, i * sh : i * sh + dh * (kh - 1) + 1 : dh, j * sw : j * sw + dw * (kw - 1) + 1 : dw
+                        ]
                         out[n, f, i, j] = np.sum(window * self.forward_kernel(w[f])) + (0.0 if b is None else b[f])
         return out
 
@@ -93,14 +95,19 @@ class TorchConv:
                         cols = slice(j * sw, j * sw + dw * (kw - 1) + 1, dw)
                         dxp[n, cs, rows, cols] += w[f] * dout[n, f, i, j]
                         dweights[f] += self.dw_window(xp[n, cs, rows, cols]) * dout[n, f, i, j]
-        dx = dxp[:, :, ph:ph + x.shape[2], pw:pw + x.shape[3]]
+        dx = dxp[:, :, ph : ph + x.shape[2], pw : pw + x.shape[3]]
         return dx, dweights, self.bias_gradient(dout)
 
 
 def _mistake(cls: type, **entry: Any) -> type:
     conv = cls()
-    register(Mistake(convention="torch", implementation=Subject(forward=conv.conv2d_forward,
-                                                                  backward=conv.conv2d_backward), **entry))
+    register(
+        Mistake(
+            convention="torch",
+            implementation=Subject(forward=conv.conv2d_forward, backward=conv.conv2d_backward),
+            **entry,
+        )
+    )
     return cls
 
 
@@ -122,9 +129,11 @@ class FlippedKernelForward(TorchConv):
 
 
 _mistake(
-    FlippedKernelForward, id="flipped_kernel_forward", title="The kernel flipped in the forward pass",
+    FlippedKernelForward,
+    id="flipped_kernel_forward",
+    title="The kernel flipped in the forward pass",
     wrong="The forward pass turns the kernel by 180° (a true convolution), while every framework computes "
-          "a cross-correlation.",
+    "a cross-correlation.",
     should="Multiply each window with w[f] as it is; the rotation belongs only to the transposed view of dX.",
     source=ELSEWHERE,
     conditions={"out": _not_1x1},
@@ -138,9 +147,11 @@ class DwRotated(TorchConv):
 
 
 _mistake(
-    DwRotated, id="dw_rotated", title="dw computed with its arguments reversed (rotated 180°)",
+    DwRotated,
+    id="dw_rotated",
+    title="dw computed with its arguments reversed (rotated 180°)",
     wrong="dw is the correlation of dout with the input taken the other way round, which is the true dw "
-          "turned by 180°.",
+    "turned by 180°.",
     should="dw[f, c, k, l] = Σ x_padded[n, c, s·i + d·k, s·j + d·l] · dout[n, f, i, j].",
     source=ELSEWHERE,
     conditions={"dw": _not_1x1},
@@ -154,13 +165,16 @@ class DbWrongAxes(TorchConv):
 
 
 _mistake(
-    DbWrongAxes, id="db_wrong_axes", title="db summed over the wrong axes",
+    DbWrongAxes,
+    id="db_wrong_axes",
+    title="db summed over the wrong axes",
     wrong="db sums dout over axes (0, 1, 2), NHWC's batch, rows and columns, which on an NCHW dout are the "
-          "batch, the filters and the rows.",
+    "batch, the filters and the rows.",
     should="Sum over the batch and the positions: dout.sum(axis=(0, 2, 3)).",
     source=ELSEWHERE,
-    conditions={"db": Condition(lambda c: c.f > 1 or c.spec.out_hw[1] > 1,
-                                "unless F = 1 and the output is one column wide")},
+    conditions={
+        "db": Condition(lambda c: c.f > 1 or c.spec.out_hw[1] > 1, "unless F = 1 and the output is one column wide")
+    },
     setup=Case(h=1, w=2, kh=1, kw=1),
 )
 
@@ -176,11 +190,15 @@ def _positions(case: Case) -> int:
 
 
 _mistake(
-    DbAveraged, id="db_averaged", title="db averaged instead of summed",
+    DbAveraged,
+    id="db_averaged",
+    title="db averaged instead of summed",
     wrong="db is the mean of dout over the batch and the positions instead of their sum.",
     should="Sum: every output position adds its whole dout to the bias gradient.",
     source=ELSEWHERE,
-    conditions={"db": Condition(lambda c: _positions(c) > 1, "when there is more than one output position (N·Ho·Wo > 1)")},
+    conditions={
+        "db": Condition(lambda c: _positions(c) > 1, "when there is more than one output position (N·Ho·Wo > 1)")
+    },
     setup=Case(h=2, w=1, kh=1, kw=1),
 )
 
@@ -191,14 +209,20 @@ class DilationIgnoredBackward(TorchConv):
 
 
 _mistake(
-    DilationIgnoredBackward, id="dilation_ignored_backward", title="Dilation ignored in the backward pass",
+    DilationIgnoredBackward,
+    id="dilation_ignored_backward",
+    title="Dilation ignored in the backward pass",
     wrong="The backward pass reads and writes contiguous windows, as if the dilation were 1, although the "
-          "forward pass spaced the kernel cells.",
+    "forward pass spaced the kernel cells.",
     should="Use the same dilated windows in the backward pass: rows s·i + d·k.",
     source=ELSEWHERE,
-    conditions={name: where_windows_read_x(lambda c: (c.dilation[0] > 1 and c.kh > 1) or (c.dilation[1] > 1 and c.kw > 1),
-                                "when a dilation of more than 1 meets a kernel axis of more than one cell")
-                for name in ("dx", "dw")},
+    conditions={
+        name: where_windows_read_x(
+            lambda c: (c.dilation[0] > 1 and c.kh > 1) or (c.dilation[1] > 1 and c.kw > 1),
+            "when a dilation of more than 1 meets a kernel axis of more than one cell",
+        )
+        for name in ("dx", "dw")
+    },
     setup=Case(h=3, w=1, kh=2, kw=1, dilation=(2, 1)),
 )
 
@@ -210,7 +234,9 @@ class GroupsIgnored(TorchConv):
 
 _groups = where_windows_read_x(lambda c: c.groups > 1, "when groups > 1")
 _mistake(
-    GroupsIgnored, id="groups_ignored", title="Groups ignored (every filter reads the first channels)",
+    GroupsIgnored,
+    id="groups_ignored",
+    title="Groups ignored (every filter reads the first channels)",
     wrong="Every filter reads input channels 0 … C/groups − 1, as if there were one group, instead of its own group's.",
     should="Filter f reads the channels of its group g = f // (F/groups): g·C/groups … (g + 1)·C/groups − 1.",
     source=ELSEWHERE,

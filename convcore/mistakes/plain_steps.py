@@ -68,8 +68,9 @@ class PlainSteps:
         g = f // self.spec.filters_per_group
         return slice(g * cg, (g + 1) * cg)
 
-    def window(self, xp: np.ndarray, n: int, f: int, r: int, c: int, dilation: tuple[int, int]
-               ) -> tuple[tuple, tuple, tuple, np.ndarray]:
+    def window(
+        self, xp: np.ndarray, n: int, f: int, r: int, c: int, dilation: tuple[int, int]
+    ) -> tuple[tuple, tuple, tuple, np.ndarray]:
         """The receptive field of filter f at (r, c) on xp: (N, C, Hp, Wp) -> its Box's
         start, stop, step (internal order, clamped as NumPy slices) and its cells
         (C/groups, KH', KW')."""

@@ -92,8 +92,9 @@ class PlainLoops(PlainSteps):
             self._declare(name, arr, "input")
         forward = yield from self._pass("forward", (self._pad, self._forward, self._activation))
         if forward or self.convention != "layer":
-            yield from self._pass("backward", (self._activation_grad, self._db, self._backward, self._dx_gather,
-                                               self._crop))
+            yield from self._pass(
+                "backward", (self._activation_grad, self._db, self._backward, self._dx_gather, self._crop)
+            )
 
     def _pass(self, name: str, phases: tuple) -> Iterator[Event]:
         """Run ``phases`` in order; an exception stops the pass. Returns True when it finished."""
@@ -147,8 +148,13 @@ class PlainLoops(PlainSteps):
                     src = ((n, c, h, 0), (n + 1, c + 1, h + 1, w_))
                     dst = ((n, c, top + h, left), (n + 1, c + 1, top + h + 1, left + w_))
                     write = self._put("xp", *dst, (1, 1, 1, 1), rc.x[n, c, h], assign=True)
-                    yield make_event("pad", {"n": n, "c": c, "h": h}, [ctx.box("x", *src)], [write],
-                                     f"{ctx.text('xp', *dst)} = {ctx.text('x', *src)}")
+                    yield make_event(
+                        "pad",
+                        {"n": n, "c": c, "h": h},
+                        [ctx.box("x", *src)],
+                        [write],
+                        f"{ctx.text('xp', *dst)} = {ctx.text('x', *src)}",
+                    )
 
     def _forward(self):
         self.phase = "forward"
@@ -167,8 +173,10 @@ class PlainLoops(PlainSteps):
                         reads = [ctx.box("xp", start, stop, step), ctx.box("w", (f, 0, 0, 0), (f + 1, *rc.w.shape[1:]))]
                         bias = self.bias_words(f)
                         reads += [ctx.box("b", (f,), (f + 1,))] if bias else []
-                        text = (f"{ctx.cell_text('z', (n, f, i, j))} = Σ {ctx.text('xp', start, stop, step)}"
-                                f"·{self.kernel_words(f)}{bias} = {fmt.number(value)}")
+                        text = (
+                            f"{ctx.cell_text('z', (n, f, i, j))} = Σ {ctx.text('xp', start, stop, step)}"
+                            f"·{self.kernel_words(f)}{bias} = {fmt.number(value)}"
+                        )
                         yield make_event("forward", {"n": n, "f": f, "i": i, "j": j}, reads, [write], text)
 
     def _whole_slices(self, phase: str, target: str, value: np.ndarray, reads: tuple[str, ...], say: str):
@@ -178,11 +186,12 @@ class PlainLoops(PlainSteps):
         for n in range(value.shape[0]):
             for f in range(value.shape[1]):
                 start, stop = (n, f, 0, 0), (n + 1, f + 1, *value.shape[2:])
-                boxes = [ctx.box(name, start, [min(a, s) for a, s in zip(stop, ctx.ref[name].shape)])
-                         for name in reads]
-                write = self._put(target, start, stop, (1, 1, 1, 1), value[n:n + 1, f:f + 1], assign=True)
+                boxes = [ctx.box(name, start, [min(a, s) for a, s in zip(stop, ctx.ref[name].shape)]) for name in reads]
+                write = self._put(target, start, stop, (1, 1, 1, 1), value[n : n + 1, f : f + 1], assign=True)
                 listed = f" = {fmt.numbers(write['value'])}" if len(write["value"]) <= fmt.LIST_LIMIT else ""
-                yield make_event(phase, {"n": n, "f": f}, boxes, [write], f"{ctx.text(target, start, stop)} = {say}{listed}")
+                yield make_event(
+                    phase, {"n": n, "f": f}, boxes, [write], f"{ctx.text(target, start, stop)} = {say}{listed}"
+                )
 
     def _activation(self):
         self.phase = "activation"
@@ -206,8 +215,13 @@ class PlainLoops(PlainSteps):
         self._declare("db", np.zeros(db.shape), "result")
         whole = ((0,) * db.ndim, db.shape, (1,) * db.ndim)
         write = self._put("db", *whole, db, assign=True)
-        yield make_event("db", {}, [ctx.box("dz", (0, 0, 0, 0), dz.shape)], [write],
-                         f"db = {self.db_words} = {fmt.numbers(write['value'])}")
+        yield make_event(
+            "db",
+            {},
+            [ctx.box("dz", (0, 0, 0, 0), dz.shape)],
+            [write],
+            f"db = {self.db_words} = {fmt.numbers(write['value'])}",
+        )
 
     def _backward(self):
         self.phase = "backward"
@@ -232,14 +246,26 @@ class PlainLoops(PlainSteps):
                         start, stop = (n, 0, *start[2:]), (n + 1, spec.C, *stop[2:])
                         writes.append(self._put("dxp", start, stop, step, block, self.assign_dx))
                         reads.append(ctx.box("w", (0, 0, 0, 0), w.shape))
-                        said.append(f"{ctx.text('dxp', start, stop, step)} {'=' if self.assign_dx else '+='} Σ_f dz·w[f]")
+                        said.append(
+                            f"{ctx.text('dxp', start, stop, step)} {'=' if self.assign_dx else '+='} Σ_f dz·w[f]"
+                        )
                     for f in range(spec.F):
                         start, stop, step, cells = self.window(xp, n, f, r, c, dilation)
-                        writes.append(self._put("dw", (f, 0, 0, 0), (f + 1, *w.shape[1:]), (1, 1, 1, 1),
-                                                self.dw_window(cells) * g[f], self.assign_dw))
+                        writes.append(
+                            self._put(
+                                "dw",
+                                (f, 0, 0, 0),
+                                (f + 1, *w.shape[1:]),
+                                (1, 1, 1, 1),
+                                self.dw_window(cells) * g[f],
+                                self.assign_dw,
+                            )
+                        )
                         reads.append(ctx.box("xp", start, stop, step))
-                        said.append(f"dw[{f}] {'=' if self.assign_dw else '+='} {fmt.factor(g[f])}·"
-                                    f"{ctx.text('xp', start, stop, step)}{self.dw_words}")
+                        said.append(
+                            f"dw[{f}] {'=' if self.assign_dw else '+='} {fmt.factor(g[f])}·"
+                            f"{ctx.text('xp', start, stop, step)}{self.dw_words}"
+                        )
                     text = f"{ctx.text('dz', (n, 0, i, j), (n + 1, spec.F, i + 1, j + 1))}: " + "; ".join(said)
                     yield make_event("backward", {"n": n, "i": i, "j": j}, reads, writes, text)
 
@@ -257,15 +283,19 @@ class PlainLoops(PlainSteps):
         for n in range(spec.N):
             for r in range(min(dxp.shape[2], full.shape[2] - kh + 1)):
                 for c in range(min(dxp.shape[3], full.shape[3] - kw + 1)):
-                    value = np.tensordot(full[n, :, r:r + kh, c:c + kw], rotated, axes=([0, 1, 2], [0, 2, 3]))
+                    value = np.tensordot(full[n, :, r : r + kh, c : c + kw], rotated, axes=([0, 1, 2], [0, 2, 3]))
                     start, stop = (n, 0, r, c), (n + 1, spec.C, r + 1, c + 1)
                     write = self._put("dxp", start, stop, (1, 1, 1, 1), value.reshape(1, -1, 1, 1), assign=True)
                     rows = (max(0, r - kh + 1), min(dz.shape[2], r + 1))
                     cols = (max(0, c - kw + 1), min(dz.shape[3], c + 1))
                     box = ((n, 0, rows[0], cols[0]), (n + 1, dz.shape[1], max(rows), max(cols)))
-                    yield make_event("dx", {"n": n, "y": r, "x": c}, [ctx.box("dz", *box), ctx.box("w", (0, 0, 0, 0), w.shape)],
-                                     [write], f"{ctx.text('dxp', start, stop)} = Σ dz framed·w rotated 180° = "
-                                              f"{fmt.numbers(write['value'])}")
+                    yield make_event(
+                        "dx",
+                        {"n": n, "y": r, "x": c},
+                        [ctx.box("dz", *box), ctx.box("w", (0, 0, 0, 0), w.shape)],
+                        [write],
+                        f"{ctx.text('dxp', start, stop)} = Σ dz framed·w rotated 180° = {fmt.numbers(write['value'])}",
+                    )
 
     def _crop(self):
         self.phase = "crop"
@@ -279,7 +309,7 @@ class PlainLoops(PlainSteps):
             for c in range(dx.shape[1]):
                 src = ((n, c, r0, c0), (n + 1, c + 1, r1, c1), (1, 1, rs, cs))
                 dst = ((n, c, 0, 0), (n + 1, c + 1, *dx.shape[2:]))
-                write = self._put("dx", *dst, (1, 1, 1, 1), dx[n:n + 1, c:c + 1], assign=True)
+                write = self._put("dx", *dst, (1, 1, 1, 1), dx[n : n + 1, c : c + 1], assign=True)
                 said = f"{ctx.text('dx', *dst)} = {ctx.text('dxp', *src)}"
                 if dx.size == 0:
                     where = ctx.order("dxp", (str(n), str(c), f"{r0}:{r1}", f"{c0}:{c1}"))

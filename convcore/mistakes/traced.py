@@ -24,6 +24,7 @@ def _traces(mistake_id: str):
     def register(cls: type[PlainLoops]) -> type[PlainLoops]:
         TRACED[mistake_id] = cls
         return cls
+
     return register
 
 
@@ -51,8 +52,10 @@ class StrideOne(PlainLoops):
 class SizeParentheses(PlainLoops):
     def out_hw(self):
         s, pad = self.spec.stride[0], self.spec.padding[0]
-        return (int((self.spec.H - self.spec.KH) + (2 * pad) / s) + 1,
-                int((self.spec.W - self.spec.KW) + (2 * pad) / s) + 1)
+        return (
+            int((self.spec.H - self.spec.KH) + (2 * pad) / s) + 1,
+            int((self.spec.W - self.spec.KW) + (2 * pad) / s) + 1,
+        )
 
 
 @_traces("squeeze_one_image")
@@ -62,7 +65,7 @@ class Squeezed(PlainLoops):
 
     def forward_window(self, xp, n, f, r, c):
         kh, kw = self.spec.KH, self.spec.KW
-        cells = xp.squeeze()[r:r + kh, c:c + kw]  # raises when fewer than two axes are left
+        cells = xp.squeeze()[r : r + kh, c : c + kw]  # raises when fewer than two axes are left
         kept = [axis for axis in range(4) if xp.shape[axis] != 1]
         start, stop = [0] * 4, list(xp.shape)
         for axis, sl in zip(kept[:2], (slice(r, r + kh), slice(c, c + kw))):

@@ -66,11 +66,20 @@ KINDS: dict[str, TensorKind] = {
 }
 
 TENSOR_KINDS: dict[str, str] = {
-    "x": "image", "xp": "image", "dx": "image", "dxp": "image",
-    "w": "filter", "dw": "filter",
-    "b": "bias", "db": "bias",
-    "z": "output", "out": "output", "dout": "output", "dz": "output",
-    "cols": "matrix", "dcols": "matrix",
+    "x": "image",
+    "xp": "image",
+    "dx": "image",
+    "dxp": "image",
+    "w": "filter",
+    "dw": "filter",
+    "b": "bias",
+    "db": "bias",
+    "z": "output",
+    "out": "output",
+    "dout": "output",
+    "dz": "output",
+    "cols": "matrix",
+    "dcols": "matrix",
 }
 
 

@@ -45,7 +45,15 @@ from ..spec import ConvSpec, ConvSpecError
 from ..tensor_input import to_array
 from .views import View, get_view, view_names
 
-__all__ = ["CHOICES", "CHOICE_TITLES", "DEFAULTS", "DEFAULT_FILLS", "ResolvedConfig", "TraceConfigError", "resolve_config"]
+__all__ = [
+    "CHOICES",
+    "CHOICE_TITLES",
+    "DEFAULTS",
+    "DEFAULT_FILLS",
+    "ResolvedConfig",
+    "TraceConfigError",
+    "resolve_config",
+]
 
 
 class TraceConfigError(ConvSpecError):
@@ -162,9 +170,7 @@ def _choice(config: Mapping[str, Any], key: str, allowed: tuple[str, ...]) -> st
     if value is None:
         value = DEFAULTS[key]
     if not isinstance(value, str) or value not in allowed:
-        raise TraceConfigError(
-            f"{key} must be one of {', '.join(repr(a) for a in allowed)}; got {shorten(value)}", key
-        )
+        raise TraceConfigError(f"{key} must be one of {', '.join(repr(a) for a in allowed)}; got {shorten(value)}", key)
     return value
 
 
@@ -174,15 +180,21 @@ def _loop_order(config: Mapping[str, Any], key: str, letters: str, where: str, d
         return default
     if not isinstance(value, str) or len(value) != len(letters) or sorted(value) != sorted(letters):
         raise TraceConfigError(
-            f"{key} must be a permutation of the letters {letters!r} (each once) for {where}; "
-            f"got {shorten(value)}",
+            f"{key} must be a permutation of the letters {letters!r} (each once) for {where}; got {shorten(value)}",
             key,
         )
     return value
 
 
-def _tensor(config: Mapping[str, Any], key: str, layout: str, max_elements: int | None, max_abs: float | None,
-            ndim: int, value: Any = None) -> np.ndarray:
+def _tensor(
+    config: Mapping[str, Any],
+    key: str,
+    layout: str,
+    max_elements: int | None,
+    max_abs: float | None,
+    ndim: int,
+    value: Any = None,
+) -> np.ndarray:
     """The array of input ``key`` (``value`` instead of ``config[key]`` when given)."""
     value = config.get(key) if value is None else value
     if value is None:
@@ -191,8 +203,12 @@ def _tensor(config: Mapping[str, Any], key: str, layout: str, max_elements: int 
         value = dict(value, shape=_NHWC_SHAPES[key])
     try:
         return to_array(
-            value, key, ndim=ndim, axes=_AXES_WORDS.get((key, layout), "(F,)"),
-            max_elements=max_elements, max_abs=max_abs,
+            value,
+            key,
+            ndim=ndim,
+            axes=_AXES_WORDS.get((key, layout), "(F,)"),
+            max_elements=max_elements,
+            max_abs=max_abs,
         )
     except TraceConfigError:
         raise
@@ -272,9 +288,9 @@ def resolve_config(
         x, w = nhwc_to_nchw(x, "x"), hwio_to_oihw(w, "w")
     try:
         spec = ConvSpec.create(
-            x.shape, w.shape,
-            *(DEFAULTS[k] if config.get(k) is None else config[k]
-              for k in ("stride", "padding", "dilation", "groups")),
+            x.shape,
+            w.shape,
+            *(DEFAULTS[k] if config.get(k) is None else config[k] for k in ("stride", "padding", "dilation", "groups")),
         )
     except ConvSpecError as exc:
         raise TraceConfigError(str(exc), exc.field) from exc
@@ -298,8 +314,7 @@ def resolve_config(
         dout = _tensor(config, "dout", layout, max_elements, max_abs, 4, value)
         if dout.shape != expected:
             raise TraceConfigError(
-                f"dout has shape {dout.shape}, expected {expected}: the output's shape "
-                f"{_AXES_WORDS[('dout', layout)]}",
+                f"dout has shape {dout.shape}, expected {expected}: the output's shape {_AXES_WORDS[('dout', layout)]}",
                 "dout",
             )
         if layout == "NHWC":
@@ -308,9 +323,20 @@ def resolve_config(
         dout = np.ones(spec.out_shape)
 
     return ResolvedConfig(
-        spec=spec, x=x, w=w, b=b, dout=dout, dout_given=dout_given, layout=layout,
-        activation=activation, view=view.name, granularity=granularity,
-        loop_order=loop_order, dx_loop_order=dx_loop_order, backward=backward, phases=phases,
+        spec=spec,
+        x=x,
+        w=w,
+        b=b,
+        dout=dout,
+        dout_given=dout_given,
+        layout=layout,
+        activation=activation,
+        view=view.name,
+        granularity=granularity,
+        loop_order=loop_order,
+        dx_loop_order=dx_loop_order,
+        backward=backward,
+        phases=phases,
     )
 
 

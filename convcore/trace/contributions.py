@@ -52,10 +52,13 @@ def _checked_index(meta: Mapping[str, Any], name: str, index: Sequence[int]) -> 
     try:
         cell = tuple(int(i) for i in index)
     except (TypeError, ValueError):
-        raise ValueError(f"index must be {len(shape)} integers for {name} {tuple(shape)}, got {shorten(index)}") from None
+        raise ValueError(
+            f"index must be {len(shape)} integers for {name} {tuple(shape)}, got {shorten(index)}"
+        ) from None
     if len(cell) != len(shape) or any(not 0 <= i < s for i, s in zip(cell, shape)):
-        raise ValueError(f"index {shorten(cell)} is outside {name}, whose shape is {tuple(shape)} "
-                         f"(axes {', '.join(meta['axes'])})")
+        raise ValueError(
+            f"index {shorten(cell)} is outside {name}, whose shape is {tuple(shape)} (axes {', '.join(meta['axes'])})"
+        )
     return cell
 
 
@@ -86,8 +89,9 @@ def _cell_count(box: Box) -> int:
     return math.prod(len(range(a, b, s)) for a, b, s in zip(box["start"], box["stop"], box["step"]))
 
 
-def _factors(doc: Mapping[str, Any], reads: Sequence[Box], target: str, size: int, offset: int,
-             delta: float) -> list[dict] | None:
+def _factors(
+    doc: Mapping[str, Any], reads: Sequence[Box], target: str, size: int, offset: int, delta: float
+) -> list[dict] | None:
     """The read cells whose product (plus a bias, on a bias MAC) is ``delta``: a one-cell
     read is a scalar factor, a read of the write's size gives the cell at the same
     position. The tensor whose gradient ``target`` is (xp for dxp) is not a factor of
@@ -110,7 +114,7 @@ def _factors(doc: Mapping[str, Any], reads: Sequence[Box], target: str, size: in
     if len(others) == 1 and others[0]["value"] == delta:
         return others
     for k, a in enumerate(others):
-        for b in others[k + 1:]:
+        for b in others[k + 1 :]:
             if a["value"] * b["value"] == delta:
                 return [a, b]
             if bias and a["value"] * b["value"] + bias[0]["value"] == delta:

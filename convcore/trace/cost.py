@@ -138,13 +138,11 @@ def _tensor_shapes(rc: ResolvedConfig) -> dict[str, tuple[int, ...]]:
     """Every tensor a trace of ``rc`` may put in its header (the view's extra tensors all,
     an upper bound when a forward-only trace has fewer)."""
     spec = rc.spec
-    shapes = {"x": spec.x_shape, "xp": spec.padded_shape, "w": spec.w_shape,
-              "z": spec.out_shape, "out": spec.out_shape}
+    shapes = {"x": spec.x_shape, "xp": spec.padded_shape, "w": spec.w_shape, "z": spec.out_shape, "out": spec.out_shape}
     if rc.has_bias:
         shapes["b"] = (spec.F,)
     if rc.backward_included:
-        shapes.update(dout=spec.out_shape, dz=spec.out_shape, dw=spec.w_shape,
-                      dxp=spec.padded_shape, dx=spec.x_shape)
+        shapes.update(dout=spec.out_shape, dz=spec.out_shape, dw=spec.w_shape, dxp=spec.padded_shape, dx=spec.x_shape)
         if rc.has_bias:
             shapes["db"] = (spec.F,)
     shapes.update(rc.view_impl.extra_shapes(spec))

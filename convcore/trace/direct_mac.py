@@ -91,14 +91,23 @@ def _forward_mac(ctx: TraceContext) -> Iterator[Event]:
         for n, f, i, j, c, k, l, xp_cell, w_cell, z_cell, add, now, first, said in rows:
             if first:
                 reads = [xp_boxes[xp_cell], w_boxes[w_cell], bias_box[f]]
-                text = (f"{z_names[z_cell]} += {xp_names[xp_cell]}·{w_names[w_cell]}{bias_name[f]} = "
-                        f"{xp_factors[xp_cell]}·{w_factors[w_cell]}{bias_said[f]} → {said}")
+                text = (
+                    f"{z_names[z_cell]} += {xp_names[xp_cell]}·{w_names[w_cell]}{bias_name[f]} = "
+                    f"{xp_factors[xp_cell]}·{w_factors[w_cell]}{bias_said[f]} → {said}"
+                )
             else:
                 reads = [xp_boxes[xp_cell], w_boxes[w_cell]]
-                text = (f"{z_names[z_cell]} += {xp_names[xp_cell]}·{w_names[w_cell]} = "
-                        f"{xp_factors[xp_cell]}·{w_factors[w_cell]} → {said}")
-            yield make_event("forward", {"n": n, "f": f, "i": i, "j": j, "c": c, "k": k, "l": l}, reads,
-                             [make_write(z_name, z_starts[z_cell], z_stops[z_cell], one, [add], [now])], text)
+                text = (
+                    f"{z_names[z_cell]} += {xp_names[xp_cell]}·{w_names[w_cell]} = "
+                    f"{xp_factors[xp_cell]}·{w_factors[w_cell]} → {said}"
+                )
+            yield make_event(
+                "forward",
+                {"n": n, "f": f, "i": i, "j": j, "c": c, "k": k, "l": l},
+                reads,
+                [make_write(z_name, z_starts[z_cell], z_stops[z_cell], one, [add], [now])],
+                text,
+            )
 
 
 def _fused_mac(ctx: TraceContext) -> Iterator[Event]:
@@ -129,12 +138,15 @@ def _fused_mac(ctx: TraceContext) -> Iterator[Event]:
             db_value[first_] = running_sums(db_state, f_[first_], g[first_])
         else:
             first_ = np.zeros_like(first_)
-        columns = _lists(n_, f_, i_, j_, c_, k_, l_, xi_, wi_, zi_, dw_delta, dw_value, dxp_delta, dxp_value,
-                         g, db_value, first_)
+        columns = _lists(
+            n_, f_, i_, j_, c_, k_, l_, xi_, wi_, zi_, dw_delta, dw_value, dxp_delta, dxp_value, g, db_value, first_
+        )
         said = zip(fmt.number_list(dw_value), fmt.number_list(dxp_value))
         rows = zip(*columns, said)
-        for n, f, i, j, c, k, l, xp_cell, w_cell, z_cell, dw_add, dw_now, dxp_add, dxp_now, g_cell, db_now, first, \
-                (dw_said, dxp_said) in rows:
+        for n, f, i, j, c, k, l, xp_cell, w_cell, z_cell, dw_add, dw_now, dxp_add, dxp_now, g_cell, db_now, first, (
+            dw_said,
+            dxp_said,
+        ) in rows:
             writes = [
                 make_write("dw", dw_starts[w_cell], dw_stops[w_cell], one, [dw_add], [dw_now]),
                 make_write(dxp_name, dxp_starts[xp_cell], dxp_stops[xp_cell], one, [dxp_add], [dxp_now]),
@@ -147,8 +159,13 @@ def _fused_mac(ctx: TraceContext) -> Iterator[Event]:
             if first:
                 writes.insert(0, make_write("db", [f], [f + 1], one1, [g_cell], [db_now]))
                 text = f"db[{f}] += {dz_names[z_cell]} = {number(g_cell)} → {number(db_now)}; " + text
-            yield make_event("backward", {"n": n, "f": f, "i": i, "j": j, "c": c, "k": k, "l": l},
-                             [xp_boxes[xp_cell], w_boxes[w_cell], dz_boxes[z_cell]], writes, text)
+            yield make_event(
+                "backward",
+                {"n": n, "f": f, "i": i, "j": j, "c": c, "k": k, "l": l},
+                [xp_boxes[xp_cell], w_boxes[w_cell], dz_boxes[z_cell]],
+                writes,
+                text,
+            )
 
 
 def _one_product_mac(ctx: TraceContext, phase: str, order: str, source: str, target: str) -> Iterator[Event]:
@@ -170,7 +187,8 @@ def _one_product_mac(ctx: TraceContext, phase: str, order: str, source: str, tar
         columns = _lists(n_, f_, i_, j_, c_, k_, l_, src_cells, tgt_cells, zi_, delta, value)
         for n, f, i, j, c, k, l, src_cell, tgt_cell, z_cell, add, now, said in zip(*columns, fmt.number_list(value)):
             yield make_event(
-                phase, {"n": n, "f": f, "i": i, "j": j, "c": c, "k": k, "l": l},
+                phase,
+                {"n": n, "f": f, "i": i, "j": j, "c": c, "k": k, "l": l},
                 [src_boxes[src_cell], dz_boxes[z_cell]],
                 [make_write(tgt_name, tgt_starts[tgt_cell], tgt_stops[tgt_cell], one, [add], [now])],
                 f"{tgt_names[tgt_cell]} += {src_names[src_cell]}·{dz_names[z_cell]} = "
@@ -204,7 +222,9 @@ def _db_mac(ctx: TraceContext) -> Iterator[Event]:
         said = zip(fmt.number_list(value), fmt.number_list(g))
         for n, f, i, j, z_cell, add, now, (db_said, dz_said) in zip(*_lists(n_, f_, i_, j_, zi_, g, value), said):
             yield make_event(
-                "db", {"n": n, "f": f, "i": i, "j": j}, [dz_boxes[z_cell]],
+                "db",
+                {"n": n, "f": f, "i": i, "j": j},
+                [dz_boxes[z_cell]],
                 [make_write("db", [f], [f + 1], one1, [add], [now])],
                 f"db[{f}] += {dz_names[z_cell]} = {dz_said} → {db_said}",
             )

@@ -95,11 +95,16 @@ def backward_window(ctx: TraceContext, phase: str, order: str, *, writes: tuple[
             deltas = dz[:, None] * filter_rows[chunk.filters]
             values = running_sums(ctx.state["dxp"].reshape(-1), window_cells.ravel(), deltas.ravel())
             keys = dz_kind.ravel() * fields.F + chunk.filters
-            columns += [_shared_rows(fields, deltas, keys) if repeats else fields.rows("dxp", deltas),
-                        fields.rows("dxp", values.reshape(count, -1))]
+            columns += [
+                _shared_rows(fields, deltas, keys) if repeats else fields.rows("dxp", deltas),
+                fields.rows("dxp", values.reshape(count, -1)),
+            ]
         rows = zip(*columns)
         if into_dw and into_dx:
-            for f, z_cell, loop, (window, text), g, factor, db_delta, db_value, db_said, dw_delta, dw_value, dx_delta, dx_value in rows:
+            for f, z_cell, loop, (
+                window,
+                text,
+            ), g, factor, db_delta, db_value, db_said, dw_delta, dw_value, dx_delta, dx_value in rows:
                 dw_write = make_write("dw", dw_start[f], dw_stop[f], one4, dw_delta, dw_value)
                 dx_write = make_write(dxp_name, window["start"], window["stop"], window["step"], dx_delta, dx_value)
                 said = f"{dw_said[f]}{factor}·{text}; d{text} += {factor}{filter_said[f]}"
@@ -112,16 +117,26 @@ def backward_window(ctx: TraceContext, phase: str, order: str, *, writes: tuple[
                 yield make_event(phase, loop, [dz_boxes[z_cell], window, filter_box[f]], sent, said)
         elif into_dw:
             for f, z_cell, loop, (window, text), g, factor, dw_delta, dw_value in rows:
-                yield make_event(phase, loop, [dz_boxes[z_cell], window],
-                                 [make_write("dw", dw_start[f], dw_stop[f], one4, dw_delta, dw_value)],
-                                 f"{dz_names[z_cell]} = {g}: {dw_said[f]}{factor}·{text}" if g != "0" else
-                                 f"{dz_names[z_cell]} = 0: {dead}")
+                yield make_event(
+                    phase,
+                    loop,
+                    [dz_boxes[z_cell], window],
+                    [make_write("dw", dw_start[f], dw_stop[f], one4, dw_delta, dw_value)],
+                    f"{dz_names[z_cell]} = {g}: {dw_said[f]}{factor}·{text}"
+                    if g != "0"
+                    else f"{dz_names[z_cell]} = 0: {dead}",
+                )
         else:
             for f, z_cell, loop, (window, text), g, factor, dx_delta, dx_value in rows:
-                yield make_event(phase, loop, [dz_boxes[z_cell], filter_box[f]],
-                                 [make_write(dxp_name, window["start"], window["stop"], window["step"], dx_delta, dx_value)],
-                                 f"{dz_names[z_cell]} = {g}: d{text} += {factor}{filter_said[f]}" if g != "0" else
-                                 f"{dz_names[z_cell]} = 0: {dead}")
+                yield make_event(
+                    phase,
+                    loop,
+                    [dz_boxes[z_cell], filter_box[f]],
+                    [make_write(dxp_name, window["start"], window["stop"], window["step"], dx_delta, dx_value)],
+                    f"{dz_names[z_cell]} = {g}: d{text} += {factor}{filter_said[f]}"
+                    if g != "0"
+                    else f"{dz_names[z_cell]} = 0: {dead}",
+                )
 
 
 def _shared_rows(fields: ReceptiveFields, rows: np.ndarray, keys: np.ndarray) -> list:

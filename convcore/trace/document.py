@@ -150,8 +150,9 @@ def _spec_dict(rc: ResolvedConfig) -> dict[str, Any]:
     }
 
 
-def _header(rc: ResolvedConfig, plan: list[Phase], ref: dict[str, np.ndarray], roles: dict[str, str],
-            arrays: bool = False) -> dict:
+def _header(
+    rc: ResolvedConfig, plan: list[Phase], ref: dict[str, np.ndarray], roles: dict[str, str], arrays: bool = False
+) -> dict:
     aliases = trace_aliases(rc)
     tensors = {}
     for name, arr in ref.items():
@@ -201,8 +202,9 @@ def _context(rc: ResolvedConfig, ref: dict[str, np.ndarray], roles: dict[str, st
     return TraceContext(rc, ref, [name for name, role in roles.items() if role != "input"], arrays)
 
 
-def _phase_events(rc: ResolvedConfig, plan: list[Phase], ref: dict[str, np.ndarray], roles: dict[str, str],
-                  arrays: bool) -> Iterator[Iterator[Event]]:
+def _phase_events(
+    rc: ResolvedConfig, plan: list[Phase], ref: dict[str, np.ndarray], roles: dict[str, str], arrays: bool
+) -> Iterator[Iterator[Event]]:
     """Each phase's events, phase by phase (the per-cell tables of a phase are released
     when the next one starts)."""
     ctx = _context(rc, ref, roles, arrays)

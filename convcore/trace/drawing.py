@@ -48,21 +48,29 @@ DRAWINGS: dict[str, tuple[str, str, str]] = {
     "xp": ("padded input", "inputs", ""),
     "w": ("filters", "inputs", ""),
     "b": ("bias", "inputs", ""),
-    "cols": ("im2col columns", "forward",
-             "one column per output position (n, i, j); one row per input value a window reads (c, kh, kw)"),
+    "cols": (
+        "im2col columns",
+        "forward",
+        "one column per output position (n, i, j); one row per input value a window reads (c, kh, kw)",
+    ),
     "z": ("pre-activation", "forward", ""),
     "out": ("output", "forward", ""),
     "dout": ("upstream gradient", "backward", ""),
     "dz": ("gradient at z", "backward", ""),
     "db": ("bias gradient", "backward", ""),
     "dw": ("filter gradient", "backward", ""),
-    "dcols": ("gradient of the columns", "backward",
-              "Wᵀ·dZ: the gradient of every column entry; col2im adds it back into dxp"),
-    "dz_dilated": ("dz dilated: stride−1 zeros between cells, padded for a full correlation", "backward",
-                   "dz with stride−1 zero rows and columns between its cells, framed by kernel−1 zeros: "
-                   "sliding the rotated kernel over it gives dX (hatched cells are inserted zeros)"),
-    "w_rot": ("w rotated 180°", "backward",
-              "each kernel slice turned by 180°: w_rot[f,c,k,l] = w[f,c,KH−1−k,KW−1−l]"),
+    "dcols": (
+        "gradient of the columns",
+        "backward",
+        "Wᵀ·dZ: the gradient of every column entry; col2im adds it back into dxp",
+    ),
+    "dz_dilated": (
+        "dz dilated: stride−1 zeros between cells, padded for a full correlation",
+        "backward",
+        "dz with stride−1 zero rows and columns between its cells, framed by kernel−1 zeros: "
+        "sliding the rotated kernel over it gives dX (hatched cells are inserted zeros)",
+    ),
+    "w_rot": ("w rotated 180°", "backward", "each kernel slice turned by 180°: w_rot[f,c,k,l] = w[f,c,KH−1−k,KW−1−l]"),
     "dxp": ("gradient of the padded input", "backward", ""),
     "dx": ("input gradient", "backward", ""),
 }
@@ -121,8 +129,10 @@ def _marks(name: str, spec: ConvSpec) -> list[str] | None:
     if name == "dz_dilated":
         (hp, wp), (eh, ew), (ho, wo) = spec.padded_hw, spec.kernel_extent, spec.out_hw
         marks = np.full((hp + eh - 1, wp + ew - 1), "z", dtype="<U1")
-        marks[eh - 1 : eh - 1 + (ho - 1) * spec.stride[0] + 1 : spec.stride[0],
-              ew - 1 : ew - 1 + (wo - 1) * spec.stride[1] + 1 : spec.stride[1]] = "."
+        marks[
+            eh - 1 : eh - 1 + (ho - 1) * spec.stride[0] + 1 : spec.stride[0],
+            ew - 1 : ew - 1 + (wo - 1) * spec.stride[1] + 1 : spec.stride[1],
+        ] = "."
         return _rows(marks)
     return None
 
@@ -131,7 +141,11 @@ def tensor_drawing(name: str, spec: ConvSpec) -> dict[str, Any]:
     """The drawing facts of tensor ``name`` of a trace over ``spec`` (module notes)."""
     title, group, detail = DRAWINGS.get(name, (name, "backward", ""))
     names = list(DRAWINGS)
-    facts: dict[str, Any] = {"title": title, "group": group, "order": names.index(name) if name in names else len(names)}
+    facts: dict[str, Any] = {
+        "title": title,
+        "group": group,
+        "order": names.index(name) if name in names else len(names),
+    }
     if detail:
         facts["detail"] = detail
     if name in GRADIENT_OF:

@@ -216,8 +216,14 @@ class TraceContext:
         delta = np.broadcast_to(np.asarray(delta, dtype=np.float64), block.shape)
         block += delta
         box = self.box(name, start, stop, step)
-        return make_write(box["tensor"], box["start"], box["stop"], box["step"], self.cell_list(name, delta),
-                          self.cell_list(name, block))
+        return make_write(
+            box["tensor"],
+            box["start"],
+            box["stop"],
+            box["step"],
+            self.cell_list(name, delta),
+            self.cell_list(name, block),
+        )
 
     def write_cell(self, name: str, index: Sequence[int], delta: float) -> Write:
         """Add the float ``delta`` to one cell (internal index) and return the Write."""
@@ -226,8 +232,9 @@ class TraceContext:
         value = float(arr[index]) + delta
         arr[index] = value
         one = self.ones(len(index))
-        return make_write(self.name(name), self.order(name, index), self.order(name, [i + 1 for i in index]), one,
-                          [delta], [value])
+        return make_write(
+            self.name(name), self.order(name, index), self.order(name, [i + 1 for i in index]), one, [delta], [value]
+        )
 
     def rows(self, block: np.ndarray) -> list:
         """float64 (K, M) -> its K rows, each a delta or value: lists of floats, or

@@ -23,8 +23,22 @@ import numpy as np
 
 from ..fill import format_number
 
-__all__ = ["DEAD_WINDOW", "EXPAND_LIMIT", "LIST_LIMIT", "number", "number_list", "factor", "factor_list", "numbers", "products", "row_slices",
-           "cell", "cell_names", "box_text", "box_slices"]
+__all__ = [
+    "DEAD_WINDOW",
+    "EXPAND_LIMIT",
+    "LIST_LIMIT",
+    "number",
+    "number_list",
+    "factor",
+    "factor_list",
+    "numbers",
+    "products",
+    "row_slices",
+    "cell",
+    "cell_names",
+    "box_text",
+    "box_slices",
+]
 
 LIST_LIMIT = 8  # values a text lists
 EXPAND_LIMIT = 9  # products a text writes out
@@ -119,8 +133,13 @@ def box_text(
     return name + box_slices(start, stop, step, shape)
 
 
-def row_slices(starts: Sequence[Sequence[int]], stops: Sequence[Sequence[int]], step: Sequence[int],
-               shape: Sequence[int], axis: int) -> list[str]:
+def row_slices(
+    starts: Sequence[Sequence[int]],
+    stops: Sequence[Sequence[int]],
+    step: Sequence[int],
+    shape: Sequence[int],
+    axis: int,
+) -> list[str]:
     """``box_slices`` of Boxes that differ only in their one index on ``axis`` (the rows
     of a slice), formatted from one template: that axis is one cell wide and, unless the
     tensor has a single cell on it, never a whole axis, so it always prints, as its

@@ -76,8 +76,9 @@ def torch_setup(spec: Any, layout: str, activation: str, bias: bool) -> list[str
     ]
 
 
-def tensor_formulas(spec: Any, layout: str, activation: str, names: set[str], inputs: set[str],
-                    aliases: dict[str, str]) -> dict[str, dict[str, str]]:
+def tensor_formulas(
+    spec: Any, layout: str, activation: str, names: set[str], inputs: set[str], aliases: dict[str, str]
+) -> dict[str, dict[str, str]]:
     """{tensor: {"formula": text, "torch": expression template}} for the header's tensors
     ``names`` that are not ``inputs`` (see the module's doc); ``aliases``: the header's,
     {engine name: the tensor standing for it}."""
@@ -98,7 +99,8 @@ def tensor_formulas(spec: Any, layout: str, activation: str, names: set[str], in
     formulas = {
         "xp": f"{_ref('xp', layout, image)} = {_ref('x', layout, {**image, 'h': _offset('h', -t), 'w': _offset('w', -le)})} inside x, 0 on the padding",
         "z": f"{_ref('z', layout, output)} = {conv}",
-        "out": f"{_ref('out', layout, output)} = {act.name}({_ref('z', layout, output)})" if "z" in names
+        "out": f"{_ref('out', layout, output)} = {act.name}({_ref('z', layout, output)})"
+        if "z" in names
         else f"{_ref('out', layout, output)} = {conv}",
         "dz": f"{dz} = {_ref('dout', layout, output)} · {act.name}'({_ref('z', layout, output)})",
         "db": f"db[f] = Σ_{{n,h,w}} {dz}",

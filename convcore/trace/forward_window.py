@@ -48,12 +48,13 @@ def forward_window(ctx: TraceContext) -> Iterator[Event]:
     by_channel = not expand and 1 < fields.cg <= fmt.LIST_LIMIT
     if by_channel:  # the filters' taps per channel, and the channels each group reads
         channel_taps = filter_rows.reshape(fields.F, fields.cg, -1)
-        channels = [f" [c = {', '.join(str(g * fields.cg + c) for c in range(fields.cg))}] "
-                    for g in range(fields.G)]
+        channels = [f" [c = {', '.join(str(g * fields.cg + c) for c in range(fields.cg))}] " for g in range(fields.G)]
         bias_said = [f"+ b[{f}] {said[3:]} " if said else "" for f, said in enumerate(bias_said)]  # "+ b[1] 1 "
     if expand:
         xp_factors = ctx.cells("xp").factors
-        w_factors = fields.lists("w", np.vectorize(fmt.factor, otypes=[object])(filter_rows)) if filter_rows.size else []
+        w_factors = (
+            fields.lists("w", np.vectorize(fmt.factor, otypes=[object])(filter_rows)) if filter_rows.size else []
+        )
     one = ctx.ones(4)
     for chunk in fields.chunks(ctx.rc.loop_order):
         values = 0.0 + z_flat[chunk.z_cells]  # the state after the write: zero plus z
@@ -62,9 +63,16 @@ def forward_window(ctx: TraceContext) -> Iterator[Event]:
         if by_channel:
             taps = xp_flat[fields.window_cells(chunk)].reshape(len(values), fields.cg, -1)
             partial = fmt.factor_list(fmt.number_list((taps * channel_taps[chunk.filters]).sum(axis=-1)))
-            window_cells = [" + ".join(partial[k:k + fields.cg]) for k in range(0, len(partial), fields.cg)]
-        rows = zip(chunk.filter_list, chunk.z_list, chunk.loops, chunk.windows, values.tolist(), window_cells,
-                   fmt.number_list(values))
+            window_cells = [" + ".join(partial[k : k + fields.cg]) for k in range(0, len(partial), fields.cg)]
+        rows = zip(
+            chunk.filter_list,
+            chunk.z_list,
+            chunk.loops,
+            chunk.windows,
+            values.tolist(),
+            window_cells,
+            fmt.number_list(values),
+        )
         for f, z_cell, loop, (window, text), value, cells, said in rows:
             if expand:
                 products = " + ".join([f"{xp_factors[c]}·{w}" for c, w in zip(cells, w_factors[f])])
@@ -76,8 +84,11 @@ def forward_window(ctx: TraceContext) -> Iterator[Event]:
                 text = f"{z_names[z_cell]} = Σ {text}{sum_tail[f]}{said}"
             written = [value]  # delta = value (z starts at zero): one shared list
             yield make_event(
-                "forward", loop, [window, filter_box[f], bias_box[f]] if bias is not None else [window, filter_box[f]],
-                [make_write(z_name, z_starts[z_cell], z_stops[z_cell], one, written, written)], text,
+                "forward",
+                loop,
+                [window, filter_box[f], bias_box[f]] if bias is not None else [window, filter_box[f]],
+                [make_write(z_name, z_starts[z_cell], z_stops[z_cell], one, written, written)],
+                text,
             )
 
 

@@ -111,15 +111,21 @@ class _Matrices:
         return f"image {n}, output row {i}, column {j}"
 
 
-def _product_cell(ctx: TraceContext, phase: str, loop: dict, reads: list, target: str, cell: tuple,
-                  product: str, terms: str) -> Event:
+def _product_cell(
+    ctx: TraceContext, phase: str, loop: dict, reads: list, target: str, cell: tuple, product: str, terms: str
+) -> Event:
     """One cell of a matrix product as an event: ``target[cell] = product = terms =
     value`` (``terms``: the products written out, "" when there are too many), the
     value from the vectorised core."""
     value = float(ctx.ref[target][cell])
     said = f" = {terms}" if terms else ""
-    return make_event(phase, loop, reads, [ctx.write_cell(target, cell, value)],
-                      f"{ctx.cell_text(target, cell)} = {product}{said} = {fmt.number(value)}")
+    return make_event(
+        phase,
+        loop,
+        reads,
+        [ctx.write_cell(target, cell, value)],
+        f"{ctx.cell_text(target, cell)} = {product}{said} = {fmt.number(value)}",
+    )
 
 
 def _im2col_events(ctx: TraceContext) -> Iterator[Event]:
@@ -134,7 +140,8 @@ def _im2col_events(ctx: TraceContext) -> Iterator[Event]:
         listed = f" = {fmt.numbers(values.tolist())}" if m.R <= fmt.EXPAND_LIMIT else ""
         write = ctx.write("cols", (0, p), (m.R, p + 1), None, values[:, None])
         yield make_event(
-            "im2col", {"n": n, "i": i, "j": j},
+            "im2col",
+            {"n": n, "i": i, "j": j},
             [ctx.box("xp", start, stop, m.step)],
             [write],
             f"{ctx.text('cols', (0, p), (m.R, p + 1))} = {ctx.text('xp', start, stop, m.step)}"
@@ -157,7 +164,7 @@ def _forward_events(ctx: TraceContext) -> Iterator[Event]:
         col = (r0, p), (r0 + m.block, p + 1)
         reads = [ctx.box("cols", *col), w_box[f]]
         rhs = f"{w_text[f]}·{ctx.text('cols', *col)}"
-        terms = fmt.products(w[f].tolist(), cols[r0:r0 + m.block, p].tolist()) if expand else ""
+        terms = fmt.products(w[f].tolist(), cols[r0 : r0 + m.block, p].tolist()) if expand else ""
         if bias is not None:
             reads.append(ctx.box("b", (f,), (f + 1,)))
             rhs += f" + b[{f}]"
@@ -183,8 +190,9 @@ def _dw_events(ctx: TraceContext) -> Iterator[Event]:
                     reads = [ctx.box("dz", *row_box), ctx.box("cols", (r, 0), (r + 1, m.P))]
                     product = f"{ctx.text('dz', *row_box)}·{ctx.text('cols', (r, 0), (r + 1, m.P))}"
                     terms = fmt.products(dz_row, cols[r].tolist()) if expand else ""
-                    yield _product_cell(ctx, "dw", {"f": f, "c": c, "k": k, "l": l}, reads, "dw", (f, c, k, l),
-                                        product, terms)
+                    yield _product_cell(
+                        ctx, "dw", {"f": f, "c": c, "k": k, "l": l}, reads, "dw", (f, c, k, l), product, terms
+                    )
 
 
 def _dcols_events(ctx: TraceContext) -> Iterator[Event]:
@@ -203,14 +211,21 @@ def _dcols_events(ctx: TraceContext) -> Iterator[Event]:
         cc = c - (c // m.cg) * m.cg
         w_col = (f0, cc, k, l), (f0 + m.fg, cc + 1, k + 1, l + 1)
         w_read, w_said = ctx.box("w", *w_col), ctx.text("w", *w_col)
-        w_values = w[f0:f0 + m.fg, cc, k, l].tolist()
+        w_values = w[f0 : f0 + m.fg, cc, k, l].tolist()
         for n, i, j in columns:
             p = m.column(n, i, j)
             dz_col = (n, f0, i, j), (n + 1, f0 + m.fg, i + 1, j + 1)
-            terms = fmt.products(w_values, dz[n, f0:f0 + m.fg, i, j].tolist()) if expand else ""
-            yield _product_cell(ctx, "dcols", {"c": c, "k": k, "l": l, "n": n, "i": i, "j": j},
-                                [w_read, ctx.box("dz", *dz_col)], "dcols", (r, p),
-                                f"{w_said}·{ctx.text('dz', *dz_col)}", terms)
+            terms = fmt.products(w_values, dz[n, f0 : f0 + m.fg, i, j].tolist()) if expand else ""
+            yield _product_cell(
+                ctx,
+                "dcols",
+                {"c": c, "k": k, "l": l, "n": n, "i": i, "j": j},
+                [w_read, ctx.box("dz", *dz_col)],
+                "dcols",
+                (r, p),
+                f"{w_said}·{ctx.text('dz', *dz_col)}",
+                terms,
+            )
 
 
 def _col2im_events(ctx: TraceContext) -> Iterator[Event]:
@@ -225,7 +240,8 @@ def _col2im_events(ctx: TraceContext) -> Iterator[Event]:
         delta = dcols[:, p].reshape(1, m.C, spec.KH, spec.KW)
         write = ctx.write("dxp", start, stop, m.step, delta)
         yield make_event(
-            "col2im", {"n": n, "i": i, "j": j},
+            "col2im",
+            {"n": n, "i": i, "j": j},
             [ctx.box("dcols", (0, p), (m.R, p + 1))],
             [write],
             f"{ctx.text('dxp', start, stop, m.step)} += {ctx.text('dcols', (0, p), (m.R, p + 1))}"

@@ -32,7 +32,9 @@ def loop_names(letters: str, *, groups: int = 1, padded: bool = True) -> dict[st
     without padding y and x are the input's own rows and columns."""
     words = dict(LOOP_WORDS)
     if groups > 1:
-        words["c"] = "input channel (in a multiply-add and in dw: the channel within the filter's group, w's second axis)"
+        words["c"] = (
+            "input channel (in a multiply-add and in dw: the channel within the filter's group, w's second axis)"
+        )
     if not padded:
         words["y"], words["x"] = "input row", "input column"
     return {letter: words[letter] for letter in dict.fromkeys(letters)}
@@ -52,7 +54,9 @@ def ordered(order: str, canonical: str, sizes: Mapping[str, int]) -> Iterator[tu
     return map(getter, product(*ranges))
 
 
-def ordered_chunks(order: str, canonical: str, sizes: Mapping[str, int], chunk: int = 4096) -> Iterator[tuple[np.ndarray, ...]]:
+def ordered_chunks(
+    order: str, canonical: str, sizes: Mapping[str, int], chunk: int = 4096
+) -> Iterator[tuple[np.ndarray, ...]]:
     """The same loop nest in chunks of at most ``chunk`` iterations: per chunk one int64
     array per canonical letter (for vectorised index arithmetic in hot loops)."""
     dims = [sizes[c] for c in order]

@@ -67,8 +67,9 @@ def make_boxes(tensor: str, starts: Sequence, stops: Sequence, step: Sequence[in
     return [{"tensor": tensor, "start": a, "stop": b, "step": step} for a, b in zip(starts, stops)]
 
 
-def make_write(tensor: str, start: Sequence[int], stop: Sequence[int], step: Sequence[int],
-               delta: Numbers, value: Numbers) -> Write:
+def make_write(
+    tensor: str, start: Sequence[int], stop: Sequence[int], step: Sequence[int], delta: Numbers, value: Numbers
+) -> Write:
     """The Write of ``delta`` into the Box, ``value`` the cells after the add."""
     return {"tensor": tensor, "start": start, "stop": stop, "step": step, "delta": delta, "value": value}
 

@@ -67,8 +67,18 @@ def _delta_value_rows(ctx: TraceContext, rows: np.ndarray) -> tuple[list, list]:
     return deltas, deltas
 
 
-def _copy_rows(ctx: TraceContext, phase: str, src: str, dst: str, src_top: int, src_left: int,
-               dst_top: int, dst_left: int, first_note: str, note: str = "") -> Iterator[Event]:
+def _copy_rows(
+    ctx: TraceContext,
+    phase: str,
+    src: str,
+    dst: str,
+    src_top: int,
+    src_left: int,
+    dst_top: int,
+    dst_left: int,
+    first_note: str,
+    note: str = "",
+) -> Iterator[Event]:
     """One event per input row (n, c, h): ``dst[n, c, dst_top + h, dst_left …] =
     src[n, c, src_top + h, src_left …]``, W cells (pad: x -> xp; crop: dxp -> dx). The
     text ends with ``first_note`` on each slice's first row, ``note`` on the others."""
@@ -85,7 +95,9 @@ def _copy_rows(ctx: TraceContext, phase: str, src: str, dst: str, src_top: int, 
                 zip(deltas, values, src_boxes, dst_boxes)
             ):
                 yield make_event(
-                    phase, {"n": n, "c": c, "h": h}, [make_box(src, a0, b0, s0)],
+                    phase,
+                    {"n": n, "c": c, "h": h},
+                    [make_box(src, a0, b0, s0)],
                     [make_write(dst, a1, b1, s1, row, value)],
                     f"{dst}{t1} = {src}{t0}{_listed(row)}{first_note if h == 0 else note}",
                 )
@@ -109,8 +121,9 @@ def _crop_events(ctx: TraceContext) -> Iterator[Event]:
     """Phase "crop", rows (n, c, h) row-major: each event reads the interior row of dxp
     and writes dx[n,c,h]; the text says that the gradient on the padding is discarded."""
     top, bottom, left, right = ctx.spec.padding
-    first = (f"; the gradient landing on the padding (top {top}, bottom {bottom}, left {left}, right {right}) "
-             "is discarded")
+    first = (
+        f"; the gradient landing on the padding (top {top}, bottom {bottom}, left {left}, right {right}) is discarded"
+    )
     return _copy_rows(ctx, "crop", "dxp", "dx", top, left, 0, 0, first, "; the padding's gradient is discarded")
 
 
@@ -133,7 +146,9 @@ def _output_rows(ctx: TraceContext, phase: str, target: str, reads: tuple[str, .
             boxes = _rows(ctx, target, n, f, 0, ho, 0, wo)
             for i, (row, value, (start, stop, step, sl)) in enumerate(zip(deltas, values, boxes)):
                 yield make_event(
-                    phase, {"n": n, "f": f, "i": i}, [make_box(name, start, stop, step) for name in reads],
+                    phase,
+                    {"n": n, "f": f, "i": i},
+                    [make_box(name, start, stop, step) for name in reads],
                     [make_write(target, start, stop, step, row, value)],
                     f"{target}{sl} = {say(*(name + sl for name in reads))}{_listed(row)}",
                 )
@@ -172,7 +187,10 @@ def _db_events(ctx: TraceContext) -> Iterator[Event]:
         start, stop = (0, f, 0, 0), (n_, f + 1, ho, wo)
         value = float(db[f])
         yield make_event(
-            "db", {"f": f}, [ctx.box("dz", start, stop)], [ctx.write_cell("db", (f,), value)],
+            "db",
+            {"f": f},
+            [ctx.box("dz", start, stop)],
+            [ctx.write_cell("db", (f,), value)],
             f"db[{f}] = Σ {ctx.text('dz', start, stop)} = {fmt.number(value)}",
         )
 

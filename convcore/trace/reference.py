@@ -25,8 +25,13 @@ from .loops import ordered, sub_order
 from .model import Event, make_event
 from .views import Phase
 
-__all__ = ["backward_mac_loops", "backward_window_loops", "forward_mac_loops", "forward_window_loops",
-           "reference_trace"]
+__all__ = [
+    "backward_mac_loops",
+    "backward_window_loops",
+    "forward_mac_loops",
+    "forward_window_loops",
+    "reference_trace",
+]
 
 
 def _window(spec, n: int, f: int, i: int, j: int) -> tuple[tuple, tuple, tuple]:
@@ -54,7 +59,9 @@ def forward_window_loops(ctx: TraceContext) -> Iterator[Event]:
     spec, xp, w, b, z = ctx.spec, ctx.ref["xp"], ctx.ref["w"], ctx.ref.get("b"), ctx.ref["z"]
     for n, f, i, j in ordered(ctx.rc.loop_order, "nfij", _sizes(spec)):
         window, kernel = _window(spec, n, f, i, j), _filter(spec, f)
-        reads = [ctx.box("xp", *window), ctx.box("w", *kernel)] + ([ctx.box("b", (f,), (f + 1,))] if b is not None else [])
+        reads = [ctx.box("xp", *window), ctx.box("w", *kernel)] + (
+            [ctx.box("b", (f,), (f + 1,))] if b is not None else []
+        )
         write = ctx.write_cell("z", (n, f, i, j), 0.0 + float(z[n, f, i, j]))  # z starts at 0 (0 + −0 is 0)
         cg = spec.channels_per_group
         if spec.macs_per_output <= fmt.EXPAND_LIMIT:
@@ -65,8 +72,10 @@ def forward_window_loops(ctx: TraceContext) -> Iterator[Event]:
             if 1 < cg <= fmt.LIST_LIMIT:  # each channel's partial sum instead
                 partial = (_part(xp, *window) * _part(w, *kernel)).reshape(cg, -1).sum(axis=-1)
                 c0 = window[0][1]
-                said = (f"{' + '.join(fmt.factor(v) for v in partial.tolist())} "
-                        f"[c = {', '.join(str(c) for c in range(c0, c0 + cg))}]")
+                said = (
+                    f"{' + '.join(fmt.factor(v) for v in partial.tolist())} "
+                    f"[c = {', '.join(str(c) for c in range(c0, c0 + cg))}]"
+                )
                 said += f" + b[{f}] {fmt.factor(b[f])}" if b is not None else ""
         text = f"{ctx.cell_text('z', (n, f, i, j))} = {said} = {fmt.number(write['value'][0])}"
         yield make_event("forward", {"n": n, "f": f, "i": i, "j": j}, reads, [write], text)
@@ -139,14 +148,18 @@ def backward_mac_loops(ctx: TraceContext, phase: str, order: str, *, writes: tup
         reads, sent, said = [], [], []
         if "db" in writes and "db" in ctx.state and c == k == l == 0:
             sent.append(ctx.write_cell("db", (f,), g))
-            said.append(f"db[{f}] += {ctx.cell_text('dz', z_cell)} = {fmt.number(g)} → {fmt.number(sent[-1]['value'][0])}")
+            said.append(
+                f"db[{f}] += {ctx.cell_text('dz', z_cell)} = {fmt.number(g)} → {fmt.number(sent[-1]['value'][0])}"
+            )
         for target, source, s_cell, t_cell in (("dw", "xp", x_cell, w_cell), ("dxp", "w", w_cell, x_cell)):
             if target in writes:
                 reads.append(_cell_box(ctx, source, s_cell))
                 sent.append(ctx.write_cell(target, t_cell, float(ctx.ref[source][s_cell] * g)))
-                said.append(f"{ctx.cell_text(target, t_cell)} += "
-                            f"{_product(ctx, (source, 'dz'), (s_cell, z_cell))}"
-                            f" → {fmt.number(sent[-1]['value'][0])}")
+                said.append(
+                    f"{ctx.cell_text(target, t_cell)} += "
+                    f"{_product(ctx, (source, 'dz'), (s_cell, z_cell))}"
+                    f" → {fmt.number(sent[-1]['value'][0])}"
+                )
         reads.append(_cell_box(ctx, "dz", z_cell))
         yield make_event(phase, _loop(n, f, i, j, c, k, l), reads, sent, "; ".join(said))
 
@@ -156,8 +169,10 @@ def db_mac_loops(ctx: TraceContext) -> Iterator[Event]:
     dz = ctx.ref["dz"]
     for n, f, i, j in ordered(sub_order(ctx.rc.loop_order, "nfij"), "nfij", _sizes(ctx.spec)):
         write = ctx.write_cell("db", (f,), float(dz[n, f, i, j]))
-        text = (f"db[{f}] += {ctx.cell_text('dz', (n, f, i, j))} = {fmt.number(dz[n, f, i, j])} "
-                f"→ {fmt.number(write['value'][0])}")
+        text = (
+            f"db[{f}] += {ctx.cell_text('dz', (n, f, i, j))} = {fmt.number(dz[n, f, i, j])} "
+            f"→ {fmt.number(write['value'][0])}"
+        )
         yield make_event("db", {"n": n, "f": f, "i": i, "j": j}, [_cell_box(ctx, "dz", (n, f, i, j))], [write], text)
 
 
@@ -191,7 +206,10 @@ def reference_trace(config: Any) -> dict:
     generators of the direct view's phases, and of the forward window phase the
     transposed view shares (other phases and views as they are)."""
     rc = resolve_config(config)
-    loops = _reference_generators(rc) if rc.view == "direct" else (
-        {"forward": forward_window_loops} if rc.view == "transposed" else {})
+    loops = (
+        _reference_generators(rc)
+        if rc.view == "direct"
+        else ({"forward": forward_window_loops} if rc.view == "transposed" else {})
+    )
     plan = [Phase(p.name, p.count, loops.get(p.name, p.events), p.letters) for p in plan_phases(rc)]
     return build_document(rc, plan)

@@ -90,8 +90,9 @@ def _dw_events(ctx: TraceContext) -> Iterator[Event]:
     cg, fg = spec.channels_per_group, spec.filters_per_group
     xp, dz, dw = ctx.ref["xp"], ctx.ref["dz"], ctx.ref["dw"]
     expand = n_ * ho * wo <= fmt.EXPAND_LIMIT
-    stride_note = (f" (the box's rows are {sh} apart and its columns {sw} apart: the stride)"
-                   if (sh, sw) != (1, 1) else "")
+    stride_note = (
+        f" (the box's rows are {sh} apart and its columns {sw} apart: the stride)" if (sh, sw) != (1, 1) else ""
+    )
     for f in range(f_):
         c0 = (f // fg) * cg
         dz_box = (0, f, 0, 0), (n_, f + 1, ho, wo)
@@ -106,7 +107,8 @@ def _dw_events(ctx: TraceContext) -> Iterator[Event]:
                     seen = xp[:, c0 + c, k * dh : stop[2] : sh, l * dw_ : stop[3] : sw].ravel().tolist()
                     terms = f" = {fmt.products(seen, dz_values)}" if expand else ""
                     yield make_event(
-                        "dw", {"f": f, "c": c, "k": k, "l": l},
+                        "dw",
+                        {"f": f, "c": c, "k": k, "l": l},
                         [ctx.box("xp", start, stop, step), ctx.box("dz", *dz_box)],
                         [ctx.write_cell("dw", (f, c, k, l), value)],
                         f"{ctx.cell_text('dw', (f, c, k, l))} = Σ {ctx.text('xp', start, stop, step)}"
@@ -127,8 +129,10 @@ def _dilate_note(spec) -> str:
     else:
         gaps = [f"{s - 1} zero {what}{'s' if s > 2 else ''}" for s, what in ((sh, "row"), (sw, "column")) if s > 1]
         parts = [f"{' and '.join(gaps)} between cells (stride {sh}×{sw}): {why}"]
-    parts.append(f"zeros around: {top} above, {bottom} below, {left} left, {right} right "
-                 f"(kernel extent − 1 = {eh - 1}×{ew - 1}: the kernel slides in from outside, a full correlation")
+    parts.append(
+        f"zeros around: {top} above, {bottom} below, {left} left, {right} right "
+        f"(kernel extent − 1 = {eh - 1}×{ew - 1}: the kernel slides in from outside, a full correlation"
+    )
     rh, rw = spec.reached_hw
     hp, wp = spec.padded_hw
     if (hp - rh, wp - rw) != (0, 0):
@@ -156,11 +160,11 @@ def _dilate_events(ctx: TraceContext) -> Iterator[Event]:
                 values = dz[n, f, i].tolist()
                 listed = f" = {fmt.numbers(values)}" if wo <= fmt.LIST_LIMIT else ""
                 yield make_event(
-                    "dilate dz", {"n": n, "f": f, "i": i},
+                    "dilate dz",
+                    {"n": n, "f": f, "i": i},
                     [ctx.box("dz", *src)],
                     [ctx.write("dz_dilated", *dst, step, dz[n, f, i].reshape(1, 1, 1, wo))],
-                    f"{ctx.text('dz_dilated', *dst, step)} = {ctx.text('dz', *src)}{listed}"
-                    f"{note if i == 0 else ''}",
+                    f"{ctx.text('dz_dilated', *dst, step)} = {ctx.text('dz', *src)}{listed}{note if i == 0 else ''}",
                 )
 
 
@@ -173,7 +177,8 @@ def _rotate_events(ctx: TraceContext) -> Iterator[Event]:
     for f in range(spec.F):
         start, stop = (f, 0, 0, 0), (f + 1, *shape)
         yield make_event(
-            "rotate w", {"f": f},
+            "rotate w",
+            {"f": f},
             [ctx.box("w", start, stop)],
             [ctx.write("w_rot", start, stop, None, w[f : f + 1, :, ::-1, ::-1])],
             f"{ctx.text('w_rot', start, stop)} = {ctx.text('w', start, stop)} turned 180°: "
@@ -213,10 +218,15 @@ def _dx_events(ctx: TraceContext) -> Iterator[Event]:
                     hit = landed[y : y + eh : dh, x : x + ew : dw_]  # (KH, KW)
                     hits = int(hit.sum()) * fg
                     value = float(dxp[n, c, y, x])
-                    said = f"{ctx.cell_text('dxp', (n, c, y, x))} = Σ {ctx.text('dz_dilated', start, stop, step)}·{w_said}"
+                    said = (
+                        f"{ctx.cell_text('dxp', (n, c, y, x))} = Σ {ctx.text('dz_dilated', start, stop, step)}·{w_said}"
+                    )
                     if hits == 0:
-                        why = ("never reached by a window (floor truncation)" if y >= rh or x >= rw
-                               else "no window covers it")
+                        why = (
+                            "never reached by a window (floor truncation)"
+                            if y >= rh or x >= rw
+                            else "no window covers it"
+                        )
                         said += f" = 0: every tap lands on an inserted zero, {why}"
                     else:
                         if hits <= fmt.EXPAND_LIMIT:
@@ -227,7 +237,8 @@ def _dx_events(ctx: TraceContext) -> Iterator[Event]:
                         if hits < taps:
                             said += f" ({taps - hits} of {taps} taps on zeros)"
                     yield make_event(
-                        "dx", {"n": n, "c": c, "y": y, "x": x},
+                        "dx",
+                        {"n": n, "c": c, "y": y, "x": x},
                         [ctx.box("dz_dilated", start, stop, step), w_read],
                         [ctx.write_cell("dxp", (n, c, y, x), value)],
                         said,

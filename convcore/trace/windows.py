@@ -104,8 +104,10 @@ class ReceptiveFields:
                 loops = self._loops
                 chunk.loops = [loops[z] for z in chunk.z_list]
             else:
-                chunk.loops = [{"n": a, "f": b, "i": c, "j": d}
-                               for a, b, c, d in zip(n.tolist(), chunk.filter_list, i.tolist(), j.tolist())]
+                chunk.loops = [
+                    {"n": a, "f": b, "i": c, "j": d}
+                    for a, b, c, d in zip(n.tolist(), chunk.filter_list, i.tolist(), j.tolist())
+                ]
             yield chunk
 
     def window_cells(self, chunk: WindowChunk) -> np.ndarray:

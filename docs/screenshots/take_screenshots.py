@@ -48,10 +48,23 @@ def randint(shape, low, high, seed):
     return {"fill": "randint", "shape": shape, "low": low, "high": high, "seed": seed}
 
 
-IM2COL = {"view": "im2col", "x": randint([1, 2, 4, 4], -2, 2, 10), "w": randint([2, 2, 2, 2], -1, 1, 11),
-          "b": [1, -1], "stride": 2, "padding": 1, "dout": randint([1, 2, 3, 3], -2, 2, 12)}
-TRANSPOSED = {"view": "transposed", "x": randint([1, 1, 5, 5], -2, 2, 13), "w": randint([1, 1, 3, 3], -1, 1, 14),
-              "stride": 2, "padding": 1, "dout": randint([1, 1, 3, 3], -2, 2, 15)}
+IM2COL = {
+    "view": "im2col",
+    "x": randint([1, 2, 4, 4], -2, 2, 10),
+    "w": randint([2, 2, 2, 2], -1, 1, 11),
+    "b": [1, -1],
+    "stride": 2,
+    "padding": 1,
+    "dout": randint([1, 2, 3, 3], -2, 2, 12),
+}
+TRANSPOSED = {
+    "view": "transposed",
+    "x": randint([1, 1, 5, 5], -2, 2, 13),
+    "w": randint([1, 1, 3, 3], -1, 1, 14),
+    "stride": 2,
+    "padding": 1,
+    "dout": randint([1, 1, 3, 3], -2, 2, 15),
+}
 
 
 def open_lesson(browser, base, viewport, path="/", preset=None, **ctx):
@@ -62,7 +75,9 @@ def open_lesson(browser, base, viewport, path="/", preset=None, **ctx):
     wait_complete(page)
     if preset:
         page.select_option("#preset", preset)
-        wait_until(page, f"window.convscope.preset === '{preset}' && window.convscope.complete && window.convscope.step === 0")
+        wait_until(
+            page, f"window.convscope.preset === '{preset}' && window.convscope.complete && window.convscope.step === 0"
+        )
     return context, page
 
 
@@ -81,8 +96,13 @@ def save(page, name):
     print("wrote", OUT / name)
 
 
-SCREENS = [("1024x768", (1024, 768), False), ("1366x768", (1366, 768), False), ("1920x1080", (1920, 1080), False),
-           ("projector-1920x1080", (1920, 1080), True), ("phone-390x844", (390, 844), False)]
+SCREENS = [
+    ("1024x768", (1024, 768), False),
+    ("1366x768", (1366, 768), False),
+    ("1920x1080", (1920, 1080), False),
+    ("projector-1920x1080", (1920, 1080), True),
+    ("phone-390x844", (390, 844), False),
+]
 
 
 def screens(browser, base) -> None:
@@ -93,13 +113,18 @@ def screens(browser, base) -> None:
             context, page = open_lesson(browser, base, viewport, f"/#s=0&l={lesson}", **extra)
             step = phase_step(page, "backward", offset)
             context.close()
-            context, page = open_lesson(browser, base, viewport, f"/#s={step}&l={lesson}{'&p=1' if projector else ''}", **extra)
+            context, page = open_lesson(
+                browser, base, viewport, f"/#s={step}&l={lesson}{'&p=1' if projector else ''}", **extra
+            )
             if phone:  # the page scrolled to the written cells, as a student would
                 page.evaluate("""() => { const c = document.querySelector('.cell.wr');
                                          window.scrollTo(0, window.scrollY + c.getBoundingClientRect().top - 420); }""")
             save(page, f"{lesson}-{name}.png")
             if lesson == "cs231n" and name in ("1920x1080", "projector-1920x1080", "phone-390x844"):
-                save(page, "page-1920x1080.png" if name == "1920x1080" else f"{name}.png".replace("projector-", "projector-"))
+                save(
+                    page,
+                    "page-1920x1080.png" if name == "1920x1080" else f"{name}.png".replace("projector-", "projector-"),
+                )
             context.close()
 
 
@@ -166,8 +191,12 @@ def teach(browser, base) -> None:
         context.close()
     # a custom setup too large to fit whole (4 channels of 10x10 padded, 3 filters): each
     # column follows its part of a backward step, xp and dxp at smaller cells than dw's sums
-    config = {"x": randint([1, 4, 8, 8], -2, 2, 3), "w": randint([3, 4, 3, 3], -1, 1, 4), "padding": 1,
-              "dout": randint([1, 3, 8, 8], -2, 2, 5)}
+    config = {
+        "x": randint([1, 4, 8, 8], -2, 2, 3),
+        "w": randint([3, 4, 3, 3], -1, 1, 4),
+        "padding": 1,
+        "dout": randint([1, 3, 8, 8], -2, 2, 5),
+    }
     context, page = open_lesson(browser, base, (1366, 768), lesson_path(config))
     step = phase_step(page, "backward", 43)
     page.evaluate(f"window.convscope.seek({step})")
@@ -188,8 +217,22 @@ def grader(browser, base) -> None:
         klass = Path(folder) / "class"
         make_class(klass, "convscope-screenshot-marker", Path(folder) / "home-file")
         report = Path(folder) / "class.html"
-        subprocess.run([sys.executable, "-m", "convscope", "check", str(klass), "--call-time-limit", "2",
-                        "--class-report", str(report)], check=True, capture_output=True, cwd=ROOT)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "convscope",
+                "check",
+                str(klass),
+                "--call-time-limit",
+                "2",
+                "--class-report",
+                str(report),
+            ],
+            check=True,
+            capture_output=True,
+            cwd=ROOT,
+        )
         context = browser.new_context(viewport={"width": 1366, "height": 768})
         page = context.new_page()
         page.goto(report.as_uri())

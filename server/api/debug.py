@@ -19,4 +19,10 @@ router = APIRouter(prefix="/api/debug", tags=["debug"])
 @router.get("/stats", summary="Stream counters, build slots and shared builds of this worker process")
 async def stats(request: Request) -> dict[str, int]:
     state = request.app.state
-    return {"pid": os.getpid(), **state.stream_stats.snapshot(), **state.gate.stats(), **state.builds.stats(), **state.shares.stats()}
+    return {
+        "pid": os.getpid(),
+        **state.stream_stats.snapshot(),
+        **state.gate.stats(),
+        **state.builds.stats(),
+        **state.shares.stats(),
+    }

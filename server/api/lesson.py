@@ -41,14 +41,24 @@ class LessonRequest(BaseModel):
     name: str = Field("lesson", pattern=r"^[A-Za-z0-9_-]{1,64}$", description="the lesson's name (the file's)")
     title: str = Field("A convolution, step by step", min_length=1, max_length=120)
     sentence: str = Field("", max_length=600, description="what the lesson teaches, in one sentence")
-    step: int = Field(0, ge=0, le=10**9, description="the step the file opens at (the one shown when it was "
-                      "downloaded; past the last, the last)")
+    step: int = Field(
+        0,
+        ge=0,
+        le=10**9,
+        description="the step the file opens at (the one shown when it was downloaded; past the last, the last)",
+    )
 
 
 LESSON_EXAMPLES = {
-    "d2l": {"summary": "Dive into Deep Learning's 3x3 example, as a lesson file",
-            "value": {"setup": EXAMPLES["d2l"]["value"], "name": "d2l", "title": "Cross-correlation by hand",
-                      "sentence": EXAMPLES["d2l"]["description"]}},
+    "d2l": {
+        "summary": "Dive into Deep Learning's 3x3 example, as a lesson file",
+        "value": {
+            "setup": EXAMPLES["d2l"]["value"],
+            "name": "d2l",
+            "title": "Cross-correlation by hand",
+            "sentence": EXAMPLES["d2l"]["description"],
+        },
+    },
 }
 
 
@@ -68,8 +78,15 @@ async def lesson(body: Annotated[LessonRequest, Body(openapi_examples=LESSON_EXA
     prepared = prepare_lesson(config, state.settings)  # refuses what the service refuses (422, 413) before any work
 
     async def produce() -> AsyncIterator[bytes]:
-        html = await run_in_threadpool(lesson_html, config, name=body.name, title=body.title, sentence=body.sentence,
-                                       step=body.step, settings=state.settings)
+        html = await run_in_threadpool(
+            lesson_html,
+            config,
+            name=body.name,
+            title=body.title,
+            sentence=body.sentence,
+            step=body.step,
+            settings=state.settings,
+        )
         yield html.encode("utf-8")
 
     # the file holds the trace document and the page's code and style
@@ -82,7 +99,12 @@ async def lesson(body: Annotated[LessonRequest, Body(openapi_examples=LESSON_EXA
         raise
     filename = re.sub(r"[^A-Za-z0-9_-]", "", body.name) or "lesson"
     return DocumentResponse(
-        content, pace=state.pace, after=lambda: state.builds.leave(build),
+        content,
+        pace=state.pace,
+        after=lambda: state.builds.leave(build),
         media_type="text/html; charset=utf-8",
-        headers={"content-disposition": f'attachment; filename="convscope-{filename}.html"', "cache-control": "no-store"},
+        headers={
+            "content-disposition": f'attachment; filename="convscope-{filename}.html"',
+            "cache-control": "no-store",
+        },
     )

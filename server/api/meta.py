@@ -83,20 +83,36 @@ def _views() -> list[ViewInfo]:
     out = []
     for name in view_names():
         view = get_view(name)
-        out.append(ViewInfo(name=name, title=view.title or name, granularities=list(view.granularities),
-                            loop_letters={g: view.loop_letters(g) for g in view.granularities}))
+        out.append(
+            ViewInfo(
+                name=name,
+                title=view.title or name,
+                granularities=list(view.granularities),
+                loop_letters={g: view.loop_letters(g) for g in view.granularities},
+            )
+        )
     return out
 
 
 def build_meta(limits: dict[str, Any]) -> Meta:
     """The body of GET /api/meta under ``limits`` (Settings.limits()); a lesson file embeds it."""
     return Meta(
-        activations=[ActivationInfo(name=a.name, title=a.title or a.name, formula=a.formula) for a in ACTIVATIONS.values()],
+        activations=[
+            ActivationInfo(name=a.name, title=a.title or a.name, formula=a.formula) for a in ACTIVATIONS.values()
+        ],
         views=_views(),
         choices={key: [Choice(name=v, title=CHOICE_TITLES[key][v]) for v in values] for key, values in CHOICES.items()},
         padding_forms=[PaddingForm(**p) for p in PADDING_FORMS],
-        fills=[FillInfo(name=f.name, title=f.title or f.name, params=dict(f.defaults),
-                        integer_params=sorted(f.integer_params), random=f.random) for f in FILLS.values()],
+        fills=[
+            FillInfo(
+                name=f.name,
+                title=f.title or f.name,
+                params=dict(f.defaults),
+                integer_params=sorted(f.integer_params),
+                random=f.random,
+            )
+            for f in FILLS.values()
+        ],
         inputs=[InputInfo(name=i["name"], title=DRAWINGS[i["name"]][0], null=i["null"]) for i in INPUTS],
         tensor_titles={name: facts[0] for name, facts in DRAWINGS.items()},
         mark_kinds=MARK_KINDS,

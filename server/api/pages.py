@@ -14,7 +14,10 @@ router = APIRouter(tags=["page"])
     "/",
     response_class=FileResponse,
     summary="The ConvScope page",
-    responses={200: {"content": {"text/html": {}}, "description": "index.html"}, 404: {"description": "The page is not installed."}},
+    responses={
+        200: {"content": {"text/html": {}}, "description": "index.html"},
+        404: {"description": "The page is not installed."},
+    },
 )
 def index(request: Request) -> FileResponse:
     folder = request.app.state.static_dir

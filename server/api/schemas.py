@@ -50,7 +50,7 @@ _NUMBER = {"type": "number", "description": "A finite number, |value| at most ma
 _NESTED = {
     "type": "array",
     "description": "Nested lists of numbers, row-major; the shape comes from the nesting. At most "
-                   "max_tensor_elements numbers (see /api/health).",
+    "max_tensor_elements numbers (see /api/health).",
     "minItems": 1,
     "items": {"anyOf": [_NUMBER, {"type": "array", "minItems": 1}]},
 }
@@ -78,8 +78,12 @@ _FILL = {
 }
 _TENSOR = {"anyOf": [_NESTED, _FILL]}
 # dout's fill spec may omit its shape: then it is the output's (the caller need not know it)
-_DOUT_FILL = {**_FILL, "title": "DoutFillSpec", "required": ["fill"],
-              "description": _FILL["description"] + " Without shape: the output's shape."}
+_DOUT_FILL = {
+    **_FILL,
+    "title": "DoutFillSpec",
+    "required": ["fill"],
+    "description": _FILL["description"] + " Without shape: the output's shape.",
+}
 _PAIR = {"type": "array", "items": {"type": "integer", "minimum": 1, **BELOW}, "minItems": 2, "maxItems": 2}
 _INT_OR_PAIR = {"anyOf": [{"type": "integer", "minimum": 1, **BELOW}, _PAIR]}
 _PAD = {"type": "integer", "minimum": 0, **BELOW}
@@ -145,14 +149,28 @@ class TraceConfig(ConvRequest):
         {"type": "string", "pattern": "^[a-z]{1,8}$"},
         "Loop order of the separate dX phase (default: loop_order).",
     ) = None
-    backward: _choice(list(CHOICES["backward"]), "Fused: db, dW, dX per output position; separate: one after another.") = None
+    backward: _choice(
+        list(CHOICES["backward"]), "Fused: db, dW, dX per output position; separate: one after another."
+    ) = None
     phases: _choice(list(CHOICES["phases"]), "Which passes to trace.") = None
     compare: _doc(
-        {"type": "object", "additionalProperties": False,
-         "properties": {name: {"anyOf": [
-             {"type": "array", "description": "Nested lists of numbers, row-major, of any shape: one that is not "
-                                              "the trace's (an empty crop's [[[]]] too) is compared as a wrong shape."},
-             {"type": "null", "description": "Nothing was returned for it."}]} for name in ("out", "dx", "dw", "db")}},
+        {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                name: {
+                    "anyOf": [
+                        {
+                            "type": "array",
+                            "description": "Nested lists of numbers, row-major, of any shape: one that is not "
+                            "the trace's (an empty crop's [[[]]] too) is compared as a wrong shape.",
+                        },
+                        {"type": "null", "description": "Nothing was returned for it."},
+                    ]
+                }
+                for name in ("out", "dx", "dw", "db")
+            },
+        },
         "Your own result tensors (out, dx, dw, db), in the request's layout, to compare with the "
         "trace's: the document's `comparison` says per tensor which cells differ, with the expected "
         "and your value, or that its shape is not the trace's, or that it is None.",
@@ -199,7 +217,9 @@ class Limits(BaseModel):
     queue_timeout: float = Field(description="Seconds a request waits for a build slot before its 503.")
     request_timeout: float = Field(description="Seconds a client has to send the whole request (headers and body).")
     idle_timeout: float = Field(description="Seconds a reply waits for a client that does not read.")
-    min_send_rate: float = Field(description="Bytes per second a client must read a reply at, after send_grace seconds.")
+    min_send_rate: float = Field(
+        description="Bytes per second a client must read a reply at, after send_grace seconds."
+    )
     send_grace: float = Field(description="Seconds a reply may take before min_send_rate applies.")
 
 
@@ -319,22 +339,33 @@ class TraceDocument(BaseModel):
         "expected, got}] (at most 20), differing_count, differing_flat (every differing cell's flat index), message}.",
     )
     mistake: dict[str, Any] | None = Field(
-        None, description="Only with `mistake` in the request: the catalogue entry (id, title, wrong, should, "
-        "source, convention); the events are the mistaken code's steps.")
+        None,
+        description="Only with `mistake` in the request: the catalogue entry (id, title, wrong, should, "
+        "source, convention); the events are the mistaken code's steps.",
+    )
     truth: dict[str, Any] | None = Field(
-        None, description="Mistake traces: the true out, dx, dw, db as {shape, data}, the request's layout.")
+        None, description="Mistake traces: the true out, dx, dw, db as {shape, data}, the request's layout."
+    )
     differences: dict[str, Any] | None = Field(
-        None, description="Mistake traces: per output the code returned, its comparison with the truth "
-        "(the format of `comparison`).")
+        None,
+        description="Mistake traces: per output the code returned, its comparison with the truth "
+        "(the format of `comparison`).",
+    )
     failures: dict[str, Any] | None = Field(
-        None, description="Mistake traces: per output the code did not return, {kind (the exception's name or "
-        "'empty array'), message (NumPy's), event (where the trace stopped, or null)}.")
+        None,
+        description="Mistake traces: per output the code did not return, {kind (the exception's name or "
+        "'empty array'), message (NumPy's), event (where the trace stopped, or null)}.",
+    )
     first_divergence: int | None = Field(
-        None, description="Mistake traces: the first event whose writes differ from the correct code's at that "
-        "step (null when none does).")
+        None,
+        description="Mistake traces: the first event whose writes differ from the correct code's at that "
+        "step (null when none does).",
+    )
     divergence: dict[str, Any] | None = Field(
-        None, description="Mistake traces: {event, stopped, phase, did, should, wrong, fix}: that step, what the "
-        "code did there and what it should have done.")
+        None,
+        description="Mistake traces: {event, stopped, phase, did, should, wrong, fix}: that step, what the "
+        "code did there and what it should have done.",
+    )
 
 
 class MistakeEntry(BaseModel):
@@ -348,7 +379,8 @@ class MistakeEntry(BaseModel):
     convention: str = Field(description="cs231n, layer or torch: the code's calling convention.")
     convention_title: str
     conditions: dict[str, dict[str, Any]] = Field(
-        description="Per affected output: {words: when it shows, exact: whether that is also necessary}.")
+        description="Per affected output: {words: when it shows, exact: whether that is also necessary}."
+    )
     setup: dict[str, Any] = Field(description="The smallest setup in which it shows (sizes, stride, padding ...).")
     request: dict[str, Any] = Field(description="That setup as a ready body of POST /api/trace, `mistake` included.")
     first_divergence: int | None = Field(description="The event where its trace of the setup first differs.")

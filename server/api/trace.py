@@ -41,10 +41,17 @@ def _examples() -> dict[str, dict[str, Any]]:
     for name in ("d2l", "cs231n"):
         preset = get_preset(name)
         out[name] = {"summary": preset.title, "description": preset.teaches, "value": preset.to_dict()["config"]}
-    out["fills"] = {"summary": "Generated tensors, stride 2, same padding, ReLU",
-                    "value": {"x": {"fill": "randint", "shape": [1, 2, 5, 5], "low": -3, "high": 3, "seed": 1},
-                              "w": {"fill": "randint", "shape": [2, 2, 3, 3], "low": -1, "high": 1, "seed": 2},
-                              "b": [0, 1], "stride": 2, "padding": "same", "activation": "relu"}}
+    out["fills"] = {
+        "summary": "Generated tensors, stride 2, same padding, ReLU",
+        "value": {
+            "x": {"fill": "randint", "shape": [1, 2, 5, 5], "low": -3, "high": 3, "seed": 1},
+            "w": {"fill": "randint", "shape": [2, 2, 3, 3], "low": -1, "high": 1, "seed": 2},
+            "b": [0, 1],
+            "stride": 2,
+            "padding": "same",
+            "activation": "relu",
+        },
+    }
     return out
 
 
@@ -56,8 +63,11 @@ REFUSALS: dict[int | str, dict[str, Any]] = {
     413: {"model": ErrorBody, "description": "Too large: names the measure, its value and the limit."},
     415: {"model": ErrorBody, "description": "Not a JSON body: names the content type or charset sent."},
     422: {"model": ErrorBody, "description": "Bad input: names the field and the numbers."},
-    503: {"model": ErrorBody, "description": "Busy: every build slot of the worker stayed taken; see Retry-After.",
-          "headers": {"Retry-After": {"description": "Seconds to wait", "schema": {"type": "integer"}}}},
+    503: {
+        "model": ErrorBody,
+        "description": "Busy: every build slot of the worker stayed taken; see Retry-After.",
+        "headers": {"Retry-After": {"description": "Seconds to wait", "schema": {"type": "integer"}}},
+    },
 }
 
 
@@ -73,7 +83,9 @@ async def trace(body: TraceBody, request: Request) -> Response:
     content = state.cache.get(key)
     if content is not None:
         return DocumentResponse(content, pace=state.pace)
-    prepared = prepare(body.config(), state.settings, compare=body.compare, mistake=body.mistake)  # cheap (bounded inputs, no events): no thread to wait for
+    prepared = prepare(
+        body.config(), state.settings, compare=body.compare, mistake=body.mistake
+    )  # cheap (bounded inputs, no events): no thread to wait for
 
     async def produce() -> AsyncIterator[bytes]:
         cancel = threading.Event()
@@ -82,8 +94,12 @@ async def trace(body: TraceBody, request: Request) -> Response:
         finally:
             cancel.set()  # a build still running stops at its next chunk
 
-    build = state.builds.join(("document", key), prepared.cost.bytes, produce,
-                              on_done=lambda done: state.cache.put(key, b"".join(done.blocks)))
+    build = state.builds.join(
+        ("document", key),
+        prepared.cost.bytes,
+        produce,
+        on_done=lambda done: state.cache.put(key, b"".join(done.blocks)),
+    )
     try:
         content = await run_until_disconnect(request.receive, build.whole())
     except BaseException:
@@ -111,7 +127,9 @@ async def trace_stream(body: TraceBody, request: Request) -> Response:
     cached = state.cache.get(key)
     if cached is not None:
         return DocumentResponse(cached, pace=state.pace, media_type=NDJSON_MEDIA_TYPE, headers=STREAM_HEADERS)
-    prepared = prepare(body.config(), state.settings, compare=body.compare, mistake=body.mistake)  # cheap (bounded inputs, no events): no thread to wait for
+    prepared = prepare(
+        body.config(), state.settings, compare=body.compare, mistake=body.mistake
+    )  # cheap (bounded inputs, no events): no thread to wait for
     outcome: list[str] = []
 
     async def produce() -> AsyncIterator[bytes]:
@@ -129,8 +147,9 @@ async def trace_stream(body: TraceBody, request: Request) -> Response:
     except BaseException:
         state.builds.leave(build)
         raise
-    return BuildStreamResponse(state.builds, build, pace=state.pace, media_type=NDJSON_MEDIA_TYPE,
-                               headers=STREAM_HEADERS)
+    return BuildStreamResponse(
+        state.builds, build, pace=state.pace, media_type=NDJSON_MEDIA_TYPE, headers=STREAM_HEADERS
+    )
 
 
 def _conv(config: dict[str, Any], settings: Settings) -> bytes:

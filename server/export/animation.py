@@ -113,7 +113,9 @@ def parse_steps(text: str) -> tuple[int, int]:
     """``"34-51"`` -> (34, 51), step numbers as the page shows them (from 1); ``"7"`` -> (7, 7)."""
     found = re.fullmatch(r"\s*(\d{1,9})\s*(?:-\s*(\d{1,9})\s*)?", text)
     if not found:
-        raise AnimationError(f"--steps must be FROM-TO (step numbers from 1, as the page shows them), such as 34-51, not {text!r}")
+        raise AnimationError(
+            f"--steps must be FROM-TO (step numbers from 1, as the page shows them), such as 34-51, not {text!r}"
+        )
     first = int(found[1])
     return first, int(found[2]) if found[2] else first
 
@@ -122,7 +124,9 @@ def _phase_list(phases: list[dict[str, Any]]) -> str:
     return ", ".join(f"{p['name']} (steps {p['start'] + 1}-{p['stop']})" for p in phases)
 
 
-def frame_range(header: dict[str, Any], *, phase: str | None, steps: tuple[int, int] | None, max_frames: int) -> tuple[int, int]:
+def frame_range(
+    header: dict[str, Any], *, phase: str | None, steps: tuple[int, int] | None, max_frames: int
+) -> tuple[int, int]:
     """The steps to record (0-based, inclusive) from the trace header's phases and
     total: a phase by name, a step range (from 1, inclusive), or the whole trace."""
     total = int(header["total_events"])
@@ -130,7 +134,9 @@ def frame_range(header: dict[str, Any], *, phase: str | None, steps: tuple[int, 
     if phase is not None:
         found = next((p for p in phases if p["name"] == phase), None)
         if found is None:
-            raise AnimationError(f"--phase {phase!r}: this trace has no such phase; its phases are {_phase_list(phases)}")
+            raise AnimationError(
+                f"--phase {phase!r}: this trace has no such phase; its phases are {_phase_list(phases)}"
+            )
         first, last, what = found["start"], found["stop"] - 1, f"--phase {phase}"
         if last < first:
             raise AnimationError(f"--phase {phase!r} has no steps in this trace")
@@ -177,7 +183,9 @@ _BARS = "Math.max(0, Math.ceil(innerHeight - document.getElementById('stage').ge
 
 
 def _evaluate(browser: Headless, session: str, expression: str) -> Any:
-    reply = browser.send("Runtime.evaluate", {"expression": expression, "awaitPromise": True, "returnByValue": True}, session)
+    reply = browser.send(
+        "Runtime.evaluate", {"expression": expression, "awaitPromise": True, "returnByValue": True}, session
+    )
     if "exceptionDetails" in reply:
         details = reply["exceptionDetails"]
         said = (details.get("exception") or {}).get("description") or details.get("text", "")

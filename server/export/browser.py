@@ -46,7 +46,9 @@ def find_browser() -> str:
     if named:
         found = named if Path(named).is_file() else shutil.which(named)
         if not found:
-            raise BrowserMissing(f"CONVSCOPE_CHROMIUM={named} names no program: set it to a Chromium or Chrome executable")
+            raise BrowserMissing(
+                f"CONVSCOPE_CHROMIUM={named} names no program: set it to a Chromium or Chrome executable"
+            )
         return found
     if Path(DEBIAN_CHROMIUM).is_file():
         return DEBIAN_CHROMIUM
@@ -137,7 +139,14 @@ class Headless:
         ]
         try:
             # setsid: its own session and process group, which close() ends as one
-            self.pid = os.posix_spawn(self.executable, args, os.environ, file_actions=actions, setsid=True, setsigdef=(signal.SIGPIPE, signal.SIGINT))
+            self.pid = os.posix_spawn(
+                self.executable,
+                args,
+                os.environ,
+                file_actions=actions,
+                setsid=True,
+                setsigdef=(signal.SIGPIPE, signal.SIGINT),
+            )
         except OSError as exc:
             raise BrowserError(f"could not start {self.executable}: {exc}") from exc
         finally:
@@ -226,7 +235,9 @@ class Headless:
         left = self.deadline - time.monotonic()
         ready = select.select([], [fd], [], max(0.0, left)) if writing else select.select([fd], [], [], max(0.0, left))
         if not any(ready):
-            raise BrowserError(f"the browser did not finish in {self.timeout:.0f} s (at {what}); try --timeout with more seconds")
+            raise BrowserError(
+                f"the browser did not finish in {self.timeout:.0f} s (at {what}); try --timeout with more seconds"
+            )
 
     def _gone(self, what: str) -> BrowserError:
         tail = self.log_tail()

@@ -114,7 +114,9 @@ def inline_page(root: Path, embedded: Mapping[str, str], title: str | None = Non
     if len(entries) != 1:
         raise BundleError(f"index.html must load exactly one module script, it loads {len(entries)}")
     modules = module_graph(root, _inside(root, root, entries[0]))
-    import_map = json.dumps({"imports": {MODULE_PREFIX + name: _module_url(src) for name, src in modules.items()}}, separators=(",", ":"))
+    import_map = json.dumps(
+        {"imports": {MODULE_PREFIX + name: _module_url(src) for name, src in modules.items()}}, separators=(",", ":")
+    )
     boot = f'import "{MODULE_PREFIX}{Path(entries[0]).as_posix().lstrip("./")}";'
     scripts = f'<script type="importmap">{import_map}</script>\n<script type="module">{boot}</script>'
     policy = (
@@ -125,7 +127,7 @@ def inline_page(root: Path, embedded: Mapping[str, str], title: str | None = Non
     )
     html = _STYLESHEET.sub(lambda m: f"<style>\n{_stylesheet(root, _inside(root, root, m['href']))}</style>", html)
     html = _MODULE_SCRIPT.sub(lambda m: "\x00SCRIPTS\x00", html)
-    html = _FILE_ATTR.sub(lambda m: f'{m["attr"]}={m["q"]}{_data_uri(_inside(root, root, m["ref"]))}{m["q"]}', html)
+    html = _FILE_ATTR.sub(lambda m: f"{m['attr']}={m['q']}{_data_uri(_inside(root, root, m['ref']))}{m['q']}", html)
     if title is not None:
         html = re.sub(r"<title>.*?</title>", lambda m: f"<title>{_escape(title)}</title>", html, count=1, flags=re.S)
     # the policy first in <head> (after the charset), the data at the end of <body>:

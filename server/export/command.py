@@ -48,15 +48,38 @@ def add_export_command(commands: argparse._SubParsersAction) -> None:
     export.add_argument("output", help="the file to write: lesson.html, anim.gif or anim.webm")
     source = export.add_mutually_exclusive_group(required=True)
     source.add_argument("--preset", help="a lesson preset (cs231n, d2l, ...)")
-    source.add_argument("--setup", metavar="CONFIG.json", help="a trace config file ('-' for standard input); optional keys title and teaches")
-    export.add_argument("--view", help="the algorithm the steps follow (direct, im2col, transposed), instead of the setup's")
+    source.add_argument(
+        "--setup",
+        metavar="CONFIG.json",
+        help="a trace config file ('-' for standard input); optional keys title and teaches",
+    )
+    export.add_argument(
+        "--view", help="the algorithm the steps follow (direct, im2col, transposed), instead of the setup's"
+    )
     steps = export.add_mutually_exclusive_group()
-    steps.add_argument("--phase", help="animation: one phase of the trace by name (forward, backward, ...); default the whole trace")
-    steps.add_argument("--steps", metavar="FROM-TO", help="animation: steps FROM to TO, numbered from 1 as on the page, e.g. 34-51")
-    export.add_argument("--size", default=None, metavar="WxH", help="animation: frame size in pixels (default 1920x1080; 1280x720 for smaller files)")
+    steps.add_argument(
+        "--phase", help="animation: one phase of the trace by name (forward, backward, ...); default the whole trace"
+    )
+    steps.add_argument(
+        "--steps", metavar="FROM-TO", help="animation: steps FROM to TO, numbered from 1 as on the page, e.g. 34-51"
+    )
+    export.add_argument(
+        "--size",
+        default=None,
+        metavar="WxH",
+        help="animation: frame size in pixels (default 1920x1080; 1280x720 for smaller files)",
+    )
     export.add_argument("--fps", type=float, default=None, help="animation: steps per second (default 4)")
-    export.add_argument("--projector", action="store_true", default=None, help="animation: draw the page in projector mode")
-    export.add_argument("--timeout", type=float, default=None, metavar="SECONDS", help="animation: give up after this long (default 60 s plus 3 s a frame)")
+    export.add_argument(
+        "--projector", action="store_true", default=None, help="animation: draw the page in projector mode"
+    )
+    export.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="animation: give up after this long (default 60 s plus 3 s a frame)",
+    )
 
 
 def _fail(message: str) -> int:
@@ -125,11 +148,15 @@ def _export(args: argparse.Namespace, output: Path, kind: str) -> int:
         return _fail(_api_error(exc))
     except (OSError, ValueError, BundleError) as exc:
         return _fail(str(exc))
-    print(f"wrote {args.output} ({len(html) / 1024:.0f} KB, {time.perf_counter() - started:.1f} s): open it in a browser, no server needed")
+    print(
+        f"wrote {args.output} ({len(html) / 1024:.0f} KB, {time.perf_counter() - started:.1f} s): open it in a browser, no server needed"
+    )
     return 0
 
 
-def _export_animation(args: argparse.Namespace, output: Path, kind: str, source: dict[str, Any], settings: Settings) -> int:
+def _export_animation(
+    args: argparse.Namespace, output: Path, kind: str, source: dict[str, Any], settings: Settings
+) -> int:
     from .animation import (
         AnimationRequest,
         frame_range,

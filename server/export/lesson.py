@@ -18,8 +18,16 @@ from ..http.static_files import find_static_dir
 from ..settings import Settings
 from .bundle import BundleError, inline_page
 
-__all__ = ["LESSON_ELEMENT", "LESSON_SCHEMA", "lesson_document", "lesson_file", "lesson_html", "lesson_source", "prepare_lesson",
-           "write_lesson"]
+__all__ = [
+    "LESSON_ELEMENT",
+    "LESSON_SCHEMA",
+    "lesson_document",
+    "lesson_file",
+    "lesson_html",
+    "lesson_source",
+    "prepare_lesson",
+    "write_lesson",
+]
 
 LESSON_ELEMENT = "convscope-lesson"
 LESSON_SCHEMA = "convscope.lesson/1"
@@ -75,7 +83,9 @@ def lesson_file(lesson: dict[str, Any], *, static_dir: Path | None = None) -> st
     if folder is None:
         raise BundleError("the page's folder (static/) is missing from this installation")
     title = lesson["preset"]["title"]
-    return inline_page(folder, {LESSON_ELEMENT: encode_json(lesson).decode("utf-8")}, title=f"{title} · ConvScope lesson")
+    return inline_page(
+        folder, {LESSON_ELEMENT: encode_json(lesson).decode("utf-8")}, title=f"{title} · ConvScope lesson"
+    )
 
 
 def lesson_html(config: dict[str, Any], *, static_dir: Path | None = None, **about: Any) -> str:
@@ -106,7 +116,9 @@ def lesson_source(preset: str | None, setup: str | None) -> dict[str, Any]:
     return {"config": config, "name": "lesson", "title": title, "sentence": str(config.pop("teaches", ""))}
 
 
-def write_lesson(output: Path, *, preset: str | None = None, setup: str | None = None, settings: Settings | None = None) -> int:
+def write_lesson(
+    output: Path, *, preset: str | None = None, setup: str | None = None, settings: Settings | None = None
+) -> int:
     """Write the lesson file of a preset or a setup file to ``output``; its size in bytes."""
     html = lesson_html(settings=settings, **lesson_source(preset, setup)).encode("utf-8")
     output.write_bytes(html)

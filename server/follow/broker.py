@@ -115,8 +115,13 @@ class MemoryBroker:
     A session no state was published to since it opened ends after
     ``unpublished_seconds``; one that was, after ``idle_seconds`` without the teacher."""
 
-    def __init__(self, max_sessions: int, idle_seconds: float, clock: Callable[[], float] = time.monotonic,
-                 unpublished_seconds: float | None = None):
+    def __init__(
+        self,
+        max_sessions: int,
+        idle_seconds: float,
+        clock: Callable[[], float] = time.monotonic,
+        unpublished_seconds: float | None = None,
+    ):
         self.max_sessions = max_sessions
         self.idle_seconds = idle_seconds
         self.unpublished_seconds = min(idle_seconds, unpublished_seconds or idle_seconds)
@@ -126,8 +131,11 @@ class MemoryBroker:
 
     def _sweep(self) -> None:
         now = self._clock()
-        for session_id in [s for s, v in self._sessions.items()
-                           if v.touched < now - (self.idle_seconds if v.published else self.unpublished_seconds)]:
+        for session_id in [
+            s
+            for s, v in self._sessions.items()
+            if v.touched < now - (self.idle_seconds if v.published else self.unpublished_seconds)
+        ]:
             self._drop(session_id, "expired")
 
     def _drop(self, session_id: str, reason: str) -> None:

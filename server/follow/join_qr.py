@@ -23,6 +23,16 @@ def join_qr_svg(link: str) -> bytes:
         raise ValueError(f"a join link has at most {MAX_LINK_CHARS} characters; this one has {len(link)}")
     code = segno.make(link, error="m", micro=False)
     out = io.BytesIO()
-    code.save(out, kind="svg", border=4, dark="#000", light="#fff", xmldecl=False, omitsize=True,
-              title=f"QR code of {link}", svgclass="join-qr-code", lineclass=None)
+    code.save(
+        out,
+        kind="svg",
+        border=4,
+        dark="#000",
+        light="#fff",
+        xmldecl=False,
+        omitsize=True,
+        title=f"QR code of {link}",
+        svgclass="join-qr-code",
+        lineclass=None,
+    )
     return out.getvalue()

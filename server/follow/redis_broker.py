@@ -30,8 +30,15 @@ REDIS_CONNECTIONS = 32  # per worker, besides its pub/sub connection
 CONTROL = PREFIX + "control"  # always subscribed: the reader never waits on no channel
 log = logging.getLogger("convscope.follow")
 
+
+def _lua(script: str) -> str:
+    """A script with the keys' prefix written in where it says %(prefix)s (Lua has braces
+    of its own, so no str.format)."""
+    return script.replace("%(prefix)s", PREFIX)
+
+
 # KEYS: session hash, live set. ARGV: id, ttl in ms. Refreshes a session's expiry.
-_TOUCH = """
+_TOUCH = _lua("""
 local function now_ms()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -42,10 +49,12 @@ local function touch(session_key, live_key, id, ttl)
   redis.call('PEXPIRE', '%(prefix)sc:' .. code, ttl)
   redis.call('ZADD', live_key, now_ms() + tonumber(ttl), id)
 end
-""" % {"prefix": PREFIX}  # noqa: UP031 - Lua has braces of its own
+""")
 
 # KEYS: live set, session hash, code key. ARGV: id, code, ttl ms, limit, seq, state.
-_CREATE = _TOUCH + """
+_CREATE = (
+    _TOUCH
+    + """
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now_ms())
 local open = redis.call('ZCARD', KEYS[1])
 if open >= tonumber(ARGV[4]) then return {-1, open} end
@@ -55,9 +64,11 @@ redis.call('SET', KEYS[3], ARGV[1])
 touch(KEYS[2], KEYS[1], ARGV[1], ARGV[3])
 return {1, open + 1}
 """
+)
 
 # KEYS: session hash, live set. ARGV: id, ttl ms, driver, state. Returns {seq} or {-1}/{-2, driver}.
-_PUBLISH = _TOUCH + """
+_PUBLISH = _TOUCH + _lua(
+    """
 if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0} end
 local driver = tonumber(redis.call('HGET', KEYS[1], 'driver'))
 if driver ~= tonumber(ARGV[3]) then return {-2, driver} end
@@ -67,25 +78,29 @@ touch(KEYS[1], KEYS[2], ARGV[1], ARGV[2])
 redis.call('PUBLISH', '%(prefix)sch:' .. ARGV[1],
   '{"seq":' .. seq .. ',"driver":' .. driver .. ',"state":' .. ARGV[4] .. '}')
 return {seq, driver}
-""" % {"prefix": PREFIX}  # noqa: UP031 - Lua has braces of its own
+"""
+)
 
 # KEYS: session hash, live set. ARGV: id, ttl ms. Returns the new driver or -1.
-_TAKE_OVER = _TOUCH + """
+_TAKE_OVER = (
+    _TOUCH
+    + """
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
 local driver = redis.call('HINCRBY', KEYS[1], 'driver', 1)
 touch(KEYS[1], KEYS[2], ARGV[1], ARGV[2])
 return driver
 """
+)
 
 # KEYS: session hash, live set. ARGV: id. Returns 1, or -1 for no session.
-_END = """
+_END = _lua("""
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
 local code = redis.call('HGET', KEYS[1], 'code')
 redis.call('DEL', KEYS[1], '%(prefix)sc:' .. code)
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('PUBLISH', '%(prefix)sch:' .. ARGV[1], 'end')
 return 1
-""" % {"prefix": PREFIX}  # noqa: UP031 - Lua has braces of its own
+""")
 
 
 T = TypeVar("T")
@@ -94,12 +109,14 @@ T = TypeVar("T")
 def _answering(method: Callable[..., Awaitable[T]]) -> Callable[..., Awaitable[T]]:
     """Redis not answering (down, restarting, still loading its data) becomes
     BrokerDown: a 503 the page tries again, never a 500."""
+
     @functools.wraps(method)
     async def wrapper(self: RedisBroker, *args: Any, **kwargs: Any) -> T:
         try:
             return await method(self, *args, **kwargs)
         except self.unreachable as exc:
             raise BrokerDown(f"the class sessions' store (Redis) is not answering: {exc}") from exc
+
     return wrapper
 
 
@@ -111,8 +128,7 @@ class RedisBroker:
             import redis.asyncio as redis
         except ImportError as exc:  # pragma: no cover - depends on the install
             raise RuntimeError(
-                "CONVSCOPE_FOLLOW_REDIS_URL is set but the redis package is missing: "
-                "pip install 'convscope[redis]'"
+                "CONVSCOPE_FOLLOW_REDIS_URL is set but the redis package is missing: pip install 'convscope[redis]'"
             ) from exc
         self.url = url
         self.unreachable = (redis.ConnectionError, redis.TimeoutError, OSError)
@@ -124,11 +140,15 @@ class RedisBroker:
         self._opening_ttl_ms = min(self._ttl_ms, max(1, int((unpublished_seconds or idle_seconds) * 1000)))
         # a blocking pool: 300 students joining at once wait their turn for one of
         # REDIS_CONNECTIONS connections instead of failing with "Too many connections"
-        pool = redis.BlockingConnectionPool.from_url(url, max_connections=REDIS_CONNECTIONS, timeout=20, decode_responses=True)
+        pool = redis.BlockingConnectionPool.from_url(
+            url, max_connections=REDIS_CONNECTIONS, timeout=20, decode_responses=True
+        )
         self._pool = pool
         self._redis = redis.Redis(connection_pool=pool)
-        self._scripts = {name: self._redis.register_script(body) for name, body in (
-            ("create", _CREATE), ("publish", _PUBLISH), ("take_over", _TAKE_OVER), ("end", _END))}
+        self._scripts = {
+            name: self._redis.register_script(body)
+            for name, body in (("create", _CREATE), ("publish", _PUBLISH), ("take_over", _TAKE_OVER), ("end", _END))
+        }
         self._pubsub: Any = None
         self._reader: asyncio.Task | None = None
         self._channels: dict[str, Channel] = {}
@@ -144,7 +164,14 @@ class RedisBroker:
     async def create(self, credentials: Credentials, state_text: str | None) -> None:
         seq = 0 if state_text is None else 1
         keys = [self._live, self._session_key(credentials.session), f"{PREFIX}c:{credentials.code}"]
-        args = [credentials.session, credentials.code, self._opening_ttl_ms, self.max_sessions, seq, state_text or "null"]
+        args = [
+            credentials.session,
+            credentials.code,
+            self._opening_ttl_ms,
+            self.max_sessions,
+            seq,
+            state_text or "null",
+        ]
         status, open_sessions = await self._scripts["create"](keys=keys, args=args)
         if status == -1:
             raise TooManySessions(open_sessions, self.max_sessions)
@@ -170,7 +197,9 @@ class RedisBroker:
 
     @_answering
     async def take_over(self, session: str) -> int:
-        driver = await self._scripts["take_over"](keys=[self._session_key(session), self._live], args=[session, self._ttl_ms])
+        driver = await self._scripts["take_over"](
+            keys=[self._session_key(session), self._live], args=[session, self._ttl_ms]
+        )
         if driver == -1:
             raise NoSession(session)
         return driver
@@ -227,7 +256,7 @@ class RedisBroker:
                 continue
             if item is None or item.get("type") != "message":
                 continue
-            channel = self._channels.get(item["channel"][len(PREFIX) + 3:])
+            channel = self._channels.get(item["channel"][len(PREFIX) + 3 :])
             if channel is None:
                 continue
             data = item["data"]

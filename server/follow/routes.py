@@ -47,7 +47,9 @@ __all__ = ["broker_down", "broker_of", "make_broker", "router"]
 
 router = APIRouter(prefix="/api/follow", tags=["follow"])
 
-SessionId = Annotated[str, Path(pattern=f"^[0-9a-f]{{{SESSION_ID_HEX}}}$", description="the session id (hash of its secret)")]
+SessionId = Annotated[
+    str, Path(pattern=f"^[0-9a-f]{{{SESSION_ID_HEX}}}$", description="the session id (hash of its secret)")
+]
 Secret = Annotated[str, Field(min_length=1, max_length=256, description="the secret the session was opened with")]
 RETRY = format_sse_event(retry=1000)  # a dropped EventSource reconnects after 1 s
 SHUTDOWN = Message(seq=0, data='{"reason":"shutdown"}', end=True)  # this worker stops
@@ -65,8 +67,10 @@ class SessionCreated(BaseModel):
     secret: str = Field(description="keep it in the teacher's page: it drives the session")
     driver: int = Field(description="this page's driver number (a take-over makes a new one)")
     join_path: str
-    join_url: str = Field(description="the join link: on the server's public address (convscope serve --classroom), "
-                          "else on the address this request came to")
+    join_url: str = Field(
+        description="the join link: on the server's public address (convscope serve --classroom), "
+        "else on the address this request came to"
+    )
     join_qr_path: str = Field(description="the join link's QR code (an SVG)")
     events_path: str
     idle_seconds: float = Field(description="the session ends after this long without the teacher")
@@ -106,14 +110,16 @@ class FollowInfo(BaseModel):
     worker: int | None = Field(None, description="this worker's process id (debug mode only, for tests)")
 
 
-def make_broker(max_sessions: int, idle_seconds: float, redis_url: str = "",
-                unpublished_seconds: float | None = None) -> Broker:
+def make_broker(
+    max_sessions: int, idle_seconds: float, redis_url: str = "", unpublished_seconds: float | None = None
+) -> Broker:
     """The Redis broker when ``redis_url`` is set, else the in-process one."""
     if redis_url:
         from .redis_broker import RedisBroker
 
-        return RedisBroker(redis_url, max_sessions=max_sessions, idle_seconds=idle_seconds,
-                           unpublished_seconds=unpublished_seconds)
+        return RedisBroker(
+            redis_url, max_sessions=max_sessions, idle_seconds=idle_seconds, unpublished_seconds=unpublished_seconds
+        )
     return MemoryBroker(max_sessions=max_sessions, idle_seconds=idle_seconds, unpublished_seconds=unpublished_seconds)
 
 
@@ -123,8 +129,12 @@ def broker_of(request: Request) -> Broker:
     broker = getattr(state, "follow_broker", None)
     if broker is None:
         s = state.settings
-        broker = state.follow_broker = make_broker(s.follow_max_sessions, s.follow_idle_seconds, s.follow_redis_url,
-                                                   unpublished_seconds=s.follow_unpublished_seconds)
+        broker = state.follow_broker = make_broker(
+            s.follow_max_sessions,
+            s.follow_idle_seconds,
+            s.follow_redis_url,
+            unpublished_seconds=s.follow_unpublished_seconds,
+        )
     return broker
 
 
@@ -134,24 +144,36 @@ BrokerDep = Annotated[Broker, Depends(broker_of)]
 async def broker_down(request: Request, exc: Exception) -> JSONResponse:
     """The sessions' store does not answer (Redis down or restarting): a 503 that the
     page tries again, with the store's own words."""
-    return JSONResponse(error_body(["request"], f"{exc}; the page tries again by itself", "unavailable"),
-                        status_code=503, headers={"Retry-After": "2"})
+    return JSONResponse(
+        error_body(["request"], f"{exc}; the page tries again by itself", "unavailable"),
+        status_code=503,
+        headers={"Retry-After": "2"},
+    )
 
 
 def _no_session(session: str) -> ApiError:
-    return ApiError(404, ["path", "session"], f"no follow session {session} (it ended, or expired after being idle)", "not_found")
+    return ApiError(
+        404, ["path", "session"], f"no follow session {session} (it ended, or expired after being idle)", "not_found"
+    )
 
 
 def _check_secret(secret: str, session: str) -> None:
     if not secret_matches(secret, session):
-        raise ApiError(403, ["body", "secret"], f"the secret is not the secret of session {session}: only the teacher's page that opened it can drive it", "forbidden")
+        raise ApiError(
+            403,
+            ["body", "secret"],
+            f"the secret is not the secret of session {session}: only the teacher's page that opened it can drive it",
+            "forbidden",
+        )
 
 
 def _state_text(state: dict[str, Any], request: Request) -> str:
     try:
         return encode_state(state, request.app.state.settings.follow_max_state_bytes)
     except StateError as exc:
-        raise ApiError(413 if exc.too_large else 422, ["body", "state"], str(exc), "too_large" if exc.too_large else "value_error") from exc
+        raise ApiError(
+            413 if exc.too_large else 422, ["body", "state"], str(exc), "too_large" if exc.too_large else "value_error"
+        ) from exc
 
 
 def _worker(request: Request) -> dict[str, str]:
@@ -183,26 +205,54 @@ def _check_teacher(authorization: str | None, settings: Any) -> None:
     expected = settings.teacher_token
     scheme, _, given = (authorization or "").partition(" ")
     if not expected:
-        raise ApiError(401, ["header", "authorization"], "this server has no teacher token, so no class session "
-                       "can be opened: start it with convscope serve, which prints the teacher link, or set "
-                       "CONVSCOPE_TEACHER_TOKEN", "unauthorized", headers={"WWW-Authenticate": "Bearer"})
+        raise ApiError(
+            401,
+            ["header", "authorization"],
+            "this server has no teacher token, so no class session "
+            "can be opened: start it with convscope serve, which prints the teacher link, or set "
+            "CONVSCOPE_TEACHER_TOKEN",
+            "unauthorized",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
     if scheme.lower() != "bearer" or not given:
-        raise ApiError(401, ["header", "authorization"], "opening a class session needs the teacher token "
-                       "(Authorization: Bearer <token>): open the teacher link convscope serve printed",
-                       "unauthorized", headers={"WWW-Authenticate": "Bearer"})
+        raise ApiError(
+            401,
+            ["header", "authorization"],
+            "opening a class session needs the teacher token "
+            "(Authorization: Bearer <token>): open the teacher link convscope serve printed",
+            "unauthorized",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
     if not hmac.compare_digest(given.strip().encode(), expected.encode()):
-        raise ApiError(401, ["header", "authorization"], "the teacher token is not this server's: open the "
-                       "teacher link convscope serve printed at its start", "unauthorized",
-                       headers={"WWW-Authenticate": "Bearer"})
+        raise ApiError(
+            401,
+            ["header", "authorization"],
+            "the teacher token is not this server's: open the teacher link convscope serve printed at its start",
+            "unauthorized",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
 
 
-@router.post("/sessions", status_code=201, response_model=SessionCreated, summary="Open a follow session (the teacher's token)", responses=_refusals(401, 413, 422, 429, 503))
+@router.post(
+    "/sessions",
+    status_code=201,
+    response_model=SessionCreated,
+    summary="Open a follow session (the teacher's token)",
+    responses=_refusals(401, 413, 422, 429, 503),
+)
 async def open_session(
-    body: NewSession, request: Request, broker: BrokerDep,
+    body: NewSession,
+    request: Request,
+    broker: BrokerDep,
     authorization: Annotated[str | None, Header(max_length=300, description="Bearer <the teacher token>")] = None,
 ) -> SessionCreated:
     if request.app.state.settings.follow_max_sessions == 0:
-        raise ApiError(503, ["body"], "follow mode is off on this server (CONVSCOPE_FOLLOW_MAX_SESSIONS=0; several workers need CONVSCOPE_FOLLOW_REDIS_URL)", "follow_off")
+        raise ApiError(
+            503,
+            ["body"],
+            "follow mode is off on this server (CONVSCOPE_FOLLOW_MAX_SESSIONS=0; several workers need CONVSCOPE_FOLLOW_REDIS_URL)",
+            "follow_off",
+        )
     _check_teacher(authorization, request.app.state.settings)
     state_text = None if body.state is None else _state_text(body.state, request)
     for _ in range(5):
@@ -214,7 +264,8 @@ async def open_session(
             continue
         except TooManySessions as exc:
             raise ApiError(
-                429, ["body"],
+                429,
+                ["body"],
                 f"{exc.open_sessions} follow sessions are open and this server allows {exc.limit} "
                 "(CONVSCOPE_FOLLOW_MAX_SESSIONS); try again when one ends or expires",
                 "too_many_sessions",
@@ -246,7 +297,12 @@ async def _resolve(broker: Broker, code: str) -> tuple[str, str]:
     try:
         return wanted, await broker.resolve(wanted)
     except NoSession:
-        raise ApiError(404, ["path", "code"], f"no follow session has the join code {wanted!r} (codes have {CODE_LENGTH} letters and digits; a session ends when its teacher is idle)", "not_found") from None
+        raise ApiError(
+            404,
+            ["path", "code"],
+            f"no follow session has the join code {wanted!r} (codes have {CODE_LENGTH} letters and digits; a session ends when its teacher is idle)",
+            "not_found",
+        ) from None
 
 
 JoinCode = Annotated[str, Path(min_length=1, max_length=32)]
@@ -264,7 +320,9 @@ QR_RESPONSE: dict[int | str, dict[str, Any]] = {
 }
 
 
-@router.get("/join/{code}/qr.svg", response_class=Response, summary="The QR code of a join code's link", responses=QR_RESPONSE)
+@router.get(
+    "/join/{code}/qr.svg", response_class=Response, summary="The QR code of a join code's link", responses=QR_RESPONSE
+)
 async def join_qr(request: Request, broker: BrokerDep, code: JoinCode) -> Response:
     wanted, _ = await _resolve(broker, code)  # (a lookup like /join: the same per-client rate)
     svg = join_qr_svg(_join_url(request, wanted))
@@ -289,12 +347,21 @@ def _check_pace(session: str, request: Request) -> None:
     paces.move_to_end(session)
     wait = bucket.take(time.monotonic())
     if wait:
-        raise ApiError(429, ["body", "state"], f"states come faster than this server takes them: "
-                       f"{s.follow_states_per_second:g} a second to one session", "too_many_requests",
-                       headers={"Retry-After": str(max(1, math.ceil(wait)))})
+        raise ApiError(
+            429,
+            ["body", "state"],
+            f"states come faster than this server takes them: {s.follow_states_per_second:g} a second to one session",
+            "too_many_requests",
+            headers={"Retry-After": str(max(1, math.ceil(wait)))},
+        )
 
 
-@router.put("/sessions/{session}/state", response_model=Published, summary="Drive: publish the teacher's state", responses=_refusals(403, 404, 409, 413, 422, 429))
+@router.put(
+    "/sessions/{session}/state",
+    response_model=Published,
+    summary="Drive: publish the teacher's state",
+    responses=_refusals(403, 404, 409, 413, 422, 429),
+)
 async def drive(session: SessionId, body: Drive, request: Request, response: Response, broker: BrokerDep) -> Published:
     response.headers.update(_worker(request))
     _check_secret(body.secret, session)
@@ -306,10 +373,20 @@ async def drive(session: SessionId, body: Drive, request: Request, response: Res
     except NoSession:
         raise _no_session(session) from None
     except StaleDriver as exc:
-        raise ApiError(409, ["body", "driver"], f"another page took over this session (driver {exc.current}, this page is {body.driver}); take over again to drive", "conflict") from None
+        raise ApiError(
+            409,
+            ["body", "driver"],
+            f"another page took over this session (driver {exc.current}, this page is {body.driver}); take over again to drive",
+            "conflict",
+        ) from None
 
 
-@router.post("/sessions/{session}/takeover", response_model=TookOver, summary="Take over driving (needs the secret)", responses=_refusals(403, 404))
+@router.post(
+    "/sessions/{session}/takeover",
+    response_model=TookOver,
+    summary="Take over driving (needs the secret)",
+    responses=_refusals(403, 404),
+)
 async def take_over(session: SessionId, body: Authority, broker: BrokerDep) -> TookOver:
     _check_secret(body.secret, session)
     try:
@@ -318,7 +395,12 @@ async def take_over(session: SessionId, body: Authority, broker: BrokerDep) -> T
         raise _no_session(session) from None
 
 
-@router.post("/sessions/{session}/end", status_code=204, summary="End the session (needs the secret)", responses=_refusals(403, 404))
+@router.post(
+    "/sessions/{session}/end",
+    status_code=204,
+    summary="End the session (needs the secret)",
+    responses=_refusals(403, 404),
+)
 async def end(session: SessionId, body: Authority, broker: BrokerDep) -> None:
     _check_secret(body.secret, session)
     try:
@@ -342,7 +424,10 @@ def _last_seq(header: str | None) -> int:
 
 
 SSE_RESPONSE: dict[int | str, dict[str, Any]] = {
-    200: {"description": "Server-Sent Events: `state` events, then one `end`.", "content": {"text/event-stream": {"schema": {"type": "string"}}}},
+    200: {
+        "description": "Server-Sent Events: `state` events, then one `end`.",
+        "content": {"text/event-stream": {"schema": {"type": "string"}}},
+    },
     **_refusals(404),
 }
 
@@ -350,7 +435,12 @@ SSE_RESPONSE: dict[int | str, dict[str, Any]] = {
 # Not response_class=EventSourceResponse: FastAPI would then treat the function as an
 # item generator and encode every item for every subscriber; here each state's bytes
 # are made once (Message.wire) and the route returns the response itself.
-@router.get("/sessions/{session}/events", response_class=Response, summary="Follow: the session's states as Server-Sent Events", responses=SSE_RESPONSE)
+@router.get(
+    "/sessions/{session}/events",
+    response_class=Response,
+    summary="Follow: the session's states as Server-Sent Events",
+    responses=SSE_RESPONSE,
+)
 async def events(
     request: Request,
     broker: BrokerDep,
@@ -392,4 +482,6 @@ async def events(
                 await asyncio.wait({following})
             await messages.aclose()  # the subscriber leaves its channel now, not at GC
 
-    return EventSourceResponse(stream(), headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no", **_worker(request)})
+    return EventSourceResponse(
+        stream(), headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no", **_worker(request)}
+    )

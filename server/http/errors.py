@@ -31,8 +31,9 @@ def error_body(loc: Sequence[str | int], msg: str, kind: str) -> dict[str, Any]:
 class ApiError(Exception):
     """A refusal with an HTTP status, a location (``["body", field]``) and a message."""
 
-    def __init__(self, status_code: int, loc: Sequence[str | int], msg: str, kind: str,
-                 headers: dict[str, str] | None = None):
+    def __init__(
+        self, status_code: int, loc: Sequence[str | int], msg: str, kind: str, headers: dict[str, str] | None = None
+    ):
         super().__init__(msg)
         self.headers = headers
         self.status_code = status_code
@@ -85,7 +86,9 @@ async def _validation_handler(request: Request, exc: Exception) -> JSONResponse:
         given = error.get("input")
         if isinstance(given, float) and not math.isfinite(given):
             msg = f"{msg}, got {given}"
-        detail.append({"loc": _clean_loc(error.get("loc", ["body"])), "msg": msg, "type": str(error.get("type", "value_error"))})
+        detail.append(
+            {"loc": _clean_loc(error.get("loc", ["body"])), "msg": msg, "type": str(error.get("type", "value_error"))}
+        )
     if len(errors) > MAX_DETAILS:
         more = len(errors) - MAX_DETAILS
         detail.append({"loc": ["body"], "msg": f"and {more} more problems of the same kind", "type": "more_errors"})
@@ -114,8 +117,13 @@ def _unreadable_body(cause: BaseException | None) -> str:
     return "the body is not JSON text (it must be UTF-8 encoded JSON)"
 
 
-_KINDS = {404: ("path", "not_found"), 405: ("method", "method_not_allowed"), 408: ("request", "timeout"),
-          413: ("body", "too_large"), 415: ("body", "unsupported_media_type")}
+_KINDS = {
+    404: ("path", "not_found"),
+    405: ("method", "method_not_allowed"),
+    408: ("request", "timeout"),
+    413: ("body", "too_large"),
+    415: ("body", "unsupported_media_type"),
+}
 
 
 async def _http_error_handler(request: Request, exc: Exception) -> Response:
@@ -138,7 +146,9 @@ async def _http_error_handler(request: Request, exc: Exception) -> Response:
         msg = f"nothing here: {path} is neither a page file nor an API route (see /docs)"
     elif exc.status_code == 405:
         allow = headers.pop("Allow", headers.pop("allow", "GET, HEAD"))
-        headers["Allow"] = allow if "OPTIONS" in allow else f"{allow}, OPTIONS"  # convscope.http.methods answers OPTIONS
+        headers["Allow"] = (
+            allow if "OPTIONS" in allow else f"{allow}, OPTIONS"
+        )  # convscope.http.methods answers OPTIONS
         msg = f"{request.method} is not allowed on {path}: the methods are {headers['Allow']}"
     else:
         msg = str(exc.detail)

@@ -91,7 +91,8 @@ class ClientShares:
             found = self._clients[address] = _Client(
                 TokenBucket(s.client_requests_per_second, s.client_burst),
                 TokenBucket(s.follow_opens_per_minute / 60, s.follow_opens_per_minute),
-                TokenBucket(s.joins_per_minute / 60, max(1, s.joins_per_minute // 3)))
+                TokenBucket(s.joins_per_minute / 60, max(1, s.joins_per_minute // 3)),
+            )
         found.seen = now
         return found
 
@@ -105,16 +106,21 @@ class ClientShares:
                 del self._clients[address]
 
     def stats(self) -> dict[str, int]:
-        return {"clients": len(self._clients),
-                "client_replies": sum(c.replies for c in self._clients.values()),
-                "client_follows": sum(c.follows for c in self._clients.values())}
+        return {
+            "clients": len(self._clients),
+            "client_replies": sum(c.replies for c in self._clients.values()),
+            "client_follows": sum(c.follows for c in self._clients.values()),
+        }
 
 
 def _refusal(what: str, retry: float) -> tuple[bytes, list[tuple[bytes, bytes]]]:
     seconds = max(1, math.ceil(retry))
     body = encode_json(error_body(["request"], f"{what}; try again in {seconds} s", "too_many_requests"))
-    return body, [(b"content-type", b"application/json"), (b"retry-after", str(seconds).encode()),
-                  (b"content-length", str(len(body)).encode())]
+    return body, [
+        (b"content-type", b"application/json"),
+        (b"retry-after", str(seconds).encode()),
+        (b"content-length", str(len(body)).encode()),
+    ]
 
 
 class FairShare:
@@ -139,23 +145,34 @@ class FairShare:
         refusal = None
         wait = me.requests.take(now)
         if wait:
-            refusal = (f"too many requests from {address}: this server answers {s.client_requests_per_second:g} "
-                       f"API requests a second from one address (bursts of {s.client_burst})", wait)
+            refusal = (
+                f"too many requests from {address}: this server answers {s.client_requests_per_second:g} "
+                f"API requests a second from one address (bursts of {s.client_burst})",
+                wait,
+            )
         elif method == "POST" and _REPLIES.match(path):
             if me.replies >= s.client_max_replies:
-                refusal = (f"{address} has {me.replies} traces being built or read, the most one address may have "
-                           f"at once (CONVSCOPE_CLIENT_MAX_REPLIES={s.client_max_replies})", 1)
+                refusal = (
+                    f"{address} has {me.replies} traces being built or read, the most one address may have "
+                    f"at once (CONVSCOPE_CLIENT_MAX_REPLIES={s.client_max_replies})",
+                    1,
+                )
             kind = "replies"
         elif method == "GET" and _FOLLOW_EVENTS.match(path):
             if me.follows >= s.client_max_follows:
-                refusal = (f"{address} follows {me.follows} class sessions already, the most one address may "
-                           f"(CONVSCOPE_CLIENT_MAX_FOLLOWS={s.client_max_follows})", 5)
+                refusal = (
+                    f"{address} follows {me.follows} class sessions already, the most one address may "
+                    f"(CONVSCOPE_CLIENT_MAX_FOLLOWS={s.client_max_follows})",
+                    5,
+                )
             kind = "follows"
         elif method == "POST" and path == _FOLLOW_OPEN:
             wait = me.opens.take(now)
             if wait:
-                refusal = (f"{address} opened class sessions too often: {s.follow_opens_per_minute} a minute "
-                           "at most", wait)
+                refusal = (
+                    f"{address} opened class sessions too often: {s.follow_opens_per_minute} a minute at most",
+                    wait,
+                )
         elif method == "GET" and _JOIN.match(path):
             wait = me.joins.take(now)
             if wait:

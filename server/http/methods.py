@@ -74,15 +74,25 @@ class MethodRules:
                 await self.app(scope, receive, send)
                 return
             allow = allow_header(allowed if allowed is not None else {"GET"})
-            await send({"type": "http.response.start", "status": 204,
-                        "headers": [(b"allow", allow.encode()), (b"content-length", b"0")]})
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 204,
+                    "headers": [(b"allow", allow.encode()), (b"content-length", b"0")],
+                }
+            )
             await send({"type": "http.response.body", "body": b""})
             return
         if allowed is not None and method not in allowed and not (method == "HEAD" and "GET" in allowed):
             allow = allow_header(allowed)
-            await refuse(send, 405, ["method"],
-                         f"{method} is not allowed on {scope['path'][:80]}: the methods are {allow}",
-                         "method_not_allowed", [(b"allow", allow.encode())])
+            await refuse(
+                send,
+                405,
+                ["method"],
+                f"{method} is not allowed on {scope['path'][:80]}: the methods are {allow}",
+                "method_not_allowed",
+                [(b"allow", allow.encode())],
+            )
             return
         if method == "HEAD" and allowed is not None:
             await self.app({**scope, "method": "GET"}, receive, _without_body(send))

@@ -41,28 +41,47 @@ from .stopping import stop
 if TYPE_CHECKING:
     from ..settings import Settings
 
-__all__ = ["DeadlineH11Protocol", "connection_cap", "descriptor_limit", "full_reply", "raise_descriptor_limit",
-           "timeout_reply"]
+__all__ = [
+    "DeadlineH11Protocol",
+    "connection_cap",
+    "descriptor_limit",
+    "full_reply",
+    "raise_descriptor_limit",
+    "timeout_reply",
+]
 
 
 def _raw_reply(status: bytes, body: bytes, extra: list[tuple[bytes, bytes]] = []) -> bytes:  # noqa: B006 (read only)
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-               (b"connection", b"close"), *extra, *SECURITY_HEADERS]
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        (b"connection", b"close"),
+        *extra,
+        *SECURITY_HEADERS,
+    ]
     head = b"HTTP/1.1 " + status + b"\r\n" + b"".join(k + b": " + v + b"\r\n" for k, v in headers)
     return head + b"\r\n" + body
 
 
 def timeout_reply(timeout: float) -> bytes:
     """The raw 408 reply (status line, headers, body) of a request not in after ``timeout`` s."""
-    return _raw_reply(b"408 Request Timeout", encode_json(error_body(
-        ["request"], f"the request did not arrive in time: headers and body must be in within {timeout:g} s",
-        "timeout")))
+    return _raw_reply(
+        b"408 Request Timeout",
+        encode_json(
+            error_body(
+                ["request"],
+                f"the request did not arrive in time: headers and body must be in within {timeout:g} s",
+                "timeout",
+            )
+        ),
+    )
 
 
 def full_reply(why: str) -> bytes:
     """The raw 503 of a connection over a cap: sent at once, before any request is read."""
-    return _raw_reply(b"503 Service Unavailable", encode_json(error_body(["connection"], why, "busy")),
-                      [(b"retry-after", b"5")])
+    return _raw_reply(
+        b"503 Service Unavailable", encode_json(error_body(["connection"], why, "busy")), [(b"retry-after", b"5")]
+    )
 
 
 def connection_cap(settings: Settings) -> int:
@@ -155,12 +174,16 @@ class DeadlineH11Protocol(H11Protocol):
         host = str(peer[0]) if peer else "unknown"
         held = cls.open_by_client.get(host, 0)
         if cls.max_connections and cls.open_connections >= cls.max_connections:
-            self._refuse(f"the server has {cls.open_connections} connections open, the most it takes "
-                         f"(CONVSCOPE_MAX_CONNECTIONS={cls.max_connections}); try again in 5 s")
+            self._refuse(
+                f"the server has {cls.open_connections} connections open, the most it takes "
+                f"(CONVSCOPE_MAX_CONNECTIONS={cls.max_connections}); try again in 5 s"
+            )
             return
         if cls.client_max_connections and held >= cls.client_max_connections:
-            self._refuse(f"{host} has {held} connections open, the most one address may have "
-                         f"(CONVSCOPE_CLIENT_MAX_CONNECTIONS={cls.client_max_connections}); close some")
+            self._refuse(
+                f"{host} has {held} connections open, the most one address may have "
+                f"(CONVSCOPE_CLIENT_MAX_CONNECTIONS={cls.client_max_connections}); close some"
+            )
             return
         self._peer = host
         cls.open_connections += 1

@@ -81,11 +81,19 @@ class _PacedSender:
     async def _block(self, block: bytes) -> None:
         view = memoryview(block)
         for start in range(0, len(view), PIECE_BYTES):
-            await self({"type": "http.response.body", "body": bytes(view[start : start + PIECE_BYTES]), "more_body": True})
+            await self(
+                {"type": "http.response.body", "body": bytes(view[start : start + PIECE_BYTES]), "more_body": True}
+            )
 
 
-async def _send(response: Response, scope: Scope, receive: Receive, send: Send, pace: Pace | None,
-                blocks: AsyncIterator[bytes] | list[bytes]) -> None:
+async def _send(
+    response: Response,
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    pace: Pace | None,
+    blocks: AsyncIterator[bytes] | list[bytes],
+) -> None:
     """Send the reply; stop at once when the client hangs up (uvicorn's ``send`` would
     go on taking pieces for nobody) or reads too slowly."""
     try:
@@ -94,8 +102,9 @@ async def _send(response: Response, scope: Scope, receive: Receive, send: Send, 
         pass
 
 
-async def _send_all(response: Response, scope: Scope, send: Send, pace: Pace | None,
-                    blocks: AsyncIterator[bytes] | list[bytes]) -> None:
+async def _send_all(
+    response: Response, scope: Scope, send: Send, pace: Pace | None, blocks: AsyncIterator[bytes] | list[bytes]
+) -> None:
     paced = _PacedSender(scope, send, pace)
     await paced({"type": "http.response.start", "status": response.status_code, "headers": response.raw_headers})
     try:

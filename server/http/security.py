@@ -63,7 +63,9 @@ class SecurityHeaders:
         await self.app(scope, receive, send_with_headers)
 
 
-def _refusal(status: int, loc: list[str], msg: str, kind: str, extra: list[tuple[bytes, bytes]] = ()) -> tuple[dict, dict]:
+def _refusal(
+    status: int, loc: list[str], msg: str, kind: str, extra: list[tuple[bytes, bytes]] = ()
+) -> tuple[dict, dict]:
     body = encode_json(error_body(loc, msg, kind))
     start = {
         "type": "http.response.start",
@@ -73,8 +75,9 @@ def _refusal(status: int, loc: list[str], msg: str, kind: str, extra: list[tuple
     return start, {"type": "http.response.body", "body": body}
 
 
-async def refuse(send: Send, status: int, loc: list[str], msg: str, kind: str,
-                 extra: list[tuple[bytes, bytes]] = ()) -> None:
+async def refuse(
+    send: Send, status: int, loc: list[str], msg: str, kind: str, extra: list[tuple[bytes, bytes]] = ()
+) -> None:
     """Send a refusal in the service's error shape (the security headers are added by
     ``SecurityHeaders``, which wraps everything)."""
     for message in _refusal(status, loc, msg, kind, extra):
@@ -96,7 +99,11 @@ class HostCheck:
         self.any = "*" in hosts
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] not in ("http", "websocket") or self.any or tuple(scope.get("client") or ()) == ("testclient", 50000):
+        if (
+            scope["type"] not in ("http", "websocket")
+            or self.any
+            or tuple(scope.get("client") or ()) == ("testclient", 50000)
+        ):
             await self.app(scope, receive, send)
             return
         host = Headers(scope=scope).get("host", "")
@@ -107,9 +114,14 @@ class HostCheck:
             await self.app(scope, receive, send)
             return
         shown = host[:60] or "(none)"
-        await refuse(send, 400, ["header", "host"],
-                     f"the Host header {shown!r} is not a name of this server; it answers to "
-                     f"{', '.join(sorted(self.hosts))} (add names with CONVSCOPE_ALLOWED_HOSTS)", "host_not_allowed")
+        await refuse(
+            send,
+            400,
+            ["header", "host"],
+            f"the Host header {shown!r} is not a name of this server; it answers to "
+            f"{', '.join(sorted(self.hosts))} (add names with CONVSCOPE_ALLOWED_HOSTS)",
+            "host_not_allowed",
+        )
 
 
 class _BodyTooLarge(HTTPException):
@@ -117,7 +129,9 @@ class _BodyTooLarge(HTTPException):
         how = "has" if exact else "has more than"
         super().__init__(
             status_code=413,
-            detail=error_body(["body"], f"the request body {how} {size} bytes, the limit is {limit}", "too_large")["detail"],
+            detail=error_body(["body"], f"the request body {how} {size} bytes, the limit is {limit}", "too_large")[
+                "detail"
+            ],
         )
 
 
@@ -125,12 +139,17 @@ class _NotUtf8(HTTPException):
     def __init__(self, what: str):
         super().__init__(
             status_code=415,
-            detail=error_body(["body"], f"the body must be UTF-8 encoded JSON; it {what}", "unsupported_media_type")["detail"],
+            detail=error_body(["body"], f"the body must be UTF-8 encoded JSON; it {what}", "unsupported_media_type")[
+                "detail"
+            ],
         )
 
 
-_BOMS = ((b"\xef\xbb\xbf", "starts with a UTF-8 byte order mark"), (b"\xff\xfe", "starts with a UTF-16 byte order mark"),
-         (b"\xfe\xff", "starts with a UTF-16 byte order mark"))
+_BOMS = (
+    (b"\xef\xbb\xbf", "starts with a UTF-8 byte order mark"),
+    (b"\xff\xfe", "starts with a UTF-16 byte order mark"),
+    (b"\xfe\xff", "starts with a UTF-16 byte order mark"),
+)
 
 
 def _content_type_problem(value: str | None) -> str | None:
@@ -169,8 +188,14 @@ class RequestBody:
         headers = Headers(scope=scope)
         declared = headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.limit:
-            await refuse(send, 413, ["body"], f"the request body has {int(declared)} bytes, the limit is {self.limit}",
-                         "too_large", [(b"connection", b"close")])
+            await refuse(
+                send,
+                413,
+                ["body"],
+                f"the request body has {int(declared)} bytes, the limit is {self.limit}",
+                "too_large",
+                [(b"connection", b"close")],
+            )
             return
         if scope["method"] == "POST":
             problem = _content_type_problem(headers.get("content-type"))

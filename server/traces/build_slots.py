@@ -111,18 +111,23 @@ class BuildGate:
 
     def _too_large(self, nbytes: int) -> ApiError:
         return ApiError(
-            413, ["request"],
+            413,
+            ["request"],
             f"the reply would need {nbytes} bytes of this worker's reply buffer, which holds "
-            f"{self.buffer_bytes} (CONVSCOPE_BUFFER_BYTES)", "too_large")
+            f"{self.buffer_bytes} (CONVSCOPE_BUFFER_BYTES)",
+            "too_large",
+        )
 
     def busy(self) -> ApiError:
         retry = max(1, math.ceil(self.timeout))
         return ApiError(
-            503, ["request"],
+            503,
+            ["request"],
             f"the server is busy: {self.slots} traces are being built by this worker, or its reply buffer "
             f"({self.buffer_bytes} bytes) is held by replies being read, and neither freed within "
             f"{self.timeout:g} s; try again in {retry} s",
-            "busy", headers={"Retry-After": str(retry)},
+            "busy",
+            headers={"Retry-After": str(retry)},
         )
 
     async def _acquire(self, nbytes: int) -> Grant:
@@ -184,8 +189,13 @@ class BuildGate:
         return self.buffer_bytes - self._free_bytes
 
     def stats(self) -> dict[str, int]:
-        return {"slots": self.slots, "running": self.running, "waiting": self.waiting,
-                "buffer_bytes": self.buffer_bytes, "held_bytes": self.held_bytes}
+        return {
+            "slots": self.slots,
+            "running": self.running,
+            "waiting": self.waiting,
+            "buffer_bytes": self.buffer_bytes,
+            "held_bytes": self.held_bytes,
+        }
 
 
 def _expire(granted: asyncio.Future[None]) -> None:

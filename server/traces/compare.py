@@ -39,7 +39,7 @@ def comparison(header: Mapping[str, Any], student: Any) -> dict[str, Any]:
     """Per tensor of ``student`` (a {name: nested lists} object), its comparison with the
     trace header's tensor of that name, in the header's (the request's) layout."""
     if not isinstance(student, Mapping):
-        raise _refuse([], f"compare must be an object like {{\"dx\": [...]}}, got a {type(student).__name__}")
+        raise _refuse([], f'compare must be an object like {{"dx": [...]}}, got a {type(student).__name__}')
     tensors = header["tensors"]
     expected = {}
     for name in student:

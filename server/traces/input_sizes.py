@@ -25,7 +25,16 @@ from convcore.values import is_int
 from ..http.errors import ApiError, too_large, unprocessable
 from ..settings import Settings
 
-__all__ = ["TENSOR_KEYS", "check_cost", "check_derived", "check_inputs", "derived_check", "declared_shape", "elements", "raise_for"]
+__all__ = [
+    "TENSOR_KEYS",
+    "check_cost",
+    "check_derived",
+    "check_inputs",
+    "derived_check",
+    "declared_shape",
+    "elements",
+    "raise_for",
+]
 
 TENSOR_KEYS = ("x", "w", "b", "dout")
 
@@ -141,5 +150,3 @@ def raise_for(exc: Exception) -> ApiError:
     if isinstance(exc, MemoryError):
         return too_large(field, "the request needs more memory than this server has")
     return unprocessable(field, str(exc) or type(exc).__name__)
-
-

@@ -38,8 +38,17 @@ from ..settings import Settings
 from . import input_sizes
 from .compare import comparison
 
-__all__ = ["INPUT_ERRORS", "BuildCancelled", "DocumentCache", "Prepared", "conv_result", "document_bytes",
-           "gradient_check", "prepare", "stream_lines"]
+__all__ = [
+    "INPUT_ERRORS",
+    "BuildCancelled",
+    "DocumentCache",
+    "Prepared",
+    "conv_result",
+    "document_bytes",
+    "gradient_check",
+    "prepare",
+    "stream_lines",
+]
 
 # What convcore raises for input it cannot use: ConvSpecError (a 422 at its field) and
 # MemoryError (a 413, see input_sizes.raise_for). Anything else is a bug and a 500.
@@ -64,8 +73,9 @@ class Prepared:
     mistake: str | None = None
 
 
-def prepare(config: dict[str, Any], settings: Settings, count: bool = True, compare: Any = None,
-            mistake: Any = None) -> Prepared:
+def prepare(
+    config: dict[str, Any], settings: Settings, count: bool = True, compare: Any = None, mistake: Any = None
+) -> Prepared:
     """Check ``config`` against the limits and convcore's rules; raise ApiError if not.
 
     ``count``: also compute the trace's cost and hold it to the limits (the trace
@@ -78,7 +88,9 @@ def prepare(config: dict[str, Any], settings: Settings, count: bool = True, comp
     try:
         lab = lab_mistake(mistake) if mistake is not None else None
         resolved = resolve_config(
-            config, max_elements=settings.max_tensor_elements, max_abs=settings.max_abs_value,
+            config,
+            max_elements=settings.max_tensor_elements,
+            max_abs=settings.max_abs_value,
             check_spec=input_sizes.derived_check(settings),
         )
         if lab is not None:
@@ -86,8 +98,13 @@ def prepare(config: dict[str, Any], settings: Settings, count: bool = True, comp
     except INPUT_ERRORS as exc:
         raise input_sizes.raise_for(exc) from exc
     if lab is not None and compare is not None:
-        raise ApiError(422, ["body", "compare"], "send compare or mistake, not both: a mistake trace compares "
-                       "the mistaken code with the truth itself (see its differences)", "value_error")
+        raise ApiError(
+            422,
+            ["body", "compare"],
+            "send compare or mistake, not both: a mistake trace compares "
+            "the mistaken code with the truth itself (see its differences)",
+            "value_error",
+        )
     cost = None
     if count:
         cost = trace_cost(resolved) if lab is None else mistake_cost(resolved, lab)
@@ -264,4 +281,3 @@ class DocumentCache:
             self._items.move_to_end(key)
             while len(self._items) > self.entries:
                 self._items.popitem(last=False)
-

@@ -170,8 +170,7 @@ _PRESETS = [
         name="batch2",
         title="A batch of 2 images and 2 filters",
         teaches=(
-            "dW and db add up the contributions of both images, while each image's dX "
-            "comes only from its own outputs."
+            "dW and db add up the contributions of both images, while each image's dX comes only from its own outputs."
         ),
         dout=_random_dout(62),
         config={

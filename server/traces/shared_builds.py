@@ -25,8 +25,13 @@ __all__ = ["SharedBuild", "SharedBuilds"]
 
 
 def _stopped() -> ApiError:
-    return ApiError(503, ["request"], "the build was stopped: the server is shutting down; try again", "busy",
-                    headers={"Retry-After": "1"})
+    return ApiError(
+        503,
+        ["request"],
+        "the build was stopped: the server is shutting down; try again",
+        "busy",
+        headers={"Retry-After": "1"},
+    )
 
 
 Produce = Callable[[], AsyncIterator[bytes]]
@@ -99,8 +104,9 @@ class SharedBuilds:
         self.started = 0  # builds started (the tests count coalescing with it)
         self.joined = 0  # requests that joined a build already running
 
-    def join(self, key: Hashable, nbytes: int, produce: Produce,
-             on_done: Callable[[SharedBuild], None] | None = None) -> SharedBuild:
+    def join(
+        self, key: Hashable, nbytes: int, produce: Produce, on_done: Callable[[SharedBuild], None] | None = None
+    ) -> SharedBuild:
         """The build of ``key``, started now (reserving ``nbytes``) unless it is running;
         the caller is one of its readers until it calls ``leave``."""
         build = self._running.get(key)
@@ -125,8 +131,14 @@ class SharedBuilds:
             task.cancel()  # nobody reads this one any more
         build._changes()  # a finished build waits for its last reader to go
 
-    async def _run(self, key: Hashable, build: SharedBuild, nbytes: int, produce: Produce,
-                   on_done: Callable[[SharedBuild], None] | None) -> None:
+    async def _run(
+        self,
+        key: Hashable,
+        build: SharedBuild,
+        nbytes: int,
+        produce: Produce,
+        on_done: Callable[[SharedBuild], None] | None,
+    ) -> None:
         try:
             async with self.gate.reserve(nbytes) as grant:
                 try:
