@@ -17,7 +17,6 @@ import time
 import httpx
 import pytest
 from follow_helpers import (
-    ONE_ADDRESS_CROWD,
     SERVER_LOGS,
     SERVER_PIDS,
     TEACHER_HEADERS,
@@ -28,6 +27,7 @@ from follow_helpers import (
     redis_server,
     uvicorn_process,
 )
+from live_server import ONE_ADDRESS_CROWD
 
 from convscope.follow.session import session_id_of
 
