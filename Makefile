@@ -16,10 +16,11 @@ test: $(VENV)/.installed system-deps lint
 	$(PY) -m pytest
 
 # The fast tier for a developer's loop: the page's units and every Python test not marked
-# browser or slow (no Chromium, and none of the long server runs). CI runs `test`.
+# browser or slow (no Chromium, and none of the long server runs), property tests with a
+# quarter of their examples (hypothesis profile "dev", tests/conftest.py). CI runs `test`.
 check: $(VENV)/.installed lint
 	node --test tests/js/
-	$(PY) -m pytest -m "not browser and not slow" -q
+	HYPOTHESIS_PROFILE=dev $(PY) -m pytest -m "not browser and not slow" -q
 
 # The Python code as ruff formats it, and its lint (pyproject's [tool.ruff]); `ruff format .`
 # and `ruff check --fix .` mend most of what it finds.

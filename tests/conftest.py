@@ -10,10 +10,20 @@ folder, so the API tests do not depend on the real page's files).
 
 from __future__ import annotations
 
+import os
+
 import pytest
+from hypothesis import settings
 
 # the browser tests' fixtures, one server and one Chromium per test module
 from test_browser_helpers import base_url, browser, open_page  # noqa: F401
+
+# Hypothesis profiles: "ci", the example counts as each test states them (make test, CI);
+# "dev", a quarter of them for a developer's loop (make check sets HYPOTHESIS_PROFILE=dev).
+# strategies.examples() reads the loaded profile's max_examples.
+settings.register_profile("ci", max_examples=100)
+settings.register_profile("dev", max_examples=25)
+settings.load_profile("ci" if os.environ.get("CI") == "true" else os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 def pytest_configure(config):

@@ -5,10 +5,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from hypothesis import assume
+from hypothesis import assume, settings
 from hypothesis import strategies as st
 
 from convcore import ConvSpec, ConvSpecError
+
+
+def examples(n: int) -> int:
+    """A property test's example count: ``n`` under the "ci" profile (hypothesis's 100
+    examples by default, what make test and CI run), scaled down with the profile that
+    conftest.py loaded (make check's "dev" has 25: a quarter, never fewer than 5)."""
+    scale = settings.default.max_examples
+    return n if scale >= 100 else max(5, n * scale // 100)
 
 
 def randint(shape: list[int], low: int, high: int, seed: int) -> dict:

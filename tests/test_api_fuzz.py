@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from live_server import ONE_ADDRESS_CROWD
+from strategies import examples
 
 KEYS = [
     "x",
@@ -122,13 +123,13 @@ def _check(client, path, body):
         assert len(response.content) < 4000, (path, raw[:300], response.text[:300])
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=list(HealthCheck))
 @given(configs(KEYS))
 def test_any_values_in_a_trace_config_get_a_clear_answer(fuzz_client, body):
     _check(fuzz_client, "/api/trace", body)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=list(HealthCheck))
 @given(configs(CONV_KEYS))
 def test_any_values_in_a_conv_config_get_a_clear_answer(fuzz_client, body):
     _check(fuzz_client, "/api/conv", body)
@@ -153,7 +154,7 @@ GEOMETRY_BODIES = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=list(HealthCheck))
 @given(GEOMETRY_BODIES, st.sampled_from(["/api/trace", "/api/trace/stream", "/api/conv"]))
 def test_any_geometry_gets_a_clear_answer(fuzz_client, body, path):
     if path == "/api/conv":

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from strategies import examples
 
 from convcore.mistakes import MISTAKES, get_convention
 from convcore.mistakes.lab import build_mistake_trace
@@ -203,7 +204,7 @@ def layers(draw):
     return body
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=list(HealthCheck), database=None)
 @given(body=layers())
 def test_any_layer_with_any_mistake_is_a_clear_4xx_or_a_trace_that_replays(api_client, body):
     """Random layers with every mistake: never a 500; a trace's replay rebuilds its tensors."""

@@ -26,6 +26,7 @@ from schemathesis.checks import (  # noqa: E402
     status_code_conformance,
 )
 from schemathesis.specs.openapi.checks import allow_header_conformance, unsupported_method  # noqa: E402
+from strategies import examples
 
 from convscope.app import create_app  # noqa: E402
 from convscope.settings import Settings  # noqa: E402
@@ -46,6 +47,6 @@ CHECKS = [
 
 
 @schema.parametrize()
-@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=list(HealthCheck))
 def test_api_conforms_to_its_schema(case):
     case.call_and_validate(checks=CHECKS)

@@ -14,6 +14,7 @@ import asyncio
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from strategies import examples
 
 from convscope.http.errors import ApiError
 from convscope.traces.build_slots import BuildGate
@@ -117,7 +118,7 @@ waiters = st.lists(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(waiters=waiters, slots=st.integers(1, 3))
 def test_random_schedules_give_every_slot_and_byte_back(waiters, slots):
     async def one(gate, arrive, nbytes, hold):

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from oracle import geometry, torch_layer
-from strategies import conv_cases
+from strategies import conv_cases, examples
 
 from convcore import conv2d_backward, conv2d_forward
 from convcore.functional import backward_padded, crop_padding, pad_input
@@ -26,7 +26,7 @@ def assert_close(actual, expected, name):
     np.testing.assert_allclose(actual, expected, rtol=RTOL, atol=ATOL, err_msg=name)
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
 @given(conv_cases())
 def test_forward_and_gradients_match_torch(case):
     x, w, b, dout = case.arrays()
@@ -45,7 +45,7 @@ def test_forward_and_gradients_match_torch(case):
         assert_close(db, dout.sum(axis=(0, 2, 3)), "db")
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
 @given(conv_cases())
 def test_the_tap_by_tap_path_matches_torch_on_every_spec(case):
     """The same specs through the path large shapes take (im2col by kernel tap, one

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from strategies import conv_cases
+from strategies import conv_cases, examples
 
 from convcore.trace import build_trace, iter_trace, resolve_config
 from convcore.trace.cost import BYTES_FACTOR, trace_cost
@@ -56,7 +56,7 @@ def _written_cells(events) -> int:
     return sum(len(w["delta"]) for ev in events for w in ev["writes"])
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     case=conv_cases(max_n=2, max_cf=4, max_hw=7, max_k=4),
     mode=st.sampled_from(MODES),

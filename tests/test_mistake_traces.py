@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from mistake_oracle import torch_expected
+from strategies import examples
 
 from convcore.compare import values_equal
 from convcore.grader.space import cases, edge_cases
@@ -24,7 +25,7 @@ pytestmark = pytest.mark.oracle
 
 IDS = list(MISTAKES)
 OUTPUTS = ("out", "dx", "dw", "db")
-SETTINGS = dict(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+SETTINGS = dict(max_examples=examples(12), deadline=None, suppress_health_check=list(HealthCheck), database=None)
 
 
 def _config(mistake, case):

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from mistake_oracle import differs, torch_expected
 from oracle import require_torch
+from strategies import examples
 
 from convcore.grader.space import cases
 from convcore.mistakes import (
@@ -111,7 +112,7 @@ def test_the_implementation_changes_one_step_of_a_correct_one(mistake_id):
         assert list(inspect.signature(m.implementation.backward).parameters) == ["dout", "cache"]
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(30), deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=cases("cs231n"), layer_case=cases("layer"), torch_case=cases("torch"))
 def test_the_correct_implementations_equal_torch(data, layer_case, torch_case):
     for convention, case in (("cs231n", data), ("layer", layer_case), ("torch", torch_case)):
@@ -132,7 +133,7 @@ def test_the_setup_is_the_smallest_that_shows_the_mistake(mistake_id):
 def _condition_property(mistake_id: str):
     m = get_mistake(mistake_id)
 
-    @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @settings(max_examples=examples(25), deadline=None, suppress_health_check=list(HealthCheck), database=None)
     @given(cases(m.convention))
     def holds(case):
         case = replace(case, values="float")  # general position: random normal inputs and dout

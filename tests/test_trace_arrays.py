@@ -9,7 +9,7 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from strategies import conv_cases
+from strategies import conv_cases, examples
 from test_trace_rules import RULE_CONFIGS
 from trace_checks import assert_close, tensor
 
@@ -60,7 +60,7 @@ def test_direct_window_backward_rows_are_arrays():
     assert dw and all(isinstance(wr["delta"], np.ndarray) and wr["delta"].dtype == np.float64 for wr in dw)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
 @given(
     conv_cases(max_n=2, max_cf=3, max_hw=6, max_k=3, max_stride=2, max_dilation=2),
     st.sampled_from(["normal", "small integers"]),

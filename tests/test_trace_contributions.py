@@ -12,7 +12,7 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from strategies import TRACE_MODES, conv_cases
+from strategies import TRACE_MODES, conv_cases, examples
 from trace_checks import case_config
 
 from convcore.layout import NCHW_TO_NHWC, OIHW_TO_HWIO
@@ -57,7 +57,7 @@ def _external(tensor: str, cell: tuple[int, ...], nhwc: bool) -> tuple[int, ...]
     return tuple(cell[p] for p in perm)
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
 @given(
     conv_cases(max_n=2, max_cf=3, max_hw=6, max_k=3, max_stride=3, max_dilation=2),
     st.sampled_from(TRACE_MODES),

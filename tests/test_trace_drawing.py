@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 from hypothesis import given, settings
-from strategies import conv_cases
+from strategies import conv_cases, examples
 
 from convcore.trace import build_trace
 
@@ -49,7 +49,7 @@ def _read_cells(doc: dict, tensor: str, phase: str) -> np.ndarray:
     return seen.any(axis=(0, 1))
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(conv_cases(max_n=2, max_cf=2, max_hw=7, max_k=3))
 def test_marks_of_the_padded_input_say_what_the_trace_does(case):
     doc = build_trace(_config(case, "transposed"))
@@ -84,7 +84,7 @@ def test_marks_of_the_padded_input_say_what_the_trace_does(case):
         assert "marks" not in t["x"] and "marks" not in t["dx"]
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(conv_cases(max_n=2, max_cf=2, max_hw=7, max_k=3))
 def test_cells_marked_never_reached_are_the_cells_no_backward_window_writes(case):
     """Direct view: the n cells of dxp (of dx without padding) are exactly the cells of
@@ -100,7 +100,7 @@ def test_cells_marked_never_reached_are_the_cells_no_backward_window_writes(case
     np.testing.assert_array_equal(marks == "n", ~written.any(axis=(0, 1)) & (marks != "g"))
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(conv_cases(max_n=2, max_cf=2, max_hw=7, max_k=3))
 def test_inserted_zeros_are_the_cells_of_dz_dilated_without_a_dz_value(case):
     doc = build_trace(_config(case, "transposed"))

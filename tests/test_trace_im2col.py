@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from oracle import TORCH_ACTIVATIONS, torch_layer
-from strategies import conv_cases, randint
+from strategies import conv_cases, examples, randint
 from test_trace_rules import make_config
 from trace_checks import assert_close, box_slices, check_replay_matches_torch, tensor
 
@@ -185,7 +185,7 @@ def test_mac_granularity_is_refused_with_the_supported_ones():
     assert err.value.field == "loop_order" and "'fnij'" in str(err.value)
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
 @given(
     conv_cases(max_n=2, max_cf=3, max_hw=6, max_k=3, max_stride=3, max_dilation=2),
     st.sampled_from(sorted(TORCH_ACTIVATIONS)),

@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from strategies import examples
 
 from convcore.fill import format_number
 from convcore.trace import build_trace
@@ -17,7 +18,7 @@ from convcore.trace.loops import ordered, ordered_chunks
 finite = st.floats(allow_nan=False, allow_infinity=False, width=64)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     st.integers(1, 40).flatmap(
         lambda size: st.tuples(
@@ -40,7 +41,7 @@ def test_running_sums_are_bit_identical_to_one_add_at_a_time(case):
     assert state.tobytes() == expected_state.tobytes()
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     st.lists(
         st.one_of(
@@ -85,7 +86,7 @@ def test_loop_orders_in_chunks_match_nested_loops():
     assert flat == nested
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(
     st.integers(1, 5).flatmap(
         lambda rows: st.tuples(
@@ -157,7 +158,7 @@ def test_window_texts_are_box_text_of_their_boxes(settings_):
     assert checked == 2 * len([e for e in doc["events"] if e["phase"] == "dw"]) > 0
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(st.integers(1, 4), min_size=4, max_size=4), st.integers(0, 3), st.data())
 def test_row_slices_are_box_slices_of_each_row(shape, axis, data):
     from convcore.trace.format import box_slices, row_slices

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from oracle import geometry, torch_layer
-from strategies import TRACE_MODES, conv_cases
+from strategies import TRACE_MODES, conv_cases, examples
 from trace_checks import (
     case_config,
     check_only_steps_that_compute,
@@ -74,7 +74,7 @@ def test_a_lesson_keeps_exactly_the_phases_that_teach(name, phases):
     assert [p["name"] for p in build_trace(lesson(name))["phases"]] == phases
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@settings(max_examples=examples(120), deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
 @given(
     conv_cases(max_n=2, max_cf=3, max_hw=6, max_k=3, max_stride=3, max_dilation=2),
     st.sampled_from(TRACE_MODES),
@@ -97,7 +97,7 @@ def test_no_copy_only_phase_over_random_specs(case, mode, activation, nhwc, phas
     check_rule1_only_inputs_unwritten(config)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
 @given(
     conv_cases(max_n=2, max_cf=3, max_hw=6, max_k=3, max_stride=3, max_dilation=2),
     st.sampled_from(TRACE_MODES),

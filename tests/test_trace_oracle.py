@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from oracle import TORCH_ACTIVATIONS
-from strategies import conv_cases
+from strategies import conv_cases, examples
 from trace_checks import (
     case_config,
     check_replay_matches_torch,
@@ -26,7 +26,7 @@ from convcore.trace import build_trace
 pytestmark = pytest.mark.oracle
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
 @given(
     conv_cases(max_n=2, max_cf=3, max_hw=6, max_k=3, max_stride=3, max_dilation=2),
     st.sampled_from(sorted(TORCH_ACTIVATIONS)),
@@ -38,7 +38,7 @@ def test_replayed_trace_matches_core_and_torch(case, activation, granularity, ba
     check_replay_matches_torch(case, activation, nhwc, granularity=granularity, backward=backward)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
 @given(
     conv_cases(max_n=2, max_cf=3, max_hw=5, max_k=3, max_stride=2, max_dilation=2),
     st.sampled_from(["window", "mac"]),

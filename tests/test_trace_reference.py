@@ -16,7 +16,7 @@ import numpy as np
 import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from strategies import TRACE_MODES, conv_cases
+from strategies import TRACE_MODES, conv_cases, examples
 from trace_checks import case_config, nhwc_config
 
 from convcore.trace import build_trace
@@ -41,7 +41,7 @@ def _config(case, mode, data, phases, order, nhwc) -> dict:
     return nhwc_config(config) if nhwc else config
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
 @given(
     conv_cases(max_n=2, max_cf=3, max_hw=6, max_k=3, max_stride=3, max_dilation=2),
     st.sampled_from(VIEW_MODES),

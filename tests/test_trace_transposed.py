@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from oracle import TORCH_ACTIVATIONS, torch_layer
-from strategies import conv_cases
+from strategies import conv_cases, examples
 from test_trace_rules import make_config
 from trace_checks import assert_close, box_slices, check_replay_matches_torch, nhwc_config, tensor
 
@@ -176,7 +176,7 @@ def test_nhwc_axes_of_the_new_tensors():
     assert np.array_equal(tensor(b, "w_rot"), tensor(a, "w_rot").transpose(OIHW_TO_HWIO))
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
 @given(
     conv_cases(max_n=2, max_cf=3, max_hw=6, max_k=3, max_stride=3, max_dilation=2),
     st.sampled_from(sorted(TORCH_ACTIVATIONS)),
