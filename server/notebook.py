@@ -8,10 +8,15 @@ The player is the offline lesson file (``convscope export``) in an ``<iframe src
 the same page, code and trace as the served one, self-contained, so the notebook keeps
 working when saved, shared or opened later without ConvScope installed. (An anywidget
 would need a kernel to draw and a front-end extension; a srcdoc iframe needs neither.)
+The file goes into the notebook gzipped, with a few lines that unpack it in the browser
+(``DecompressionStream``): CS231n's player is about 0.21 MB of the notebook instead of
+0.54 MB.
 """
 
 from __future__ import annotations
 
+import base64
+import gzip
 import html
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -22,6 +27,25 @@ import numpy as np
 __all__ = ["Lesson", "LessonTrace", "show"]
 
 DEFAULT_HEIGHT = 820  # px: the stage, the step panel and the transport without scrolling
+
+# the srcdoc: unpack the gzipped lesson file and let it take the frame's document
+UNPACK = """<!doctype html><meta charset="utf-8"><title>ConvScope</title>
+<p id="unpacking" style="font: 16px sans-serif">Opening the ConvScope player…</p>
+<script>
+(async () => {
+  try {
+    const packed = Uint8Array.from(atob("%(packed)s"), (c) => c.charCodeAt(0));
+    const lesson = await new Response(new Blob([packed]).stream().pipeThrough(new DecompressionStream("gzip"))).text();
+    document.open();
+    document.write(lesson);
+    document.close();
+  } catch (err) {
+    document.getElementById("unpacking").textContent =
+      "This browser cannot unpack the ConvScope player (" + err + "): open the notebook in a browser " +
+      "from 2023 or later, or save the lesson with lesson.save('lesson.html').";
+  }
+})();
+</script>"""
 
 
 def _plain(value: Any) -> Any:
@@ -83,9 +107,11 @@ class Lesson:
         return self._html
 
     def iframe(self) -> str:
-        """The player as an ``<iframe srcdoc>`` element."""
+        """The player as an ``<iframe srcdoc>`` element (the lesson file inside, gzipped)."""
+        packed = base64.b64encode(gzip.compress(self.html.encode("utf-8"), compresslevel=9, mtime=0))
+        unpack = UNPACK.replace("%(packed)s", packed.decode("ascii"))
         return (
-            f'<iframe srcdoc="{html.escape(self.html, quote=True)}" title="ConvScope: {html.escape(self.title)}" '
+            f'<iframe srcdoc="{html.escape(unpack, quote=True)}" title="ConvScope: {html.escape(self.title)}" '
             f'style="width: 100%; height: {int(self.height)}px; border: 1px solid #ccc; border-radius: 4px" '
             'loading="eager"></iframe>'
         )

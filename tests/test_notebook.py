@@ -12,6 +12,7 @@ import pytest
 from test_browser_helpers import CHROMIUM, CHROMIUM_ARGS, assert_stage_matches, chromium_missing_reason, wait_until
 
 from convcore.trace import build_trace
+from convscope import show
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK = ROOT / "docs" / "example.ipynb"
@@ -65,6 +66,12 @@ def test_the_notebook_runs_and_shows_the_players(executed):
     assert stderr == []
     players = [h for c in nb.cells if c.cell_type == "code" for h in _html_outputs(c)]
     assert len(players) == 2 and all(h.startswith("<div><iframe srcdoc=") for h in players)
+    # each player is its lesson file gzipped: well under half of the file it unpacks to
+    for cell in (c for c in nb.cells if c.cell_type == "code" and "show(" in c.source):
+        (player,) = _html_outputs(cell)
+        assert "DecompressionStream" in player
+    cs231n = show(preset="cs231n", display=False)
+    assert len(cs231n.iframe()) < 0.45 * len(cs231n.html)
     # the show() that ends a cell displays the player once, and its repr says what it is
     last = nb.cells[-1].outputs
     assert sum("text/html" in o.get("data", {}) for o in last) == 1
