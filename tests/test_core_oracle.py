@@ -8,6 +8,8 @@ padding form, bias on and off) and a random upstream gradient; a relative tolera
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -129,3 +131,46 @@ def test_asymmetric_padding_crop_and_padded_gradient():
     dx, _, _ = conv2d_backward(dout, x, w, padding=(2, 0, 1, 3))
     assert_close(crop_padding(spec, dxp), dx, "crop")
     assert_close(dx, torch_layer(x, w, None, dout, **geometry(spec)).dx, "dx")
+
+
+@pytest.mark.parametrize("kind", ["float64", "int", "list", "float32", "view"])
+def test_arrays_are_read_not_kept_written_or_copied_into_the_results(kind):
+    """Finite float64 arrays go in as they are (no copy): nothing the API returns shares
+    memory with an input, no input is written, and every other form gives the same
+    numbers as the float64 arrays."""
+    rng = np.random.default_rng(7)
+    x, w, b = (
+        rng.integers(-3, 4, (2, 3, 6, 5)).astype(float),
+        rng.integers(-2, 3, (4, 3, 3, 2)).astype(float),
+        rng.standard_normal(4),
+    )
+    dout = rng.standard_normal((2, 4, 3, 3))
+    kw = dict(stride=2, padding=1)
+    want = conv2d_forward(x, w, b, **kw), *conv2d_backward(dout, x, w, **kw)
+    given_as = {
+        "float64": lambda a: a.copy(),
+        "int": lambda a: a.astype(np.int64) if np.array_equal(a, a.round()) else a.copy(),
+        "list": lambda a: a.tolist(),
+        "float32": lambda a: a.astype(np.float32) if np.array_equal(a, a.round()) else a.copy(),
+        "view": lambda a: np.asarray(np.broadcast_to(a, a.shape)),  # read-only, shares a's memory
+    }[kind]
+    xs, ws, bs, ds = (given_as(a) for a in (x, w, b, dout))
+    before = [np.array(a, dtype=float) for a in (xs, ws, bs, ds)]
+    got = conv2d_forward(xs, ws, bs, **kw), *conv2d_backward(ds, xs, ws, **kw)
+    for name, g, e in zip(("out", "dx", "dw", "db"), got, want):
+        np.testing.assert_array_equal(g, e, err_msg=name)
+        for arg in (xs, ws, bs, ds):
+            assert not (isinstance(arg, np.ndarray) and np.shares_memory(g, arg)), name
+    for a, kept in zip((xs, ws, bs, ds), before):
+        np.testing.assert_array_equal(np.asarray(a, dtype=float), kept)
+
+
+def test_a_non_finite_float64_array_is_refused_by_its_index():
+    x = np.zeros((1, 1, 4, 4))
+    x[0, 0, 2, 1] = np.nan
+    with pytest.raises(ValueError, match=re.escape("x[0][0][2][1] is NaN")):
+        conv2d_forward(x, np.ones((1, 1, 3, 3)))
+    with pytest.raises(ValueError, match=re.escape("dout[0][0][1][0] is")):
+        conv2d_backward(
+            np.where(np.arange(4).reshape(1, 1, 2, 2) == 2, np.inf, 0.0), np.zeros((1, 1, 4, 4)), np.ones((1, 1, 3, 3))
+        )
