@@ -12,11 +12,14 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parent / "fixtures"))
 
 import make_trace_snapshot as snap  # noqa: E402
 
 
+@pytest.mark.slow  # 70 s of make check's 6 min: make test and CI run it; run it alone after an engine change
 def test_every_config_encodes_to_the_recorded_bytes():
     expected = snap.SNAPSHOT.read_text().splitlines()
     assert len(expected) > 350
