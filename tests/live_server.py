@@ -22,6 +22,7 @@ __all__ = [
     "read_banner_port",
     "start_server",
     "stop_server",
+    "wait_until_up",
 ]
 
 # A crowd from one address (a load test's subscribers, a schema fuzzer): the per-address
@@ -104,18 +105,25 @@ def start_server(*args: str, python: str = sys.executable, older: bool = False, 
             raise RuntimeError(f"the server did not start: {''.join(printed)}{process.stdout.read()}")
     port = read_banner_port(printed[-1])
     url = f"http://127.0.0.1:{port}/"
-    deadline = time.monotonic() + 30
+    wait_until_up(url, process)
+    return process, url, port
+
+
+def wait_until_up(url: str, process: subprocess.Popen, seconds: float = 30) -> httpx.Response:
+    """The first 200 of ``url``'s ``/api/health``; RuntimeError with what the server
+    printed when it exits first or does not answer within ``seconds`` (then it is killed)."""
+    deadline = time.monotonic() + seconds
     while True:
         try:
-            if httpx.get(url + "api/health", timeout=1).status_code == 200:
-                break
+            health = httpx.get(url + "api/health", timeout=1)
+            if health.status_code == 200:
+                return health
         except httpx.TransportError:
             pass
         if process.poll() is not None or time.monotonic() > deadline:
             process.kill()
             raise RuntimeError(f"the server did not start: {process.stdout.read()}")
         time.sleep(0.1)
-    return process, url, port
 
 
 def stop_server(process: subprocess.Popen) -> str:

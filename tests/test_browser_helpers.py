@@ -309,6 +309,23 @@ def choose_preset(page, name: str) -> None:
     )
 
 
+def randint(shape, low, high, seed) -> dict:
+    """A seeded random-integer fill, as a trace request names one."""
+    return {"fill": "randint", "shape": shape, "low": low, "high": high, "seed": seed}
+
+
+# an im2col setup small enough to see whole: stride 2, padding 1, a bias, two filters
+IM2COL = {
+    "view": "im2col",
+    "x": randint([1, 2, 4, 4], -2, 2, 10),
+    "w": randint([2, 2, 2, 2], -1, 1, 11),
+    "b": [1, -1],
+    "stride": 2,
+    "padding": 1,
+    "dout": randint([1, 2, 3, 3], -2, 2, 12),
+}
+
+
 def lesson_path(config: dict, step: int = 0) -> str:
     """The page's URL path for a lesson (the fragment static/js/model/url-fragment.js reads)."""
     import base64

@@ -10,6 +10,7 @@ import json
 
 import pytest
 from test_browser_helpers import (
+    IM2COL,
     PageWatch,
     assert_equation_matches,
     assert_stage_matches,
@@ -17,6 +18,7 @@ from test_browser_helpers import (
     debug_url,
     first_event,
     lesson_path,
+    randint,
     require_chromium,
     server_document,
     shown_number,
@@ -34,19 +36,6 @@ require_chromium()
 TALL = (1600, 2600)
 
 
-def randint(shape, low, high, seed):
-    return {"fill": "randint", "shape": shape, "low": low, "high": high, "seed": seed}
-
-
-IM2COL = {
-    "view": "im2col",
-    "x": randint([1, 2, 4, 4], -2, 2, 10),
-    "w": randint([2, 2, 2, 2], -1, 1, 11),
-    "b": [1, -1],
-    "stride": 2,
-    "padding": 1,
-    "dout": randint([1, 2, 3, 3], -2, 2, 12),
-}
 TRANSPOSED = {
     "view": "transposed",
     "x": randint([1, 2, 5, 5], -2, 2, 13),

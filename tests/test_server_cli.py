@@ -11,7 +11,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from live_server import read_banner_port
+from live_server import read_banner_port, wait_until_up
 
 from convcore import __version__
 from convcore.trace import build_trace
@@ -116,14 +116,7 @@ def test_serve_prints_the_url_and_applies_its_options():
         first = process.stdout.readline().strip()
         port = read_banner_port(first)  # (--port 0: the port the system gave, printed)
         assert port > 0 and first == f"ConvScope running at http://127.0.0.1:{port}/"
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                health = httpx.get(f"http://127.0.0.1:{port}/api/health", timeout=1)
-                break
-            except httpx.TransportError:
-                assert time.monotonic() < deadline and process.poll() is None
-                time.sleep(0.1)
+        health = wait_until_up(f"http://127.0.0.1:{port}/", process)
         assert health.json()["limits"]["max_events"] == 1234
         page = httpx.get(f"http://127.0.0.1:{port}/", timeout=5)
         assert page.status_code == 200 and "<html" in page.text.lower()

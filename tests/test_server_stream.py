@@ -19,7 +19,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from live_server import held_socket
+from live_server import held_socket, wait_until_up
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -30,19 +30,6 @@ BIG = {
     "padding": 1,
     "granularity": "mac",
 }
-
-
-def wait_until_up(url: str, process: subprocess.Popen, seconds: float = 30) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"the server exited with {process.returncode}: {process.stdout.read()}")
-        try:
-            if httpx.get(url + "api/health", timeout=1).status_code == 200:
-                return
-        except httpx.TransportError:
-            time.sleep(0.1)
-    raise RuntimeError("the server did not start in time")
 
 
 @pytest.fixture(scope="module")

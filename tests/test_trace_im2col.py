@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from oracle import TORCH_ACTIVATIONS, torch_layer
 from strategies import conv_cases, examples, randint
-from test_trace_rules import make_config
+from test_trace_rules import every_geometry_config, make_config
 from trace_checks import assert_close, box_slices, check_replay_matches_torch, tensor
 
 from convcore.trace import TraceConfigError, build_trace, count_events, replay
@@ -108,16 +108,7 @@ def test_phases_and_counts():
 def test_every_event_does_the_arithmetic_it_names():
     """Each product event's value is its read row times its read column (from the
     header), im2col copies the window, col2im adds the dcols column into the window."""
-    config = make_config(
-        (2, 4, 6, 5),
-        (4, 2, 2, 3),
-        groups=2,
-        stride=[2, 1],
-        padding=[1, 0, 2, 1],
-        dilation=[1, 2],
-        view="im2col",
-        seed=21,
-    )
+    config = every_geometry_config("im2col", seed=21)
     doc = build_trace(config)
     b = tensor(doc, "b")
     for e in doc["events"]:

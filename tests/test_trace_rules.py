@@ -33,6 +33,21 @@ def make_config(x_shape, w_shape, seed=0, bias=True, **settings) -> dict:
     return config
 
 
+def every_geometry_config(view: str, seed: int) -> dict:
+    """``view`` on a spec that uses every geometry parameter at once: two groups, a
+    stride and a dilation that differ per axis, four different pads."""
+    return make_config(
+        (2, 4, 6, 5),
+        (4, 2, 2, 3),
+        groups=2,
+        stride=[2, 1],
+        padding=[1, 0, 2, 1],
+        dilation=[1, 2],
+        view=view,
+        seed=seed,
+    )
+
+
 def _direct_configs() -> list:
     c = []
     base = dict(x_shape=(2, 3, 5, 6), w_shape=(4, 3, 3, 2))

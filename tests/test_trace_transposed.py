@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from oracle import TORCH_ACTIVATIONS, torch_layer
 from strategies import conv_cases, examples
-from test_trace_rules import make_config
+from test_trace_rules import every_geometry_config, make_config
 from trace_checks import assert_close, box_slices, check_replay_matches_torch, nhwc_config, tensor
 
 from convcore.layout import NCHW_TO_NHWC, OIHW_TO_HWIO
@@ -89,16 +89,7 @@ def test_seed001_stride2_needs_zeros_between_dz_cells():
 def test_every_event_does_the_arithmetic_it_names():
     """Gather: dxp cell = Σ dz_dilated box · w_rot box (from the header); dW cell =
     Σ xp box · dz box; dilate and rotate copy what they say."""
-    config = make_config(
-        (2, 4, 6, 5),
-        (4, 2, 2, 3),
-        groups=2,
-        stride=[2, 1],
-        padding=[1, 0, 2, 1],
-        dilation=[1, 2],
-        view="transposed",
-        seed=32,
-    )
+    config = every_geometry_config("transposed", seed=32)
     doc = build_trace(config)
     for e in doc["events"]:
         phase, reads, (wr,) = e["phase"], e["reads"], e["writes"]

@@ -10,13 +10,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 import venv
 from pathlib import Path
 
 import httpx
 import pytest
-from live_server import read_banner_port
+from live_server import read_banner_port, wait_until_up
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -106,14 +105,7 @@ def test_installed_convscope_serves_the_page_and_traces(installed, tmp_path):
         first = process.stdout.readline()
         base = f"http://127.0.0.1:{read_banner_port(first)}/"
         assert first.strip() == f"ConvScope running at {base}"
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                httpx.get(base + "api/health", timeout=1)
-                break
-            except httpx.TransportError:
-                assert process.poll() is None and time.monotonic() < deadline
-                time.sleep(0.1)
+        wait_until_up(base, process)
         page = httpx.get(base, timeout=5)
         assert page.status_code == 200
         assert page.text == (ROOT / "static" / "index.html").read_text(encoding="utf-8")

@@ -33,10 +33,12 @@ from playwright.sync_api import sync_playwright  # noqa: E402
 from test_browser_helpers import (  # noqa: E402
     CHROMIUM,
     CHROMIUM_ARGS,
+    IM2COL,
     TEACHER_TOKEN,
     debug_url,
     lesson_path,
     live_server,
+    randint,
     wait_complete,
     wait_until,
 )
@@ -44,19 +46,6 @@ from test_browser_helpers import (  # noqa: E402
 OUT = Path(__file__).resolve().parent
 
 
-def randint(shape, low, high, seed):
-    return {"fill": "randint", "shape": shape, "low": low, "high": high, "seed": seed}
-
-
-IM2COL = {
-    "view": "im2col",
-    "x": randint([1, 2, 4, 4], -2, 2, 10),
-    "w": randint([2, 2, 2, 2], -1, 1, 11),
-    "b": [1, -1],
-    "stride": 2,
-    "padding": 1,
-    "dout": randint([1, 2, 3, 3], -2, 2, 12),
-}
 TRANSPOSED = {
     "view": "transposed",
     "x": randint([1, 1, 5, 5], -2, 2, 13),
