@@ -5,22 +5,28 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
+# pytest-xdist workers: one per core. A test file runs whole on one worker (--dist
+# loadfile), so a module's one server and one Chromium serve all its tests.
+JOBS   ?= auto
 
 .PHONY: run test check lint bench system-deps clean
 
 run: $(VENV)/.installed
 	$(VENV)/bin/convscope serve --host $(HOST) --port $(PORT)
 
+# The tests marked `alone` measure time under a load they make themselves (a p99, a
+# 100 ms health answer); they run after the parallel part, by themselves.
 test: $(VENV)/.installed system-deps lint
 	node --test tests/js/
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(JOBS) --dist loadfile -m "not alone"
+	$(PY) -m pytest -m alone
 
 # The fast tier for a developer's loop: the page's units and every Python test not marked
 # browser or slow (no Chromium, and none of the long server runs), property tests with a
 # quarter of their examples (hypothesis profile "dev", tests/conftest.py). CI runs `test`.
 check: $(VENV)/.installed lint
 	node --test tests/js/
-	HYPOTHESIS_PROFILE=dev $(PY) -m pytest -m "not browser and not slow" -q
+	HYPOTHESIS_PROFILE=dev $(PY) -m pytest -n $(JOBS) --dist loadfile -m "not browser and not slow" -q
 
 # The Python code as ruff formats it, and its lint (pyproject's [tool.ruff]); `ruff format .`
 # and `ruff check --fix .` mend most of what it finds.

@@ -2,9 +2,10 @@
 
 Routers: the page (``/``), ``/api/health``, ``/api/presets``, ``/api/trace``,
 ``/api/trace/stream``, ``/api/conv`` (and ``/api/debug/stats`` in debug mode). The
-page's assets are served from the package's static folder only, under ``/static/``
-and at the root (so that ``index.html`` may use relative paths). No endpoint reads or
-writes a file named by a request; no user code runs.
+page's assets are the package's static folder, served as FastAPI's low-priority
+frontend routes under ``/static/`` and at the root (so that ``index.html`` may use
+relative paths). No endpoint reads or writes a file named by a request; no user code
+runs.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from pathlib import Path
 
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
-from fastapi.staticfiles import StaticFiles
 
 from convcore import __version__
 
@@ -96,8 +96,10 @@ def create_app(settings: Settings | None = None, static_dir: Path | None = None)
 
     folder = app.state.static_dir
     if folder is not None:
-        app.mount("/static", StaticFiles(directory=folder), name="static")
-        app.mount("/", StaticFiles(directory=folder), name="assets")
+        # FastAPI's low-priority frontend routes: tried only when no API route matches the
+        # path, so a wrong method on an API path is the router's own 405
+        app.frontend("/static", directory=folder, fallback=None, check_dir=False)
+        app.frontend("/", directory=folder, fallback=None, check_dir=False)
 
     if settings.cors_origins:
         app.add_middleware(

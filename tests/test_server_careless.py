@@ -97,6 +97,7 @@ def timed_trace(url: str, body: dict) -> tuple[int, float]:
     return answer.status_code, time.monotonic() - started
 
 
+@pytest.mark.alone
 @pytest.mark.parametrize("workers", [1, 2])
 def test_30_clients_hanging_up_within_300_ms_for_10_s_leave_every_slot_free(workers):
     """The pattern of issue 28, on the documents that are built (the cache is off, so
@@ -124,6 +125,7 @@ def test_30_clients_hanging_up_within_300_ms_for_10_s_leave_every_slot_free(work
     assert "Traceback" not in out, out[-3000:]
 
 
+@pytest.mark.alone
 def test_two_slow_readers_of_the_largest_trace_leave_the_page_loading():
     """Two readers taking the largest allowed trace at 256 KB/s hold bytes of the reply
     buffer, not build slots: a page load (the CS231n stream, uncached) succeeds within

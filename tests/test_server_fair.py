@@ -139,6 +139,7 @@ async def sockets_held(url: str, port: int) -> dict[str, list]:
     return {"sockets": got, "students": students}
 
 
+@pytest.mark.alone
 def test_one_address_is_held_to_its_shares_and_the_class_keeps_its_pace(server):
     url, port = server
     assert httpx.post(url + "api/trace", json=cs231n(), timeout=30).status_code == 200  # the lesson is cached

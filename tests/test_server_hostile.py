@@ -355,6 +355,7 @@ asyncio.run(main())
 """
 
 
+@pytest.mark.alone
 def test_health_answers_in_under_100_ms_while_100_clients_send_uncached_builds(server):
     _, url, _ = server
     # the 100 clients run in a process of their own, so that reading their replies does

@@ -1,4 +1,4 @@
-"""GET / (the page). Its assets are served by the static mount in app.py."""
+"""GET / (the page). Its assets are the frontend routes of app.py."""
 
 from __future__ import annotations
 

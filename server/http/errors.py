@@ -20,6 +20,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import JSONResponse, Response
 
 from .disconnect import ClientGone
+from .methods import allow_header
 
 __all__ = ["ApiError", "error_body", "install_error_handlers", "too_large", "unprocessable"]
 
@@ -145,10 +146,9 @@ async def _http_error_handler(request: Request, exc: Exception) -> Response:
     if exc.status_code == 404:
         msg = f"nothing here: {path} is neither a page file nor an API route (see /docs)"
     elif exc.status_code == 405:
-        allow = headers.pop("Allow", headers.pop("allow", "GET, HEAD"))
-        headers["Allow"] = (
-            allow if "OPTIONS" in allow else f"{allow}, OPTIONS"
-        )  # convscope.http.methods answers OPTIONS
+        # the router names its route's methods; the page's files (StaticFiles) name none
+        allow = headers.pop("Allow", headers.pop("allow", "GET"))
+        headers["Allow"] = allow_header({m.strip() for m in allow.split(",")})
         msg = f"{request.method} is not allowed on {path}: the methods are {headers['Allow']}"
     else:
         msg = str(exc.detail)

@@ -1,10 +1,12 @@
-"""Methods as HTTP says: OPTIONS answers with the route's real ``Allow``, HEAD works
-wherever GET does, another method gets a 405 naming the allowed ones.
+"""The two methods HTTP asks of every resource that Starlette's router leaves out for
+FastAPI's routes: OPTIONS answers with the route's real ``Allow``, and HEAD works
+wherever GET does. A method a route does not take is the router's own 405 (its
+``Allow`` completed by ``allow_header`` in errors.py).
 
 The methods come from the app's own routes (Starlette's ``route.matches`` tried with
 each method), so a new route needs nothing here. A CORS preflight (an OPTIONS with
 ``Access-Control-Request-Method``) is left to the CORS middleware when there is one.
-Paths no route matches go on to the static mount (GET and HEAD) and its 404.
+Paths no route matches are the page's files (``app.frontend`` in app.py: GET and HEAD).
 """
 
 from __future__ import annotations
@@ -13,10 +15,8 @@ from collections import OrderedDict
 from typing import Any
 
 from starlette.datastructures import Headers
-from starlette.routing import Match, Mount
+from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
-
-from .security import refuse
 
 __all__ = ["MethodRules", "allow_header"]
 
@@ -24,6 +24,8 @@ _ORDER = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 
 
 def allow_header(methods: set[str]) -> str:
+    """The ``Allow`` of a resource whose routes take ``methods``: with OPTIONS, and HEAD
+    beside GET, in the usual order."""
     methods = set(methods) | {"OPTIONS"}
     if "GET" in methods:
         methods.add("HEAD")
@@ -44,8 +46,6 @@ class MethodRules:
     def _match(self, scope: Scope) -> frozenset[str] | None:
         methods: set[str] = set()
         for route in self.router_app.router.routes:
-            if isinstance(route, Mount):
-                continue
             for method in _ORDER[:-1]:
                 if route.matches({**scope, "method": method})[0] == Match.FULL:
                     methods.add(method)
@@ -53,7 +53,7 @@ class MethodRules:
 
     def _allowed(self, scope: Scope) -> frozenset[str] | None:
         """Methods of the routes whose path matches (Starlette's own ``matches``); None
-        when only a mount (the static files) or nothing does. Remembered per path."""
+        when none does (a page file, or nothing). Remembered per path."""
         path = scope["path"]
         if path in self._known:
             self._known.move_to_end(path)
@@ -83,18 +83,7 @@ class MethodRules:
             )
             await send({"type": "http.response.body", "body": b""})
             return
-        if allowed is not None and method not in allowed and not (method == "HEAD" and "GET" in allowed):
-            allow = allow_header(allowed)
-            await refuse(
-                send,
-                405,
-                ["method"],
-                f"{method} is not allowed on {scope['path'][:80]}: the methods are {allow}",
-                "method_not_allowed",
-                [(b"allow", allow.encode())],
-            )
-            return
-        if method == "HEAD" and allowed is not None:
+        if method == "HEAD" and allowed is not None and "GET" in allowed:
             await self.app({**scope, "method": "GET"}, receive, _without_body(send))
             return
         await self.app(scope, receive, send)
