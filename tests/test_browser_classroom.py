@@ -83,10 +83,10 @@ def test_space_on_a_focused_button_plays_and_escape_leaves_a_field(open_page):
 def test_reloads_a_bookmark_and_a_typed_address_land_on_the_same_lesson_step_and_mode(open_page, base_url, browser):
     page = open_page(viewport=(1366, 768)).page
     choose_preset(page, "cs231n")
-    page.evaluate("window.convscope.seek(49)")
+    page.evaluate("window.convscope.seek(35)")
     page.keyboard.press("p")
     wait_until(page, "document.body.classList.contains('projector') && location.hash.includes('p=1')", 3)
-    wait_until(page, "location.hash.startsWith('#s=49&')", 3)
+    wait_until(page, "location.hash.startsWith('#s=35&')", 3)
     title = page.inner_text("#preset-sentence")
     assert title
     link = page.url
@@ -97,9 +97,9 @@ def test_reloads_a_bookmark_and_a_typed_address_land_on_the_same_lesson_step_and
         assert p.evaluate("window.convscope.preset") == "cs231n"
         assert p.input_value("#preset") == "cs231n"
         assert p.inner_text("#preset-sentence") == title
-        assert step_of(p) == 49
+        assert step_of(p) == 35
         assert p.evaluate("document.body.classList.contains('projector')")
-        assert p.evaluate("location.hash").startswith("#s=49&")
+        assert p.evaluate("location.hash").startswith("#s=35&")
 
     for _ in range(3):
         page.reload()
@@ -107,7 +107,7 @@ def test_reloads_a_bookmark_and_a_typed_address_land_on_the_same_lesson_step_and
     # a bookmark: a fresh tab opened on the address
     lands(open_page(link.removeprefix(base_url), viewport=(1366, 768)).page)
     # the address bar typed by hand (the fragment parts in another order)
-    lands(open_page("/#l=cs231n&p=1&s=49", viewport=(1366, 768)).page)
+    lands(open_page("/#l=cs231n&p=1&s=35", viewport=(1366, 768)).page)
 
 
 def test_back_and_forward_move_between_setups_not_steps(open_page):

@@ -96,7 +96,7 @@ def test_each_figure_names_its_own_colour_scale(open_page, base_url):
     """The colours are per tensor: each caption says the value its darkest colour stands for."""
     from test_browser_helpers import server_document
 
-    page = open_page("/#s=40&l=cs231n", viewport=(1920, 1080)).page
+    page = open_page("/#s=26&l=cs231n", viewport=(1920, 1080)).page
     doc = server_document(base_url, page.evaluate("window.convscope.config"))
     shown = dict(
         page.evaluate(

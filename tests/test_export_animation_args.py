@@ -47,11 +47,11 @@ def _export(tmp_path, capsys, *options: str, output: str = "anim.gif") -> tuple[
     [
         (
             ["--preset", "cs231n", "--phase", "sideways"],
-            "--phase 'sideways': this trace has no such phase; its phases are pad (steps 1-15), forward (steps 16-33), backward (steps 34-51), crop (steps 52-66)",
+            "--phase 'sideways': this trace has no such phase; its phases are pad (step 1), forward (steps 2-19), backward (steps 20-37), crop (step 38)",
         ),
         (["--preset", "cs231n", "--steps", "40-30"], "--steps 40-30 is empty: step 30 comes before step 40"),
-        (["--preset", "cs231n", "--steps", "0-3"], "--steps 0-3: this trace has steps 1 to 66"),
-        (["--preset", "cs231n", "--steps", "60-67"], "--steps 60-67: this trace has steps 1 to 66"),
+        (["--preset", "cs231n", "--steps", "0-3"], "--steps 0-3: this trace has steps 1 to 38"),
+        (["--preset", "cs231n", "--steps", "30-39"], "--steps 30-39: this trace has steps 1 to 38"),
         (["--preset", "cs231n", "--steps", "3..9"], "--steps must be FROM-TO"),
         (
             ["--preset", "cs231n", "--size", "1920"],

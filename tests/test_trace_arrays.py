@@ -95,16 +95,18 @@ def test_arrays_json_is_the_plain_json_over_random_specs(case, data, view, granu
     assert_same_json(config)
 
 
+@pytest.mark.parametrize("copies", ["one", "each"])
 @pytest.mark.parametrize("arrays", [False, True])
-def test_a_minus_zero_delta_leaves_plus_zero_as_the_value(arrays):
+def test_a_minus_zero_delta_leaves_plus_zero_as_the_value(arrays, copies):
     # 0 + (−0) is +0: the rows of x and of dz (dout·sigmoid′(z), −0 where dout is) hold
     # −0, so the pad and activation grad writes have delta −0 where their value is +0
     x = [[[[1.0, -0.0, 2.0], [0.0, -0.0, -3.0]]]]
     dout = [[[[-0.0, 1.0, -0.0], [1.0, -0.0, 2.0], [0.0, -0.0, -3.0]]]]  # (1, 1, 3, 3): one padding row on top
     doc = build_trace(
-        {"x": x, "w": [[[[1.0]]]], "dout": dout, "padding": [1, 0, 0, 0], "activation": "sigmoid"}, arrays=arrays
+        {"x": x, "w": [[[[1.0]]]], "dout": dout, "padding": [1, 0, 0, 0], "activation": "sigmoid", "copies": copies},
+        arrays=arrays,
     )
-    for phase, rows in (("pad", 2), ("activation grad", 3)):
+    for phase, rows in (("pad", 2 if copies == "each" else 1), ("activation grad", 3)):
         writes = [wr for ev in doc["events"] if ev["phase"] == phase for wr in ev["writes"]]
         assert len(writes) == rows
         for wr in writes:

@@ -73,7 +73,7 @@ def test_worked_example_fused_backward_event():
 
 
 def test_shared_phases_text_and_boxes():
-    doc = build_trace(dict(D2L, padding=1, activation="relu"))
+    doc = build_trace(dict(D2L, padding=1, activation="relu", copies="each"))
     pad = events(doc, "pad")
     assert len(pad) == 3
     assert pad[0]["text"] == "xp[0,0,1,1:4] = x[0,0,0] = [0, 1, 2]; padding (top 1, bottom 1, left 1, right 1) stays 0"
@@ -92,6 +92,27 @@ def test_shared_phases_text_and_boxes():
         "; the gradient landing on the padding (top 1, bottom 1, left 1, right 1) is discarded"
     )
     assert all(c["text"].endswith("; the padding's gradient is discarded") for c in crop[1:])
+
+
+def test_copies_in_one_step_write_the_whole_interior():
+    x = np.arange(2 * 2 * 3 * 3, dtype=float).reshape(2, 2, 3, 3) - 10
+    doc = build_trace({"x": x.tolist(), "w": [[[[1.0]]] * 2] * 1, "padding": [1, 0, 2, 1]})
+    (pad,) = events(doc, "pad")
+    assert pad["loop"] == {} and pad["reads"] == [
+        {"tensor": "x", "start": [0, 0, 0, 0], "stop": [2, 2, 3, 3], "step": [1, 1, 1, 1]}
+    ]
+    (write,) = pad["writes"]
+    assert (write["tensor"], write["start"], write["stop"]) == ("xp", [0, 0, 1, 2], [2, 2, 4, 5])
+    assert write["delta"] == write["value"] == x.ravel().tolist()
+    assert pad["text"] == "xp[0:2,0:2,1:4,2:5] = x; padding (top 1, bottom 0, left 2, right 1) stays 0"
+    (crop,) = events(doc, "crop")
+    assert crop["text"].startswith("dx = dxp[0:2,0:2,1:4,2:5]; the gradient landing on the padding")
+    assert crop["writes"][0]["value"] == tensor(doc, "dx").ravel().tolist()
+    assert "c" not in doc["loop_names"] and "h" not in doc["loop_names"]
+    each = build_trace({"x": x.tolist(), "w": [[[[1.0]]] * 2] * 1, "padding": [1, 0, 2, 1], "copies": "each"})
+    assert len(events(each, "pad")) == len(events(each, "crop")) == 2 * 2 * 3
+    assert {"c", "h"} <= set(each["loop_names"])
+    np.testing.assert_array_equal(tensor(each, "dx"), tensor(doc, "dx"))
 
 
 def test_sigma_text_for_large_windows_with_bias():

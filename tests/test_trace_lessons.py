@@ -131,10 +131,20 @@ def test_dead_relu_windows_say_nothing_flows_back_and_write_zeros(backward):
     assert dead > 0 and live > 0  # the lesson has both (ReLU: z ≤ 0 passes no gradient)
 
 
-def test_the_crop_says_the_gradient_on_the_padding_is_discarded():
-    doc = build_trace(lesson("cs231n"))
+def test_cs231n_takes_38_steps_with_its_copies_in_one_and_66_row_by_row():
+    # pad 1, forward 2·3·3, backward 18, crop 1; row by row pad and crop take N·C·H = 15 each
+    phases = {p["name"]: p["stop"] - p["start"] for p in build_trace(lesson("cs231n"))["phases"]}
+    assert phases == {"pad": 1, "forward": 18, "backward": 18, "crop": 1}
+    each = build_trace(dict(lesson("cs231n"), copies="each"))
+    assert {p["name"]: p["stop"] - p["start"] for p in each["phases"]} == dict(phases, pad=15, crop=15)
+    assert each["total_events"] == 66
+
+
+@pytest.mark.parametrize("copies", ["one", "each"])
+def test_the_crop_says_the_gradient_on_the_padding_is_discarded(copies):
+    doc = build_trace(dict(lesson("cs231n"), copies=copies))
     crop = [e for e in doc["events"] if e["phase"] == "crop"]
-    assert len(crop) == 3 * 5
+    assert len(crop) == (3 * 5 if copies == "each" else 1)
     for e in crop:
         assert "discarded" in e["text"], e["text"]
     assert crop[0]["text"].endswith(

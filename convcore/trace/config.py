@@ -18,6 +18,12 @@ is the key at fault and whose message names the allowed values and the numbers.
 | dx_loop_order | the same letters; order of the separate dx phase (direct view, backward "separate" only) | = loop_order |
 | backward      | "fused" or "separate"                              | "fused"            |
 | phases        | "forward", "backward" or "both"                    | "both"             |
+| copies        | "one" (a copy phase is one step) or "each" (one step per row) | "one"   |
+
+Copies. The pad and crop phases only copy numbers (x into the padded xp, dxp's interior
+into dx). With ``copies="one"`` each is one step that writes the whole copy; with
+``"each"`` one step per row of each input slice (N·C·H steps), for a lesson about
+padding. Both replay to the same tensors.
 
 Loop orders. The direct view's letters are n (image), f (filter), i, j (output row and
 column) at window granularity, plus c (channel within the filter's group), k, l
@@ -81,6 +87,7 @@ DEFAULTS: dict[str, Any] = {
     "dx_loop_order": None,
     "backward": "fused",
     "phases": "both",
+    "copies": "one",
 }
 
 CHOICES = _CHOICES = {
@@ -88,6 +95,7 @@ CHOICES = _CHOICES = {
     "granularity": ("window", "mac"),
     "backward": ("fused", "separate"),
     "phases": ("forward", "backward", "both"),
+    "copies": ("one", "each"),
 }
 
 # what each choice is called for people (a page's menus); the keys are _CHOICES's values
@@ -96,6 +104,7 @@ CHOICE_TITLES: dict[str, dict[str, str]] = {
     "granularity": {"window": "a window", "mac": "a multiply-add"},
     "backward": {"fused": "fused", "separate": "db, dW, dX apart"},
     "phases": {"both": "forward + backward", "forward": "forward only", "backward": "backward only"},
+    "copies": {"one": "one step each", "each": "row by row"},
 }
 
 # the generator a tensor gets when a person turns it on or resizes typed values away
@@ -129,7 +138,7 @@ class ResolvedConfig:
     w : (F, C/groups, KH, KW)
     b : (F,) or None (no bias)
     dout : (N, F, Ho, Wo) (ones when not given; ``dout_given`` says which)
-    layout, view, granularity, loop_order, dx_loop_order, backward, phases : str
+    layout, view, granularity, loop_order, dx_loop_order, backward, phases, copies : str
     activation : convcore.activations.Activation
     """
 
@@ -147,6 +156,7 @@ class ResolvedConfig:
     dx_loop_order: str
     backward: str
     phases: str
+    copies: str = "one"
 
     @property
     def has_bias(self) -> bool:
@@ -248,6 +258,7 @@ def resolve_config(
     granularity = _choice(config, "granularity", _CHOICES["granularity"])
     backward = _choice(config, "backward", _CHOICES["backward"])
     phases = _choice(config, "phases", _CHOICES["phases"])
+    copies = _choice(config, "copies", _CHOICES["copies"])
     view_name = config.get("view", DEFAULTS["view"])
     view_name = DEFAULTS["view"] if view_name is None else view_name
     view = get_view(view_name) if isinstance(view_name, str) else None
@@ -337,6 +348,7 @@ def resolve_config(
         dx_loop_order=dx_loop_order,
         backward=backward,
         phases=phases,
+        copies=copies,
     )
 
 

@@ -80,11 +80,16 @@ def _bias(rc: ResolvedConfig) -> int:
     return 1 if rc.has_bias else 0
 
 
+def _copied(rc: ResolvedConfig) -> int:
+    """Cells a pad or crop event writes: all of x's in one step, else a row of W."""
+    return math.prod(rc.spec.x_shape) if rc.copies == "one" else rc.spec.x_shape[3]
+
+
 def _shared(name: str) -> PerEvent | None:
     """The phases every view shares (convcore.trace.phases)."""
     return {
-        "pad": lambda rc: (2, rc.spec.x_shape[3]),
-        "crop": lambda rc: (2, rc.spec.x_shape[3]),
+        "pad": lambda rc: (2, _copied(rc)),
+        "crop": lambda rc: (2, _copied(rc)),
         "activation": lambda rc: (2, rc.spec.out_shape[3]),
         "activation grad": lambda rc: (3, rc.spec.out_shape[3]),
     }.get(name)

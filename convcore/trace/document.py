@@ -176,7 +176,7 @@ def _header(
     for p in plan:
         phases.append({"name": p.name, "start": start, "stop": start + p.count})
         start += p.count
-    letters = "".join(p.letters or rc.view_impl.loop_letters(rc.granularity) for p in plan)
+    letters = "".join(p.letters if p.letters is not None else rc.view_impl.loop_letters(rc.granularity) for p in plan)
     return {
         "schema": SCHEMA,
         "spec": _spec_dict(rc),

@@ -3,23 +3,27 @@
 Granularity (the same for every view and both granularities, so the interesting
 phases keep the attention):
 
-- ``pad``: one event per row of each input slice, N·C·H events. Event (n, c, h) reads
-  the row ``x[n,c,h]`` and writes it into ``xp`` at row ``top + h``, columns
-  ``left .. left + W``. The padding cells are never written: they stay the zeros every
-  written tensor starts from, and the text says so.
+- ``pad``: with ``copies="one"`` (the default) one event: it reads the whole of ``x``
+  and writes it into ``xp``'s interior (rows ``top .. top + H``, columns
+  ``left .. left + W``); with ``copies="each"`` one event per row of each input slice,
+  N·C·H events, event (n, c, h) writing the row ``x[n,c,h]`` into ``xp`` at row
+  ``top + h``. The padding cells are never written: they stay the zeros every written
+  tensor starts from, and the text says so.
 - ``activation``: one event per output row, N·F·Ho events: reads ``z[n,f,i]``, writes
   ``out[n,f,i] = f(z[n,f,i])``.
 - ``activation grad``: one event per output row, N·F·Ho events: reads ``dout[n,f,i]``
   and ``z[n,f,i]``, writes ``dz[n,f,i] = dout·f′(z)``.
-- ``crop``: one event per row of dx, N·C·H events: reads ``dxp[n,c,top+h,left:left+W]``
-  and writes ``dx[n,c,h]``. Rows and columns of dxp outside the crop (the padding) are
+- ``crop``: one event (``copies="one"``) reading dxp's interior and writing the whole
+  of dx, or one per row of dx (``"each"``), N·C·H events: reads
+  ``dxp[n,c,top+h,left:left+W]`` and writes ``dx[n,c,h]``. Rows and columns of dxp outside the crop (the padding) are
   left behind, and the text says so: the gradient landing on the padding is discarded.
 
 Only phases that compute are planned (``document.plan_phases``, ``aliases.py``): pad and
 crop only with padding, the activation phases only for an activation other than the
 identity.
 
-Loop letters: pad and crop use n, c, h (input row); activation phases n, f, i.
+Loop letters: pad and crop row by row use n, c, h (input row), in one step none;
+activation phases n, f, i.
 Values are listed in the text when a row has at most ``format.LIST_LIMIT`` cells.
 """
 
@@ -103,16 +107,47 @@ def _copy_rows(
                 )
 
 
+def _copy_whole(
+    ctx: TraceContext, phase: str, src: str, dst: str, src_at: tuple[int, int], dst_at: tuple[int, int], note: str
+) -> Iterator[Event]:
+    """The one event of a copy phase in one step: ``dst[:, :, dst rows, dst columns] =
+    src[:, :, src rows, src columns]``, the H×W interiors at ``src_at`` and ``dst_at``
+    (top, left) of every slice (pad: x -> xp; crop: dxp -> dx)."""
+    n_, c_, h_, w_ = ctx.spec.x_shape
+    (st, sl), (dt, dl) = src_at, dst_at
+    src_start, src_stop = (0, 0, st, sl), (n_, c_, st + h_, sl + w_)
+    dst_start, dst_stop = (0, 0, dt, dl), (n_, c_, dt + h_, dl + w_)
+    cells = ctx.ref[src][:, :, st : st + h_, sl : sl + w_]
+    ctx.state[dst][:, :, dt : dt + h_, dl : dl + w_] = 0.0 + cells  # as replay makes it
+    order = ctx.perm[dst]
+    flat = (cells.transpose(order) if order else cells).reshape(1, -1)  # the trace's row-major order
+    (delta,), (value,) = _delta_value_rows(ctx, flat)
+    box = ctx.box(dst, dst_start, dst_stop)
+    write = make_write(box["tensor"], box["start"], box["stop"], box["step"], delta, value)
+    yield make_event(
+        phase,
+        {},
+        [ctx.box(src, src_start, src_stop)],
+        [write],
+        f"{ctx.text(dst, dst_start, dst_stop)} = {ctx.text(src, src_start, src_stop)}{_listed(flat[0])}{note}",
+    )
+
+
 def _pad_events(ctx: TraceContext) -> Iterator[Event]:
     """Phase "pad", rows (n, c, h) row-major: each event reads x[n,c,h] and writes it
     into xp at row top + h."""
     top, bottom, left, right = ctx.spec.padding
     note = f"; padding (top {top}, bottom {bottom}, left {left}, right {right}) stays 0"
+    if ctx.rc.copies == "one":
+        return _copy_whole(ctx, "pad", "x", "xp", (0, 0), (top, left), note)
     return _copy_rows(ctx, "pad", "x", "xp", 0, 0, top, left, note)
 
 
 def pad_phase(rc) -> Phase:
-    """Phase "pad": N·C·H events writing xp from x (only with padding: without, xp is x)."""
+    """Phase "pad": xp written from x in one event, or N·C·H (``copies``); only with
+    padding: without, xp is x."""
+    if rc.copies == "one":
+        return Phase("pad", 1, _pad_events, "")
     n, c, h, _ = rc.spec.x_shape
     return Phase("pad", n * c * h, _pad_events, "nch")
 
@@ -124,12 +159,16 @@ def _crop_events(ctx: TraceContext) -> Iterator[Event]:
     first = (
         f"; the gradient landing on the padding (top {top}, bottom {bottom}, left {left}, right {right}) is discarded"
     )
+    if ctx.rc.copies == "one":
+        return _copy_whole(ctx, "crop", "dxp", "dx", (top, left), (0, 0), first)
     return _copy_rows(ctx, "crop", "dxp", "dx", top, left, 0, 0, first, "; the padding's gradient is discarded")
 
 
 def crop_phase(rc) -> Phase:
-    """Phase "crop": N·C·H events writing dx from the interior of dxp (only with
-    padding: without, the backward writes dx itself)."""
+    """Phase "crop": dx written from the interior of dxp in one event, or N·C·H
+    (``copies``); only with padding: without, the backward writes dx itself."""
+    if rc.copies == "one":
+        return Phase("crop", 1, _crop_events, "")
     n, c, h, _ = rc.spec.x_shape
     return Phase("crop", n * c * h, _crop_events, "nch")
 

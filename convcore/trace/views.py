@@ -63,12 +63,13 @@ __all__ = ["Phase", "View", "get_view", "register_view", "view_names"]
 @dataclass(frozen=True)
 class Phase:
     """One named phase: its exact event count, the generator of its events and the
-    letters of its events' ``loop`` (``""``: the view's letters at the granularity)."""
+    letters of its events' ``loop`` (None: the view's letters at the granularity; "":
+    none, a phase of one step)."""
 
     name: str
     count: int
     events: Callable[[Any], Iterator[Event]]
-    letters: str = ""
+    letters: str | None = None
 
 
 class View:

@@ -68,7 +68,9 @@ class InputInfo(Choice):
 class Meta(BaseModel):
     activations: list[ActivationInfo]
     views: list[ViewInfo]
-    choices: dict[str, list[Choice]] = Field(description="layout, granularity, backward, phases: the allowed values.")
+    choices: dict[str, list[Choice]] = Field(
+        description="layout, granularity, backward, phases, copies: the allowed values."
+    )
     padding_forms: list[PaddingForm]
     fills: list[FillInfo]
     inputs: list[InputInfo]

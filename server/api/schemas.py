@@ -153,6 +153,10 @@ class TraceConfig(ConvRequest):
         list(CHOICES["backward"]), "Fused: db, dW, dX per output position; separate: one after another."
     ) = None
     phases: _choice(list(CHOICES["phases"]), "Which passes to trace.") = None
+    copies: _choice(
+        list(CHOICES["copies"]),
+        "The pad and crop phases, which only copy numbers: one step each (default) or one step per row.",
+    ) = None
     compare: _doc(
         {
             "type": "object",

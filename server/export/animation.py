@@ -121,7 +121,12 @@ def parse_steps(text: str) -> tuple[int, int]:
 
 
 def _phase_list(phases: list[dict[str, Any]]) -> str:
-    return ", ".join(f"{p['name']} (steps {p['start'] + 1}-{p['stop']})" for p in phases)
+    return ", ".join(
+        f"{p['name']} (step {p['stop']})"
+        if p["stop"] - p["start"] == 1
+        else f"{p['name']} (steps {p['start'] + 1}-{p['stop']})"
+        for p in phases
+    )
 
 
 def frame_range(

@@ -150,7 +150,8 @@ function stageInputs(model, pi, view, viewport) {
  * (model/stage-layout.js's perFigure) on this trace, view and viewport: when that lets the stage of every phase fit
  * or follow the step. Else every figure keeps one cell size in every phase: a figure that
  * changed size between phases would be laid out again at each jump across them, for a
- * stage that still cannot show a whole step. Decided once the trace is complete.
+ * stage that still cannot show a whole step. A phase that neither lets follow (a copy
+ * of a whole large tensor in one step) has no say. Decided once the trace is complete.
  */
 function perFigureCells(model, view, viewport, metrics) {
   if (!model.complete) return false;
@@ -162,7 +163,9 @@ function perFigureCells(model, view, viewport, metrics) {
     for (let pi = 0; pi < model.phases.length && all; pi++) {
       if (!model.touched[pi].size) continue;
       const { figures, opts } = stageInputs(model, pi, view, viewport);
-      all = layoutStage(figures, viewport.room, metrics, { ...opts, perFigure: true }).follows;
+      all =
+        layoutStage(figures, viewport.room, metrics, { ...opts, perFigure: true }).follows ||
+        !layoutStage(figures, viewport.room, metrics, { ...opts, perFigure: false }).follows;
     }
     known.set(key, all);
   }

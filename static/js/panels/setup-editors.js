@@ -24,15 +24,16 @@ const CONTROLS = {
   x: ["N", "C", "H", "W"], w: ["F", "KH", "KW"], groups: ["groups"], stride: ["stride_h", "stride_w"],
   dilation: ["dilation_h", "dilation_w"], padding: ["padding_mode", "pad0", "pad1", "pad2", "pad3"],
   loop_order: ["loop_order"], view: ["view"], granularity: ["granularity"], backward: ["backward"],
-  activation: ["activation"], layout: ["layout"], phases: ["phases"], b: ["bias"],
+  activation: ["activation"], layout: ["layout"], phases: ["phases"], copies: ["copies"], b: ["bias"],
 };
-const MENU_FIELDS = ["activation", "view", "granularity", "backward", "phases"];
+const MENU_FIELDS = ["activation", "view", "granularity", "backward", "phases", "copies"];
 
 /** Fill the form's menus from GET /api/meta's lists. */
 function buildMenus(form, meta) {
   const menus = {
     activation: meta.activations, view: meta.views, layout: meta.choices.layout, granularity: meta.choices.granularity,
-    backward: meta.choices.backward, phases: meta.choices.phases, padding_mode: meta.padding_forms,
+    backward: meta.choices.backward, phases: meta.choices.phases, copies: meta.choices.copies,
+    padding_mode: meta.padding_forms,
   };
   for (const [name, list] of Object.entries(menus)) form.elements[name].replaceChildren(...list.map((c) => new Option(c.title, c.name)));
 }
