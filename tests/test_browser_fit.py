@@ -1,5 +1,6 @@
 """Every step fits every classroom screen (Debian's Chromium): for every lesson at
-1024×768, 1280×720, 1366×768, 1920×1080 (normal and projector) and 3840×2160, at the
+1024×768, 1280×720, 1366×768, 1920×1080, 3840×2160 and in projector mode at 1024×768,
+1280×720, 1280×800 (projectors' XGA and WXGA) and 1920×1080, at the
 first, a middle and the last step of every phase, every cell the step reads or writes
 (classes rd / wr) lies inside the viewport and inside every box that clips it, their
 number is the number of cells in the event's boxes (counted here from the server's
@@ -27,23 +28,25 @@ SCREENS = [
     (1280, 720, False, 12),
     (1366, 768, False, 14),
     (1920, 1080, False, 14),
+    (1024, 768, True, 20),  # projector mode at what lecture halls run: XGA, WXGA
+    (1280, 720, True, 20),
+    (1280, 800, True, 20),
     (1920, 1080, True, 24),
     (3840, 2160, False, 14),
 ]
 
 # Jump to a step, let the follow-scroll and the drawing of what came into view happen
 # (three frames), then measure every rd / wr cell: inside the viewport and inside each
-# ancestor that clips its overflow, and its text size.
+# ancestor that clips its overflow, and its text size; and the name of each figure the
+# step touches (checked in projector mode).
 STEPS_JS = """async (steps) => {
   const results = [];
   for (const step of steps) {
   window.convscope.seek(step);
   for (let k = 0; k < 6; k++) await new Promise((r) => requestAnimationFrame(r));
   const vw = window.innerWidth, vh = window.innerHeight;
-  const cells = Array.from(document.querySelectorAll('.cell.rd, .cell.wr'));
-  const out = [];
-  let smallest = Infinity;
-  for (const c of cells) {
+  // whether element c lies inside the viewport and every ancestor box that clips it
+  const inside = (c) => {
     const r = c.getBoundingClientRect();
     let box = {left: 0, top: 0, right: vw, bottom: vh};
     for (let e = c.parentElement; e && e !== document.documentElement; e = e.parentElement) {
@@ -54,12 +57,20 @@ STEPS_JS = """async (steps) => {
                right: Math.min(box.right, b.left + e.clientLeft + e.clientWidth), bottom: Math.min(box.bottom, b.top + e.clientTop + e.clientHeight)};
       }
     }
-    if (r.width <= 0 || r.left < box.left - 1 || r.top < box.top - 1 || r.right > box.right + 1 || r.bottom > box.bottom + 1) {
-      out.push(`${c.dataset.tensor}[${c.dataset.idx}]`);
-    }
+    return !(r.width <= 0 || r.left < box.left - 1 || r.top < box.top - 1 || r.right > box.right + 1 || r.bottom > box.bottom + 1);
+  };
+  const cells = Array.from(document.querySelectorAll('.cell.rd, .cell.wr'));
+  const out = [];
+  let smallest = Infinity;
+  for (const c of cells) {
+    if (!inside(c)) out.push(`${c.dataset.tensor}[${c.dataset.idx}]`);
     smallest = Math.min(smallest, parseFloat(getComputedStyle(c).fontSize));
   }
-  results.push({shown: window.convscope.shownStep, cells: cells.length, out: out.slice(0, 8), nOut: out.length, smallest});
+  // the names of the figures shown (a folded figure is not drawn in projector mode)
+  const unnamed = Array.from(document.querySelectorAll('#stage figure.tensor'))
+    .filter((f) => f.getBoundingClientRect().width > 0 && f.querySelector('.cell.rd, .cell.wr'))
+    .filter((f) => !inside(f.querySelector('.tname'))).map((f) => f.dataset.tensor);
+  results.push({shown: window.convscope.shownStep, cells: cells.length, out: out.slice(0, 8), nOut: out.length, smallest, unnamed});
   }
   return results;
 }"""
@@ -116,6 +127,8 @@ def _check_screen(browser, base_url, path, config, screen) -> list[str]:
             whole_copy = ev["phase"] in ("pad", "crop") and not ev["loop"]
             if got["nOut"] > (got["cells"] // 2 if whole_copy else 0):
                 problems.append(f"{where}: {got['nOut']} of {got['cells']} cells off screen, e.g. {got['out']}")
+            if projector and got["unnamed"]:
+                problems.append(f"{where}: the names of {got['unnamed']} are off screen")
             if got["cells"] and got["smallest"] < min_px:
                 problems.append(f"{where}: cell text {got['smallest']} px < {min_px} px")
         return problems

@@ -81,9 +81,11 @@ export function reachAt(model, pi) {
 }
 
 /** The smallest cell text (px) on a desktop `width` px wide: 12 on a small projector or
- *  laptop, 14 from 1300 px on; 24 in projector mode (a phone: 10, the screen is close). */
+ *  laptop, 14 from 1300 px on; in projector mode 20 at the resolutions lecture-hall
+ *  projectors run (XGA, WXGA: 1024 to 1280 px), 24 from 1900 px on (a phone: 10, the
+ *  screen is close). */
 export function smallestText(width, projector) {
-  if (projector) return 24;
+  if (projector) return width >= 1900 ? 24 : 20;
   return width >= 1300 ? 14 : 12;
 }
 
@@ -138,7 +140,7 @@ function stageInputs(model, pi, view, viewport) {
     }));
   const chars = Math.max(1, ...figures.map((f) => f.chars));
   const opts = view.projector
-    ? { chars, fontPx: 24, maxCell: 160, fontRatio: 0.5 }
+    ? { chars, fontPx: smallestText(viewport.width, true), maxCell: 160, fontRatio: 0.5 }
     : phone
       ? { chars, fontPx: 10, maxCell: 40, fontRatio: 0.4 }
       : { chars, fontPx: smallestText(viewport.width, false), maxCell: 72, fontRatio: 0.4 };
