@@ -78,6 +78,34 @@ class Run:
     raised: dict[str, tuple[BaseException, int]] = field(default_factory=dict)
 
 
+class _NumbersOnly(TraceContext):
+    """A TraceContext that keeps the running tensors and nothing of the events (no
+    Boxes, texts or lists of numbers): the context of ``run(record=False)``. Its writes
+    add into the tensors as the recording context's do, so both give the same numbers."""
+
+    NO_WRITE: dict = {"value": []}
+
+    def box(self, name, start, stop, step=None) -> None:
+        return None
+
+    def text(self, name, start, stop, step=None) -> str:
+        return ""
+
+    def cell_text(self, name, index) -> str:
+        return ""
+
+    def write(self, name, start, stop, step, delta) -> dict:
+        steps = step if step is not None else (1,) * len(start)
+        block = self.state[name][tuple(slice(a, b, s) for a, b, s in zip(start, stop, steps))]
+        block += np.broadcast_to(np.asarray(delta, dtype=np.float64), block.shape)
+        return self.NO_WRITE
+
+    def write_cell(self, name, index, delta) -> dict:
+        arr, index = self.state[name], tuple(index)
+        arr[index] = float(arr[index]) + delta
+        return self.NO_WRITE
+
+
 class PlainLoops(PlainSteps):
     """A correct naive conv layer (its steps: ``PlainSteps``), its numbers and, when
     asked, its trace events; a mistake's subclass changes one step. Made as
@@ -89,8 +117,8 @@ class PlainLoops(PlainSteps):
         """Run ``passes`` (module notes): the tensors they wrote, what raised, and with
         ``record`` every step as an event (``Run.events``). Another run on the same
         loops goes on from where the last one stopped (a layer's backward after its
-        forward)."""
-        self._start()
+        forward); the first run decides whether the loops record."""
+        self._start(record)
         made = self.events(passes)
         if record:
             self.result.events.extend(made)
@@ -113,13 +141,13 @@ class PlainLoops(PlainSteps):
                 "backward", (*pad, self._activation_grad, self._db, self._backward, self._dx_gather, self._crop)
             )
 
-    def _start(self) -> Any:
+    def _start(self, record: bool = True) -> Any:
         """Name the inputs, once per loops: the first run starts from them, the next ones
         go on. Returns the inputs (``rc``)."""
         rc = self.rc
         if not hasattr(self, "result"):
             self.result, self.made, self.forward_ran = Run(), 0, False
-            self.ctx = TraceContext(rc, {}, [])
+            self.ctx = (TraceContext if record else _NumbersOnly)(rc, {}, [])
             self.ctx.aliases = {}  # every tensor under its own name: the code makes xp, z, dz, dxp even when they copy
             b = rc.b if rc.b is not None else np.zeros(self.spec.F)
             for name, arr in (("x", rc.x), ("w", rc.w), ("b", b), ("dout", rc.dout)):
@@ -164,6 +192,9 @@ class PlainLoops(PlainSteps):
         (=, a delta of new − old); a shape that cannot broadcast raises as NumPy does."""
         box = tuple(slice(a, z, s) for a, z, s in zip(start, stop, step))
         old = self.ctx.state[name][box]
+        if not assign and isinstance(self.ctx, _NumbersOnly):
+            old += new  # the recorded write's arithmetic, without the probe and the Write
+            return _NumbersOnly.NO_WRITE
         probe = old.copy()
         if assign:
             probe[...] = new
