@@ -48,6 +48,8 @@ class Cs231nCode:
         self.loops = loops
 
     def _run(self, x, w, b, dout, conv_param: dict, passes: tuple[str, ...]) -> Run:
+        """x: (N, C, H, W), w: (F, C, HH, WW), b: (F,), dout: (N, F, H', W') or None ->
+        the run of ``passes``."""
         spec = ConvSpec.create(x.shape, w.shape, stride=conv_param["stride"], padding=conv_param["pad"])
         return self.loops(LoopInputs(spec, x, w, b, dout), "cs231n").run(passes)
 
@@ -70,6 +72,8 @@ class TorchCode:
         self.loops = loops
 
     def _run(self, x, w, b, dout, stride, padding, dilation, groups, passes: tuple[str, ...]) -> Run:
+        """x: (N, C, H, W), w: (F, C/groups, KH, KW), b: (F,) or None, dout: (N, F, Ho,
+        Wo) or None -> the run of ``passes``."""
         spec = ConvSpec.create(x.shape, w.shape, stride=stride, padding=padding, dilation=dilation, groups=groups)
         return self.loops(LoopInputs(spec, x, w, b, dout), "torch").run(passes)
 
@@ -118,7 +122,8 @@ class LayerCode:
 
     def backward(self, dLdY: np.ndarray) -> np.ndarray:
         """dLdY: (N, Ho, Wo, F) -> dX: (N, H, W, C); sets ``gradients``."""
-        self.cache["X"]  # a KeyError without a forward, as the layer's own code gives
+        if "X" not in self.cache:  # no forward yet: the KeyError a layer's own code gives
+            raise KeyError("X")
         loops = self.cache["loops"]
         loops.given_dout(nhwc_to_nchw(dLdY, "dLdY"))
         dx, dw, db = _numbers(loops.run(("backward",)), "backward", "dx", "dw", "db")

@@ -95,12 +95,14 @@ class _NumbersOnly(TraceContext):
         return ""
 
     def write(self, name, start, stop, step, delta) -> dict:
+        """Add ``delta`` (broadcastable to the Box's internal shape) to ``name``'s cells."""
         steps = step if step is not None else (1,) * len(start)
         block = self.state[name][tuple(slice(a, b, s) for a, b, s in zip(start, stop, steps))]
         block += np.broadcast_to(np.asarray(delta, dtype=np.float64), block.shape)
         return self.NO_WRITE
 
     def write_cell(self, name, index, delta) -> dict:
+        """Add the float ``delta`` to one cell (internal index)."""
         arr, index = self.state[name], tuple(index)
         arr[index] = float(arr[index]) + delta
         return self.NO_WRITE
