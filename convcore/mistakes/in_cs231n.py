@@ -47,7 +47,7 @@ def _out(case: Case) -> tuple[int, int]:
 
 class PadHardCodedOne(PlainLoops):
     def pads(self):
-        return (1, 1, 1, 1)
+        return (1, 1, 1, 1)  # the mistake: 1, not conv_param['pad']
 
 
 _pad_not_one = where_windows_read_x(lambda c: _pad(c) != 1, "whenever the padding is not 1")
@@ -86,7 +86,7 @@ _mistake(
 
 class StrideOneIndexGrid(PlainLoops):
     def origin(self, i, stride):
-        return i
+        return i  # the mistake: the index grid steps by 1 whatever the stride
 
 
 def _stride_shows(case: Case) -> bool:
@@ -145,6 +145,7 @@ class SqueezeOneImage(PlainLoops):
         return range(1)  # out[0, f, i, j]: only image 0 is written
 
     def forward_window(self, xp, n, f, r, c):
+        """xp: (N, C, Hp, Wp) squeezed to (Hp, Wp) (when N = C = 1) -> its Box and cells (KH, KW)."""
         kh, kw = self.spec.KH, self.spec.KW
         cells = xp.squeeze()[r : r + kh, c : c + kw]  # raises when fewer than two axes are left
         kept = [axis for axis in range(4) if xp.shape[axis] != 1]
@@ -154,6 +155,7 @@ class SqueezeOneImage(PlainLoops):
         return tuple(start), tuple(stop), (1, 1, 1, 1), cells
 
     def kernel(self, w, f):
+        """w: (F, C, HH, WW) -> channel 0 of filter f: (HH, WW)."""
         return w[f, 0]
 
     def kernel_words(self, f):
@@ -195,7 +197,7 @@ _mistake(
 
 class BiasNotAdded(PlainLoops):
     def bias(self, b, f):
-        return 0.0
+        return 0.0  # the mistake: + b[f] forgotten
 
     def bias_words(self, f):
         return ""
@@ -216,7 +218,7 @@ _mistake(
 class EmptyCrop(PlainLoops):
     def crop(self, h, w):
         pad = self.spec.padding[0]
-        return slice(pad, -pad), slice(pad, -pad)
+        return slice(pad, -pad), slice(pad, -pad)  # the mistake: empty when pad == 0
 
 
 _mistake(
@@ -233,7 +235,7 @@ _mistake(
 
 class CropHardCodedOne(PlainLoops):
     def crop(self, h, w):
-        return slice(1, -1), slice(1, -1)
+        return slice(1, -1), slice(1, -1)  # the mistake: one cell, whatever the padding
 
 
 _mistake(

@@ -41,7 +41,7 @@ def _cols(spec, pad_sum: int, kernel: int) -> int:
 
 class InputSizeLoops(PlainLoops):
     def out_hw(self):
-        return (self.spec.H, self.spec.W)
+        return (self.spec.H, self.spec.W)  # the mistake: the input's rows and columns
 
 
 _input_size, _input_size_grad = size_conditions(
@@ -176,6 +176,7 @@ class RotatedKernelNoStride(PlainLoops):
     dx_by_rotation = True
 
     def full_dz(self, dz):
+        """dz: (N, F, Ho, Wo) framed by KH − 1 (KW − 1) zeros."""
         kh, kw = self.spec.KH, self.spec.KW
         return np.pad(dz, ((0, 0), (0, 0), (kh - 1, kh - 1), (kw - 1, kw - 1)))  # no zeros between cells
 
@@ -208,7 +209,8 @@ class DerivativeSkipped(PlainLoops):
     dz_words = "dout (f′(z) left out)"
 
     def dz(self, z, out, dout):
-        return np.array(dout, dtype=np.float64)
+        """z, out, dout: (N, F, Ho, Wo) -> dz: dout itself."""
+        return np.array(dout, dtype=np.float64)  # the mistake: f'(z) left out
 
 
 _skip_words = "when f'(Z) ≠ 1 somewhere (relu: some Z ≤ 0; tanh: some Z ≠ 0)"
@@ -228,7 +230,8 @@ class DerivativeOfOutput(PlainLoops):
     dz_words = "dout·f′(out)"
 
     def dz(self, z, out, dout):
-        return self.rc.activation.backward(out, dout)
+        """z, out, dout: (N, F, Ho, Wo) -> dz: dout·f'(out)."""
+        return self.rc.activation.backward(out, dout)  # the mistake: f'(out), not f'(z)
 
 
 _out_words = "when f'(Y) ≠ f'(Z) somewhere: tanh (or sigmoid) with some Z ≠ 0; never relu or identity"

@@ -39,7 +39,8 @@ _not_1x1 = Condition(
 
 class FlippedKernelForward(PlainLoops):
     def forward_kernel(self, kernel):
-        return kernel[:, ::-1, ::-1]
+        """kernel: (C/groups, KH, KW) turned 180°."""
+        return kernel[:, ::-1, ::-1]  # the mistake: a true convolution
 
     def kernel_words(self, f):
         return f"w[{f}] turned 180°"
@@ -62,7 +63,8 @@ class DwRotated(PlainLoops):
     dw_words = " turned 180°"
 
     def dw_window(self, window):
-        return window[:, ::-1, ::-1]
+        """window: (C/groups, KH, KW) turned 180°."""
+        return window[:, ::-1, ::-1]  # the mistake: the arguments reversed
 
 
 _mistake(
@@ -82,7 +84,8 @@ class DbWrongAxes(PlainLoops):
     db_words = "Σ dz over axes 0, 1, 2 (n, f, i)"
 
     def db(self, dz):
-        return dz.sum(axis=(0, 1, 2))
+        """dz: (N, F, Ho, Wo) -> (Wo,)."""
+        return dz.sum(axis=(0, 1, 2))  # the mistake: NHWC's axes on an NCHW dz
 
 
 _mistake(
@@ -104,7 +107,8 @@ class DbAveraged(PlainLoops):
     db_words = "the mean of dz over n, i, j"
 
     def db(self, dz):
-        return dz.mean(axis=(0, 2, 3))
+        """dz: (N, F, Ho, Wo) -> (F,)."""
+        return dz.mean(axis=(0, 2, 3))  # the mistake: the mean, not the sum
 
 
 def _positions(case: Case) -> int:
@@ -128,7 +132,7 @@ _mistake(
 
 class DilationIgnoredBackward(PlainLoops):
     def backward_dilation(self):
-        return (1, 1)
+        return (1, 1)  # the mistake: the backward pass forgets the dilation
 
 
 _mistake(
@@ -152,7 +156,7 @@ _mistake(
 
 class GroupsIgnored(PlainLoops):
     def channels(self, f):
-        return slice(0, self.spec.channels_per_group)
+        return slice(0, self.spec.channels_per_group)  # the mistake: every filter reads the first channels
 
 
 _groups = where_windows_read_x(lambda c: c.groups > 1, "when groups > 1")
