@@ -111,7 +111,7 @@ class _NumbersOnly(TraceContext):
 class PlainLoops(PlainSteps):
     """A correct naive conv layer (its steps: ``PlainSteps``), its numbers and, when
     asked, its trace events; a mistake's subclass changes one step. Made as
-    ``PlainSteps(inputs, convention)``."""
+    ``PlainLoops(inputs, convention)`` (inputs: ``LoopInputs`` or a ResolvedConfig)."""
 
     # -- the run ----------------------------------------------------------------------
 
