@@ -1,7 +1,8 @@
-"""Mistake traces (convcore.mistakes.lab): the traced mistaken computation equals what the
-catalogue's implementation of that mistake returns, replay rebuilds it, the first
-divergence is the first event that leaves the correct loops' writes, and the plain
-loops themselves equal PyTorch."""
+"""Mistake traces (convcore.mistakes.lab): the traced mistaken computation equals what an
+implementation of that mistake written apart from the loops (tests/naive_mistakes.py)
+returns, and what the catalogue's own code returns untraced; replay rebuilds it, the
+first divergence is the first event that leaves the correct loops' writes, and the
+plain loops themselves equal PyTorch."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from mistake_oracle import torch_expected
+from naive_mistakes import NAIVE
 from strategies import examples
 
 from convcore.compare import values_equal
@@ -18,7 +20,7 @@ from convcore.grader.space import cases, edge_cases
 from convcore.mistakes import MISTAKES, Failure, get_convention, get_mistake, mistaken_and_true
 from convcore.mistakes.lab import build_mistake_trace, iter_mistake_trace
 from convcore.mistakes.lab_config import mistake_cost
-from convcore.mistakes.plain_trace import PlainLoops
+from convcore.mistakes.plain_loops import PlainLoops
 from convcore.trace import TraceConfigError, replay, resolve_config
 
 pytestmark = pytest.mark.oracle
@@ -44,16 +46,18 @@ def _same(expected, got):
 
 
 def assert_trace_is_the_code(mistake_id, case):
-    """The trace's result tensors are what the mistake's implementation returns; an output
-    it does not return (raises, or an empty array) is a failure of the trace."""
+    """The trace's result tensors are what the mistake's implementation written apart
+    returns; an output it does not return (raises, or an empty array) is a failure of the
+    trace, of the same kind, with the message of the catalogue's own code."""
     m = get_mistake(mistake_id)
     doc = build_mistake_trace(_config(m, case), mistake_id)
-    code = m.results(case)
+    code, own = get_convention(m.convention).run(NAIVE[mistake_id], case), m.results(case)
     for name in OUTPUTS:
         returned = code[name]
         if isinstance(returned, Failure):
             assert name in doc["failures"], f"{name}: the code raised {returned} but the trace did not, {case}"
-            assert doc["failures"][name]["message"] == returned.message
+            assert doc["failures"][name]["kind"] == returned.kind == own[name].kind
+            assert doc["failures"][name]["message"] == own[name].message
             continue
         traced = _header_array(doc, name)
         if name == "db" and m.convention == "layer":
@@ -104,7 +108,7 @@ def independent_first_divergence(mistaken, correct):
 def assert_divergence_is_independent(mistake_id, config):
     m = get_mistake(mistake_id)
     doc = build_mistake_trace(config, mistake_id)
-    correct = PlainLoops(resolve_config(config), m.convention).run().events
+    correct = PlainLoops(resolve_config(config), m.convention).run(record=True).events
     k = independent_first_divergence(doc["events"], correct)
     if k is None:
         assert doc["first_divergence"] is None and doc["divergence"] is None
@@ -167,7 +171,7 @@ def test_the_plain_loops_equal_torch(convention):
     @settings(**SETTINGS)
     @given(cases(convention))
     def holds(case):
-        run = PlainLoops(resolve_config(case.trace_config("NCHW")), convention).run()  # internal order
+        run = PlainLoops(resolve_config(case.trace_config("NCHW")), convention).run(record=True)  # internal order
         assert not run.raised
         doc = {
             "tensors": {
@@ -294,3 +298,48 @@ def test_the_cost_bounds_the_trace(mistake_id):
         cost = mistake_cost(resolve_config(config), m)
         assert doc["total_events"] <= cost.events
         assert len(orjson.dumps(doc)) <= cost.bytes
+
+
+def _outcome(run):
+    """A run's tensors and the kind of what each pass raised."""
+    return run.tensors, {part: type(exc) for part, (exc, _) in run.raised.items()}
+
+
+def _same_outcome(a, b):
+    (ta, ra), (tb, rb) = _outcome(a), _outcome(b)
+    assert ra == rb and ta.keys() == tb.keys()
+    for name in ta:
+        assert ta[name].shape == tb[name].shape and np.array_equal(ta[name], tb[name]), name
+
+
+@pytest.mark.parametrize("mistake_id", [None, *IDS])
+def test_the_loops_compute_the_same_numbers_recorded_or_not_and_pass_by_pass(mistake_id):
+    """run() returns the numbers a recorded run writes, and a forward then a backward on
+    the same loops (a layer's two calls) the numbers of both at once."""
+    m = get_mistake(mistake_id or "assign_dx")
+    loops = m.loops if mistake_id else PlainLoops
+    for case in [m.setup, *edge_cases(m.convention)]:
+        rc = resolve_config(_config(m, case))
+        quiet, recorded = loops(rc, m.convention).run(), loops(rc, m.convention).run(record=True)
+        assert quiet.events == [] and recorded.events
+        _same_outcome(quiet, recorded)
+        if m.convention == "layer" or not quiet.raised:  # cs231n / torch backward alone pads again
+            stepwise = loops(rc, m.convention)
+            stepwise.run(("forward",))
+            _same_outcome(stepwise.run(("backward",)), quiet)
+
+
+def test_a_backward_alone_pads_first_as_the_naive_backward_does():
+    m = get_mistake("pad_only_if_pad")
+    rc = resolve_config(m.setup_config())
+    run = m.loops(rc, "cs231n").run(("backward",))
+    assert type(run.raised["backward"][0]) is UnboundLocalError
+    assert m.results(m.setup)["db"].kind == "UnboundLocalError"
+
+
+def test_a_layer_backward_without_its_forward_raises_as_the_layer_does():
+    from convcore.mistakes.code import layer_code
+
+    layer = layer_code(PlainLoops)(1, (1, 1))
+    with pytest.raises(KeyError, match="X"):
+        layer.backward(np.ones((1, 1, 1, 1)))

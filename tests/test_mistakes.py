@@ -1,7 +1,9 @@
-"""The mistakes catalogue against PyTorch: every entry is complete, its implementation
-is a one-step change of a correct one, its smallest setup shows it and nothing smaller
-does, and over random specs each output differs from torch's exactly when (or, where
-the catalogue says "sufficient", at least when) its condition says so."""
+"""The mistakes catalogue against PyTorch: every entry is complete, its code is a
+one-step change of the plain loops, which equal torch, and computes what an
+implementation of that mistake written apart (tests/naive_mistakes.py) does; its
+smallest setup shows it and nothing smaller does, and over random specs each output
+differs from torch's exactly when (or, where the catalogue says "sufficient", at least
+when) its condition says so."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from mistake_oracle import differs, torch_expected
+from naive_mistakes import CORRECT, NAIVE
 from oracle import require_torch
 from strategies import examples
 
@@ -27,10 +30,11 @@ from convcore.mistakes import (
     get_mistake,
     mistaken_and_true,
     one_step_smaller,
+    outcome_equal,
 )
-from convcore.mistakes.naive_cs231n import Cs231nConv
-from convcore.mistakes.naive_layer import LayerConv
-from convcore.mistakes.naive_torch import TorchConv
+from convcore.mistakes.code import code_subject
+from convcore.mistakes.plain_loops import PlainLoops
+from convcore.mistakes.plain_steps import PlainSteps
 
 pytestmark = pytest.mark.oracle
 
@@ -59,18 +63,12 @@ REQUIRED = {
     "dilation_ignored_backward",
     "groups_ignored",
 }
-BASES = {"cs231n": Cs231nConv, "layer": LayerConv, "torch": TorchConv}
 IDS = list(MISTAKES)
 
 
 def correct_subject(convention: str) -> Subject:
-    base = BASES[convention]
-    if convention == "layer":
-        return Subject(layer=base)
-    conv = base()
-    if convention == "cs231n":
-        return Subject(forward=conv.conv_forward_naive, backward=conv.conv_backward_naive)
-    return Subject(forward=conv.conv2d_forward, backward=conv.conv2d_backward)
+    """The plain loops, unchanged, in ``convention``'s calling form."""
+    return code_subject(PlainLoops, convention)
 
 
 def shown(mistake_id: str, case: Case) -> set[str]:
@@ -98,15 +96,16 @@ def test_every_entry_is_complete(mistake_id):
 
 
 @pytest.mark.parametrize("mistake_id", IDS)
-def test_the_implementation_changes_one_step_of_a_correct_one(mistake_id):
-    """The mistake's class overrides steps of its convention's correct implementation and
-    adds nothing else; its functions keep the convention's signature."""
+def test_the_mistake_is_the_plain_loops_with_steps_overridden(mistake_id):
+    """The mistake's loops override steps of the plain loops (``PlainSteps``' methods and
+    flags) and add nothing else; its implementation calls those loops in the
+    convention's form and keeps the convention's signature."""
     m = get_mistake(mistake_id)
-    base = BASES[m.convention]
-    impl = m.implementation.layer or type(m.implementation.forward.__self__)
-    assert impl.__bases__ == (base,)
-    changed = {name for name in vars(impl) if not name.startswith("__")}
-    assert changed and changed <= set(dir(base)), changed - set(dir(base))
+    assert m.loops.__bases__ == (PlainLoops,)
+    changed = {name for name in vars(m.loops) if not name.startswith("__")}
+    assert changed and changed <= set(vars(PlainSteps)), changed - set(vars(PlainSteps))
+    impl = m.implementation.layer or m.implementation.forward.__self__
+    assert impl.loops is m.loops
     if m.convention == "cs231n":
         assert list(inspect.signature(m.implementation.forward).parameters) == ["x", "w", "b", "conv_param"]
         assert list(inspect.signature(m.implementation.backward).parameters) == ["dout", "cache"]
@@ -115,11 +114,44 @@ def test_the_implementation_changes_one_step_of_a_correct_one(mistake_id):
 @settings(max_examples=examples(30), deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=cases("cs231n"), layer_case=cases("layer"), torch_case=cases("torch"))
 def test_the_correct_implementations_equal_torch(data, layer_case, torch_case):
+    """The plain loops every mistake changes one step of, and the oracle's correct code
+    (tests/naive_mistakes.py), in each convention's form, against torch."""
     for convention, case in (("cs231n", data), ("layer", layer_case), ("torch", torch_case)):
         case = replace(case, values="float")
-        results = get_convention(convention).run(correct_subject(convention), case)
         expected = torch_expected(convention, case)
-        assert not any(differs(expected[n], results[n]) for n in OUTPUTS), (convention, case)
+        for subject in (correct_subject(convention), CORRECT[convention]):
+            results = get_convention(convention).run(subject, case)
+            assert not any(differs(expected[n], results[n]) for n in OUTPUTS), (convention, case)
+
+
+def assert_same_as_written_apart(mistake_id: str, case: Case) -> None:
+    """The mistake's code computes what the oracle's implementation of it does: the same
+    arrays, or a failure of the same kind."""
+    m = get_mistake(mistake_id)
+    convention = get_convention(m.convention)
+    ours, apart = m.results(case), convention.run(NAIVE[mistake_id], case)
+    for name in OUTPUTS:
+        assert outcome_equal(ours[name], apart[name]), (name, ours[name], apart[name], case.describe())
+
+
+@pytest.mark.parametrize("mistake_id", IDS)
+def test_each_mistake_computes_what_its_implementation_written_apart_does(mistake_id):
+    m = get_mistake(mistake_id)
+    from convcore.grader.space import edge_cases
+
+    for case in [m.setup, *edge_cases(m.convention)]:
+        assert_same_as_written_apart(mistake_id, case)
+
+    @settings(max_examples=examples(25), deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @given(cases(m.convention))
+    def holds(case):
+        assert_same_as_written_apart(mistake_id, case)
+
+    holds()
+
+
+def test_the_oracle_covers_the_catalogue():
+    assert set(NAIVE) == set(MISTAKES)
 
 
 @pytest.mark.parametrize("mistake_id", IDS)

@@ -10,14 +10,16 @@ both = mistaken_and_true(m)                    # {"mistaken": {...}, "true": {..
 
 Modules: ``case`` (a setup: geometry, activation, inputs; its one-step-smaller
 neighbours), ``conventions`` (how cs231n / layer / torch code is called),
-``catalogue`` (the entry type and registry), and one module per convention with a
-correct naive implementation and the mistakes made in it: ``naive_cs231n``,
-``naive_layer``, ``naive_torch``.
+``catalogue`` (the entry type and registry), ``plain_steps`` and ``plain_loops`` (the
+correct naive loops, one overridable method per step: the one home of the plain loops),
+``code`` (those loops in each convention's calling form), and one module per
+convention with the mistakes made in it, each written once as the loops with one step
+changed: ``in_cs231n``, ``in_layer``, ``in_torch``.
 """
 
-from . import naive_cs231n as _cs231n  # noqa: F401  (registers the CS231n mistakes)
-from . import naive_layer as _layer  # noqa: F401  (registers the layer mistakes)
-from . import naive_torch as _torch  # noqa: F401  (registers the PyTorch-named mistakes)
+from . import in_cs231n as _cs231n  # noqa: F401  (registers the CS231n mistakes)
+from . import in_layer as _layer  # noqa: F401  (registers the layer mistakes)
+from . import in_torch as _torch  # noqa: F401  (registers the PyTorch-named mistakes)
 from .case import Case, one_step_smaller
 from .catalogue import MISTAKES, Condition, Mistake, get_mistake, mistaken_and_true, mistakes_for, outcome_equal
 from .conventions import CONVENTIONS, OUTPUTS, Failure, Subject, get_convention

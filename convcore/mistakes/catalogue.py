@@ -3,8 +3,10 @@
 A Mistake names one bug students really write, says in a sentence what the code does
 wrong and where it comes from, states per output (out, dx, dw, db) the condition under
 which that output differs from the truth (a predicate over a Case, plus words), and
-carries an implementation, written here, that makes exactly that mistake and nothing
-else, in the signature of its convention.
+carries the code that makes exactly that mistake and nothing else: the plain loops with
+one step changed (``loops``, written once in ``in_cs231n``, ``in_layer``,
+``in_torch``), and those loops in its convention's calling form
+(``implementation``, ``convcore.mistakes.code``).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import numpy as np
 
 from ..compare import values_equal
 from .case import Case
+from .code import code_subject
 from .conventions import OUTPUTS, Failure, Subject, call_plainly, get_convention
 
 __all__ = [
@@ -27,6 +30,7 @@ __all__ = [
     "mistaken_and_true",
     "mistakes_for",
     "outcome_equal",
+    "catalogue_in",
     "register",
     "where_windows_read_x",
 ]
@@ -90,6 +94,8 @@ class Mistake:
     conditions : per affected output, when it shows; outputs not named always match
     setup : the smallest Case in which it shows (no one-step-smaller Case shows it)
     implementation : the mistaken code as a Subject of its convention
+    loops : the mistaken code itself: a PlainLoops class (``convcore.mistakes.plain_loops``)
+        overriding the step it gets wrong; ``implementation`` calls it, the lab traces it
     """
 
     id: str
@@ -101,6 +107,7 @@ class Mistake:
     conditions: dict[str, Condition]
     setup: Case
     implementation: Subject
+    loops: type
 
     def shows(self, case: Case) -> dict[str, bool]:
         """Per output of the convention, whether this mistake's conditions hold on ``case``."""
@@ -138,6 +145,17 @@ def register(mistake: Mistake) -> Mistake:
         raise ValueError(f"a mistake with id {mistake.id!r} is already catalogued")
     MISTAKES[mistake.id] = mistake
     return mistake
+
+
+def catalogue_in(convention: str) -> Callable[..., type]:
+    """``register`` for the mistakes of ``convention``: ``catalogued(loops, id=..., ...)``
+    registers the mistake whose code is the PlainLoops class ``loops`` and returns it."""
+
+    def catalogued(loops: type, **entry: Any) -> type:
+        register(Mistake(convention=convention, implementation=code_subject(loops, convention), loops=loops, **entry))
+        return loops
+
+    return catalogued
 
 
 def get_mistake(mistake_id: str) -> Mistake:

@@ -10,6 +10,7 @@ values of the names written on that line from the frame's locals: arrays by shap
 
 from __future__ import annotations
 
+import functools
 import linecache
 import os
 import re
@@ -25,6 +26,7 @@ MAX_TEXT = 160
 _NAME = re.compile(r"(?<![\w.])([A-Za-z_]\w*)")
 
 
+@functools.cache  # the folders do not move while a process runs
 def _library_folders() -> tuple[str, ...]:
     paths = sysconfig.get_paths()
     folders = {
@@ -38,6 +40,7 @@ def _library_folders() -> tuple[str, ...]:
     return tuple(os.path.realpath(f) + os.sep for f in folders if f)
 
 
+@functools.lru_cache(maxsize=1024)  # a traceback's frames are mostly the same few files
 def _is_theirs(filename: str) -> bool:
     if filename.startswith("<frozen"):
         return False

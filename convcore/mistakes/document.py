@@ -11,16 +11,18 @@ __all__ = ["catalogue_markdown"]
 INTRO = """# The mistakes catalogue
 
 Generated from `convcore.mistakes` by `python -m convcore.mistakes.document`; do not edit
-by hand. Each mistake has an implementation in `convcore/mistakes/naive_<convention>.py`
-that changes exactly one step of a correct naive implementation. "Shows" says when an
+by hand. Each mistake is written once, in `convcore/mistakes/in_<convention>.py`, as the
+plain loops of a correct naive layer (`convcore/mistakes/plain_loops.py`) with exactly
+one step changed; `convcore/mistakes/code.py` calls them in the convention's own form
+(the functions or the layer class a student writes). "Shows" says when an
 output differs from the truth (for inputs in general position); an *exact* condition is
 also necessary, a *sufficient* one says in its words where the mistake can still hide.
 The smallest setup is the one the grader's shrinking cannot make smaller: no
 one-step-smaller setup shows the mistake.
 
 Every mistake is also a lesson: a trace request with `"mistake": "<id>"` traces the
-mistaken code step by step beside the truth (`convcore/mistakes/traced.py` changes one
-step of the plain loops for each), and `GET /api/mistakes` lists each with its smallest
+mistaken code step by step beside the truth (the same loops, recording their steps),
+and `GET /api/mistakes` lists each with its smallest
 setup as a ready request and the step where its trace first diverges
 (docs/grader.md, "The mistakes lab"; docs/trace-format.md, "Mistake traces").
 """

@@ -7,8 +7,8 @@ doc["first_divergence"], doc["divergence"]["did"], doc["failures"]["dx"]["messag
 ```
 
 A mistake trace is a trace of the trace schema (``convcore.trace.SCHEMA``) whose events are the steps of
-the mistaken code (``convcore.mistakes.traced``: the plain loops with one step
-changed), so that ``replay`` rebuilds what that code computes, tensors of the shapes it
+the mistaken code (the mistake's ``loops``: the plain loops with one step changed,
+``convcore.mistakes.in_cs231n``, ``in_layer``, ``in_torch``), so that ``replay`` rebuilds what that code computes, tensors of the shapes it
 made included. Its header adds (docs/trace-format.md, "Mistake traces"):
 
 - ``mistake``: id, title, wrong, should, source, convention of the catalogue entry;
@@ -42,8 +42,7 @@ from .case import Case
 from .catalogue import Mistake
 from .conventions import Failure
 from .lab_config import check_lab_config, lab_mistake
-from .plain_trace import RESULTS, PlainLoops, Run
-from .traced import traced_loops
+from .plain_loops import RESULTS, PlainLoops, Run
 
 __all__ = ["build_mistake_trace", "first_divergence", "iter_mistake_trace", "mistake_header"]
 
@@ -213,7 +212,7 @@ def _runs(config: Any, mistake_id: Any) -> tuple[Any, Mistake, Run]:
     mistake = lab_mistake(mistake_id)
     rc = resolve_config(config)
     check_lab_config(rc, mistake)
-    return rc, mistake, traced_loops(mistake.id)(rc, mistake.convention).run()
+    return rc, mistake, mistake.loops(rc, mistake.convention).run(record=True)
 
 
 def build_mistake_trace(config: Any, mistake_id: Any) -> dict[str, Any]:

@@ -13,7 +13,7 @@ the field.
 ``convcore.trace.cost`` (events, cells written, header cells, a bound of the bytes,
 work), with its constants, counted from the mistaken loops' own geometry (their phases
 and how far they run: a loop over the input's size instead of the output's, a wider
-padding; ``plain_trace``'s table of phases), not from the engine's trace, whose phases
+padding; ``plain_loops``' table of phases), not from the engine's trace, whose phases
 differ. Its work counts the runs a mistake trace makes (the mistaken loops, the correct
 ones up to the first divergence, the catalogue's code for a crash's message) and what
 one of their steps costs beside one of the engine's (``LOOP_WORK``, measured by
@@ -109,7 +109,7 @@ def _pads(rc: ResolvedConfig, loops: Any) -> tuple[int, int, int, int]:
 
 def _loop_phases(rc: ResolvedConfig, loops: Any) -> list[tuple[int, int, int, int]]:
     """Per phase of the mistaken loops ``loops`` (a PlainLoops): (events, boxes, writes and
-    cells written per event), upper bounds from the geometry alone (plain_trace's table)."""
+    cells written per event), upper bounds from the geometry alone (plain_loops' table)."""
     spec = rc.spec
     n, c, h, w = spec.x_shape
     f, window = spec.F, spec.KH * spec.KW
@@ -135,9 +135,7 @@ def _loop_phases(rc: ResolvedConfig, loops: Any) -> list[tuple[int, int, int, in
 def mistake_cost(rc: ResolvedConfig, mistake: Mistake) -> TraceCost:
     """The cost of the mistake trace of ``rc`` (module notes), from the geometry alone, in
     the measures and with the constants of ``convcore.trace.cost``."""
-    from .traced import traced_loops
-
-    spec, loops = rc.spec, traced_loops(mistake.id)(rc, mistake.convention)
+    spec, loops = rc.spec, mistake.loops(rc, mistake.convention)
     phases = _loop_phases(rc, loops)
     events = sum(count for count, *_ in phases)
     boxes = sum(count * per for count, per, _, _ in phases)

@@ -16,10 +16,8 @@ __all__ = ["backward_raises", "dz_conditions", "size_conditions", "sizes", "size
 
 
 def sizes(case: Case, conv: type) -> tuple[int, int]:
-    """The output (rows, cols) the layer class ``conv`` computes for ``case``."""
-    layer = conv(case.f, (case.kh, case.kw), stride=case.stride[0], pad=case.padding)
-    p = case.padding
-    return (layer.out_rows(case.h, case.kh, case.kw, p), layer.out_cols(case.w, case.kh, case.kw, p))
+    """The output (rows, cols) the layer's loops ``conv`` (a PlainLoops class) compute for ``case``."""
+    return tuple(conv.for_geometry(case.spec, "layer").out_hw())
 
 
 def sizes_differ(conv: type) -> Callable[[Case], bool]:

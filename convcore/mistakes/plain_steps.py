@@ -1,6 +1,7 @@
 """The steps of a naive conv layer, one overridable method each: the parameters of the
-plain trace generator (``convcore.mistakes.plain_trace.PlainLoops``), which a mistake
-(``convcore.mistakes.traced``) changes one of.
+plain loops (``convcore.mistakes.plain_loops.PlainLoops``), which a mistake
+(``convcore.mistakes.in_cs231n``, ``in_layer``, ``in_torch``) changes one of, and
+``LoopInputs``, what the loops read.
 
 Geometry steps (``pads``, ``out_hw``, ``backward_hw``, ``images``) read the spec alone,
 so that the cost can be known before anything runs; value steps take the arrays a loop
@@ -10,11 +11,40 @@ iteration works on, in internal order (NCHW / OIHW), and compute as the code doe
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-__all__ = ["PlainSteps", "clamped"]
+from ..activations import Activation, get_activation
+from ..spec import ConvSpec
+
+__all__ = ["LoopInputs", "PlainSteps", "clamped"]
+
+
+@dataclass(frozen=True, eq=False)
+class LoopInputs:
+    """What the plain loops read, as a trace's ResolvedConfig holds it (which the lab
+    passes instead).
+
+    Attributes
+    ----------
+    spec : ConvSpec (NCHW / OIHW geometry)
+    x : (N, C, H, W)
+    w : (F, C/groups, KH, KW)
+    b : (F,) or None (no bias)
+    dout : (N, F, Ho, Wo), or None until a layer's backward receives it
+    activation : convcore.activations.Activation
+    layout : the order of the axes the events' boxes name ("NCHW" or "NHWC")
+    """
+
+    spec: ConvSpec
+    x: np.ndarray
+    w: np.ndarray
+    b: np.ndarray | None
+    dout: np.ndarray | None
+    activation: Activation = get_activation("identity")
+    layout: str = "NCHW"
 
 
 def clamped(sl: slice, size: int) -> tuple[int, int, int]:
@@ -29,13 +59,19 @@ class PlainSteps:
 
     Parameters
     ----------
-    rc : a ResolvedConfig (``convcore.trace.config``): x (N, C, H, W), w (F, C/groups,
-        KH, KW), b (F,), dout (N, F, Ho, Wo), the geometry and the activation
+    rc : LoopInputs, or a ResolvedConfig (``convcore.trace.config``): x (N, C, H, W),
+        w (F, C/groups, KH, KW), b (F,), dout (N, F, Ho, Wo), the geometry and the
+        activation
     convention : "cs231n", "layer" or "torch": whose loops these are
     """
 
     def __init__(self, rc: Any, convention: str):
         self.rc, self.spec, self.convention = rc, rc.spec, convention
+
+    @classmethod
+    def for_geometry(cls, spec: ConvSpec, convention: str) -> PlainSteps:
+        """Steps that only the geometry steps may be asked of (no arrays)."""
+        return cls(LoopInputs(spec, None, None, None, None), convention)
 
     # -- geometry steps (from the spec alone; the cost reads them) --------------------
 

@@ -1,11 +1,13 @@
-"""The plain loops of a conv layer as trace events: the generator that the mistakes lab
-changes one step of (``convcore.mistakes.traced``); the steps, one overridable method
-each, are ``convcore.mistakes.plain_steps.PlainSteps``.
+"""The plain loops of a conv layer: the one home of the naive code every mistake
+changes one step of (``convcore.mistakes.in_cs231n``, ``in_layer``, ``in_torch``); the
+steps, one overridable method each, are ``convcore.mistakes.plain_steps.PlainSteps``.
 
-``PlainLoops(rc, convention).run()`` computes the layer as the naive code of a
-convention does (cs231n, layer or torch; ``convcore.mistakes.conventions``) and
-records every step as an event of the trace schema (``convcore.trace.SCHEMA``) (``convcore.trace.model``
-built through ``convcore.trace.events.TraceContext``, in the request's layout):
+``PlainLoops(inputs, convention).run(passes, record=False)`` computes the layer as the
+naive code of a convention does (cs231n, layer or torch;
+``convcore.mistakes.conventions``) and returns the numbers (``Run.tensors``); with
+``record=True`` it also keeps every step as an event of the trace schema
+(``convcore.trace.SCHEMA``) (``convcore.trace.model`` built through
+``convcore.trace.events.TraceContext``, in the inputs' layout):
 
 - ``pad``: one event per row of x, written into xp at the padding's offset;
 - ``forward``: one event per output position (n, f, i, j): the window of xp times the
@@ -20,6 +22,12 @@ built through ``convcore.trace.events.TraceContext``, in the request's layout):
   from dz and the rotated kernel;
 - ``crop``: one event per (n, c): dx[n, c] = the interior of dxp[n, c].
 
+The passes are ``forward`` (pad, forward, activation) and ``backward`` (the rest); a
+backward run alone pads first, as the naive backward functions do, and a layer's
+backward after its forward on the same loops reads the forward's z, out and xp (its
+cache). The calling forms of the conventions wrap these loops
+(``convcore.mistakes.code``).
+
 Unlike the engine's views, which fill ``value`` from the vectorised core, these loops
 compute with NumPy as student code does, window by window: a window that runs past the
 padded input is clamped as a slice is, a product that shapes disagree on broadcasts or
@@ -31,8 +39,9 @@ failure stops the layer convention's backward too (it has no cache), not the oth
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -43,9 +52,10 @@ from ..trace.events import TraceContext
 from ..trace.model import Event, make_event
 from .plain_steps import PlainSteps, clamped
 
-__all__ = ["PlainLoops", "Run"]
+__all__ = ["PASSES", "PlainLoops", "RESULTS", "Run"]
 
 RESULTS = ("out", "dx", "dw", "db")
+PASSES = ("forward", "backward")
 
 
 @dataclass
@@ -68,36 +78,92 @@ class Run:
     raised: dict[str, tuple[BaseException, int]] = field(default_factory=dict)
 
 
+class _NumbersOnly(TraceContext):
+    """A TraceContext that keeps the running tensors and nothing of the events (no
+    Boxes, texts or lists of numbers): the context of ``run(record=False)``. Its writes
+    add into the tensors as the recording context's do, so both give the same numbers."""
+
+    NO_WRITE: dict = {"value": []}
+
+    def box(self, name, start, stop, step=None) -> None:
+        return None
+
+    def text(self, name, start, stop, step=None) -> str:
+        return ""
+
+    def cell_text(self, name, index) -> str:
+        return ""
+
+    def write(self, name, start, stop, step, delta) -> dict:
+        """Add ``delta`` (broadcastable to the Box's internal shape) to ``name``'s cells."""
+        steps = step if step is not None else (1,) * len(start)
+        block = self.state[name][tuple(slice(a, b, s) for a, b, s in zip(start, stop, steps))]
+        block += np.broadcast_to(np.asarray(delta, dtype=np.float64), block.shape)
+        return self.NO_WRITE
+
+    def write_cell(self, name, index, delta) -> dict:
+        """Add the float ``delta`` to one cell (internal index)."""
+        arr, index = self.state[name], tuple(index)
+        arr[index] = float(arr[index]) + delta
+        return self.NO_WRITE
+
+
 class PlainLoops(PlainSteps):
-    """A correct naive conv layer as trace events (its steps: ``PlainSteps``);
-    subclasses change one step. Made as ``PlainSteps(rc, convention)``."""
+    """A correct naive conv layer (its steps: ``PlainSteps``), its numbers and, when
+    asked, its trace events; a mistake's subclass changes one step. Made as
+    ``PlainLoops(inputs, convention)`` (inputs: ``LoopInputs`` or a ResolvedConfig)."""
 
     # -- the run ----------------------------------------------------------------------
 
-    def run(self) -> Run:
-        """Every step as events, and the tensors they wrote (module notes)."""
-        events = list(self.events())
-        self.result.events = events
+    def run(self, passes: tuple[str, ...] = PASSES, record: bool = False) -> Run:
+        """Run ``passes`` (module notes): the tensors they wrote, what raised, and with
+        ``record`` every step as an event (``Run.events``). Another run on the same
+        loops goes on from where the last one stopped (a layer's backward after its
+        forward); the first run decides whether the loops record."""
+        self._start(record)
+        made = self.events(passes)
+        if record:
+            self.result.events.extend(made)
+        else:
+            deque(made, maxlen=0)
         return self.result
 
-    def events(self) -> Iterator[Event]:
-        """The events one by one, as they are made (``self.result`` fills as they are
-        pulled: the tensors, the phases, what raised)."""
-        rc, spec = self.rc, self.spec
-        self.result, self.made = Run(), 0
-        self.ctx = TraceContext(rc, {}, [])
-        self.ctx.aliases = {}  # every tensor under its own name: the code makes xp, z, dz, dxp even when they copy
-        b = rc.b if rc.b is not None else np.zeros(spec.F)
-        for name, arr in (("x", rc.x), ("w", rc.w), ("b", b), ("dout", rc.dout)):
-            self._declare(name, arr, "input")
-        forward = yield from self._pass("forward", (self._pad, self._forward, self._activation))
-        if forward or self.convention != "layer":
+    def events(self, passes: tuple[str, ...] = PASSES) -> Iterator[Event]:
+        """The events of ``passes`` one by one, as they are made (``self.result`` fills
+        as they are pulled: the tensors, the phases, what raised)."""
+        rc = self._start()
+        if "forward" in passes:
+            self.forward_ran = True
+            yield from self._pass("forward", (self._pad, self._forward, self._activation))
+        if "backward" in passes and ("forward" not in self.result.raised or self.convention != "layer"):
+            if "dout" not in self.result.tensors:
+                self._declare("dout", rc.dout, "input")
+            pad = () if self.forward_ran else (self._pad,)  # the backward code pads x itself
             yield from self._pass(
-                "backward", (self._activation_grad, self._db, self._backward, self._dx_gather, self._crop)
+                "backward", (*pad, self._activation_grad, self._db, self._backward, self._dx_gather, self._crop)
             )
 
+    def _start(self, record: bool = True) -> Any:
+        """Name the inputs, once per loops: the first run starts from them, the next ones
+        go on. Returns the inputs (``rc``)."""
+        rc = self.rc
+        if not hasattr(self, "result"):
+            self.result, self.made, self.forward_ran = Run(), 0, False
+            self.ctx = (TraceContext if record else _NumbersOnly)(rc, {}, [])
+            self.ctx.aliases = {}  # every tensor under its own name: the code makes xp, z, dz, dxp even when they copy
+            b = rc.b if rc.b is not None else np.zeros(self.spec.F)
+            for name, arr in (("x", rc.x), ("w", rc.w), ("b", b), ("dout", rc.dout)):
+                if arr is not None:  # a layer's dout comes with its backward
+                    self._declare(name, arr, "input")
+        return rc
+
+    def given_dout(self, dout: np.ndarray) -> None:
+        """dout: (N, F, Ho, Wo), the upstream gradient a layer's backward receives after
+        its forward ran on these loops."""
+        self.rc = replace(self.rc, dout=dout)
+
     def _pass(self, name: str, phases: tuple) -> Iterator[Event]:
-        """Run ``phases`` in order; an exception stops the pass. Returns True when it finished."""
+        """Run ``phases`` in order; an exception stops the pass (``Run.raised``)."""
         for phase in phases:
             start = self.made
             try:
@@ -106,11 +172,10 @@ class PlainLoops(PlainSteps):
                     yield event
             except Exception as exc:  # noqa: BLE001 - the code's own error is what it computes
                 self.result.raised[name] = (exc, self.made)
-                return False
+                return
             finally:
                 if self.made > start:
                     self.result.phases.append({"name": self.phase, "start": start, "stop": self.made})
-        return True
 
     def _declare(self, name: str, data: np.ndarray, role: str) -> np.ndarray:
         """Name a tensor of the trace (internal order); a written one starts at zero."""
@@ -129,6 +194,9 @@ class PlainLoops(PlainSteps):
         (=, a delta of new − old); a shape that cannot broadcast raises as NumPy does."""
         box = tuple(slice(a, z, s) for a, z, s in zip(start, stop, step))
         old = self.ctx.state[name][box]
+        if not assign and isinstance(self.ctx, _NumbersOnly):
+            old += new  # the recorded write's arithmetic, without the probe and the Write
+            return _NumbersOnly.NO_WRITE
         probe = old.copy()
         if assign:
             probe[...] = new

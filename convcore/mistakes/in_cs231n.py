@@ -1,108 +1,37 @@
-"""A naive conv layer in CS231n's convention, and the mistakes students make in it.
-
-``Cs231nConv`` is a correct window-at-a-time implementation of
-``conv_forward_naive(x, w, b, conv_param)`` / ``conv_backward_naive(dout, cache)``
-with one method per step (pad, output size, window origin, window value, the dx and dw
-writes, the crop). Each mistake is a subclass that replaces exactly one step, so its
-code shows exactly the mistake and nothing else.
+"""The mistakes students make in CS231n's ``conv_forward_naive(x, w, b, conv_param)`` /
+``conv_backward_naive(dout, cache)``: each written once, as the plain loops
+(``convcore.mistakes.plain_loops.PlainLoops``) with the one step it gets wrong
+overridden, and catalogued with when it shows; ``convcore.mistakes.code.Cs231nCode``
+calls it in CS231n's form.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from .case import Case
-from .catalogue import Condition, Mistake, register, where_windows_read_x
-from .conventions import Subject
+from .catalogue import Condition, catalogue_in, where_windows_read_x
 from .geometry import every_window_reads_x
+from .plain_loops import PlainLoops
+from .plain_steps import clamped
 
-__all__ = ["Cs231nConv"]
+__all__ = [
+    "AssignDw",
+    "AssignDx",
+    "BiasNotAdded",
+    "CropHardCodedOne",
+    "EmptyCrop",
+    "OutputSizeParentheses",
+    "PadHardCodedOne",
+    "PadOnlyIfPad",
+    "SqueezeOneImage",
+    "StrideOneIndexGrid",
+]
 
 SEED_000 = "000_308cced3efe7b080.txt (im2col convolution)"
 ELSEWHERE = "common in public course code (issue 12's list of mistakes found elsewhere)"
 
-
-class Cs231nConv:
-    """A correct naive conv layer, CS231n's API, one overridable method per step."""
-
-    # -- steps ------------------------------------------------------------------------
-
-    def pad(self, x: np.ndarray, pad: int) -> np.ndarray:
-        """x: (N, C, H, W) -> xp: (N, C, H + 2·pad, W + 2·pad), zeros around."""
-        return np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)), mode="constant")
-
-    def out_size(self, size: int, kernel: int, pad: int, stride: int) -> int:
-        """H' (or W') from H, HH, pad and stride."""
-        return (size + 2 * pad - kernel) // stride + 1
-
-    def origin(self, i: int, stride: int) -> int:
-        """Row (column) on xp where output row (column) i's window starts."""
-        return i * stride
-
-    def window_value(self, window: np.ndarray, kernel: np.ndarray, bias: float) -> float:
-        """window, kernel: (C, HH, WW) -> one output value."""
-        return np.sum(window * kernel) + bias
-
-    def write_dx(self, dxp: np.ndarray, where: tuple, value: np.ndarray) -> None:
-        """dxp: (N, C, Hp, Wp) gets one window's gradient value: (C, HH, WW) at ``where``."""
-        dxp[where] += value
-
-    def write_dw(self, dw: np.ndarray, f: int, value: np.ndarray) -> None:
-        """dw: (F, C, HH, WW) gets one window's contribution value: (C, HH, WW) to filter f."""
-        dw[f] += value
-
-    def crop(self, dxp: np.ndarray, pad: int, h: int, w: int) -> np.ndarray:
-        """dxp: (N, C, H + 2·pad, W + 2·pad) -> dx: (N, C, H, W)."""
-        return dxp[:, :, pad : pad + h, pad : pad + w]
-
-    # -- the API ----------------------------------------------------------------------
-
-    def conv_forward_naive(self, x: np.ndarray, w: np.ndarray, b: np.ndarray, conv_param: dict) -> tuple:
-        """x: (N, C, H, W), w: (F, C, HH, WW), b: (F,) -> out: (N, F, H', W'), cache."""
-        s, p = conv_param["stride"], conv_param["pad"]
-        n_images, _, h, wd = x.shape
-        filters, _, hh, ww = w.shape
-        xp = self.pad(x, p)
-        ho, wo = self.out_size(h, hh, p, s), self.out_size(wd, ww, p, s)
-        out = np.zeros((n_images, filters, ho, wo))
-        for n in range(n_images):
-            for f in range(filters):
-                for i in range(ho):
-                    for j in range(wo):
-                        r, c = self.origin(i, s), self.origin(j, s)
-                        out[n, f, i, j] = self.window_value(xp[n, :, r : r + hh, c : c + ww], w[f], b[f])
-        return out, (x, w, b, conv_param)
-
-    def conv_backward_naive(self, dout: np.ndarray, cache: tuple) -> tuple:
-        """dout: (N, F, H', W'), cache (x, w, b, conv_param) -> dx, dw, db."""
-        x, w, _b, conv_param = cache
-        s, p = conv_param["stride"], conv_param["pad"]
-        n_images, _, h, wd = x.shape
-        filters, _, hh, ww = w.shape
-        _, _, ho, wo = dout.shape
-        xp = self.pad(x, p)
-        dxp, dw = np.zeros_like(xp), np.zeros_like(w)
-        db = np.sum(dout, axis=(0, 2, 3))
-        for n in range(n_images):
-            for i in range(ho):
-                for j in range(wo):
-                    r, c = self.origin(i, s), self.origin(j, s)
-                    window = (n, slice(None), slice(r, r + hh), slice(c, c + ww))
-                    self.write_dx(dxp, window, np.tensordot(dout[n, :, i, j], w, axes=1))
-                    for f in range(filters):
-                        self.write_dw(dw, f, xp[window] * dout[n, f, i, j])
-        return self.crop(dxp, p, h, wd), dw, db
-
-
-def _subject(conv: Cs231nConv) -> Subject:
-    return Subject(forward=conv.conv_forward_naive, backward=conv.conv_backward_naive)
-
-
-def _mistake(cls: type, **entry: Any) -> type:
-    register(Mistake(convention="cs231n", implementation=_subject(cls()), **entry))
-    return cls
+_mistake = catalogue_in("cs231n")
 
 
 # -- the mistakes -------------------------------------------------------------------
@@ -116,9 +45,9 @@ def _out(case: Case) -> tuple[int, int]:
     return case.spec.out_hw
 
 
-class PadHardCodedOne(Cs231nConv):
-    def pad(self, x, pad):
-        return np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)), mode="constant")  # the mistake: 1, not pad
+class PadHardCodedOne(PlainLoops):
+    def pads(self):
+        return (1, 1, 1, 1)  # the mistake: 1, not conv_param['pad']
 
 
 _pad_not_one = where_windows_read_x(lambda c: _pad(c) != 1, "whenever the padding is not 1")
@@ -155,7 +84,7 @@ _mistake(
 )
 
 
-class StrideOneIndexGrid(Cs231nConv):
+class StrideOneIndexGrid(PlainLoops):
     def origin(self, i, stride):
         return i  # the mistake: the index grid steps by 1 whatever the stride
 
@@ -180,15 +109,17 @@ _mistake(
 )
 
 
-class OutputSizeParentheses(Cs231nConv):
-    def out_size(self, size, kernel, pad, stride):
-        return int((size - kernel) + (2 * pad) / stride) + 1  # the mistake: (H−K) + 2p/s + 1
+class OutputSizeParentheses(PlainLoops):
+    def out_hw(self):
+        s, pad = self.spec.stride[0], self.spec.padding[0]
+        return (
+            int((self.spec.H - self.spec.KH) + (2 * pad) / s) + 1,
+            int((self.spec.W - self.spec.KW) + (2 * pad) / s) + 1,
+        )
 
 
 def _parentheses_shows(case: Case) -> bool:
-    wrong = OutputSizeParentheses().out_size
-    p, s = _pad(case), case.stride[0]
-    return (wrong(case.h, case.kh, p, s), wrong(case.w, case.kw, p, s)) != _out(case)
+    return OutputSizeParentheses.for_geometry(case.spec, "cs231n").out_hw() != _out(case)
 
 
 _mistake(
@@ -209,20 +140,26 @@ _mistake(
 )
 
 
-class SqueezeOneImage(Cs231nConv):
-    def conv_forward_naive(self, x, w, b, conv_param):
-        s, p = conv_param["stride"], conv_param["pad"]
-        n_images, _, h, wd = x.shape
-        filters, _, hh, ww = w.shape
-        img = self.pad(x, p).squeeze()  # the mistake: pictures one image with one channel, (Hp, Wp)
-        ho, wo = self.out_size(h, hh, p, s), self.out_size(wd, ww, p, s)
-        out = np.zeros((n_images, filters, ho, wo))
-        for f in range(filters):
-            for i in range(ho):
-                for j in range(wo):
-                    r, c = self.origin(i, s), self.origin(j, s)
-                    out[0, f, i, j] = np.sum(img[r : r + hh, c : c + ww] * w[f, 0]) + b[f]
-        return out, (x, w, b, conv_param)
+class SqueezeOneImage(PlainLoops):
+    def images(self):
+        return range(1)  # out[0, f, i, j]: only image 0 is written
+
+    def forward_window(self, xp, n, f, r, c):
+        """xp: (N, C, Hp, Wp) squeezed to (Hp, Wp) (when N = C = 1) -> its Box and cells (KH, KW)."""
+        kh, kw = self.spec.KH, self.spec.KW
+        cells = xp.squeeze()[r : r + kh, c : c + kw]  # raises when fewer than two axes are left
+        kept = [axis for axis in range(4) if xp.shape[axis] != 1]
+        start, stop = [0] * 4, list(xp.shape)
+        for axis, sl in zip(kept[:2], (slice(r, r + kh), slice(c, c + kw))):
+            start[axis], stop[axis], _ = clamped(sl, xp.shape[axis])
+        return tuple(start), tuple(stop), (1, 1, 1, 1), cells
+
+    def kernel(self, w, f):
+        """w: (F, C, HH, WW) -> channel 0 of filter f: (HH, WW)."""
+        return w[f, 0]
+
+    def kernel_words(self, f):
+        return f"w[{f},0]"
 
 
 def _squeeze_hides(case: Case) -> bool:
@@ -258,9 +195,12 @@ _mistake(
 )
 
 
-class BiasNotAdded(Cs231nConv):
-    def window_value(self, window, kernel, bias):
-        return np.sum(window * kernel)  # the mistake: + bias forgotten
+class BiasNotAdded(PlainLoops):
+    def bias(self, b, f):
+        return 0.0  # the mistake: + b[f] forgotten
+
+    def bias_words(self, f):
+        return ""
 
 
 _mistake(
@@ -275,9 +215,10 @@ _mistake(
 )
 
 
-class EmptyCrop(Cs231nConv):
-    def crop(self, dxp, pad, h, w):
-        return dxp[:, :, pad:-pad, pad:-pad]  # the mistake: empty when pad == 0
+class EmptyCrop(PlainLoops):
+    def crop(self, h, w):
+        pad = self.spec.padding[0]
+        return slice(pad, -pad), slice(pad, -pad)  # the mistake: empty when pad == 0
 
 
 _mistake(
@@ -292,9 +233,9 @@ _mistake(
 )
 
 
-class CropHardCodedOne(Cs231nConv):
-    def crop(self, dxp, pad, h, w):
-        return dxp[:, :, 1:-1, 1:-1]  # the mistake: one cell, whatever the padding
+class CropHardCodedOne(PlainLoops):
+    def crop(self, h, w):
+        return slice(1, -1), slice(1, -1)  # the mistake: one cell, whatever the padding
 
 
 _mistake(
@@ -309,11 +250,11 @@ _mistake(
 )
 
 
-class PadOnlyIfPad(Cs231nConv):
-    def pad(self, x, pad):
-        if pad:  # the mistake: the padded input is defined only when there is padding
-            xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)), mode="constant")
-        return xp  # noqa: F821 - UnboundLocalError when pad is 0, as in the students' code
+class PadOnlyIfPad(PlainLoops):
+    def pads(self):
+        if self.spec.padding[0] == 0:
+            raise UnboundLocalError("cannot access local variable 'xp' where it is not associated with a value")
+        return tuple(self.spec.padding)
 
 
 _no_pad = Condition(lambda c: _pad(c) == 0, "when the padding is 0 (UnboundLocalError)")
@@ -330,9 +271,8 @@ _mistake(
 )
 
 
-class AssignDx(Cs231nConv):
-    def write_dx(self, dxp, where, value):
-        dxp[where] = value  # the mistake: = where windows overlap, not +=
+class AssignDx(PlainLoops):
+    assign_dx = True
 
 
 def _windows_overlap(case: Case) -> bool:
@@ -358,9 +298,8 @@ _mistake(
 )
 
 
-class AssignDw(Cs231nConv):
-    def write_dw(self, dw, f, value):
-        dw[f] = value  # the mistake: = , so only the last window counts
+class AssignDw(PlainLoops):
+    assign_dw = True
 
 
 _mistake(
