@@ -3,7 +3,8 @@
     .venv/bin/python docs/screenshots/take_screenshots.py [screens] [follow] [views] [lab] [teach] [grader]
 
 Starts the real app under uvicorn on a free loopback port and drives Debian's Chromium:
-- {cs231n,depthwise}-{1024x768,1366x768,1920x1080,projector-1920x1080,phone-390x844}.png:
+- {cs231n,depthwise}-{1024x768,1366x768,1920x1080,projector-{1024x768,1280x720,1920x1080},
+  phone-390x844}.png:
   a backward step of the CS231n and the depthwise lessons on each classroom screen, each
   opened from its address (lesson, step, projector) as a bookmark would;
 - page-1920x1080.png, projector-1920x1080.png, phone-390x844.png: CS231n's for the README;
@@ -89,6 +90,8 @@ SCREENS = [
     ("1024x768", (1024, 768), False),
     ("1366x768", (1366, 768), False),
     ("1920x1080", (1920, 1080), False),
+    ("projector-1024x768", (1024, 768), True),
+    ("projector-1280x720", (1280, 720), True),
     ("projector-1920x1080", (1920, 1080), True),
     ("phone-390x844", (390, 844), False),
 ]
@@ -105,9 +108,7 @@ def screens(browser, base) -> None:
             context, page = open_lesson(
                 browser, base, viewport, f"/#s={step}&l={lesson}{'&p=1' if projector else ''}", **extra
             )
-            if phone:  # the page scrolled to the written cells, as a student would
-                page.evaluate("""() => { const c = document.querySelector('.cell.wr');
-                                         window.scrollTo(0, window.scrollY + c.getBoundingClientRect().top - 420); }""")
+            # (a phone's page has scrolled the step's written cells under the docked player)
             save(page, f"{lesson}-{name}.png")
             if lesson == "cs231n" and name in ("1920x1080", "projector-1920x1080", "phone-390x844"):
                 save(
@@ -120,7 +121,7 @@ def screens(browser, base) -> None:
 def follow(browser, base) -> None:
     # follow mode: the teacher's join screen, a student's page following it, and the
     # inspector on a dx cell (CS231n, backward)
-    context, teacher = open_lesson(browser, base, (1366, 768), f"/?teacher={TEACHER_TOKEN}#s=58&l=cs231n")
+    context, teacher = open_lesson(browser, base, (1366, 768), f"/?teacher={TEACHER_TOKEN}#s=37&l=cs231n")
     teacher.click("#class-session")
     wait_until(teacher, "document.querySelector('#follow-bar .join-code')")
     code = teacher.inner_text("#follow-bar .join-code")
@@ -172,7 +173,7 @@ def lab(browser, base) -> None:
 
 
 def teach(browser, base) -> None:
-    for name, path in (("dead-relu", "/#s=56&l=nhwc_relu"), ("stride2-gaps", "/#s=7&l=stride2")):
+    for name, path in (("dead-relu", "/#s=49&l=nhwc_relu"), ("stride2-gaps", "/#s=7&l=stride2")):
         context, page = open_lesson(browser, base, (1366, 768), path)
         if name == "stride2-gaps":
             page.locator("#all-tensors").click()  # (x and dx side by side: the gaps)

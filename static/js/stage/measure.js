@@ -65,7 +65,8 @@ export function roomOf(container, folded) {
 
 /**
  * Measure where things are: what scrolls up and down (each column of the flow on its own
- * when the stage has class col-scroll, else the stage `container`), and per shown figure
+ * when the stage has class col-scroll, the page for a phone's stacked stage, else the
+ * stage `container`), and per shown figure
  * of `views` its caption and each slice's grid in its scroller's content coordinates
  * (and, for a figure wider than its room, in its own sideways-scrolling content), set as
  * view.geo, view.scroller, view.scrollsX. Only figures and slice boxes are read (a slice
@@ -75,18 +76,21 @@ export function roomOf(container, folded) {
 export function measureGeometry(container, columns, views) {
   const c = container;
   const scrolls = (e) => /auto|scroll/.test(getComputedStyle(e).overflowY) && e.scrollHeight > e.clientHeight + 1;
-  const scrollers = c.classList.contains("col-scroll") ? columns.filter((col) => !col.hidden && scrolls(col)) : scrolls(c) ? [c] : [];
+  // (a phone's stacked stage is as tall as its figures: the page scrolls to the step)
+  const page = c.classList.contains("stacked") && !scrolls(c) ? document.scrollingElement : null;
+  const scrollers = page ? [page] : c.classList.contains("col-scroll") ? columns.filter((col) => !col.hidden && scrolls(col)) : scrolls(c) ? [c] : [];
   let overflowX = false;
   const origin = new Map(); // scroller -> the top of its content in the viewport
   for (const e of [c, ...columns]) {
     const r = e.getBoundingClientRect();
     origin.set(e, r.top + e.clientTop - e.scrollTop);
   }
+  if (page) origin.set(page, -page.scrollTop);
   for (const name in views) {
     const v = views[name];
     v.geo = null;
     v.scrollsX = false;
-    v.scroller = scrollers.includes(v.fig.parentElement) ? v.fig.parentElement : c;
+    v.scroller = page ?? (scrollers.includes(v.fig.parentElement) ? v.fig.parentElement : c);
     const top0 = origin.get(v.scroller);
     const fr = v.fig.getBoundingClientRect();
     const bands = v.bandsEl.getBoundingClientRect();

@@ -1,4 +1,5 @@
-// Scrolling the stage to the step (never the page): each figure wider than its room
+// Scrolling the stage to the step (the page only under a phone's stacked stage, whose
+// player is docked at the top of the screen): each figure wider than its room
 // sideways to its own read window or written cells; what scrolls up and down (the stage,
 // or each column) to the written cells, with the read window and the captions of both
 // when they fit. Positions come from stage/measure.js's geometry, not from the cells'
@@ -10,6 +11,18 @@ import { span, shift, scrollTarget, cellSpan, boxWorth, CAPTION_WORTH } from "..
  *  "x" (the figure's own scrolling content); null if none is drawn. */
 function cellRanges(view, idx, axis) {
   return view.geo ? cellSpan(view.geo, view.layout, view.posOf, idx, axis) : null;
+}
+
+/** The height a sticky element covers at the top of scroller `e`: the docked player over
+ *  the page, a figure's caption over a scrolling column (0 where nothing sticks). */
+function stickyInset(e) {
+  if (e === document.scrollingElement) {
+    // the page: the docked player covers its top (style.css, phones)
+    const dock = document.querySelector(".dock");
+    return dock && getComputedStyle(dock).position === "sticky" ? dock.offsetHeight + 8 : 0;
+  }
+  const cap = e.querySelector(".tensor figcaption");
+  return cap && getComputedStyle(cap).position === "sticky" ? cap.offsetHeight : 0;
 }
 
 /**
@@ -52,7 +65,10 @@ export function scrollToStep(where, reads, writes) {
     }
   }
   for (const [e, list] of parts) {
-    const top = scrollTarget(list, { top: e.scrollTop, height: e.clientHeight, maxTop: Math.max(0, e.scrollHeight - e.clientHeight) });
+    // (a sticky caption covers the scroller's top: the cells are kept below it)
+    const inset = stickyInset(e);
+    const shown = inset ? list.map((r) => ({ ...r, lo: r.lo - inset, hi: r.hi - inset })) : list;
+    const top = scrollTarget(shown, { top: e.scrollTop, height: e.clientHeight - inset, maxTop: Math.max(0, e.scrollHeight - e.clientHeight) });
     if (top !== null && top !== e.scrollTop) {
       e.scrollTop = top;
       moved = true;

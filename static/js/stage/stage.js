@@ -268,7 +268,7 @@ export class Stage {
     });
   }
 
-  /** Scroll (never the page) so that the current event's cells are in view, from the
+  /** Scroll (the page only under a phone's stacked stage) so that the current event's cells are in view, from the
    *  geometry measured once per layout (stage/scroll.js). */
   follow() {
     if (this.geometryDirty) {
