@@ -87,7 +87,17 @@ let debounce = 0;
 let metrics = null; // the style sheet's sizes the stage layout needs (measured per trace and mode)
 let pendingNarration = ""; // said with the next step drawn (a trace that stopped midway)
 /** Hooks that js/io/debug.js (loaded on ?debug only) sets: frame timing for tests and benchmarks. */
-const probe = { onFrame: null, part: null, measureLayout: false, runStartedAt: 0, firstStepDrawnAt: 0 };
+const probe = {
+  onFrame: null,
+  part: null,
+  measureLayout: false,
+  runStartedAt: 0,
+  firstStepDrawnAt: 0,
+  /** onFrame(ms, frame) after each frame drawn; part(name, start) for the breakdown. */
+  hook({ onFrame = this.onFrame, part = this.part, measureLayout = this.measureLayout }) {
+    Object.assign(this, { onFrame, part, measureLayout });
+  },
+};
 
 // ---- effects of a change of state ------------------------------------------------------
 
@@ -96,7 +106,7 @@ store.subscribe((state, prev, action) => {
     if (state.playing) ticker.start();
     else {
       ticker.stop();
-      chrome.panelEvent = undefined; // narrate the step we stopped on
+      chrome.renarrate(); // narrate the step we stopped on
     }
   }
   if (state.projector !== prev.projector || state.setupOpen !== prev.setupOpen) {
@@ -200,7 +210,7 @@ async function run(config, { step = null, push = true, typed = false } = {}) {
         },
         onEnd(end) {
           if (mine.signal.aborted || !model) return;
-          if (end.comparison) model.header.comparison = end.comparison; // (the stream sends it last)
+          model.addEnd(end);
           dispatch({ type: "checked", badge: checkBadge(model) });
         },
       },
@@ -277,7 +287,7 @@ function redraw(cause = "request") {
   if (stage.model !== trace.model) {
     stage.build(trace.model);
     chrome.drawLegend(trace.model);
-    chrome.panelEvent = undefined;
+    chrome.renarrate();
     metrics = null;
   }
   if (!metrics) metrics = stage.measureMetrics();
@@ -292,9 +302,7 @@ function redraw(cause = "request") {
   // flash when one step was taken (a step, a play slow enough to watch), not after a
   // jump: there is no "just" to show then, and the flash costs the jump's frame.
   const fast = state.playing && speed > 12;
-  const oneStep = stage.lastStep !== undefined && Math.abs(frame.step - stage.lastStep) === 1;
-  stage.draw(frame, { flash: oneStep && (speed <= 8 || !state.playing) && !reducedMotion.matches, changes: !fast });
-  stage.lastStep = frame.step;
+  stage.draw(frame, { flash: (speed <= 8 || !state.playing) && !reducedMotion.matches, changes: !fast });
   if (!fast) stage.followEvent();
   lab.draw(trace.model, frame.step, trace.config.compare);
   if (!state.playing) hover.follow();

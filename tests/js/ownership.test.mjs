@@ -487,23 +487,6 @@ const f = (p) => (p.x = 1);
 // owner or by page state. The list only shrinks: a write not here fails, and so does an
 // entry that no longer occurs. (On main before this test: 29 such writes.)
 const KNOWN = [
-  // main.js: the chrome's narration, the stage's last step, the end line's comparison
-  "main.js chrome.panelEvent",
-  "main.js model.header.comparison",
-  "main.js stage.lastStep",
-  // the debug handle sets the page's probes and the stage's timing fields
-  "js/io/debug.js probe.measureLayout",
-  "js/io/debug.js probe.onFrame",
-  "js/io/debug.js probe.part",
-  "js/io/debug.js stage.followTimes",
-  "js/io/debug.js stage.onPart",
-  "js/io/debug.js stage.revealed",
-  "js/io/debug.js stage.writes",
-  // a student's stream state handed to a method
-  "js/io/classroom.js st.reconnecting",
-  "js/io/classroom.js st.retry",
-  "js/io/classroom.js st.source",
-  "js/io/classroom.js st.tries",
   // the stage's per-figure view, written by the helpers that paint and measure it
   "js/stage/cells.js shownLevel[]",
   "js/stage/cells.js shownValue[]",

@@ -41,6 +41,7 @@ export class Stage {
     this.geometryDirty = true;
     this.followQueued = false;
     this.followTimes = [];
+    this.lastStep = undefined; // the step of the last frame drawn
     this.onPart = null; // (main.js's per-frame breakdown: called after the cells and the highlight)
     this.writes = {}; // cells written per tensor by the last draw (counted while onPart is set)
     this.revealed = 0; // rows of cells painted on coming into view
@@ -118,8 +119,11 @@ export class Stage {
    * the step added (off while playing too fast to read it: a change mark costs each
    * frame more than its cells).
    */
-  draw(frame, { flash = false, changes = true } = {}) {
+  draw(frame, { flash: mayFlash = false, changes = true } = {}) {
     if (!this.model) return;
+    // the written cells flash when one step was taken, not after a jump
+    const flash = mayFlash && this.lastStep !== undefined && Math.abs(frame.step - this.lastStep) === 1;
+    this.lastStep = frame.step;
     // A step a few events from the last one drawn touches only the cells those events
     // wrote: only they are looked at. After a fold, a new arrangement or a long jump,
     // every cell in view.
@@ -182,6 +186,23 @@ export class Stage {
   cellOf(name, flat) {
     const v = this.views[name];
     return v ? v.cells[flat] : undefined;
+  }
+
+  /** The per-frame breakdown (io/debug.js): `onPart(name)` after the cells and the
+   *  highlight, with the cells written per tensor counted; null: off. */
+  measureParts(onPart) {
+    this.onPart = onPart;
+    this.writes = {};
+    if (!onPart) this.revealed = 0;
+  }
+
+  /** Start counting the rows painted on coming into view again. */
+  resetRevealed() {
+    this.revealed = 0;
+  }
+
+  resetFollowTimes() {
+    this.followTimes = [];
   }
 
   /** The next draw paints every cell, in view or not (a picture of the whole stage). */
