@@ -42,7 +42,7 @@ export class Stage {
     this.followQueued = false;
     this.followTimes = [];
     this.lastStep = undefined; // the step of the last frame drawn
-    this.onPart = null; // (main.js's per-frame breakdown: called after the cells and the highlight)
+    this.onPart = null; // (io/debug.js's per-frame breakdown: called after the cells and the highlight)
     this.writes = {}; // cells written per tensor by the last draw (counted while onPart is set)
     this.revealed = 0; // rows of cells painted on coming into view
     this.viewDirty = true; // what is in view may have changed since it was read
@@ -221,13 +221,13 @@ export class Stage {
    *  that are (when `stale`; else the draw paints every row in view anyway). */
   paintRevealed(frame, stale) {
     this.viewDirty = false;
-    markInView(this.container, this.views, VIEW_MARGIN);
+    for (const [name, inView] of markInView(this.container, this.views, VIEW_MARGIN)) this.views[name].inView = inView;
     if (!stale) return;
     for (const name in this.views) {
       const v = this.views[name];
       if (v.folded) continue;
       for (let r = 0; r < v.inView.length; r++) {
-        if (!v.stale[r] || !v.inView[r]) continue;
+        if (!v.paint.stale[r] || !v.inView[r]) continue;
         paintRow(v, r, frame);
         this.revealed += 1;
       }
@@ -295,6 +295,7 @@ export class Stage {
     if (this.geometryDirty) {
       this.geometryDirty = false;
       this.where = measureGeometry(this.container, this.columns, this.views);
+      for (const name in this.where.places) Object.assign(this.views[name], this.where.places[name]);
     }
     // (its scroll event comes a frame later: the cells it brings into view are painted
     // before this frame is)
