@@ -1,9 +1,9 @@
-// What a change of state sets going outside the page's drawing: the ticker, the class
-// session's place, the address, the toast's timer; then a redraw (at once for the
-// ticker's step, which comes at the start of a frame; else in the next frame).
+// What a change of state sets going outside the page's drawing (touching no element): the
+// ticker, the class session's place, the address, the toast's timer; then a redraw (at
+// once for the ticker's step, which comes at the start of a frame; else in the next frame).
 
 import { classPlace, placeOf } from "../model/page-state.js";
-import { store, dispatch, ticker, classroom, chrome } from "./page.js";
+import { store, dispatch, ticker, classroom } from "./page.js";
 import { redraw, requestRedraw, drawNow } from "./redraw.js";
 import { writeUrl } from "./address.js";
 
@@ -14,10 +14,7 @@ export function installEffects() {
   store.subscribe((state, prev, action) => {
     if (state.playing !== prev.playing) {
       if (state.playing) ticker.start();
-      else {
-        ticker.stop();
-        chrome.renarrate(); // narrate the step we stopped on
-      }
+      else ticker.stop();
     }
     if (state.notice !== prev.notice && state.notice) {
       clearTimeout(noticeTimer);

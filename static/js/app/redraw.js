@@ -13,7 +13,7 @@ const reducedMotion = window.matchMedia("(prefers-reduced-motion: reduce)");
 
 let metrics = null; // the style sheet's sizes the stage layout needs (measured per trace and mode)
 let queued = false;
-const drawn = { form: null, notice: null, narration: null, modes: null, follow: null, badge: null, inspect: null, scrubber: null };
+const drawn = { form: null, notice: null, narration: null, modes: null, follow: null, badge: null, inspect: null, scrubber: null, playing: false };
 
 /** The style sheet's sizes change (a mode, a media query): measure them again. */
 export function forgetMetrics() {
@@ -112,6 +112,9 @@ export function redraw(cause = "request") {
     chrome.renarrate();
     metrics = null;
   }
+  // a pause narrates the step it stopped on
+  if (drawn.playing && !state.playing) chrome.renarrate();
+  drawn.playing = state.playing;
   if (!metrics) metrics = stage.measureMetrics();
   probe.part?.("start", { cause, from: stage.lastStep ?? -1 });
   const frame = frameOf(trace, state.step, viewOf(state), { width: window.innerWidth, room: state.room }, metrics);
