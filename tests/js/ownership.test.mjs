@@ -7,7 +7,12 @@
 // Reading the sources takes a small tokenizer (no parser package offline): comments,
 // strings, template literals and regular expressions are skipped, identifiers and
 // punctuation kept. Each write's object is classified by the binding its name has in
-// the innermost enclosing function or block that declares it.
+// the innermost enclosing function or block that declares it. What a module owns: `this`
+// and what it reaches; literals, `new` of a class not imported, created elements, copies
+// and the results of plain function calls; a callback's item over what it owns
+// (`mine.forEach((x) => …)`); the parameters of a private top-level function (not
+// exported: only this module calls it). Imports, other parameters, `new` of an imported
+// class and what a method call or another's field returns are not the module's.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync, readdirSync } from "node:fs";
