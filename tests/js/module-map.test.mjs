@@ -1,5 +1,5 @@
 // The page's modules against docs/page.md's module map: the folders under static/js
-// say each module's role (model/ pure, stage/, panels/, io/, encode/), and the map says
+// say each module's role (model/ pure, stage/, panels/, io/, encode/, app/), and the map says
 // what each module is. A module added, moved or renamed without its line fails here, as
 // does a line naming no module; so do an import naming no file, a cycle of imports, a
 // model/ module importing from outside model/ or using the browser, and two modules of
@@ -71,9 +71,9 @@ test("the module map lists each folder's modules together", () => {
 });
 
 test("every module sits in a folder of its role, and no two modules share a name", () => {
-  const roles = new Set(["model", "stage", "panels", "io", "encode"]);
+  const roles = new Set(["model", "stage", "panels", "io", "encode", "app"]);
   const loose = MODULES.filter((m) => !roles.has(m.split("/")[0]) || m.split("/").length !== 2);
-  assert.deepEqual(loose, [], `modules outside model/, stage/, panels/, io/, encode/: ${loose.join(", ")}`);
+  assert.deepEqual(loose, [], `modules outside model/, stage/, panels/, io/, encode/, app/: ${loose.join(", ")}`);
   const base = (m) => m.split("/").pop();
   const shared = MODULES.filter((m) => MODULES.some((o) => o !== m && base(o) === base(m)));
   assert.deepEqual(shared, [], `modules of one name in different folders: ${shared.join(", ")}`);

@@ -129,6 +129,40 @@ test("reduce: an edit makes the stage stale until traced; a failure keeps the la
   assert.equal(s.runError, "");
 });
 
+test("reduce: the form's contents, the toast and the words said once are state", () => {
+  const { model } = modelOf("trace_worked_example.json");
+  let s = reduce(initialState(), { type: "formShow", config: { a: 1 }, fresh: true });
+  assert.deepEqual(s.form, { config: { a: 1 }, fresh: true, shown: 1, header: null, errors: null });
+  // the header puts the traced setup in the form, with its header and no errors
+  s = reduce(s, { type: "header", model, config: { a: 2 }, lesson: "", step: 0 });
+  assert.deepEqual([s.form.config, s.form.fresh, s.form.shown, s.form.header, s.form.errors], [{ a: 2 }, false, 2, model.header, {}]);
+  const good = reduce(reduce(s, { type: "events", model }), { type: "runDone" });
+  // a stream cut on a lesson: its setup and header back in the form, the errors beside it,
+  // the words said now and again with the step, a toast
+  s = reduce(good, { type: "runStarted" });
+  const half = new TraceModel(model.header);
+  s = reduce(s, { type: "header", model: half, config: { a: 3 }, lesson: "", step: 0 });
+  const restore = { trace: good.trace, step: 0, badge: good.badge, config: { a: 2 }, lesson: "" };
+  s = reduce(s, { type: "runFailed", message: "cut", errors: { _: "cut" }, restore, said: "stopped", sayAgain: true, notice: true });
+  assert.deepEqual([s.form.config, s.form.fresh, s.form.header, s.form.errors], [{ a: 2 }, true, model.header, { _: "cut" }]);
+  assert.equal(s.narration.text, "stopped");
+  assert.equal(s.pendingNarration, "stopped");
+  assert.deepEqual(s.notice, { text: "stopped", id: 1 });
+  s = reduce(s, { type: "narrated" });
+  assert.equal(s.pendingNarration, "");
+  // a toast replaced before its time: only its own timer hides it
+  s = reduce(s, { type: "notice", text: "copied" });
+  assert.deepEqual(s.notice, { text: "copied", id: 2 });
+  assert.equal(reduce(s, { type: "noticeDone", id: 1 }), s);
+  assert.equal(reduce(s, { type: "noticeDone", id: 2 }).notice, null);
+  // a typed setup that fails before its header keeps the form's setup; only the errors change
+  const typed = reduce(good, { type: "runFailed", message: "bad", errors: { H: "too small" }, restore: null, said: "Not run: bad" });
+  assert.equal(typed.form.shown, good.form.shown);
+  assert.deepEqual(typed.form.errors, { H: "too small" });
+  assert.equal(typed.notice, null);
+  assert.equal(reduce(initialState(), { type: "startFailed", message: "no meta" }).startError, "no meta");
+});
+
 test("placeOf: a lesson by name, a custom setup by its config, the step asked for until the trace is whole", () => {
   const { model } = modelOf("trace_worked_example.json", 3);
   let s = reduce(withTrace(model), { type: "lessonOpened", name: "d2l", config: { a: 1 } });

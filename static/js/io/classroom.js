@@ -259,7 +259,7 @@ export class Classroom {
       } catch {
         /* an end without words */
       }
-      if (reason === "shutdown") this._lost(st, source); // the server restarts: come back with it
+      if (reason === "shutdown") this._lost(source); // the server restarts: come back with it
       else this._ended(reason === "expired" ? "The class session ended: the teacher was away too long." : "The teacher ended the class session.");
     });
     source.addEventListener("open", () => {
@@ -273,7 +273,7 @@ export class Classroom {
       // the browser reconnects a dropped stream by itself (the server asks for 1 s);
       // a refused one (the server or its session store down) it gives up: this does not
       if (st.source !== source) return;
-      if (source.readyState === EventSource.CLOSED) this._lost(st, source);
+      if (source.readyState === EventSource.CLOSED) this._lost(source);
       else if (!st.reconnecting) {
         st.reconnecting = true;
         this._studentChanged();
@@ -284,8 +284,10 @@ export class Classroom {
 
   /** The stream is gone: ask whether the session still is, then open it again after a
    *  growing pause (the last place stays on screen meanwhile). */
-  _lost(st, source) {
+  _lost(source) {
     source.close();
+    const st = this.student;
+    if (!st || st.source !== source) return; // (another session's stream)
     st.reconnecting = true;
     this._studentChanged();
     const pause = RECONNECTS[Math.min(st.tries, RECONNECTS.length - 1)];
@@ -301,7 +303,7 @@ export class Classroom {
           this._ended("The class session has ended.");
           return;
         }
-        this._lost(st, source); // the server or its store still down: again, later
+        this._lost(source); // the server or its store still down: again, later
         return;
       }
       if (this.student !== st || st.source !== source) return;

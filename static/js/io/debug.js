@@ -17,7 +17,7 @@ export function install(page) {
   // without), with the steps the frame covers and the cells it wrote per tensor.
   const breakdown = { on: false, rows: [], row: null, at: 0 };
   let lastFrame = null;
-  probe.onFrame = (dt, frame) => {
+  const onFrame = (dt, frame) => {
     lastFrame = frame;
     frameTimes.push(dt);
     if (frameTimes.length > 2000) frameTimes.splice(0, 1000);
@@ -25,17 +25,16 @@ export function install(page) {
       Object.assign(breakdown.row, { to: frame.step, total: dt, focus: stage.focusKey, writes: stage.writes, revealed: stage.revealed });
       breakdown.rows.push(breakdown.row);
       breakdown.row = null;
-      stage.onPart = null;
-      stage.revealed = 0;
+      stage.measureParts(null);
     }
   };
+  probe.hook({ onFrame });
   const part = (name, start) => {
     if (!breakdown.on) return;
     if (name === "start") {
       breakdown.row = { cause: start.cause, from: start.from };
       breakdown.at = performance.now();
-      stage.onPart = (n) => part(n);
-      stage.writes = {};
+      stage.measureParts((n) => part(n));
       return;
     }
     const row = breakdown.row;
@@ -87,7 +86,7 @@ export function install(page) {
     frameTimes: () => frameTimes.slice(),
     resetFrameTimes: () => (frameTimes = []),
     followTimes: () => stage.followTimes.slice(),
-    resetFollowTimes: () => (stage.followTimes = []),
+    resetFollowTimes: () => stage.resetFollowTimes(),
     timings: () => ({ runStartedAt: probe.runStartedAt, firstStepDrawnAt: probe.firstStepDrawnAt }),
     seek: (t) => {
       store.dispatch({ type: "goto", step: t });
@@ -97,12 +96,12 @@ export function install(page) {
     // (the actions return nothing: a page state handed back to the test or benchmark
     // would be serialized whole, trace and all, on the page's main thread)
     setSpeedIndex: (index) => void store.dispatch({ type: "speed", index }),
-    measureLayout: (on) => (probe.measureLayout = Boolean(on)),
+    measureLayout: (on) => probe.hook({ measureLayout: Boolean(on) }),
     breakdown: (on) => {
       breakdown.on = Boolean(on);
       breakdown.rows = [];
-      stage.revealed = 0;
-      probe.part = breakdown.on ? part : null;
+      stage.resetRevealed();
+      probe.hook({ part: breakdown.on ? part : null });
     },
     breakdownRows: () => breakdown.rows.slice(),
     play: () => void store.dispatch({ type: "play" }),

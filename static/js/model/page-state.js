@@ -32,6 +32,14 @@ export function initialState({ setupOpen = true } = {}) {
     // following, status: "following" | "away" | "reconnecting" | "exploring"}, or
     // {role: "ended", message}
     follow: null,
+    // the setup form: the setup it shows (`shown` counts each time it is put there; fresh:
+    // a new setup, typed values and problems forgotten), the trace's header, the errors
+    // beside the fields ({field: message})
+    form: { config: null, fresh: false, shown: 0, header: null, errors: null },
+    notice: null, // the toast: {text, id}, hidden after a while
+    narration: null, // words said once (a run that failed): {text, id}
+    pendingNarration: "", // said again with the next step drawn (a trace that stopped midway)
+    startError: "", // the page could not start: why
   };
 }
 
@@ -115,6 +123,16 @@ export function reduce(state, action) {
       return set(state, { lesson: "", config: action.config, playing: false });
     case "edited":
       return set(state, { lesson: "", config: action.config, run: "waiting" });
+    case "formShow":
+      return { ...state, form: { ...state.form, config: action.config, fresh: Boolean(action.fresh), shown: state.form.shown + 1 } };
+    case "notice":
+      return { ...state, notice: { text: action.text, id: (state.notice ? state.notice.id : 0) + 1 } };
+    case "noticeDone":
+      return state.notice && state.notice.id === action.id ? { ...state, notice: null } : state;
+    case "narrated":
+      return set(state, { pendingNarration: "" });
+    case "startFailed":
+      return set(state, { startError: action.message });
     case "formProblems":
       return set(state, { formProblems: action.has });
     case "runStarted":
@@ -122,7 +140,8 @@ export function reduce(state, action) {
     case "header": {
       const { model } = action;
       const trace = { model, received: model.received, complete: model.complete, config: action.config, lesson: action.lesson };
-      return { ...state, trace, inspect: null, step: action.step, run: "streaming", badge: { state: "pending", text: "checking…", title: "The replay check runs when the whole trace has arrived." } };
+      const form = { config: action.config, fresh: false, shown: state.form.shown + 1, header: model.header, errors: {} };
+      return { ...state, trace, form, inspect: null, step: action.step, run: "streaming", badge: { state: "pending", text: "checking…", title: "The replay check runs when the whole trace has arrived." } };
     }
     case "events": {
       if (!state.trace || state.trace.model !== action.model) return state;
@@ -134,7 +153,15 @@ export function reduce(state, action) {
       const r = action.restore;
       const restored = r ? { trace: r.trace, step: r.step, badge: r.badge, ...(r.config ? { config: r.config, lesson: r.lesson } : {}) } : {};
       const cleared = action.clear ? { trace: null, badge: { state: "pending", text: "no trace", title: "" } } : {};
-      return { ...state, ...restored, ...cleared, playing: action.restore || action.clear ? false : state.playing, runError: action.message };
+      // the form: the errors beside its fields; a lesson or link put back shows its setup
+      // and the header of the trace put back
+      const form =
+        r && r.config
+          ? { config: r.config, fresh: true, shown: state.form.shown + 1, header: r.trace.model.header, errors: action.errors ?? {} }
+          : { ...state.form, header: r ? r.trace.model.header : state.form.header, errors: action.errors ?? {} };
+      const said = action.said ? { narration: { text: action.said, id: (state.narration ? state.narration.id : 0) + 1 }, pendingNarration: action.sayAgain ? action.said : state.pendingNarration } : {};
+      const notice = action.notice ? { notice: { text: action.said, id: (state.notice ? state.notice.id : 0) + 1 } } : {};
+      return { ...state, ...restored, ...cleared, ...said, ...notice, form, playing: action.restore || action.clear ? false : state.playing, runError: action.message };
     }
     case "runDone":
       return set(state, { run: "idle" });

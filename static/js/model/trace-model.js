@@ -171,6 +171,12 @@ export class TraceModel {
     return this.compiled.length;
   }
 
+  /** The stream's end line: its comparison (the numbers a student sent, checked against
+   *  the trace: the stream sends it last) joins the header. */
+  addEnd(end) {
+    if (end && end.comparison) this.header.comparison = end.comparison;
+  }
+
   /** Compile and append events (in order). Throws on boxes that do not fit their tensor. */
   addEvents(events) {
     for (const ev of events) {

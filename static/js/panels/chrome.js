@@ -58,6 +58,11 @@ export class Chrome {
     return "";
   }
 
+  /** The next drawPanel narrates its step again (a pause, a new trace). */
+  renarrate() {
+    this.panelEvent = undefined;
+  }
+
   /** An empty panel: no trace on show. */
   drawNoTrace() {
     this.panelEvent = undefined;
@@ -66,6 +71,18 @@ export class Chrome {
     text($("eq-text"), "No trace: fix the setup and it runs again.");
     $("eq-writes").replaceChildren();
     text($("eq-reads"), "");
+  }
+
+  /** The toast: a notice for a few seconds ("" hides it). */
+  drawToast(said) {
+    const t = $("toast");
+    text(t, said);
+    t.hidden = !said;
+  }
+
+  /** The page could not start (its controls did not load): said in the step panel. */
+  drawStartError(said) {
+    text($("eq-text"), said);
   }
 
   narrate(said) {

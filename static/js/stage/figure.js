@@ -6,7 +6,7 @@
 import { sliceLayout, gridMarks, MARK_STYLES, MAX_CELLS_PER_TENSOR } from "../model/tensor-layout.js";
 import { formatValue, colorLevel, absMax } from "../model/number-format.js";
 import { unravel } from "../model/trace-model.js";
-import { labelCell } from "./cells.js";
+import { labelCell, CellPaint } from "./cells.js";
 
 export function el(tag, cls, text) {
   const e = document.createElement(tag);
@@ -33,10 +33,10 @@ function caption(name, meta, scale) {
 /**
  * The figure of tensor `name` of `model` (a TraceModel) and its view record:
  * {meta, layout, fig, bandsEl, cells: (size,) elements, grids, slicesEls, drawn: (slices *
- * rows * cols,) flat indices, posOf: (size,) drawn position or -1, padFlat, inView /
- * stale: (slices * rows,) a row of cells in view / that may show an older step
- * (stage/cells.js), perSlice, scale, shownValue / shownWritten / shownLevel: (size,)
- * what each cell shows, outlineSlots, folded, geo, scrollsX}.
+ * rows * cols,) flat indices, posOf: (size,) drawn position or -1, padFlat, inView:
+ * (slices * rows,) a row of cells in view (stage/measure.js), perSlice, scale, paint: what
+ * each cell shows and which rows are stale (stage/cells.js CellPaint), outlineSlots,
+ * folded, geo, scroller, scrollsX}.
  */
 export function buildFigure(model, name) {
   const meta = model.tensors[name];
@@ -126,12 +126,11 @@ export function buildFigure(model, name) {
     for (const sl of layout.slices) for (let k = 0; k < sl.cells.length; k++) if (MARK_STYLES[marks[k]]?.fixed) padFlat.add(sl.cells[k]);
   }
   return {
-    meta, layout, fig, bandsEl, cells, grids, slicesEls, drawn, posOf, padFlat, inView, stale, perSlice: layout.rows * layout.cols, scrollsX: false,
+    meta, layout, fig, bandsEl, cells, grids, slicesEls, drawn, posOf, padFlat, inView, perSlice: layout.rows * layout.cols, scrollsX: false,
     geo: null,
+    scroller: null,
     scale,
-    shownValue,
-    shownWritten,
-    shownLevel,
+    paint: new CellPaint({ shownValue, shownWritten, shownLevel, stale }),
     outlineSlots: [], // per slice: the outline elements made in its grid
     folded: false,
   };

@@ -66,12 +66,12 @@ export function roomOf(container, folded) {
 /**
  * Measure where things are: what scrolls up and down (each column of the flow on its own
  * when the stage has class col-scroll, the page for a phone's stacked stage, else the
- * stage `container`), and per shown figure
- * of `views` its caption and each slice's grid in its scroller's content coordinates
- * (and, for a figure wider than its room, in its own sideways-scrolling content), set as
- * view.geo, view.scroller, view.scrollsX. Only figures and slice boxes are read (a slice
+ * stage `container`), and per shown figure of `views` its caption and each slice's grid
+ * in its scroller's content coordinates (and, for a figure wider than its room, in its
+ * own sideways-scrolling content): per view name, places[name] = {geo, scroller,
+ * scrollsX} (the stage sets them on its views). Only figures and slice boxes are read (a slice
  * skipped by content-visibility keeps its reserved size), plus one grid and one cell per
- * figure for the cell pitch. Returns {scrollers, overflowX, overflowY}.
+ * figure for the cell pitch. Returns {scrollers, overflowX, overflowY, places}.
  */
 export function measureGeometry(container, columns, views) {
   const c = container;
@@ -86,12 +86,12 @@ export function measureGeometry(container, columns, views) {
     origin.set(e, r.top + e.clientTop - e.scrollTop);
   }
   if (page) origin.set(page, -page.scrollTop);
+  const places = {};
   for (const name in views) {
     const v = views[name];
-    v.geo = null;
-    v.scrollsX = false;
-    v.scroller = page ?? (scrollers.includes(v.fig.parentElement) ? v.fig.parentElement : c);
-    const top0 = origin.get(v.scroller);
+    const scroller = page ?? (scrollers.includes(v.fig.parentElement) ? v.fig.parentElement : c);
+    places[name] = { geo: null, scrollsX: false, scroller };
+    const top0 = origin.get(scroller);
     const fr = v.fig.getBoundingClientRect();
     const bands = v.bandsEl.getBoundingClientRect();
     if (!fr.height || !bands.height || !v.grids.length || !v.drawn.length) continue; // folded, hidden or empty (a mistake's zero-size dx)
@@ -108,9 +108,9 @@ export function measureGeometry(container, columns, views) {
       sliceTop[k] = r.top - top0;
       sliceLeft[k] = r.left - left0;
     });
-    v.scrollsX = v.bandsEl.scrollWidth > v.bandsEl.clientWidth + 1;
-    if (v.scrollsX) overflowX = true;
-    v.geo = {
+    const scrollsX = v.bandsEl.scrollWidth > v.bandsEl.clientWidth + 1;
+    if (scrollsX) overflowX = true;
+    places[name] = { scroller, scrollsX, geo: {
       capTop: cap.top - top0,
       capBottom: cap.bottom - top0,
       gridDy: g0.top - s0.top,
@@ -120,20 +120,20 @@ export function measureGeometry(container, columns, views) {
       sliceTop,
       sliceLeft,
       roomX: v.bandsEl.clientWidth,
-    };
+    } };
   }
-  return { scrollers, overflowX, overflowY: scrollers.length > 0 };
+  return { scrollers, overflowX, overflowY: scrollers.length > 0, places };
 }
 
 /**
- * Mark which rows of cells of the shown figures of `views` are in view: view.inView[r] = 1
- * for row r (stage/cells.js) when it lies within `margin` px of what shows it (the
+ * Which rows of cells of the shown figures of `views` are in view: a Map from a view's
+ * name to its rows (slices * rows,), 1 for row r (stage/cells.js) when it lies within `margin` px of what shows it (the
  * viewport, the stage `container`, a scrolling column, the figure's own sideways scroll).
  * Only the slices' boxes are read (layout is brought up to date first if the DOM
  * changed), never a cell's (a slice content-visibility skips would be laid out for it);
  * a row's place follows from its slice's box: the grid is at its bottom, `rows` rows of
  * `cols` cells at a pitch of the slice's width over its columns. A folded figure is left
- * as it is. The margin covers what the compositor scrolls before the stage hears of it
+ * out (its rows stay as they were). The margin covers what the compositor scrolls before the stage hears of it
  * (a scroll event, then Stage.reveal).
  */
 export function markInView(container, views, margin) {
@@ -147,9 +147,12 @@ export function markInView(container, views, margin) {
   const stage = clip(container, view);
   const colScroll = container.classList.contains("col-scroll");
   const gap = parseFloat(getComputedStyle(container).getPropertyValue("--gap")) || 0;
+  const marked = new Map();
   for (const name in views) {
     const v = views[name];
     if (v.folded) continue;
+    const inView = new Uint8Array(v.inView.length);
+    marked.set(name, inView);
     const box = colScroll && v.fig.parentElement !== container ? clip(v.fig.parentElement, stage) : stage;
     // (the slices' own box clips them sideways only: it is as tall as they are)
     const bands = v.bandsEl.getBoundingClientRect();
@@ -168,8 +171,9 @@ export function markInView(container, views, margin) {
         lo = Math.max(0, Math.floor((top - gridTop) / pitch));
         hi = Math.min(rows - 1, Math.floor((bottom - gridTop) / pitch));
       }
-      for (let r = 0; r < rows; r++) v.inView[k * rows + r] = r >= lo && r <= hi ? 1 : 0;
+      for (let r = 0; r < rows; r++) inView[k * rows + r] = r >= lo && r <= hi ? 1 : 0;
     }
   }
+  return marked;
 }
 

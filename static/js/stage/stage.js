@@ -41,7 +41,8 @@ export class Stage {
     this.geometryDirty = true;
     this.followQueued = false;
     this.followTimes = [];
-    this.onPart = null; // (main.js's per-frame breakdown: called after the cells and the highlight)
+    this.lastStep = undefined; // the step of the last frame drawn
+    this.onPart = null; // (io/debug.js's per-frame breakdown: called after the cells and the highlight)
     this.writes = {}; // cells written per tensor by the last draw (counted while onPart is set)
     this.revealed = 0; // rows of cells painted on coming into view
     this.viewDirty = true; // what is in view may have changed since it was read
@@ -118,8 +119,11 @@ export class Stage {
    * the step added (off while playing too fast to read it: a change mark costs each
    * frame more than its cells).
    */
-  draw(frame, { flash = false, changes = true } = {}) {
+  draw(frame, { flash: mayFlash = false, changes = true } = {}) {
     if (!this.model) return;
+    // the written cells flash when one step was taken, not after a jump
+    const flash = mayFlash && this.lastStep !== undefined && Math.abs(frame.step - this.lastStep) === 1;
+    this.lastStep = frame.step;
     // A step a few events from the last one drawn touches only the cells those events
     // wrote: only they are looked at. After a fold, a new arrangement or a long jump,
     // every cell in view.
@@ -184,6 +188,23 @@ export class Stage {
     return v ? v.cells[flat] : undefined;
   }
 
+  /** The per-frame breakdown (io/debug.js): `onPart(name)` after the cells and the
+   *  highlight, with the cells written per tensor counted; null: off. */
+  measureParts(onPart) {
+    this.onPart = onPart;
+    this.writes = {};
+    if (!onPart) this.revealed = 0;
+  }
+
+  /** Start counting the rows painted on coming into view again. */
+  resetRevealed() {
+    this.revealed = 0;
+  }
+
+  resetFollowTimes() {
+    this.followTimes = [];
+  }
+
   /** The next draw paints every cell, in view or not (a picture of the whole stage). */
   revealAll() {
     this.paintHidden = true;
@@ -200,13 +221,13 @@ export class Stage {
    *  that are (when `stale`; else the draw paints every row in view anyway). */
   paintRevealed(frame, stale) {
     this.viewDirty = false;
-    markInView(this.container, this.views, VIEW_MARGIN);
+    for (const [name, inView] of markInView(this.container, this.views, VIEW_MARGIN)) this.views[name].inView = inView;
     if (!stale) return;
     for (const name in this.views) {
       const v = this.views[name];
       if (v.folded) continue;
       for (let r = 0; r < v.inView.length; r++) {
-        if (!v.stale[r] || !v.inView[r]) continue;
+        if (!v.paint.stale[r] || !v.inView[r]) continue;
         paintRow(v, r, frame);
         this.revealed += 1;
       }
@@ -274,6 +295,7 @@ export class Stage {
     if (this.geometryDirty) {
       this.geometryDirty = false;
       this.where = measureGeometry(this.container, this.columns, this.views);
+      for (const name in this.where.places) Object.assign(this.views[name], this.where.places[name]);
     }
     // (its scroll event comes a frame later: the cells it brings into view are painted
     // before this frame is)

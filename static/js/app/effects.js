@@ -1,0 +1,44 @@
+// What a change of state sets going outside the page's drawing (touching no element): the
+// ticker, the class session's place, the address, the toast's timer; then a redraw (at
+// once for the ticker's step, which comes at the start of a frame; else in the next frame).
+
+import { classPlace, placeOf } from "../model/page-state.js";
+import { store, dispatch, ticker, classroom } from "./page.js";
+import { redraw, requestRedraw, drawNow } from "./redraw.js";
+import { writeUrl } from "./address.js";
+
+const NOTICE_MS = 3500;
+
+export function installEffects() {
+  let noticeTimer = 0;
+  store.subscribe((state, prev, action) => {
+    if (state.playing !== prev.playing) {
+      if (state.playing) ticker.start();
+      else ticker.stop();
+    }
+    if (state.notice !== prev.notice && state.notice) {
+      clearTimeout(noticeTimer);
+      const id = state.notice.id;
+      noticeTimer = setTimeout(() => dispatch({ type: "noticeDone", id }), NOTICE_MS);
+    }
+    // a teacher's page sends its place to the class
+    if (state.follow && state.follow.role === "teacher") {
+      const place = JSON.stringify(classPlace(state));
+      // a new place, or a session just opened or resumed (not every change of the bar's
+      // facts: a count or a trouble message must not send the place again)
+      const began = !prev.follow || prev.follow.role !== "teacher";
+      if (place !== JSON.stringify(classPlace(prev)) || began) classroom.publish(classPlace(state));
+    }
+    const place = placeOf(state);
+    const before = placeOf(prev);
+    if (action.type === "header") writeUrl(true, { push: action.push });
+    else if (state.playing !== prev.playing || place.projector !== before.projector || place.allTensors !== before.allTensors) writeUrl(true);
+    else if (place.step !== before.step || place.speed !== before.speed) writeUrl(false);
+    // the ticker runs at the start of a frame: its step is drawn in that frame
+    if (action.type === "tick") redraw("tick");
+    else {
+      drawNow(state);
+      requestRedraw();
+    }
+  });
+}
