@@ -37,8 +37,8 @@ ELSEWHERE = "common in public course code (issue 12's list of mistakes found els
 # what was read for the mistakes issue 27 added (cited, not copied)
 STARTER = (
     "CS231n assignment 2's starter cs231n/layers.py: conv_backward_naive begins with "
-    "`dx, dw, db = None, None, None` above its TODO (read in public student repositories, "
-    "e.g. DameDollaForThree/CS231n-assignment2, cs231n/layers.py)"
+    "`dx, dw, db = None, None, None` above its TODO (as handed in: DameDollaForThree/CS231n-assignment2, "
+    "cs231n/layers.py, whose unfinished functions still return the starter's None)"
 )
 
 _mistake = catalogue_in("cs231n")
@@ -371,8 +371,8 @@ _mistake(
     wrong="The window of output (i, j) is x_pad[..., i*stride:i*stride+HH, j:j+WW]: the rows step by the stride, "
     "the columns by 1.",
     should="Stride both axes: x_pad[..., i*stride:i*stride+HH, j*stride:j*stride+WW].",
-    source="Clarence-G/learngit, cs231n/assignment2/conv1.py, was read for the slice that strides both axes "
-    "(k*s:WW+k*s for the columns); students who copy the rows' slice drop the columns' *stride",
+    source="the window slice of a naive CS231n layer strides both axes (as in Clarence-G/learngit, "
+    "cs231n/assignment2/conv1.py); written from the rows' slice, the columns' stride is dropped",
     conditions={"out": _columns_stride, "dx": _columns_stride, "dw": _columns_stride},
     setup=Case(h=1, w=3, kh=1, kw=1, stride=(2, 2)),
 )
