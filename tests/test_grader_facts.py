@@ -32,7 +32,12 @@ def test_a_wrong_shape_names_the_rule_with_its_numbers():
     out = truth("out")  # (1, 2, 4, 5)
     said = facts("cs231n", CASE, "out", np.zeros((1, 2, 3, 4)) + 1)
     assert said[0] == f"out has shape (1, 2, 3, 4); it should be {out.shape}"
-    assert "H_out = 1 + (H + 2·pad − HH) // stride = 1 + (3 + 2·1 − 2) // 1 = 4" in said[-1]
+    assert said[-2:] == [
+        "the output's rows: H_out = 1 + (H + 2·pad − HH) // stride = 1 + (3 + 2·1 − 2) // 1 = 4",
+        "the output's columns: W_out = 1 + (W + 2·pad − WW) // stride = 1 + (4 + 2·1 − 2) // 1 = 5",
+    ]
+    columns_only = facts("cs231n", CASE, "out", np.ones((1, 2, 4, 3)))  # the rows are right: only W's rule
+    assert columns_only[-1].startswith("the output's columns: W_out") and not any("rows" in f for f in columns_only)
     x_shaped = facts("cs231n", Case(n=1, cg=1, fg=1, h=3, w=4, kh=2, kw=2), "out", np.ones((1, 1, 3, 4)))
     assert "out has the input's shape, not the output's" in x_shaped
     swapped = facts("cs231n", CASE, "out", np.ones((1, 2, 5, 4)))
