@@ -44,6 +44,10 @@ class Cs231nConv:
         """Row (column) on xp where output row (column) i's window starts."""
         return i * stride
 
+    def column_origin(self, j: int, stride: int) -> int:
+        """Column on xp where output column j's window starts."""
+        return self.origin(j, stride)
+
     def window_value(self, window: np.ndarray, kernel: np.ndarray, bias: float) -> float:
         """window, kernel: (C, HH, WW) -> one output value."""
         return np.sum(window * kernel) + bias
@@ -74,7 +78,7 @@ class Cs231nConv:
             for f in range(filters):
                 for i in range(ho):
                     for j in range(wo):
-                        r, c = self.origin(i, s), self.origin(j, s)
+                        r, c = self.origin(i, s), self.column_origin(j, s)
                         out[n, f, i, j] = self.window_value(xp[n, :, r : r + hh, c : c + ww], w[f], b[f])
         return out, (x, w, b, conv_param)
 
@@ -91,12 +95,16 @@ class Cs231nConv:
         for n in range(n_images):
             for i in range(ho):
                 for j in range(wo):
-                    r, c = self.origin(i, s), self.origin(j, s)
+                    r, c = self.origin(i, s), self.column_origin(j, s)
                     window = (n, slice(None), slice(r, r + hh), slice(c, c + ww))
                     self.write_dx(dxp, window, np.tensordot(dout[n, :, i, j], w, axes=1))
                     for f in range(filters):
                         self.write_dw(dw, f, xp[window] * dout[n, f, i, j])
-        return self.crop(dxp, p, h, wd), dw, db
+        return self.crop(dxp, p, h, wd), self.returned_dw(dw), db
+
+    def returned_dw(self, dw: np.ndarray) -> np.ndarray | None:
+        """What conv_backward_naive returns as dw: (F, C, HH, WW)."""
+        return dw
 
 
 class PadHardCodedOne(Cs231nConv):
@@ -160,6 +168,29 @@ class AssignDx(Cs231nConv):
 class AssignDw(Cs231nConv):
     def write_dw(self, dw, f, value):
         dw[f] = value  # the mistake: = , so only the last window counts
+
+
+class KernelHardCodedThree(Cs231nConv):
+    def window_value(self, window, kernel, bias):
+        total = 0.0
+        for c in range(kernel.shape[0]):  # the mistake: every channel's kernel taken as 3×3
+            total += np.sum(window[c] * kernel[c].reshape(3, 3))
+        return total + bias
+
+
+class ColumnStrideMissing(Cs231nConv):
+    def column_origin(self, j, stride):
+        return j  # the mistake: the rows step by the stride, the columns by 1
+
+
+class DxUnfinished(Cs231nConv):
+    def write_dx(self, dxp, where, value):
+        pass  # the mistake: the dx loop was never written; dx_pad stays zeros
+
+
+class DwUnfinished(Cs231nConv):
+    def returned_dw(self, dw):
+        return None  # the mistake: dw left as the starter's None
 
 
 # -- layer ----------------------------------------------------------------------
@@ -448,6 +479,10 @@ NAIVE = {
     "pad_only_if_pad": _subject(PadOnlyIfPad, "cs231n"),
     "assign_dx": _subject(AssignDx, "cs231n"),
     "assign_dw": _subject(AssignDw, "cs231n"),
+    "kernel_hardcoded_3": _subject(KernelHardCodedThree, "cs231n"),
+    "column_stride_missing": _subject(ColumnStrideMissing, "cs231n"),
+    "dx_unfinished": _subject(DxUnfinished, "cs231n"),
+    "dw_unfinished": _subject(DwUnfinished, "cs231n"),
     "input_size_loops": _subject(InputSizeLoops, "layer"),
     "kernel_height_for_width": _subject(KernelHeightForWidth, "layer"),
     "row_padding_for_columns": _subject(RowPaddingForColumns, "layer"),

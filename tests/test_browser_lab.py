@@ -245,7 +245,7 @@ def _unfinished_dx(dout, cache):  # returns nothing for dx: the link must still 
 
 
 # every catalogued mistake whose smallest counterexample has an output of the wrong
-# shape (an empty crop among them), and a dx returned as None
+# shape (an empty crop among them) or None, and a dx returned as None
 WRONG_SHAPED = [
     "output_size_parentheses",
     "empty_crop",
@@ -254,6 +254,7 @@ WRONG_SHAPED = [
     "kernel_height_for_width",
     "row_padding_for_columns",
     "crop_p0_p1_plus_rows",
+    "dw_unfinished",
 ]
 
 

@@ -50,6 +50,7 @@ BUGGY = {
             dx, dw, _ = right_backward(dout, cache)
             return dx, dw, dout.sum(axis=(0, 1, 2))
         """,
+    # (its width is stride 1's: not the catalogued column_stride_missing, whose width is right)
     "stride_on_rows_only": """
         def conv_forward_naive(x, w, b, conv_param):
             s, pad = conv_param["stride"], conv_param["pad"]
@@ -65,6 +66,8 @@ BUGGY = {
                 db = db + dout[0, :, i, 0] * 0  # crash
             return dx, dw, db
         """,
+    # (the whole w reshaped, not each channel: unlike the catalogued kernel_hardcoded_3 it
+    # runs, wrongly, when C·HH·WW is a multiple of 9)
     "kernel_hard_coded_3x3": """
         def conv_forward_naive(x, w, b, conv_param):
             kernel = w.reshape(w.shape[0], -1, 3, 3)  # crash
@@ -109,3 +112,14 @@ def test_a_bug_not_in_the_catalogue_is_not_named_and_a_crash_names_its_line(name
     if crash_line is not None:
         sites = [o["counterexample"].get("site") for o in failed.values() if o["counterexample"].get("error")]
         assert sites and all(site and site["file"] == path.name and site["line"] == crash_line for site in sites), sites
+
+
+def test_a_kernel_reshaped_whole_is_told_apart_from_the_catalogued_one(tmp_path):
+    """Both raise ValueError on the 1×1 case; the grader finds a case where the
+    catalogued per-channel reshape (kernel_hardcoded_3) differs, and names nothing."""
+    path = write(tmp_path, "kernel_hard_coded_3x3")
+    report = grade("cs231n", find_subject(load_module(str(path)), "cs231n", None, str(path)), target=path.name).data
+    out = report["outputs"]["out"]
+    assert out["likely_mistakes"] == []
+    differs_on = {a["id"]: a["differs_on"] for a in out["look_alikes"]}
+    assert differs_on.get("kernel_hardcoded_3"), out["look_alikes"]

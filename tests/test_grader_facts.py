@@ -32,7 +32,12 @@ def test_a_wrong_shape_names_the_rule_with_its_numbers():
     out = truth("out")  # (1, 2, 4, 5)
     said = facts("cs231n", CASE, "out", np.zeros((1, 2, 3, 4)) + 1)
     assert said[0] == f"out has shape (1, 2, 3, 4); it should be {out.shape}"
-    assert "H_out = 1 + (H + 2·pad − HH) // stride = 1 + (3 + 2·1 − 2) // 1 = 4" in said[-1]
+    assert said[-2:] == [
+        "the output's rows: H_out = 1 + (H + 2·pad − HH) // stride = 1 + (3 + 2·1 − 2) // 1 = 4",
+        "the output's columns: W_out = 1 + (W + 2·pad − WW) // stride = 1 + (4 + 2·1 − 2) // 1 = 5",
+    ]
+    columns_only = facts("cs231n", CASE, "out", np.ones((1, 2, 4, 3)))  # the rows are right: only W's rule
+    assert columns_only[-1].startswith("the output's columns: W_out") and not any("rows" in f for f in columns_only)
     x_shaped = facts("cs231n", Case(n=1, cg=1, fg=1, h=3, w=4, kh=2, kw=2), "out", np.ones((1, 1, 3, 4)))
     assert "out has the input's shape, not the output's" in x_shaped
     swapped = facts("cs231n", CASE, "out", np.ones((1, 2, 5, 4)))
@@ -115,3 +120,73 @@ def test_the_two_crops_that_are_empty_at_padding_0_are_told_apart():
         dx = grade("cs231n", get_mistake(mistake_id).implementation, target=mistake_id).data["outputs"]["dx"]
         assert [n["id"] for n in dx["likely_mistakes"]] == [mistake_id]
         assert other in {a["id"] for a in dx["look_alikes"]}
+
+
+def unfinished_dx_and_dw(dout, cache):
+    """A student's backward as handed in: db written, dx allocated and never filled, dw
+    still the starter's None."""
+    x, w, b, _ = cache
+    dx, dw, db = None, None, None
+    db = dout.sum(axis=(0, 2, 3))
+    dx = np.zeros_like(x)
+    return dx, dw, db
+
+
+def test_an_unfinished_dx_and_dw_are_said_as_facts_first_then_named():
+    """All zeros and None are the plain facts; the catalogue's dx_unfinished and
+    dw_unfinished are named after them, since they agree on every case tried."""
+    checked = grade("cs231n", Subject(forward=conv_forward_naive, backward=unfinished_dx_and_dw), target="t")
+    outputs = checked.data["outputs"]
+    dx, dw = outputs["dx"], outputs["dw"]
+    assert dx["facts"] == ["dx is all zeros (never written, or returned before it was filled?)"]
+    assert dw["facts"] == ["dw is None: nothing was returned for it (is the function finished?)"]
+    assert [m["id"] for m in dx["likely_mistakes"]] == ["dx_unfinished"]
+    assert [m["id"] for m in dw["likely_mistakes"]] == ["dw_unfinished"]
+    assert outputs["db"]["status"] == "pass" and outputs["out"]["status"] == "pass"
+    text = str(checked)
+    assert text.index("dx is all zeros") < text.index("likely mistake: dx_unfinished")
+    assert text.index("dw is None") < text.index("likely mistake: dw_unfinished")
+
+
+def zeros_dx_without_padding(dout, cache):
+    """dx right when there is padding, zeros without: unfinished only in one branch."""
+    dx, dw, db = conv_backward_naive(dout, cache)
+    return (dx if cache[3]["pad"] else np.zeros_like(dx)), dw, db
+
+
+def none_dw_with_a_stride(dout, cache):
+    """dw right with stride 1, None with a larger stride."""
+    dx, dw, db = conv_backward_naive(dout, cache)
+    return dx, (dw if cache[3]["stride"] == 1 else None), db
+
+
+@pytest.mark.parametrize(
+    "backward, output, fact, alike",
+    [
+        (zeros_dx_without_padding, "dx", "dx is all zeros", "dx_unfinished"),
+        (none_dw_with_a_stride, "dw", "dw is None", "dw_unfinished"),
+    ],
+)
+def test_zeros_or_none_on_some_cases_only_is_a_look_alike_not_a_name(backward, output, fact, alike):
+    """The counterexample gives zeros (None) as the unfinished mistake does, but the
+    grader finds a case where that mistake differs: the fact is said, the name is not."""
+    result = grade("cs231n", Subject(forward=conv_forward_naive, backward=backward), target="t").data["outputs"][output]
+    assert result["status"] == "fail" and result["facts"][0].startswith(fact)
+    assert result["likely_mistakes"] == []
+    differs_on = {a["id"]: a["differs_on"] for a in result["look_alikes"]}
+    assert differs_on.get(alike), result["look_alikes"]
+
+
+def test_the_two_stride_mistakes_are_told_apart():
+    """A stride missing on the columns equals the index grid that ignores the stride on
+    a one-row input; the grader names the right one and lists the other with a case
+    where they differ (two windows or more in a column)."""
+    outputs = grade("cs231n", get_mistake("column_stride_missing").implementation, target="t").data["outputs"]
+    for output in ("out", "dx", "dw"):
+        result = outputs[output]
+        assert [n["id"] for n in result["likely_mistakes"]] == ["column_stride_missing"]
+        differs_on = {a["id"]: a["differs_on"] for a in result["look_alikes"]}
+        assert "stride_one_index_grid" in differs_on, result["look_alikes"]
+        assert Case.from_dict(result["counterexample"]["case"]).h == 1  # one row: the two agree there
+    rows = grade("cs231n", get_mistake("stride_one_index_grid").implementation, target="t").data["outputs"]["out"]
+    assert [n["id"] for n in rows["likely_mistakes"]] == ["stride_one_index_grid"]

@@ -239,6 +239,29 @@ def test_the_empty_crop_is_an_empty_dx_whose_steps_write_nothing():
     assert doc["truth"]["dx"]["shape"] == [1, 1, 1, 1]
 
 
+def test_an_unfinished_dw_is_a_none_result_whose_loop_writes_nothing():
+    """dw_unfinished: dw is None (a failure of kind "returned None", with no event where
+    it stopped); the backward steps write dx alone, dx and db match the truth."""
+    m = get_mistake("dw_unfinished")
+    doc = build_mistake_trace(m.setup_config(), m.id)
+    said = mistaken_and_true(m)["mistaken"]["dw"]
+    assert doc["failures"] == {"dw": {"kind": "returned None", "message": said.message, "event": None}}
+    assert said.message == "conv_backward_naive's dw is None"
+    backward = [e for e in doc["events"] if e["phase"] == "backward"]
+    assert backward and all({w["tensor"] for w in e["writes"]} == {"dxp"} for e in backward)
+    assert doc["differences"]["dx"]["match"] and doc["differences"]["db"]["match"]
+    assert "dw" not in doc["differences"]
+
+
+def test_an_unfinished_dx_stays_zeros_and_diverges_at_the_first_backward_step():
+    m = get_mistake("dx_unfinished")
+    doc = build_mistake_trace(m.setup_config(), m.id)
+    assert not doc["failures"] and _header_array(doc, "dx").tolist() == [[[[0.0]]]]
+    step = doc["events"][doc["first_divergence"]]
+    assert step["phase"] == "backward" and {w["tensor"] for w in step["writes"]} == {"dw"}
+    assert not doc["differences"]["dx"]["match"] and doc["differences"]["dw"]["match"]
+
+
 def test_padding_one_hides_the_empty_crop():
     m = get_mistake("empty_crop")
     doc = build_mistake_trace(replace(m.setup, padding=(1, 1, 1, 1)).trace_config(), m.id)

@@ -257,3 +257,13 @@ def test_docs_mistakes_md_is_the_catalogue():
 
     text = (Path(__file__).resolve().parents[1] / "docs" / "mistakes.md").read_text(encoding="utf-8")
     assert text == catalogue_markdown(), "run: python -m convcore.mistakes.document > docs/mistakes.md"
+
+
+def test_the_course_code_read_is_cited_by_the_entries_it_was_read_for():
+    """docs/mistakes.md's "Public course code read" names each repository and file that
+    some entry's source draws on, and no other."""
+    from convcore.mistakes.document import READ
+
+    assert READ
+    for repo, path, _ in READ:
+        assert any(repo in m.source and path in m.source for m in MISTAKES.values()), (repo, path)

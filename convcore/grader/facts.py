@@ -24,17 +24,36 @@ def _close(a: np.ndarray, b: np.ndarray) -> bool:
     return a.shape == b.shape and bool(np.allclose(a, b, rtol=1e-6, atol=1e-9))
 
 
-def _shape_rule(case: Case, convention: str) -> str:
-    spec = case.spec
-    (top, bottom, _, _), (sh, _), (dh, _) = case.padding, case.stride, case.dilation
-    ho = spec.out_shape[2]
+def _shape_rule(case: Case, convention: str, axis: int) -> str:
+    """The output-size rule of the rows (``axis`` 0) or the columns (1), in numbers."""
+    size, kernel = (case.h, case.kh) if axis == 0 else (case.w, case.kw)
+    stride, dilation = case.stride[axis], case.dilation[axis]
+    first, second = case.padding[2 * axis : 2 * axis + 2]
+    out = case.spec.out_shape[2 + axis]
+    o, n, k = ("H_out", "H", "HH") if axis == 0 else ("W_out", "W", "WW")
     if convention == "cs231n":
-        return f"H_out = 1 + (H + 2·pad − HH) // stride = 1 + ({case.h} + 2·{top} − {case.kh}) // {sh} = {ho}"
-    kernel = f"{dh}·({case.kh} − 1) − 1" if dh != 1 else f"{case.kh}"
+        return f"{o} = 1 + ({n} + 2·pad − {k}) // stride = 1 + ({size} + 2·{first} − {kernel}) // {stride} = {out}"
+    sides = ("pad_top", "pad_bottom") if axis == 0 else ("pad_left", "pad_right")
+    k = "KH" if axis == 0 else "KW"
+    extent = f"dilation·({k} − 1) − 1" if dilation != 1 else k
+    spans = f"{dilation}·({kernel} − 1) − 1" if dilation != 1 else f"{kernel}"
     return (
-        f"H_out = 1 + (H + pad_top + pad_bottom − {'dilation·(KH − 1) − 1' if dh != 1 else 'KH'}) // stride"
-        f" = 1 + ({case.h} + {top} + {bottom} − {kernel}) // {sh} = {ho}"
+        f"{o} = 1 + ({n} + {sides[0]} + {sides[1]} − {extent}) // stride"
+        f" = 1 + ({size} + {first} + {second} − {spans}) // {stride} = {out}"
     )
+
+
+def _broken_size_rules(case: Case, convention: str, layout: str, got: tuple, expected: tuple) -> list[str]:
+    """The output-size rules that ``got`` (out's shape) breaks: the rows', the columns'
+    or both (the rows' when the number of axes is wrong)."""
+    if len(got) != len(expected):
+        return [f"the output's rows: {_shape_rule(case, convention, 0)}"]
+    first = 1 if layout == "NHWC" else 2
+    return [
+        f"the output's {which}: {_shape_rule(case, convention, axis)}"
+        for axis, which in enumerate(("rows", "columns"))
+        if got[first + axis] != expected[first + axis]
+    ]
 
 
 def facts(convention: str, case: Case, name: str, got: Any) -> list[str]:
@@ -56,7 +75,7 @@ def facts(convention: str, case: Case, name: str, got: Any) -> list[str]:
         if name == "out" and x is not None and got.shape == np.shape(x) and np.shape(x) != expected.shape:
             found.append("out has the input's shape, not the output's")
         if name == "out":
-            found.append(f"the output's rows: {_shape_rule(case, convention)}")
+            found.extend(_broken_size_rules(case, convention, conv.layout, got.shape, expected.shape))
         if got.ndim == 4 and got.shape[:2] + got.shape[2:][::-1] == expected.shape and got.shape[2] != got.shape[3]:
             found.append(f"{name}'s last two sizes are swapped (H and W?)")
         return found

@@ -33,11 +33,12 @@ from .plain_steps import LoopInputs
 __all__ = ["Cs231nCode", "LayerCode", "TorchCode", "code_subject", "layer_code"]
 
 
-def _numbers(run: Run, passed: str, *names: str) -> tuple[np.ndarray, ...]:
-    """The tensors ``names`` the run wrote; the exception of pass ``passed`` if it raised."""
+def _numbers(run: Run, passed: str, *names: str) -> tuple[np.ndarray | None, ...]:
+    """The tensors ``names`` the run wrote (None for those the code leaves None); the
+    exception of pass ``passed`` if it raised."""
     if passed in run.raised:
         raise run.raised[passed][0]
-    return tuple(run.tensors[name] for name in names)
+    return tuple(None if name in run.left_none else run.tensors[name] for name in names)
 
 
 class Cs231nCode:

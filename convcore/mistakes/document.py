@@ -28,6 +28,25 @@ setup as a ready request and the step where its trace first diverges
 """
 
 
+# public course code read for the catalogue's sources (repository, file, what it showed);
+# cited, never copied
+READ = (
+    (
+        "Clarence-G/learngit",
+        "cs231n/assignment2/conv1.py",
+        "a naive CS231n layer whose window slice strides the rows and the columns alike: "
+        "the slice `column_stride_missing` leaves the columns' stride out of",
+    ),
+    (
+        "DameDollaForThree/CS231n-assignment2",
+        "cs231n/layers.py",
+        "the assignment's starter as a student hands it in: `conv_backward_naive` starts from "
+        "`dx, dw, db = None, None, None`, and the functions its student left unfinished (spatial "
+        "batch norm) still return the starter's None (`dx_unfinished`, `dw_unfinished`)",
+    ),
+)
+
+
 def catalogue_markdown() -> str:
     lines = [INTRO]
     for name, convention in CONVENTIONS.items():
@@ -42,6 +61,9 @@ def catalogue_markdown() -> str:
                 how = "exact" if condition.exact else "sufficient"
                 lines.append(f"- Shows in `{output}` ({how}): {condition.words}")
             lines.append(f"- Smallest setup: {m.setup.describe()}\n")
+    lines.append("## Public course code read\n")
+    lines.append("Read for the sources above, cited and not copied:\n")
+    lines.extend(f"- {repo}, `{path}`: {what}." for repo, path, what in READ)
     return "\n".join(lines).rstrip() + "\n"
 
 

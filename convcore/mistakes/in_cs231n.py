@@ -11,7 +11,7 @@ import numpy as np
 
 from .case import Case
 from .catalogue import Condition, catalogue_in, where_windows_read_x
-from .geometry import every_window_reads_x
+from .geometry import every_window_reads_x, windows_reading_x
 from .plain_loops import PlainLoops
 from .plain_steps import clamped
 
@@ -19,8 +19,12 @@ __all__ = [
     "AssignDw",
     "AssignDx",
     "BiasNotAdded",
+    "ColumnStrideMissing",
     "CropHardCodedOne",
+    "DwUnfinished",
+    "DxUnfinished",
     "EmptyCrop",
+    "KernelHardCodedThree",
     "OutputSizeParentheses",
     "PadHardCodedOne",
     "PadOnlyIfPad",
@@ -30,6 +34,12 @@ __all__ = [
 
 SEED_000 = "000_308cced3efe7b080.txt (im2col convolution)"
 ELSEWHERE = "common in public course code (issue 12's list of mistakes found elsewhere)"
+# what was read for the mistakes issue 27 added (cited, not copied)
+STARTER = (
+    "CS231n assignment 2's starter cs231n/layers.py: conv_backward_naive begins with "
+    "`dx, dw, db = None, None, None` above its TODO (as handed in: DameDollaForThree/CS231n-assignment2, "
+    "cs231n/layers.py, whose unfinished functions still return the starter's None)"
+)
 
 _mistake = catalogue_in("cs231n")
 
@@ -315,4 +325,95 @@ _mistake(
         )
     },
     setup=Case(h=2, w=1, kh=1, kw=1),
+)
+
+
+class KernelHardCodedThree(PlainLoops):
+    def kernel(self, w, f):
+        """w: (F, C, HH, WW) -> filter f as the code reshapes it, channel by channel: (C, 3, 3)."""
+        return np.stack([w[f, c].reshape(3, 3) for c in range(w.shape[1])])  # the mistake: 3×3 whatever HH, WW
+
+    def kernel_words(self, f):
+        return f"w[{f},c].reshape(3, 3)"
+
+
+_mistake(
+    KernelHardCodedThree,
+    id="kernel_hardcoded_3",
+    title="The kernel size hard-coded to 3×3",
+    wrong="Each channel of the filter is reshaped to (3, 3), so any kernel but 3×3 raises ValueError "
+    "(cannot reshape, or cannot broadcast with the window).",
+    should="Use the kernel's own size: HH, WW = w.shape[2:], and multiply the window by w[f] as it is.",
+    source="issue 27's real CS231n submissions: `ValueError: cannot reshape array of size 1 into shape (3,3)` "
+    "on the 1×1 case (the assignment's own check uses 3×3 filters)",
+    conditions={
+        "out": Condition(
+            lambda c: (c.kh, c.kw) != (3, 3), "whenever the kernel is not 3×3 (ValueError in conv_forward_naive)"
+        )
+    },
+    setup=Case(h=1, w=1, kh=1, kw=1),
+)
+
+
+class ColumnStrideMissing(PlainLoops):
+    def column_origin(self, j, stride):
+        return j  # the mistake: x_pad[..., i*stride:i*stride+HH, j:j+WW], the columns step by 1
+
+
+_columns_stride = where_windows_read_x(
+    lambda c: c.stride[1] > 1 and _out(c)[1] > 1,
+    "when the stride is more than 1 and there are two windows or more in a row",
+)
+_mistake(
+    ColumnStrideMissing,
+    id="column_stride_missing",
+    title="The stride applied to the rows only",
+    wrong="The window of output (i, j) is x_pad[..., i*stride:i*stride+HH, j:j+WW]: the rows step by the stride, "
+    "the columns by 1.",
+    should="Stride both axes: x_pad[..., i*stride:i*stride+HH, j*stride:j*stride+WW].",
+    source="the window slice of a naive CS231n layer strides both axes (as in Clarence-G/learngit, "
+    "cs231n/assignment2/conv1.py); written from the rows' slice, the columns' stride is dropped",
+    conditions={"out": _columns_stride, "dx": _columns_stride, "dw": _columns_stride},
+    setup=Case(h=1, w=3, kh=1, kw=1, stride=(2, 2)),
+)
+
+
+class DxUnfinished(PlainLoops):
+    unwritten = ("dx",)  # the mistake: dx = np.zeros_like(x), and the loop that fills it never written
+
+
+def _some_window_reads_x(case: Case) -> bool:
+    """Some window covers a cell of x: its gradient is then not zero (in general position)."""
+    return bool(np.any(windows_reading_x(case)))
+
+
+_mistake(
+    DxUnfinished,
+    id="dx_unfinished",
+    title="dx returned unfinished: all zeros",
+    wrong="dx is allocated as zeros and returned, but the loop that adds w · dout into it was never written.",
+    should="In the loop over n, i, j (and f), add w[f] · dout[n, f, i, j] into the window of dx_pad, then crop it.",
+    source=f"{STARTER}; dx = np.zeros_like(x) written, the dx part of the TODO left",
+    conditions={
+        "dx": Condition(_some_window_reads_x, "whenever a window reads a cell of x (that cell's gradient is not 0)")
+    },
+    setup=Case(h=1, w=1, kh=1, kw=1),
+)
+
+
+class DwUnfinished(PlainLoops):
+    unwritten = ("dw",)  # the mistake: the dw loop never written ...
+    left_none = ("dw",)  # ... and dw left as the starter's None
+
+
+_mistake(
+    DwUnfinished,
+    id="dw_unfinished",
+    title="dw returned unfinished: None",
+    wrong="dw is returned as the starter code's None: the loop that accumulates window · dout into it was "
+    "never written.",
+    should="Set dw = np.zeros_like(w) and, in the loop over n, f, i, j, add window · dout[n, f, i, j] to dw[f].",
+    source=f"{STARTER}; dx and db written, dw left as None",
+    conditions={"dw": Condition(lambda c: True, "always (dw is None)")},
+    setup=Case(h=1, w=1, kh=1, kw=1),
 )

@@ -15,9 +15,9 @@ made included. Its header adds (docs/trace-format.md, "Mistake traces"):
 - ``truth``: the true out, dx, dw, db (``{shape, data}``, the request's layout);
 - ``differences``: per output the code returned, its comparison with the truth
   (``convcore.compare``'s format: match, kind, the differing cells with both values);
-- ``failures``: per output the code did not return (it raised, or returned an empty
-  array): kind, NumPy's message as the catalogue's code gives it, and the event where
-  the trace stopped;
+- ``failures``: per output the code did not return (it raised, returned None or an
+  empty array): kind, NumPy's message as the catalogue's code gives it, and the event
+  where the trace stopped (None when it did not stop);
 - ``first_divergence``: the index of the first event whose writes differ from those of
   the correct loops' trace at the same index (None when every write agrees), and
   ``divergence``: that step's phase, what the code did (its text) and what it should
@@ -125,7 +125,7 @@ def _failures(run: Run, rc: Any, mistake: Mistake) -> dict[str, dict[str, Any]]:
     """Per output the code did not return: kind, message (the catalogue's code's, NumPy's
     words), the event where the trace stopped."""
     failures: dict[str, dict[str, Any]] = {}
-    if run.raised:
+    if run.raised or run.left_none:
         case = Case.with_inputs(rc.spec, rc.activation.name, rc.x, rc.w, rc.b, rc.dout)
         code = mistake.results(case)
     for part, (exc, event) in run.raised.items():
@@ -136,6 +136,10 @@ def _failures(run: Run, rc: Any, mistake: Mistake) -> dict[str, dict[str, Any]]:
             said = code.get(name)
             kind, message = (said.kind, said.message) if isinstance(said, Failure) else (type(exc).__name__, str(exc))
             failures[name] = {"kind": kind, "message": message, "event": event}
+    for name in run.left_none:
+        if name not in failures:  # (a pass that raised says why first)
+            said = code[name]
+            failures[name] = {"kind": said.kind, "message": said.message, "event": None}
     for name in RESULTS:
         arr = run.tensors.get(name)
         if name not in failures and arr is not None and arr.size == 0:

@@ -17,7 +17,8 @@ naive code of a convention does (cs231n, layer or torch;
   cs231n and torch code take dout as dz: they have no activation);
 - ``db``: one event: db = Σ dz over n, i, j;
 - ``backward``: one event per output position (n, i, j): dxp[window] += Σ_f dz·w[f] and
-  dw[f] += window·dz for each filter (the loops of CS231n's and seed 001's backward);
+  dw[f] += window·dz for each filter (the loops of CS231n's and seed 001's backward;
+  code left unfinished writes one of them, or neither);
 - ``dx`` (only when ``dx_by_rotation``): one event per cell (n, r, c) of dxp, gathered
   from dz and the rotated kernel;
 - ``crop``: one event per (n, c): dx[n, c] = the interior of dxp[n, c].
@@ -69,6 +70,8 @@ class Run:
     roles : {name: "input" | "intermediate" | "result"}
     phases : [{"name", "start", "stop"}] (a phase that raised stops where it raised)
     raised : {"forward" | "backward": (exception, event index where the pass stopped)}
+    left_none : the results the code returns as None (``PlainSteps.left_none``): their
+        tensors hold what the loops wrote, the calling forms return None
     """
 
     events: list[Event] = field(default_factory=list)
@@ -76,6 +79,7 @@ class Run:
     roles: dict[str, str] = field(default_factory=dict)
     phases: list[dict[str, Any]] = field(default_factory=list)
     raised: dict[str, tuple[BaseException, int]] = field(default_factory=dict)
+    left_none: tuple[str, ...] = ()
 
 
 class _NumbersOnly(TraceContext):
@@ -148,7 +152,7 @@ class PlainLoops(PlainSteps):
         go on. Returns the inputs (``rc``)."""
         rc = self.rc
         if not hasattr(self, "result"):
-            self.result, self.made, self.forward_ran = Run(), 0, False
+            self.result, self.made, self.forward_ran = Run(left_none=tuple(self.left_none)), 0, False
             self.ctx = (TraceContext if record else _NumbersOnly)(rc, {}, [])
             self.ctx.aliases = {}  # every tensor under its own name: the code makes xp, z, dz, dxp even when they copy
             b = rc.b if rc.b is not None else np.zeros(self.spec.F)
@@ -234,7 +238,7 @@ class PlainLoops(PlainSteps):
             for f in range(spec.F):
                 for i in range(ho):
                     for j in range(wo):
-                        r, c = self.origin(i, spec.stride[0]), self.origin(j, spec.stride[1])
+                        r, c = self.origin(i, spec.stride[0]), self.column_origin(j, spec.stride[1])
                         start, stop, step, cells = self.forward_window(xp, n, f, r, c)
                         value = float(np.sum(cells * self.forward_kernel(self.kernel(rc.w, f))) + self.bias(b, f))
                         write = ctx.write_cell("z", (n, f, i, j), value)
@@ -303,10 +307,10 @@ class PlainLoops(PlainSteps):
             for i in range(bh):
                 for j in range(bw):
                     g = dz[n, :, i, j]
-                    r, c = self.origin(i, spec.stride[0]), self.origin(j, spec.stride[1])
+                    r, c = self.origin(i, spec.stride[0]), self.column_origin(j, spec.stride[1])
                     reads = [ctx.box("dz", (n, 0, i, j), (n + 1, spec.F, i + 1, j + 1))]
                     writes, said = [], []
-                    if not self.dx_by_rotation:
+                    if not self.dx_by_rotation and "dx" not in self.unwritten:
                         block = np.zeros((spec.C, spec.KH, spec.KW))
                         for f in range(spec.F):
                             block[self.channels(f)] += g[f] * w[f]
@@ -317,7 +321,7 @@ class PlainLoops(PlainSteps):
                         said.append(
                             f"{ctx.text('dxp', start, stop, step)} {'=' if self.assign_dx else '+='} Σ_f dz·w[f]"
                         )
-                    for f in range(spec.F):
+                    for f in range(spec.F) if "dw" not in self.unwritten else ():
                         start, stop, step, cells = self.window(xp, n, f, r, c, dilation)
                         writes.append(
                             self._put(
@@ -334,6 +338,7 @@ class PlainLoops(PlainSteps):
                             f"dw[{f}] {'=' if self.assign_dw else '+='} {fmt.factor(g[f])}·"
                             f"{ctx.text('xp', start, stop, step)}{self.dw_words}"
                         )
+                    said = said or ["nothing: the loop that uses it was never written"]
                     text = f"{ctx.text('dz', (n, 0, i, j), (n + 1, spec.F, i + 1, j + 1))}: " + "; ".join(said)
                     yield make_event("backward", {"n": n, "i": i, "j": j}, reads, writes, text)
 

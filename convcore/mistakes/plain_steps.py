@@ -98,6 +98,11 @@ class PlainSteps:
         """Row (column) of xp where output row (column) i's window starts."""
         return i * stride
 
+    def column_origin(self, j: int, stride: int) -> int:
+        """Column of xp where output column j's window starts (``origin``, unless the
+        code strides its rows and columns apart)."""
+        return self.origin(j, stride)
+
     def channels(self, f: int) -> slice:
         """The input channels filter f reads: those of its group."""
         cg = self.spec.channels_per_group
@@ -164,6 +169,8 @@ class PlainSteps:
 
     assign_dx = False  # dxp[window] = … instead of +=
     assign_dw = False  # dw[f] = … instead of +=
+    unwritten: tuple[str, ...] = ()  # "dx", "dw": the backward loop never adds into them (left unfinished)
+    left_none: tuple[str, ...] = ()  # results returned as None (the assignment's `dx, dw, db = None, None, None`)
     dx_by_rotation = False  # dxp by a gather over dz and the rotated kernel (``dx_gather``)
 
     def crop(self, h: int, w: int) -> tuple[slice, slice]:

@@ -80,6 +80,8 @@ test("a mistake trace marks the cells that differ from the truth, with the true 
   assert.deepEqual(s.lines.map((l) => [l.tensor, l.ok]), [["dx", false], ["dw", true], ["out", false], ["db", false]]);
   assert.match(s.lines[0].text, /2 of 4 cells differ/);
   assert.match(s.lines[3].text, /raised IndexError: index 3/);
+  const none = labSummary({ ...header, failures: { dw: { kind: "returned None", message: "conv_backward_naive's dw is None", event: null } } });
+  assert.match(none.lines[3].text, /^dw: the code returned None \(conv_backward_naive's dw is None\)$/);
   assert.equal(s.firstDivergence, 6);
   assert.equal(divergenceNote(header, 5), "");
   assert.match(divergenceNote(header, 6), /It did: dx\[0,0,0,1\] = 5\. It should have done: dx\[0,0,0,1\] \+= 2/);

@@ -49,7 +49,8 @@ export function labSummary(header) {
   const m = header.mistake;
   const lines = Object.entries(header.differences ?? {}).map(([name, c]) => comparisonLine(name, c));
   for (const [name, f] of Object.entries(header.failures ?? {})) {
-    lines.push({ tensor: name, ok: false, text: f.kind === "empty array" ? `${name}: an empty array (${f.message})` : `${name}: the code raised ${f.kind}: ${f.message}` });
+    const said = { "empty array": `${name}: an empty array (${f.message})`, "returned None": `${name}: the code returned None (${f.message})` };
+    lines.push({ tensor: name, ok: false, text: said[f.kind] ?? `${name}: the code raised ${f.kind}: ${f.message}` });
   }
   return { kind, title: m.title, wrong: m.wrong, should: m.should, lines, firstDivergence: header.first_divergence ?? null };
 }
