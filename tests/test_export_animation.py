@@ -174,7 +174,8 @@ def test_a_signal_ends_the_browser_and_writes_nothing(tmp_path, sig, nothing_lef
     out = tmp_path / "stopped.gif"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     cli = subprocess.Popen(
-        [sys.executable, "-m", "convscope.cli", "export", str(out), "--preset", "cs231n", "--size", "1920x1080"],
+        # (depthwise: 98 frames, long enough to be stopped half-way)
+        [sys.executable, "-m", "convscope.cli", "export", str(out), "--preset", "depthwise", "--size", "1920x1080"],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
