@@ -126,7 +126,7 @@ def follow(browser, base) -> None:
     wait_until(teacher, "document.querySelector('#follow-bar .join-code')")
     code = teacher.inner_text("#follow-bar .join-code")
     student_context, student = open_lesson(browser, base, (1366, 768), f"/?follow={code}")
-    wait_until(student, "window.convscope.preset === 'cs231n' && window.convscope.step === 58")
+    wait_until(student, "window.convscope.preset === 'cs231n' && window.convscope.step === 37")
     save(student, "follow-student-1366x768.png")
     # the teacher's bar counts the class at its next publication (the heartbeat: 4 s)
     wait_until(teacher, "document.getElementById('follow-bar').innerText.includes('1 following')", 8)
