@@ -174,12 +174,14 @@ def test_a_signal_ends_the_browser_and_writes_nothing(tmp_path, sig, nothing_lef
     out = tmp_path / "stopped.gif"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     cli = subprocess.Popen(
-        # (depthwise: 98 frames, long enough to be stopped half-way)
-        [sys.executable, "-m", "convscope.cli", "export", str(out), "--preset", "depthwise", "--size", "1920x1080"],
+        [sys.executable, "-m", "convscope.cli", "export", str(out), "--preset", "cs231n", "--size", "1920x1080"],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # as from a terminal: a pytest-xdist worker ignores SIGINT, and a child that starts
+        # with SIGINT ignored keeps ignoring it (Python installs no handler then)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         group = _browser_of(cli)
