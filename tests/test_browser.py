@@ -595,3 +595,25 @@ def test_phone_shows_the_step_text_with_the_window(open_page, base_url):
         assert 1 <= eq["lines"] <= 3, eq
         assert o["top"] >= eq["dock"]["bottom"] - 1 and o["bottom"] <= 844, (o, eq)
         assert eq["dock"]["height"] <= 844 * 0.3, eq
+
+
+@pytest.mark.parametrize("size", [(1024, 768), (1280, 720), (1280, 800)])
+def test_projector_top_bar_is_whole_at_projector_resolutions(open_page, size):
+    """Projector mode's one-line top bar at XGA and WXGA: every button and the badge
+    inside the screen, the badge in its few words (its whole text is the tooltip)."""
+    page = open_page("/#s=20&l=cs231n&p=1", viewport=size).page
+    wait_until(page, "window.convscope.complete && document.getElementById('badge').dataset.short === 'checked'", 10)
+    got = page.evaluate(
+        """() => {
+        const items = [...document.querySelectorAll('.topbar button, .topbar select, #badge')]
+          .filter((e) => e.getClientRects().length)
+          .map((e) => ({id: e.id || e.textContent.trim(), r: e.getBoundingClientRect().toJSON()}));
+        const badge = document.getElementById('badge');
+        return {items, width: innerWidth, after: getComputedStyle(badge, '::after').content,
+                cut: badge.scrollWidth > badge.clientWidth + 1, title: badge.title};
+      }"""
+    )
+    off = [i["id"] for i in got["items"] if i["r"]["left"] < 0 or i["r"]["right"] > got["width"] + 0.5]
+    assert not off, (off, got["items"])
+    assert got["after"] == '"checked"' and not got["cut"], got
+    assert got["title"].startswith("replay-checked"), got["title"]

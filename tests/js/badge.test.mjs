@@ -37,3 +37,9 @@ test("a mistake's trace is the lab's, said first", () => {
 test("a server check without a number (none run) is left out", () => {
   assert.equal(badgeOf({ ok: true, maxError: 0 }, { check: { method: "none", max_rel_error: null } }).text, "replay-checked");
 });
+
+test("each state has its few words for a projector's one-line bar", () => {
+  assert.equal(badgeOf({ ok: true, maxError: 0 }, {}).short, "checked");
+  assert.equal(badgeOf({ ok: false, maxError: 0.5 }, {}).short, "mismatch");
+  assert.equal(badgeOf({ ok: true, maxError: 0 }, { mistake: { id: "flip" } }).short, "mistaken code");
+});

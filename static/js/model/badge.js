@@ -6,7 +6,8 @@
  * this page replays every event's deltas and compares with the header); header.check:
  * {method, max_rel_error} when the server verified dx, dw and db against the forward
  * pass; header.mistake: a mistaken code's trace.
- * Returns {state: "ok" | "bad" | "lab", text, title}.
+ * Returns {state: "ok" | "bad" | "lab", text, short, title} (short: the few words a
+ * projector's one-line top bar has room for; the rest is in the title).
  */
 export function badgeOf(replay, header) {
   const server = header.check ?? null;
@@ -27,5 +28,7 @@ export function badgeOf(replay, header) {
     parts.unshift("mistaken code");
     title += " This is the mistaken code's trace: the lab bar and the marked cells say where it differs from the truth.";
   }
-  return { state: !ok ? "bad" : mistake ? "lab" : "ok", text: parts.join(" · "), title: `${parts.join(" · ")}. ${title}` };
+  const state = !ok ? "bad" : mistake ? "lab" : "ok";
+  const short = { ok: "checked", bad: "mismatch", lab: "mistaken code" }[state];
+  return { state, text: parts.join(" · "), short, title: `${parts.join(" · ")}. ${title}` };
 }

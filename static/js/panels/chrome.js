@@ -113,9 +113,12 @@ export class Chrome {
     banner.hidden = !why;
     if (why) text(banner, `Showing the last good trace, not the form: ${why}.`);
     const b = $("badge");
-    const { state: kind, text: said, title } = state.badge;
+    const { state: kind, text: said, title, short } = state.badge;
     b.dataset.state = why ? "stale" : kind;
     text(b, why ? `last good trace, not the form · ${said}` : said);
+    // (a projector's one-line bar shows these words instead: style.css)
+    const brief = why ? "not the form" : (short ?? said);
+    if (b.dataset.short !== brief) b.dataset.short = brief;
     if (b.title !== title) b.title = title;
   }
 
