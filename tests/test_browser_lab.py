@@ -119,10 +119,12 @@ def test_a_changed_setup_hides_the_mistake_and_a_reload_keeps_it(open_page):
     config = page.evaluate("window.convscope.config")
     assert config["mistake"] == "empty_crop"
     page.reload()
-    wait_until(page, "Boolean(window.convscope && window.convscope.complete)")
+    # (the lab bar is drawn with the first frame after the trace completes)
+    wait_until(page, "Boolean(window.convscope && window.convscope.complete) && !document.getElementById('lab-bar').hidden")
     assert page.evaluate("window.convscope.config") == config
     assert page.locator("#preset").input_value() == "mistake-empty_crop"
     assert page.locator("#lab-divergence").is_disabled()
+    assert "hides the mistake" in page.locator("#lab-divergence").inner_text()
 
 
 def _numpy_print(a: np.ndarray) -> str:
