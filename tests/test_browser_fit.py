@@ -4,7 +4,9 @@
 first, a middle and the last step of every phase, every cell the step reads or writes
 (classes rd / wr) lies inside the viewport and inside every box that clips it, their
 number is the number of cells in the event's boxes (counted here from the server's
-trace document), and their text is large enough to read. Ten custom setups up to 256
+trace document), and their text is large enough to read; no tag of what a step added
+covers a written cell's digits, and no caption is cut while the stage has the width to
+show it. Ten custom setups up to 256
 input and 108 weight cells do the same at 1366×768. One page load per lesson and
 screen; steps are jumped to through the page's handle. (One exception: a pad or crop in
 one step of a custom setup may leave up to half of its whole-tensor copy to scroll.)"""
@@ -24,15 +26,15 @@ require_chromium()
 LESSONS = ["cs231n", "d2l", "edge", "stride2", "dilation2", "depthwise", "same_even", "nhwc_relu", "batch2"]
 # (width, height, projector, smallest cell text in px)
 SCREENS = [
-    (1024, 768, False, 12),
-    (1280, 720, False, 12),
-    (1366, 768, False, 14),
-    (1920, 1080, False, 14),
+    (1024, 768, False, 16),
+    (1280, 720, False, 16),
+    (1366, 768, False, 16),
+    (1920, 1080, False, 16),
     (1024, 768, True, 20),  # projector mode at what lecture halls run: XGA, WXGA
     (1280, 720, True, 20),
     (1280, 800, True, 20),
     (1920, 1080, True, 24),
-    (3840, 2160, False, 14),
+    (3840, 2160, False, 16),
 ]
 
 # Jump to a step, let the follow-scroll and the drawing of what came into view happen
@@ -70,7 +72,38 @@ STEPS_JS = """async (steps) => {
   const unnamed = Array.from(document.querySelectorAll('#stage figure.tensor'))
     .filter((f) => f.getBoundingClientRect().width > 0 && f.querySelector('.cell.rd, .cell.wr'))
     .filter((f) => !inside(f.querySelector('.tname'))).map((f) => f.dataset.tensor);
-  results.push({shown: window.convscope.shownStep, cells: cells.length, out: out.slice(0, 8), nOut: out.length, smallest, unnamed});
+  // the tag of what the step added (::after, at the cell's lower right) beside each
+  // written cell's digits (their text's boxes): never over them
+  const overlaps = [];
+  for (const c of document.querySelectorAll('#stage .cell.wr[data-delta]')) {
+    const r = c.getBoundingClientRect();
+    const a = getComputedStyle(c, '::after');
+    if (r.width <= 0 || a.content === 'none' || a.display === 'none') continue;
+    const tag = {right: r.right - parseFloat(a.right), bottom: r.bottom - parseFloat(a.bottom)};
+    tag.left = tag.right - parseFloat(a.width);
+    tag.top = tag.bottom - parseFloat(a.height);
+    const text = document.createRange();
+    text.selectNodeContents(c);
+    for (const d of text.getClientRects()) {
+      if (d.left < tag.right && d.right > tag.left && d.top < tag.bottom && d.bottom > tag.top) {
+        overlaps.push(`${c.dataset.tensor}[${c.dataset.idx}]`);
+        break;
+      }
+    }
+  }
+  // a caption cut (its description's ellipsis) while the stage had the width to show it
+  const flow = document.querySelector('#stage .flow');
+  const cols = Array.from(flow.children).filter((e) => e.getBoundingClientRect().width > 0);
+  const used = cols.length ? cols[cols.length - 1].getBoundingClientRect().right - cols[0].getBoundingClientRect().left : 0;
+  const free = flow.clientWidth - used;
+  const cut = [];
+  if (!document.getElementById('stage').classList.contains('col-scroll')) {
+    for (const d of document.querySelectorAll('#stage figure.tensor figcaption .tdesc')) {
+      const missing = d.scrollWidth - d.clientWidth;
+      if (d.getBoundingClientRect().width > 0 && missing > 1 && missing < free - 2) cut.push(`${d.closest('figure').dataset.tensor} (${missing} px short, ${Math.round(free)} px free)`);
+    }
+  }
+  results.push({shown: window.convscope.shownStep, cells: cells.length, out: out.slice(0, 8), nOut: out.length, smallest, unnamed, overlaps, cut});
   }
   return results;
 }"""
@@ -131,6 +164,10 @@ def _check_screen(browser, base_url, path, config, screen) -> list[str]:
                 problems.append(f"{where}: the names of {got['unnamed']} are off screen")
             if got["cells"] and got["smallest"] < min_px:
                 problems.append(f"{where}: cell text {got['smallest']} px < {min_px} px")
+            if got["overlaps"]:
+                problems.append(f"{where}: the tag of what was added covers the digits of {got['overlaps'][:6]}")
+            if got["cut"]:
+                problems.append(f"{where}: captions cut while the stage has room: {got['cut']}")
         return problems
     finally:
         context.close()

@@ -10,6 +10,7 @@ import { formatLong, maxTextLength } from "./number-format.js";
 const cursors = new WeakMap(); // model -> its Cursor (a cache: the values at the last step asked)
 const shapes = new WeakMap(); // model -> {name: {slices, band, rows, cols}}
 const policies = new WeakMap(); // model -> Map(view and viewport key -> per-figure cells or not)
+const legibility = new WeakMap(); // model -> Map(view and viewport key -> {fontPx, tagged})
 const reaches = new WeakMap(); // model -> Map(phase -> {name: {rows, cols, slices, span, runs}})
 const layouts = new WeakMap(); // model -> Map(the arguments' key -> layout): a phase's layout is found once
 const lastLayout = new WeakMap(); // model -> {args, layout} of the last layoutAt call
@@ -80,14 +81,18 @@ export function reachAt(model, pi) {
   return out;
 }
 
-/** The smallest cell text (px) on a desktop `width` px wide: 12 on a small projector or
- *  laptop, 14 from 1300 px on; in projector mode 20 at the resolutions lecture-hall
- *  projectors run (XGA, WXGA: 1024 to 1280 px), 24 from 1900 px on (a phone: 10, the
- *  screen is close). */
+/** The smallest cell text (px) on a desktop `width` px wide: 16 in normal mode (14 for a
+ *  trace too large to show a step at 16: see legibleAt); in projector mode 20 at the
+ *  resolutions lecture-hall projectors run (XGA, WXGA: 1024 to 1280 px), 24 from 1900 px
+ *  on (a phone: 10, the screen is close). */
 export function smallestText(width, projector) {
   if (projector) return width >= 1900 ? 24 : 20;
-  return width >= 1300 ? 14 : 12;
+  return 16;
 }
+
+/** Normal mode's smallest cell text for a trace whose steps cannot all be shown (or
+ *  followed) at smallestText's. */
+const TEXT_FALLBACK = 14;
 
 /**
  * The figures in focus at phase `pi` (-1: none): the phase's tensors, or null for all
@@ -116,8 +121,9 @@ export function layoutAt(model, pi, view, viewport, metrics) {
   return layout;
 }
 
-/** What the stage lays out at phase `pi`: {figures, opts, phone, focus, used, names}. */
-function stageInputs(model, pi, view, viewport) {
+/** What the stage lays out at phase `pi`: {figures, opts, phone, focus, used, names};
+ *  legible: {fontPx (normal mode's smallest text), tagged} (legibleAt). */
+function stageInputs(model, pi, view, viewport, legible = { fontPx: smallestText(viewport.width, false), tagged: true }) {
   const phone = !view.projector && !view.fits;
   const focus = focusOf(model, pi, view);
   // "All tensors": the phase's figures are laid out as in focus, the others follow below
@@ -140,10 +146,10 @@ function stageInputs(model, pi, view, viewport) {
     }));
   const chars = Math.max(1, ...figures.map((f) => f.chars));
   const opts = view.projector
-    ? { chars, fontPx: smallestText(viewport.width, true), maxCell: 160, fontRatio: 0.5 }
+    ? { chars, fontPx: smallestText(viewport.width, true), maxCell: 160, fontRatio: 0.5, tagged: legible.tagged }
     : phone
       ? { chars, fontPx: 10, maxCell: 40, fontRatio: 0.4 }
-      : { chars, fontPx: smallestText(viewport.width, false), maxCell: 72, fontRatio: 0.4 };
+      : { chars, fontPx: legible.fontPx, maxCell: 72, fontRatio: 0.4, tagged: legible.tagged };
   return { figures, opts, phone, focus, used, names };
 }
 
@@ -155,16 +161,16 @@ function stageInputs(model, pi, view, viewport) {
  * stage that still cannot show a whole step. A phase that neither lets follow (a copy
  * of a whole large tensor in one step) has no say. Decided once the trace is complete.
  */
-function perFigureCells(model, view, viewport, metrics) {
+function perFigureCells(model, view, viewport, metrics, legible) {
   if (!model.complete) return false;
   let known = policies.get(model);
   if (!known) policies.set(model, (known = new Map()));
-  const key = JSON.stringify([view.projector, view.allTensors, viewport.width, viewport.room, metrics]);
+  const key = JSON.stringify([view.projector, view.allTensors, viewport.width, viewport.room, metrics, legible]);
   if (!known.has(key)) {
     let all = true;
     for (let pi = 0; pi < model.phases.length && all; pi++) {
       if (!model.touched[pi].size) continue;
-      const { figures, opts } = stageInputs(model, pi, view, viewport);
+      const { figures, opts } = stageInputs(model, pi, view, viewport, legible);
       all =
         layoutStage(figures, viewport.room, metrics, { ...opts, perFigure: true }).follows ||
         !layoutStage(figures, viewport.room, metrics, { ...opts, perFigure: false }).follows;
@@ -174,9 +180,54 @@ function perFigureCells(model, view, viewport, metrics) {
   return known.get(key);
 }
 
+/**
+ * How legible the stage is on this trace, view and viewport: {fontPx: normal mode's
+ * smallest cell text, tagged: whether the written cells have room for the tags of what a
+ * step added under their numbers (else the page hides the tags)}. The first of 16 px
+ * with tags, 14 px with tags, 14 px without, at which every phase's step can be shown
+ * whole or followed (a large custom setup on a laptop takes a later one; projector mode
+ * keeps its text size, with tags or without), and at that size without tags if that
+ * shows every step whole where tags would make them scroll. A phase that can at none has
+ * no say.
+ * Decided once the trace is complete. (A phone keeps its own sizes: model/stage-layout.js
+ * layoutPhone.)
+ */
+function legibleAt(model, view, viewport, metrics) {
+  const phone = !view.projector && !view.fits;
+  const text = smallestText(viewport.width, view.projector);
+  const choices = view.projector
+    ? [{ fontPx: text, tagged: true }, { fontPx: text, tagged: false }]
+    : [{ fontPx: text, tagged: true }, { fontPx: TEXT_FALLBACK, tagged: true }, { fontPx: TEXT_FALLBACK, tagged: false }];
+  if (phone) return choices[0];
+  if (!model.complete) return choices[0];
+  let known = legibility.get(model);
+  if (!known) legibility.set(model, (known = new Map()));
+  const key = JSON.stringify([view.projector, view.allTensors, viewport.width, viewport.room, metrics]);
+  if (!known.has(key)) {
+    // per choice, the worst of its phases: 2 every step shown whole, 1 followed, 0 neither
+    const ranks = choices.map(() => 2);
+    for (let pi = 0; pi < model.phases.length; pi++) {
+      if (!model.touched[pi].size) continue;
+      const rank = choices.map((legible) => {
+        const { figures, opts } = stageInputs(model, pi, view, viewport, legible);
+        const layout = layoutStage(figures, viewport.room, metrics, { ...opts, perFigure: true });
+        return layout.fits ? 2 : layout.follows ? 1 : 0;
+      });
+      if (Math.max(...rank) > 0) rank.forEach((r, i) => (ranks[i] = Math.min(ranks[i], r)));
+    }
+    // the largest text that shows or follows every step; at that size, whole if it can be
+    let pick = Math.max(0, ranks.findIndex((r) => r > 0));
+    const whole = ranks.findIndex((r, i) => r === 2 && choices[i].fontPx === choices[pick].fontPx);
+    if (ranks[pick] < 2 && whole >= 0) pick = whole;
+    known.set(key, choices[pick]);
+  }
+  return known.get(key);
+}
+
 function findLayout(model, pi, view, viewport, metrics) {
-  const { figures, opts: base, phone, focus, used, names } = stageInputs(model, pi, view, viewport);
-  const opts = phone ? base : { ...base, perFigure: perFigureCells(model, view, viewport, metrics) };
+  const legible = legibleAt(model, view, viewport, metrics);
+  const { figures, opts: base, phone, focus, used, names } = stageInputs(model, pi, view, viewport, legible);
+  const opts = phone ? base : { ...base, perFigure: perFigureCells(model, view, viewport, metrics, legible) };
   let known = layouts.get(model);
   if (!known) layouts.set(model, (known = new Map()));
   const key = JSON.stringify([figures.map((f) => [f.name, f.role, f.chars, f.reach]), viewport.room, metrics, opts, Boolean(focus)]);

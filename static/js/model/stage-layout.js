@@ -27,25 +27,40 @@
  *   stage's; minCell: set by layoutStage, the smallest cell that holds its numbers)
  * @typedef {{figPadX: number, figPadY: number, captionH: number, labelH: number, gap: number,
  *            sliceGapX: number, sliceGapY: number, colGap: number, rowGap: number, minFigW: number,
- *            scrollbar?: number}} Metrics   (scrollbar: the width a column's own scrollbar takes)
+ *            scrollbar?: number, captions?: Object<string, number>}} Metrics
+ *   (scrollbar: the width a column's own scrollbar takes; captions: each figure's caption
+ *   on one line, px, its padding included)
  * @typedef {{names: string[], perLine: number, shrink?: boolean, minWidth?: number}} Column
  *   (shrink: narrower than its figures when the stage is too narrow, they scroll sideways;
- *   minWidth: px, no narrower than what shows one step's reach)
+ *   minWidth: px, no narrower than what shows one step's reach, or, in a stage that fits,
+ *   than its captions where the stage has the room)
  * @typedef {{arrangement: string, room: {width: number, height: number}, cell: number, font: number,
  *            cells: Object<string, number>, columns: Column[], fits: boolean, follows: boolean,
- *            scrolls: "none"|"columns"|"page", width: number, height: number}} StageLayout
+ *            scrolls: "none"|"columns"|"page", width: number, height: number, tagged?: boolean}} StageLayout
  *   (cell: the cell every figure has when there is room for it; cells: each figure's own,
  *   never smaller than what holds its numbers; follows: it fits, or each column can show
- *   at once what one step reaches on it; scrolls: what scrolls to follow the step)
+ *   at once what one step reaches on it; scrolls: what scrolls to follow the step;
+ *   tagged: the written figures' cells have room for the tags of what a step added)
  */
 
 const ARRANGEMENTS = ["pairs", "flow", "split", "stack"];
 const CHAR_EM = 0.62; // the advance of a monospace digit, with a margin
 const CONTEXT_CELLS = 4; // the fewest cells across a column that scrolls sideways shows
 
-/** The smallest cell (px) that holds `chars` characters at `fontPx`. */
-export function minCellFor(chars, fontPx) {
-  return Math.ceil(Math.max(1, chars) * CHAR_EM * fontPx + 6);
+const DIGIT_EM = 1.2; // the height of a line of digits (style.css: a cell's line-height)
+
+/** The size (px) of the "what it added" tag under a cell's number at cell text `fontPx`
+ *  (arrange.js sets it on the stage as --tag; style.css draws the tag at it). */
+export function tagPx(fontPx) {
+  return Math.max(9, Math.round(fontPx / 2));
+}
+
+/** The smallest cell (px) that holds `chars` characters at `fontPx`, and (`tagged`: a
+ *  figure the phase writes) under them, without touching a digit, the tag of what a step
+ *  added. */
+export function minCellFor(chars, fontPx, tagged = false) {
+  const wide = Math.max(1, chars) * CHAR_EM * fontPx + 6;
+  return Math.ceil(tagged ? Math.max(wide, DIGIT_EM * fontPx + tagPx(fontPx) + 1) : wide);
 }
 
 /** The cell text (px) at cell size `cell`: at least fontPx, growing with the cell. */
@@ -139,12 +154,14 @@ function fitsIn(size, room) {
  * figures: Figure[] in the header's drawing order; room: {width, height} (px, the
  * stage's content box); metrics: Metrics; opts: {chars (widest number, characters),
  * fontPx (smallest text), maxCell, fontRatio, perFigure (false: every figure's cells
- * hold the widest number, Figure.chars aside)}.
+ * hold the widest number, Figure.chars aside), tagged (the figures the phase writes have
+ * room under their numbers for the tag of what a step added; false: the page hides the
+ * tags)}.
  * @returns {StageLayout}
  */
-export function layoutStage(figures, room, metrics, { chars = 1, fontPx = 14, maxCell = 72, fontRatio = 0.4, perFigure = true } = {}) {
+export function layoutStage(figures, room, metrics, { chars = 1, fontPx = 14, maxCell = 72, fontRatio = 0.4, perFigure = true, tagged = true } = {}) {
   const widest = Math.max(chars, ...figures.map((f) => f.chars ?? chars));
-  figures = figures.map((f) => ({ ...f, minCell: minCellFor(perFigure ? f.chars ?? chars : widest, fontPx) }));
+  figures = figures.map((f) => ({ ...f, minCell: minCellFor(perFigure ? f.chars ?? chars : widest, fontPx, tagged && f.role === "write") }));
   // the cell that holds every figure's numbers, and the smallest any figure may have
   const minCell = Math.max(minCellFor(chars, fontPx), ...figures.map((f) => f.minCell));
   const lowest = Math.min(minCell, ...figures.map((f) => f.minCell));
@@ -161,8 +178,9 @@ export function layoutStage(figures, room, metrics, { chars = 1, fontPx = 14, ma
     scrolls: fitsIn(w, room) ? "none" : "columns",
     width: w.width,
     height: w.height,
+    tagged,
   });
-  if (!figures.length) return { arrangement: "stack", room, cell: minCell, font: fontPx, cells: {}, columns: [], fits: true, follows: true, scrolls: "none", width: 0, height: 0 };
+  if (!figures.length) return { arrangement: "stack", room, cell: minCell, font: fontPx, cells: {}, columns: [], fits: true, follows: true, scrolls: "none", width: 0, height: 0, tagged };
   let best = null;
   let fallback = null;
   for (const arrangement of ARRANGEMENTS) {
@@ -184,7 +202,7 @@ export function layoutStage(figures, room, metrics, { chars = 1, fontPx = 14, ma
     }
     if (!best || lo > best.cell) best = result(arrangement, cols, lo, widen(cols, lo, room, metrics));
   }
-  if (best) return best;
+  if (best) return roomForCaptions(best, figures, metrics);
   const layout = result(fallback.arrangement, fallback.cols, lowest, fallback.w);
   layout.follows = fallback.rank[0] < 2;
   layout.columns.forEach((c, i) => {
@@ -192,6 +210,33 @@ export function layoutStage(figures, room, metrics, { chars = 1, fontPx = 14, ma
     // (a column's least width keeps one step's reach in view: of no use where it cannot)
     if (layout.follows && fallback.minWidth[i] !== null) c.minWidth = fallback.minWidth[i] + (metrics.scrollbar ?? 0);
   });
+  return layout;
+}
+
+/**
+ * Spend the width a layout that fits leaves free on its captions: a column whose
+ * figures' captions (Metrics.captions) are wider than it is widened to them, the columns
+ * that need the least first, while the stage has room; a caption is then cut only where
+ * the stage has none.
+ */
+function roomForCaptions(layout, figures, m) {
+  if (!m.captions) return layout;
+  const byName = new Map(figures.map((f) => [f.name, f]));
+  let free = layout.room.width - layout.width;
+  const needs = [];
+  layout.columns.forEach((c, i) => {
+    const width = columnSize(c.names.map((n) => byName.get(n)), layout.cell, c.perLine, m).width;
+    const need = Math.max(0, ...c.names.map((n) => m.captions[n] ?? 0)) - width;
+    if (need > 0) needs.push({ i, width, need });
+  });
+  needs.sort((a, b) => a.need - b.need);
+  for (const { i, width, need } of needs) {
+    const give = Math.floor(Math.min(need, free));
+    if (give <= 0) break;
+    layout.columns[i].minWidth = width + give;
+    free -= give;
+  }
+  layout.width = layout.room.width - free;
   return layout;
 }
 

@@ -5,6 +5,7 @@
 // as it stands is touched: moving a figure walks all its cells and lays them out again.
 
 import { el } from "./figure.js";
+import { tagPx } from "../model/stage-layout.js";
 
 /**
  * Arrange `stage` = {container, flow, rest, columns (the flow's column
@@ -19,10 +20,14 @@ export function placeFigures(stage, layout, columns, rest) {
     // (figures outside the layout, below it or folded, at the largest cell it gives)
     st.setProperty("--cell", `${Math.max(layout.cell, ...Object.values(layout.cells ?? {}))}px`);
     st.setProperty("--cell-font", `${layout.font}px`);
+    st.setProperty("--tag", `${tagPx(layout.font)}px`);
   } else {
     st.removeProperty("--cell");
     st.removeProperty("--cell-font");
+    st.removeProperty("--tag");
   }
+  // (no room under the written cells' numbers for the tags of what a step added: no tags)
+  stage.container.classList.toggle("untagged", Boolean(layout && layout.tagged === false));
   // a layout that does not fit whole: each column scrolls on its own, the stage not
   const colScroll = Boolean(layout && layout.scrolls === "columns");
   stage.container.classList.toggle("col-scroll", colScroll);

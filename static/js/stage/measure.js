@@ -9,7 +9,7 @@ const px = (e, prop) => parseFloat(getComputedStyle(e)[prop]) || 0;
 
 /**
  * The style sheet's sizes (px, model/stage-layout.js's Metrics): a figure's padding, its
- * caption, a slice's label, the gaps, a column's scrollbar. views: {name: view}; flow
+ * caption, a slice's label, the gaps, a column's scrollbar, each caption's whole width. views: {name: view}; flow
  * and column: the stage's flow and its first column. null when no figure is on show.
  */
 export function measureMetrics(views, flow, column) {
@@ -31,6 +31,23 @@ export function measureMetrics(views, flow, column) {
     const scaleW = scale && perChar ? Math.ceil(perChar * scale.textContent.length + scaleGap) : 0;
     nameW = Math.max(nameW, Math.ceil(perNameChar * x.fig.querySelector(".tname").textContent.length) + scaleW);
   }
+  // each caption's whole width (its name, scale and description on one line): probes
+  // beside the shown caption, one per figure, measured at once
+  const gapX = px(cap, "columnGap");
+  const probes = Object.entries(views).map(([name, x]) => {
+    const p = x.fig.querySelector(".tdesc").cloneNode(true); // (what the style sheet hides stays hidden)
+    p.style.cssText = "position:absolute;visibility:hidden;contain:none;flex:none;overflow:visible";
+    cap.append(p);
+    return [name, x, p];
+  });
+  const captions = {};
+  const padX = px(fig, "paddingLeft") + px(fig, "paddingRight") + px(fig, "borderLeftWidth") + px(fig, "borderRightWidth");
+  for (const [name, x, p] of probes) {
+    const scale = x.fig.querySelector(".tscale");
+    const head = perNameChar * x.fig.querySelector(".tname").textContent.length + (scale && perChar ? perChar * scale.textContent.length + scaleGap : 0);
+    captions[name] = Math.ceil(padX + head + 2 * gapX + p.offsetWidth + 2);
+  }
+  for (const [, , p] of probes) p.remove();
   // the width of a column's own scrollbar (a column scrolls when the layout cannot fit)
   const probe = el("div", "flow-col");
   probe.style.cssText = "position:absolute;visibility:hidden;overflow-y:scroll;width:100px;height:20px";
@@ -38,7 +55,7 @@ export function measureMetrics(views, flow, column) {
   const scrollbar = probe.offsetWidth - probe.clientWidth;
   probe.remove();
   return {
-    figPadX: px(fig, "paddingLeft") + px(fig, "paddingRight") + px(fig, "borderLeftWidth") + px(fig, "borderRightWidth"),
+    figPadX: padX,
     figPadY: px(fig, "paddingTop") + px(fig, "paddingBottom") + px(fig, "borderTopWidth") + px(fig, "borderBottomWidth"),
     captionH: cap.getBoundingClientRect().height + px(cap, "marginBottom"),
     labelH: label.offsetParent ? label.getBoundingClientRect().height + px(label, "marginBottom") : 0,
@@ -49,6 +66,7 @@ export function measureMetrics(views, flow, column) {
     rowGap: px(column, "rowGap"),
     minFigW: Math.ceil(nameW + 2),
     scrollbar,
+    captions,
   };
 }
 
