@@ -4,23 +4,18 @@
 // stage/marks.js's. Only what differs from what a cell shows is written.
 
 import { formatValue, colorLevel } from "../model/number-format.js";
+import { cellLabel } from "../model/cell-label.js";
 
 /**
- * Set `cell`'s accessible name from what it shows: its tensor and index (the part of its
- * aria-label before " = ", set when the figure is made), its value, and what the step
- * does to it: "dw[0,0,2,2] = 3, written by this step, +2". Called where any of these
- * changes (here, and by stage/marks.js for rd, wr and data-delta).
+ * Set `cell`'s accessible name (model/cell-label.js) from what it shows: its name and
+ * mark (cell.cellName, cell.markWords: set when the figure is made), its value, and what
+ * the step does to it (rd, wr, data-delta). Called where any of these changes (here, and
+ * by stage/marks.js): a step touches only the names of the cells it changes.
  */
 export function labelCell(cell) {
-  const label = cell.getAttribute("aria-label") || "";
-  const at = label.indexOf(" = ");
-  const head = at < 0 ? label : label.slice(0, at);
-  const text = cell.firstChild ? cell.firstChild.nodeValue : "";
-  const wr = cell.classList.contains("wr");
-  const role = wr ? ", written by this step" : cell.classList.contains("rd") ? ", read by this step" : "";
-  const delta = wr && cell.dataset.delta !== undefined ? `, ${cell.dataset.delta}` : "";
-  const next = `${head} = ${text === "" ? "not written yet" : text}${role}${delta}`;
-  if (next !== label) cell.setAttribute("aria-label", next);
+  const part = cell.classList.contains("wr") ? "write" : cell.classList.contains("rd") ? "read" : "";
+  const next = cellLabel({ name: cell.cellName, mark: cell.markWords, shown: cell.firstChild.nodeValue, part, delta: cell.dataset.delta });
+  if (next !== cell.getAttribute("aria-label")) cell.setAttribute("aria-label", next);
 }
 
 /**

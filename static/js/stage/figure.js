@@ -5,7 +5,7 @@
 
 import { sliceLayout, gridMarks, MARK_STYLES, MAX_CELLS_PER_TENSOR } from "../model/tensor-layout.js";
 import { formatValue, colorLevel, absMax } from "../model/number-format.js";
-import { unravel } from "../model/trace-model.js";
+import { cellName } from "../model/trace-model.js";
 import { labelCell, CellPaint } from "./cells.js";
 
 export function el(tag, cls, text) {
@@ -96,7 +96,9 @@ export function buildFigure(model, name) {
       if (!input && !fixed) cell.classList.add("empty");
       cell.append(document.createTextNode(input || fixed ? formatValue(val) : ""));
       cell.setAttribute("role", "listitem");
-      cell.setAttribute("aria-label", `${name}[${unravel(flat, meta.shape).join(",")}]`);
+      // (what its accessible name always says: stage/cells.js labelCell)
+      cell.cellName = cellName(meta, flat);
+      cell.markWords = style ? style.words : "";
       labelCell(cell);
       shownValue[flat] = val;
       shownWritten[flat] = input || fixed ? 1 : 0;
