@@ -191,6 +191,20 @@ def test_a_refused_cell_is_marked_red_until_it_is_fixed(open_page, screen):
     assert _message(page) == ""
 
 
+def test_a_generator_picked_over_a_refused_cell_clears_its_mark(open_page):
+    page = _open(open_page)
+    page.fill(_cell("0,0,0,1"), "abc")
+    page.locator(_cell("0,0,0,1")).blur()
+    assert _look(page, "0,0,0,1")["invalid"] == "true"
+    page.select_option('select[name="x_fill"]', "ones")
+    wait_until(page, "window.convscope.complete && window.convscope.config.x.fill === 'ones'", 10)
+    # every cell now shows the generator's values: none is refused, nothing is said wrong
+    assert _look(page, "0,0,0,1")["invalid"] is None
+    assert _grid(page) == [["1"] * 5] * 5
+    assert _message(page) == ""
+    assert page.evaluate("document.getElementById('badge').dataset.state") != "stale"
+
+
 def test_ctrl_v_from_the_keyboard_pastes_a_block_and_a_refused_one_leaves_the_cell_alone(open_page):
     # the browser's own paste (Ctrl+V, trusted): had the page not refused it, the text
     # would land in the focused cell

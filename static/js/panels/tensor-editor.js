@@ -197,8 +197,17 @@ export class TensorEditor {
       });
       if (PUBLISHED.fills[kind].random) value.seed = Math.max(0, Math.trunc(Number(this.seed.value) || 0));
     }
+    // the cells now show the values picked, none of them a refused word: the marks go
+    this._clearRefused();
     this.show(value);
     this.onEdit(value, { immediate: true });
+  }
+
+  _clearRefused() {
+    if (!this.invalid.size) return;
+    for (const i of this.invalid.keys()) this.inputs[i]?.removeAttribute("aria-invalid");
+    this.invalid.clear();
+    this._problem();
   }
 
   _problem() {
