@@ -120,7 +120,9 @@ def test_a_changed_setup_hides_the_mistake_and_a_reload_keeps_it(open_page):
     assert config["mistake"] == "empty_crop"
     page.reload()
     # (the lab bar is drawn with the first frame after the trace completes)
-    wait_until(page, "Boolean(window.convscope && window.convscope.complete) && !document.getElementById('lab-bar').hidden")
+    wait_until(
+        page, "Boolean(window.convscope && window.convscope.complete) && !document.getElementById('lab-bar').hidden"
+    )
     assert page.evaluate("window.convscope.config") == config
     assert page.locator("#preset").input_value() == "mistake-empty_crop"
     assert page.locator("#lab-divergence").is_disabled()
