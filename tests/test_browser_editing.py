@@ -139,6 +139,7 @@ def test_a_block_that_does_not_fit_is_refused_naming_its_size_and_the_room(open_
     assert f"The pasted block is {size}; from x[{index}] there is room for {room}." in message, message
     assert "Nothing was pasted" in message, message
     _unchanged(page)
+    assert _message(page) == message  # still said, after the pause an edit waits for
 
 
 def test_a_spreadsheet_block_with_an_empty_cell_is_refused_not_shifted(open_page):

@@ -87,10 +87,11 @@ export function roomFrom(shape, at) {
 }
 
 /**
- * A copy of flat `data` (a tensor of `shape`) with the block `rows` (h, w) written from
- * flat index `at`, rows staying rows: {data, cells} (cells: the flat indices written),
- * or {error, size: [h, w], room: [rows, cols]} when it does not fit (nothing written).
- * `where` names the cell in the error ("x[0,0,1,3]").
+ * A copy of `data` with the block `rows` written from flat index `at`, rows staying
+ * rows. data: (size,), a tensor of `shape` in row-major order; rows: (h, w). Returns
+ * {data: (size,), cells: (h*w,) the flat indices written}, or {error, size: [h, w],
+ * room: [rows, cols]} when the block does not fit (nothing written). `where` names the
+ * cell in the error ("x[0,0,1,3]").
  */
 export function placeBlock(data, shape, at, rows, where = "this cell") {
   const h = rows.length;
@@ -116,10 +117,10 @@ export function placeBlock(data, shape, at, rows, where = "this cell") {
 }
 
 /**
- * A copy of flat `data` (a tensor of `shape`) with what parsePaste found (`pasted`)
- * written from flat index `at`: a block as a block (a one-column block into a vector
- * goes along it, the only way it has), numbers in reading order. {data, cells}, or
- * {error} with nothing written.
+ * A copy of `data` (size,) (a tensor of `shape`, row-major) with what parsePaste found
+ * (`pasted`) written from flat index `at`: a block as a block (a one-column block into
+ * a vector goes along it: a vector has no rows to keep), numbers in reading order.
+ * {data: (size,), cells: the flat indices written}, or {error} with nothing written.
  */
 export function placePaste(data, shape, at, pasted, where = "this cell") {
   if (pasted.error) return { error: pasted.error };
