@@ -229,23 +229,3 @@ test("a change of stride, padding or dilation frees dout from the output's old s
   assert.equal(fill.note, "");
   assert.deepEqual(withDoutFreed({ x: [1] }), { config: { x: [1] }, note: "" });
 });
-
-test("a pasted block of rows lands as a block; one that does not fit is refused with its size", async () => {
-  const { parseBlock, pasteBlock } = await import("../../static/js/model/trace-config.js");
-  assert.deepEqual(parseBlock("9 8 7\n6 5 4"), { rows: [[9, 8, 7], [6, 5, 4]] });
-  assert.deepEqual(parseBlock("[[9., 8.]\n [6., 5.]]"), { rows: [[9, 8], [6, 5]] });
-  assert.deepEqual(parseBlock("[[9, 8, 7], [6, 5, 4]]"), { rows: [[9, 8, 7], [6, 5, 4]] });
-  assert.equal(parseBlock("9 8 7 6"), null); // one row: reading order
-  assert.equal(parseBlock("[[[1, 2]], [[3, 4]]]"), null); // deeper: reading order
-  assert.equal(parseBlock("1 2 3\n4 5"), null); // ragged rows: reading order, as before
-  assert.match(parseBlock("1 2\n3 x").error, /"x"/);
-  // x (1, 1, 3, 5): the block at x[0,0,1,0] fills rows 1 and 2, columns 0-2
-  const data = Array.from({ length: 15 }, () => 0);
-  const { data: out } = pasteBlock(data, [1, 1, 3, 5], 5, [[9, 8, 7], [6, 5, 4]]);
-  assert.deepEqual(out.slice(5, 10), [9, 8, 7, 0, 0]);
-  assert.deepEqual(out.slice(10, 15), [6, 5, 4, 0, 0]);
-  assert.deepEqual(out.slice(0, 5), [0, 0, 0, 0, 0]);
-  const refused = pasteBlock(data, [1, 1, 3, 5], 12, [[9, 8, 7], [6, 5, 4]]);
-  assert.equal(refused.error, "a 2×3 block needs 2 rows and 3 columns; from this cell there is 1 row and 3 columns; nothing was pasted");
-  assert.equal(pasteBlock(data, [1, 1, 3, 5], 3, [[1, 2, 3]]).error.includes("2 columns"), true);
-});

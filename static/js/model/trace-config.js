@@ -267,51 +267,6 @@ export function wholeNumber(text, label, min = null) {
   return { value: v };
 }
 
-/**
- * The rows of a pasted block, when the text is one: two lines or more of numbers (a
- * spreadsheet's cells, a NumPy print of a matrix) or a one-line list of lists
- * ("[[9, 8, 7], [6, 5, 4]]"). {rows: number[][]}, {error} when a token is not a
- * number, or null when the text is not a block (one row of numbers, rows of different
- * lengths, a deeper nesting: those paste in reading order).
- */
-export function parseBlock(text) {
-  const t = String(text).trim();
-  let lines = t.split(/\r?\n/).map((line) => line.trim()).filter(Boolean);
-  if (lines.length < 2 && /^\[\s*\[(?!\s*\[)/.test(t)) lines = t.replace(/^\[|\]$/g, "").split(/\]\s*,?\s*\[/);
-  if (lines.length < 2 || /\[\s*\[\s*\[/.test(t)) return null;
-  const rows = [];
-  for (const line of lines) {
-    const parsed = parseCells(line);
-    if (parsed.error) return parsed;
-    if (parsed.numbers.length) rows.push(parsed.numbers);
-  }
-  if (rows.length < 2) return null;
-  // rows of different lengths are not a block: they paste in reading order
-  return new Set(rows.map((r) => r.length)).size === 1 ? { rows } : null;
-}
-
-/**
- * A copy of flat `data` (a tensor of `shape`) with the block `rows` written from flat
- * index `at` on, rows staying rows in the last two axes: {data}, or {error} naming the
- * block's size and the room left when it does not fit (nothing is pasted).
- */
-export function pasteBlock(data, shape, at, rows) {
-  const nd = shape.length;
-  const width = shape[nd - 1];
-  const height = nd >= 2 ? shape[nd - 2] : 1;
-  const col = at % width;
-  const row = Math.floor(at / width) % height;
-  const h = rows.length, w = rows[0].length;
-  if (h > height - row || w > width - col) {
-    const left = (n, what) => `${n} ${what}${n === 1 ? "" : "s"}`;
-    return { error: `a ${h}×${w} block needs ${left(h, "row")} and ${left(w, "column")}; from this cell there ${height - row === 1 ? "is" : "are"} `
-                    + `${left(height - row, "row")} and ${left(width - col, "column")}; nothing was pasted` };
-  }
-  const out = Array.from(data);
-  rows.forEach((numbers, r) => numbers.forEach((v, c) => { out[at + r * width + c] = v; }));
-  return { data: out };
-}
-
 /** A copy of flat `data` with `numbers` written from flat index `at` on: {data} or
  *  {error} when they do not fit (nothing is cut or shifted). */
 export function pasteCells(data, at, numbers) {

@@ -6,7 +6,8 @@
 // message naming it; nothing is dropped, cut or shifted silently.
 
 import { unravel } from "../model/trace-model.js";
-import { PUBLISHED, isFill, nestFlat, flattenNested, shapeOf, parseCells, pasteCells, parseBlock, pasteBlock, resizeTyped, clone } from "../model/trace-config.js";
+import { PUBLISHED, isFill, nestFlat, flattenNested, shapeOf, parseCells, pasteCells, resizeTyped, clone } from "../model/trace-config.js";
+import { parsePaste, placePaste } from "../model/paste-block.js";
 import { formatValue } from "../model/number-format.js";
 
 const MAX_EDIT_CELLS = 1024;
@@ -196,8 +197,17 @@ export class TensorEditor {
       });
       if (PUBLISHED.fills[kind].random) value.seed = Math.max(0, Math.trunc(Number(this.seed.value) || 0));
     }
+    // the cells now show the values picked, none of them a refused word: the marks go
+    this._clearRefused();
     this.show(value);
     this.onEdit(value, { immediate: true });
+  }
+
+  _clearRefused() {
+    if (!this.invalid.size) return;
+    for (const i of this.invalid.keys()) this.inputs[i]?.removeAttribute("aria-invalid");
+    this.invalid.clear();
+    this._problem();
   }
 
   _problem() {
@@ -230,29 +240,24 @@ export class TensorEditor {
     const inp = e.target;
     if (!inp.dataset || !inp.dataset.idx || !this.tensor) return;
     const text = e.clipboardData ? e.clipboardData.getData("text") : "";
-    const block = parseBlock(text);
-    const parsed = parseCells(text);
-    if (!block && !parsed.error && parsed.numbers.length <= 1) return; // one number pastes as typing does
+    const pasted = parsePaste(text);
+    if (!pasted.error && !pasted.rows && pasted.numbers.length <= 1) return; // one number pastes as typing does
     e.preventDefault();
-    const at = Number(inp.dataset.idx);
-    const before = this._data();
-    const pasted = block ? (block.error ? block : pasteBlock(before, this.tensor.shape, at, block.rows))
-      : parsed.error ? parsed : pasteCells(before, at, parsed.numbers);
-    if (pasted.error) {
-      this.error.textContent = `Paste into ${inp.getAttribute("aria-label")} refused: ${pasted.error}.`;
+    const label = inp.getAttribute("aria-label");
+    const placed = placePaste(this._data(), this.tensor.shape, Number(inp.dataset.idx), pasted, label);
+    if (placed.error) {
+      // a block's refusal is a whole sentence naming the cell; the others name it here
+      this.error.textContent = placed.size ? placed.error : `Paste into ${label} refused: ${placed.error}.`;
       this.error.hidden = false;
       return;
     }
-    const width = this.tensor.shape[this.tensor.shape.length - 1];
-    const written = block ? block.rows.flatMap((r, i) => r.map((_, j) => at + i * width + j))
-      : parsed.numbers.map((_, k) => at + k);
-    for (const i of written) {
-      this.inputs[i].value = String(pasted.data[i]);
+    for (const i of placed.cells) {
+      this.inputs[i].value = String(placed.data[i]);
       this.inputs[i].removeAttribute("aria-invalid");
       this.invalid.delete(i);
     }
     this._problem();
-    this._commit(pasted.data);
+    this._commit(placed.data);
   }
 
   /** The values the cells hold now (the typed ones, else the trace's). flat: (size,) */
