@@ -57,6 +57,8 @@ export const animations = new AnimationDialog({
     return { from: p.start, to: p.stop - 1, total: model.total };
   },
   show: ask("showForExport"),
+  layout: (size) => dispatch({ type: "recording", size }),
+  textAt: (step) => store.state.trace.model.compiled[step].text,
   here: () => currentStep(store.state),
   stage: $("stage"),
 });

@@ -32,7 +32,15 @@ export function requestRedraw() {
 
 /** The view settings and the viewport a frame is drawn for. */
 function viewOf(state) {
-  return { projector: state.projector, allTensors: state.allTensors, fits: state.fits, playing: state.playing };
+  // (an animation's frames are a desktop's stage, whatever the window)
+  return { projector: state.projector, allTensors: state.allTensors, fits: state.fits || Boolean(state.recording), playing: state.playing };
+}
+
+/** The viewport a frame is laid out for: the window and the stage's room, or while an
+ *  animation records, its frame's stage (stage.recordingRoom sizes the stage to it). */
+function viewportOf(state) {
+  const room = stage.recordingRoom(state.recording);
+  return state.recording ? { width: state.recording.width, room } : { width: window.innerWidth, room: state.room };
 }
 
 /** What follows an action in its own tick: the page's modes and the setup form. */
@@ -117,7 +125,7 @@ export function redraw(cause = "request") {
   drawn.playing = state.playing;
   if (!metrics) metrics = stage.measureMetrics();
   probe.part?.("start", { cause, from: stage.lastStep ?? -1 });
-  const frame = frameOf(trace, state.step, viewOf(state), { width: window.innerWidth, room: state.room }, metrics);
+  const frame = frameOf(trace, state.step, viewOf(state), viewportOf(state), metrics);
   probe.part?.("seek");
   if (stage.setFocus(frame.focus)) probe.part?.("fold");
   stage.applyLayout(frame.layout);
@@ -161,6 +169,8 @@ export function showForExport(step) {
   if (step != null) dispatch({ type: "goto", step });
   stage.revealAll(); // (slices scrolled away are drawn too)
   redraw("export");
+  // (an animation's frame: its columns scrolled to the step now, not in the next frame)
+  if (store.state.recording) stage.follow();
 }
 handle("showForExport", showForExport);
 

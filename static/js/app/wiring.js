@@ -54,6 +54,7 @@ handle("divergence", () => doAction("divergence"));
 
 /** The stage's room: measured when the window, the drawer or the chrome changes size. */
 export function readRoom() {
+  if (store.state.recording) return; // (the stage has a frame's size, not the page's: read after)
   const fits = getComputedStyle(document.documentElement).getPropertyValue("--stage-fit").trim() === "1";
   const room = stage.room();
   // a phone: the page scrolls under the player, which stays on top

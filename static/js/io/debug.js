@@ -17,6 +17,7 @@ export function install(page) {
   // without), with the steps the frame covers and the cells it wrote per tensor.
   const breakdown = { on: false, rows: [], row: null, at: 0 };
   let lastFrame = null;
+  let recorded = []; // what the last recordAnimation drew, per frame
   const onFrame = (dt, frame) => {
     lastFrame = frame;
     frameTimes.push(dt);
@@ -119,14 +120,32 @@ export function install(page) {
         store.dispatch({ type: "goto", step });
         stage.revealAll();
         redraw("export");
+        if (state().recording) stage.follow();
       };
       try {
-        const blob = await recordAnimation({ from, to, size, fps, format, show, stage: document.getElementById("stage") });
+        const { blob, frames } = await recordAnimation({
+          from,
+          to,
+          size,
+          fps,
+          format,
+          show,
+          layout: (room) => store.dispatch({ type: "recording", size: room }),
+          textAt: (step) => state().trace.model.compiled[step].text,
+          stage: document.getElementById("stage"),
+          measure: true,
+        });
+        recorded = frames;
         return await base64Of(blob);
       } finally {
         show(back);
       }
     },
+    /** What the last recordAnimation drew per frame: [{step, phase, lines (the equation,
+     *  wrapped: joined, the step's text), scale (the stage's, 1: at its own size),
+     *  cellFont (the smallest text of a drawn cell's number, px, in the page it drew),
+     *  tags (the cells showing what the step added)}]. */
+    recordedFrames: () => clone(recorded),
   };
 }
 

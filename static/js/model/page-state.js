@@ -26,6 +26,9 @@ export function initialState({ setupOpen = true } = {}) {
     badge: { state: "pending", text: "not checked yet", title: "" },
     room: { width: 0, height: 0 }, // the stage's room (px)
     fits: false, // the style sheet sizes the stage to the window (it scrolls inside itself)
+    // an animation being recorded (encode/animation.js): the stage's size in its frames,
+    // {width, height} px; the stage is laid out for that size, not the window's
+    recording: null,
     scrubbing: false,
     inspect: null, // the cell whose story the inspector shows: {tensor, flat}
     // follow mode: null, {role: "teacher", code, url, followers, trouble}, {role: "student", code,
@@ -202,6 +205,8 @@ export function reduce(state, action) {
     case "room":
       if (state.room.width === action.width && state.room.height === action.height && state.fits === action.fits) return state;
       return { ...state, room: { width: action.width, height: action.height }, fits: action.fits };
+    case "recording":
+      return set(state, { recording: action.size ? { width: action.size.width, height: action.size.height } : null });
     case "scrubbing":
       return set(state, { scrubbing: action.on });
     case "follow":

@@ -32,10 +32,13 @@ export function readAnimationForm(values, total) {
 
 export class AnimationDialog {
   /** range(): {from, to, total} (0-based, the current phase); show(step): draw the page
-   *  at a step now; here(): the step shown; stage: the stage element. */
-  constructor({ range, show, here, stage }) {
+   *  at a step now; layout(size): lay the stage out for a frame's room (null: the page's);
+   *  textAt(step): the step's equation; here(): the step shown; stage: the stage element. */
+  constructor({ range, show, layout, textAt, here, stage }) {
     this.range = range;
     this.show = show;
+    this.layout = layout;
+    this.textAt = textAt;
     this.here = here;
     this.stage = stage;
     this.busy = false;
@@ -69,9 +72,11 @@ export class AnimationDialog {
     this.busy = true;
     const back = this.here();
     try {
-      const blob = await recordAnimation({
+      const { blob } = await recordAnimation({
         ...req,
         show: this.show,
+        layout: this.layout,
+        textAt: this.textAt,
         stage: this.stage,
         progress: (done, all) => (note.textContent = `frame ${done} of ${all}…`),
       });

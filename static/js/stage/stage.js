@@ -251,6 +251,30 @@ export class Stage {
   }
 
   /**
+   * The stage at `size` ({width, height} px: an animation's frame less its equation; null:
+   * back to its place on the page) and the room its flow has then. Out of the page's flow
+   * while recording (the page behind the dialog keeps its place).
+   */
+  recordingRoom(size) {
+    const key = size ? `${size.width}x${size.height}` : "";
+    if (key !== this.recordingKey) {
+      this.recordingKey = key;
+      const st = this.container.style;
+      this.container.classList.toggle("recording", Boolean(size));
+      if (size) {
+        st.setProperty("--recording-width", `${size.width}px`);
+        st.setProperty("--recording-height", `${size.height}px`);
+      } else {
+        st.removeProperty("--recording-width");
+        st.removeProperty("--recording-height");
+      }
+      this.invalidateGeometry();
+      this.recordingRoomWas = size ? this.room() : null;
+    }
+    return this.recordingRoomWas;
+  }
+
+  /**
    * Put the figures where `layout` (model/stage-layout.js's layoutStage) says
    * (stage/arrange.js).
    * layout null: the style sheet's sizes, the shown figures in one column wrapping their
