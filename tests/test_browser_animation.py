@@ -98,3 +98,59 @@ def test_the_dialog_refuses_what_it_cannot_make_naming_the_field(open_page):
     page.click("#anim-make")
     wait_until(page, "document.getElementById('anim-note').textContent.includes('steps per second')")
     assert 'steps per second must be from 0.5 to 30, not "100"' == page.inner_text("#anim-note")
+
+
+def test_each_frame_is_laid_out_for_it_with_its_whole_equation_and_legible_digits(open_page, base_url):
+    """CS231n's backward phase at 1280x720, recorded by the page's recorder (the one the
+    dialog and `convscope export anim.gif` call): every frame's equation, as wrapped, is the
+    trace's step text whole (the server's document); the stage is laid out for the frame
+    and drawn at its own size (no shrinking), its numbers at 16 px or more in the page it
+    drew, with the tags of what a step added; the frames decode (Pillow) at 1280x720, one
+    per step, each unlike the one before; the page is back at its step and size after."""
+    from PIL import Image
+    from test_browser_helpers import server_document
+
+    from convscope.traces.presets import PRESETS
+
+    doc = server_document(base_url, PRESETS["cs231n"].config)
+    backward = next(p for p in doc["phases"] if p["name"] == "backward")
+    first, last = backward["start"], backward["stop"] - 1
+    page = open_page(viewport=(1366, 768)).page
+    choose_preset(page, "cs231n")
+    page.evaluate("window.convscope.seek(5)")
+    room = page.evaluate("window.convscope.state.room")
+    encoded = page.evaluate(
+        "(a) => window.convscope.recordAnimation(a)",
+        {"from": first, "to": last, "size": {"width": 1280, "height": 720}, "fps": 5, "format": "gif"},
+    )
+    frames = page.evaluate("window.convscope.recordedFrames()")
+    assert [f["step"] for f in frames] == list(range(first, last + 1))
+    for f in frames:
+        want = doc["events"][f["step"]]["text"]
+        assert "".join(f["lines"]) == want, (f["step"], f["lines"], want)
+        assert not any("…" in line for line in f["lines"]), f["lines"]
+        assert f["scale"] == 1, f"step {f['step']}: the stage was shrunk into the frame ({f['scale']:.2f})"
+        assert f["cellFont"] >= 16, f"step {f['step']}: digits at {f['cellFont']} px"
+        assert f["tags"] > 0, f"step {f['step']}: no tags of what the step added"
+    # (the equation of a fused backward step is longer than a line at 1280 px: wrapped, not cut)
+    assert max(len(f["lines"]) for f in frames) >= 2
+    img = Image.open(io.BytesIO(base64.b64decode(encoded)))
+    assert img.size == (1280, 720) and img.n_frames == len(frames)
+    pixels = []
+    for k in range(img.n_frames):
+        img.seek(k)
+        pixels.append(img.convert("RGB").tobytes())
+    same = [k for k in range(1, len(pixels)) if pixels[k] == pixels[k - 1]]
+    assert not same, f"frames {same} repeat the frame before"
+    # the stage drawn: its right fifth holds figures (the frame is used, not shrunk into)
+    img.seek(5)
+    right = img.convert("RGB").crop((1024, 200, 1280, 600))
+    assert len(right.getcolors(maxcolors=1 << 20)) > 8, "the right fifth of the frame is empty"
+    assert page.evaluate("window.convscope.step") == 5
+    assert page.evaluate("window.convscope.state.recording") is None
+    # (the stage is back in the page: its room as before)
+    wait_until(
+        page,
+        f"window.convscope.state.room.width === {room['width']} && window.convscope.state.room.height === {room['height']}",
+    )
+    assert not page.evaluate("document.getElementById('stage').classList.contains('recording')")

@@ -332,3 +332,64 @@ def test_check_writes_the_failing_case_as_a_lesson_file_that_opens_offline(brows
     )
     assert passing.returncode == 0 and "nothing fails, so no lesson file was written" in passing.stderr
     assert not (tmp_path / "none.html").exists()
+
+
+def _embedded(path) -> dict:
+    html = path.read_text(encoding="utf-8")
+    tag = '<script type="application/json" id="convscope-lesson">'
+    start = html.index(tag) + len(tag)
+    return json.loads(html[start : html.index("</script>", start)])
+
+
+def test_a_lesson_file_of_a_setup_downloaded_mid_lesson_opens_at_that_step(browser, tmp_path):
+    """Export → Lesson file on a setup of one's own (the address holds it whole, `c=`), at
+    a backward step: the file opens at that step, offline, showing that step's equation."""
+    from test_browser_helpers import debug_url, lesson_path, live_server, wait_complete
+
+    config = {**PRESETS["cs231n"].config, "b": [2, -1]}  # (no lesson's: the file's name is custom)
+    doc = build_trace(config)
+    step = next(k for k, ev in enumerate(doc["events"]) if ev["phase"] == "backward") + 6
+    with live_server() as base:
+        context = browser.new_context(viewport={"width": 1366, "height": 768}, accept_downloads=True)
+        page = context.new_page()
+        page.goto(debug_url(base + lesson_path(config, step)))
+        wait_complete(page)
+        wait_until(page, f"window.convscope.shownStep === {step}")
+        with page.expect_download(timeout=60_000) as dl:
+            page.click("#export-menu > summary")
+            page.click("#download-lesson")
+        saved = tmp_path / dl.value.suggested_filename
+        dl.value.save_as(saved)
+        context.close()
+    assert saved.name == "convscope-custom.html"
+    assert _embedded(saved)["step"] == step
+    view = OfflinePage(browser, saved, viewport=(1366, 768))
+    try:
+        wait_until(view.page, f"window.convscope.shownStep === {step}")
+        assert view.page.inner_text("#eq-text") == doc["events"][step]["text"]
+        assert step_of(view.page) == step
+    finally:
+        view.close()
+
+
+def test_export_step_sets_where_the_lesson_file_opens(browser, tmp_path, capsys):
+    """`convscope export lesson.html --step N` (numbered from 1, as the page shows steps):
+    the file opens at step N; a step the trace has not, or --step for an animation, is
+    refused with the numbers before anything is written."""
+    out = tmp_path / "at25.html"
+    assert main(["export", str(out), "--preset", "cs231n", "--step", "25"]) == 0
+    assert _embedded(out)["step"] == 24
+    view = OfflinePage(browser, out)
+    try:
+        wait_until(view.page, "window.convscope.shownStep === 24")
+    finally:
+        view.close()
+    total = build_trace(PRESETS["cs231n"].config)["total_events"]
+    capsys.readouterr()
+    for bad in ("0", str(total + 1)):
+        assert main(["export", str(tmp_path / "bad.html"), "--preset", "cs231n", "--step", bad]) == 2
+        assert f"--step {bad}: this trace has steps 1 to {total}" in capsys.readouterr().err
+    assert not (tmp_path / "bad.html").exists()
+    assert main(["export", str(tmp_path / "a.gif"), "--preset", "cs231n", "--step", "3"]) == 2
+    assert "--step: only for a lesson file" in capsys.readouterr().err
+    assert not (tmp_path / "a.gif").exists()

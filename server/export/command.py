@@ -1,6 +1,6 @@
 """``convscope export``: a lesson file or an animation, by the output's name.
 
-    convscope export LESSON.html (--preset NAME | --setup CONFIG.json) [--view V]
+    convscope export LESSON.html (--preset NAME | --setup CONFIG.json) [--view V] [--step N]
     convscope export ANIM.gif|ANIM.webm (--preset NAME | --setup CONFIG.json) [--view V]
         [--phase NAME | --steps FROM-TO] [--size 1920x1080] [--fps 4] [--projector]
         [--timeout SECONDS]
@@ -55,6 +55,13 @@ def add_export_command(commands: argparse._SubParsersAction) -> None:
     )
     export.add_argument(
         "--view", help="the algorithm the steps follow (direct, im2col, transposed), instead of the setup's"
+    )
+    export.add_argument(
+        "--step",
+        type=int,
+        default=None,
+        metavar="N",
+        help="lesson file: the step it opens at, numbered from 1 as on the page (default 1)",
     )
     steps = export.add_mutually_exclusive_group()
     steps.add_argument(
@@ -126,6 +133,8 @@ def export_command(args: argparse.Namespace) -> int:
         given = [f"--{name}" for name in ANIMATION_OPTIONS if getattr(args, name) is not None]
         if given:
             return _fail(f"{', '.join(given)}: only for animations (.gif, .webm), not a lesson file")
+    elif args.step is not None:
+        return _fail("--step: only for a lesson file (.html); an animation takes --steps FROM-TO or --phase")
     try:
         return _export(args, output, kind)
     except KeyboardInterrupt:
@@ -142,7 +151,13 @@ def _export(args: argparse.Namespace, output: Path, kind: str) -> int:
         if kind in ("gif", "webm"):
             return _export_animation(args, output, kind, source, settings)
         started = time.perf_counter()
-        html = lesson_file(lesson_document(settings=settings, **source)).encode("utf-8")
+        lesson = lesson_document(settings=settings, **source)
+        if args.step is not None:
+            total = int(lesson["lines"][0]["total_events"])
+            if not 1 <= args.step <= total:
+                return _fail(f"--step {args.step}: this trace has steps 1 to {total}")
+            lesson["step"] = args.step - 1
+        html = lesson_file(lesson).encode("utf-8")
         _write(output, html)
     except ApiError as exc:
         return _fail(_api_error(exc))
