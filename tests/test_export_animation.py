@@ -90,6 +90,11 @@ def test_a_phase_as_a_gif_decodes_with_its_size_frames_and_durations(tmp_path, c
     # each frame is its own step: every one differs from the one before
     same = [k for k in range(1, 18) if pixels[k] == pixels[k - 1]]
     assert not same, f"frames {same} repeat the frame before"
+    # the stage is laid out for the frame: its right fifth holds figures, not background
+    from PIL import Image
+
+    frame = Image.frombytes("RGB", size, pixels[5])
+    assert len(frame.crop((1024, 200, 1280, 600)).getcolors(maxcolors=1 << 20)) > 8, "the right fifth is empty"
 
     # projector mode is the page's projector drawing: the same step looks otherwise
     projected = tmp_path / "projected.gif"

@@ -2,7 +2,8 @@
 
 The frames are the page's own drawing: the lesson file (``lesson.lesson_file``) is opened
 from ``file://`` in a headless Chromium (``browser.Headless``) whose window is the
-frame's size plus the page's own bars (so that the stage is laid out for the frame), and
+frame's size (the page's style sheet as on a screen of that size; the recorder lays the
+stage out for the frame less its equation band), and
 the page's ``recordAnimation`` (js/encode/animation.js, the Animation dialog's recorder,
 reached through js/io/debug.js's ``window.convscope.recordAnimation``) draws each step as the page draws it, with the step's phase and equation, and encodes
 the GIF or the WebM; its bytes come back through the DevTools pipe in base64.
@@ -183,10 +184,6 @@ _READY = """new Promise((resolve, reject) => {
 _SETTLED = "new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))"
 
 
-# The height of the page around the stage: the window's height less the stage's.
-_BARS = "Math.max(0, Math.ceil(innerHeight - document.getElementById('stage').getBoundingClientRect().height))"
-
-
 def _evaluate(browser: Headless, session: str, expression: str) -> Any:
     reply = browser.send(
         "Runtime.evaluate", {"expression": expression, "awaitPromise": True, "returnByValue": True}, session
@@ -214,11 +211,6 @@ def record_animation(lesson: dict[str, Any], request: AnimationRequest, *, execu
         if request.projector:
             _evaluate(browser, session, "window.convscope.dispatch({type: 'projector', on: true}), true")
             _evaluate(browser, session, _SETTLED)
-        # the window grows by the page's own bars (top bar, equation, player), so that the
-        # stage itself gets the frame's size: drawn to fill the frame, not shrunk into it
-        bars = _evaluate(browser, session, _BARS)
-        browser.send("Emulation.setDeviceMetricsOverride", {**metrics, "height": request.height + int(bars)}, session)
-        _evaluate(browser, session, _SETTLED)
         asked = {
             "from": request.first,
             "to": request.last,
