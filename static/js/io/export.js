@@ -89,6 +89,10 @@ export function paintStage(stage, scale = 1) {
     ctx.fillStyle = st.backgroundColor;
     ctx.fillRect(x, y, r.width, r.height);
     if (cell.classList.contains("pad") || cell.classList.contains("gap")) {
+      ctx.save(); // (the hatching stays inside its cell, as on screen)
+      ctx.beginPath();
+      ctx.rect(x, y, r.width, r.height);
+      ctx.clip();
       ctx.strokeStyle = "rgba(128,128,128,0.45)";
       ctx.lineWidth = 1;
       for (let k = -r.height; k < r.width; k += 6) {
@@ -97,6 +101,7 @@ export function paintStage(stage, scale = 1) {
         ctx.lineTo(x + k + r.height, y);
         ctx.stroke();
       }
+      ctx.restore();
     }
     const ow = parseFloat(st.outlineWidth) || 0;
     if (st.outlineStyle !== "none" && ow > 0) {
