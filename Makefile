@@ -48,9 +48,11 @@ bench: $(VENV)/.installed system-deps
 # Debian's Chromium for the browser tests (Playwright's own browser download does not
 # work offline), Node.js for the page's unit tests, redis-server for follow mode's
 # two-worker tests (started on a loopback port by the tests) and bubblewrap, which
-# `convscope check` runs submissions in (docs/grader.md). Installed when missing and
-# we are root; otherwise this says what to install. Running it again changes nothing.
-SYSTEM_PACKAGES := chromium:chromium node:nodejs redis-server:redis-server bwrap:bubblewrap
+# `convscope check` runs submissions in (docs/grader.md), and poppler-utils (pdfinfo,
+# pdftotext, pdftoppm), with which the handout tests read `convscope export handout.pdf`.
+# Installed when missing and we are root; otherwise this says what to install. Running
+# it again changes nothing.
+SYSTEM_PACKAGES := chromium:chromium node:nodejs redis-server:redis-server bwrap:bubblewrap pdftotext:poppler-utils
 system-deps:
 	@missing=""; for pair in $(SYSTEM_PACKAGES); do \
 	  command -v $${pair%%:*} >/dev/null 2>&1 || missing="$$missing $${pair#*:}"; done; \

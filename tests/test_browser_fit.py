@@ -6,8 +6,9 @@ first, a middle and the last step of every phase, every cell the step reads or w
 number is the number of cells in the event's boxes (counted here from the server's
 trace document), and their text is large enough to read; no tag of what a step added
 covers a written cell's digits, and no caption is cut while the stage has the width to
-show it. Ten custom setups up to 256
-input and 108 weight cells do the same at 1366×768. One page load per lesson and
+show it. Eleven custom setups up to 256
+input and 108 weight cells do the same at 1366×768, and five of them in projector mode
+at 1280×720. One page load per lesson and
 screen; steps are jumped to through the page's handle. (One exception: a pad or crop in
 one step of a custom setup may leave up to half of its whole-tensor copy to scroll.)"""
 
@@ -191,7 +192,7 @@ def _randint(shape, seed, low=-2, high=2):
     return {"fill": "randint", "shape": shape, "low": low, "high": high, "seed": seed}
 
 
-# ten custom setups of up to 256 input cells and 108 weight cells
+# eleven custom setups of up to 256 input cells and 108 weight cells
 CUSTOM = {
     "16x16-k3": {"x": _randint([1, 1, 16, 16], 1), "w": _randint([1, 1, 3, 3], 2, -1, 1)},
     "4ch-8x8-108w-pad1": {"x": _randint([1, 4, 8, 8], 3), "w": _randint([3, 4, 3, 3], 4, -1, 1), "padding": 1},
@@ -223,6 +224,13 @@ CUSTOM = {
         "w": _randint([3, 3, 4, 3], 17, -1, 1),
         "padding": 1,
     },
+    "2ch-7x7-stride2-bias": {
+        "x": _randint([1, 2, 7, 7], 22),
+        "w": _randint([3, 2, 3, 3], 23, -1, 1),
+        "b": [1, -1, 0],
+        "stride": 2,
+        "padding": 1,
+    },
     "im2col-2ch": {"view": "im2col", "x": _randint([1, 2, 6, 6], 18), "w": _randint([2, 2, 3, 3], 19, -1, 1)},
     "transposed-stride2": {
         "view": "transposed",
@@ -240,4 +248,20 @@ def test_custom_setups_fit_a_1366x768_laptop(browser, base_url, name):
 
     config = CUSTOM[name]
     problems = _check_screen(browser, base_url, lesson_path(config), config, (1366, 768, False, 14))
+    assert not problems, "\n".join(problems[:20])
+
+
+# five in projector mode on a WXGA projector (20 px digits): one channel of 16×16, a
+# batch of two, two channels with a bias, a 4×4 kernel at stride 3 with "same", the
+# transposed view. (Four channels of 8×8, padded, do not fit a step at 20 px on 1280×720:
+# that needs the step's slices alone on the stage, issue 21's per-step folding.)
+PROJECTED = ["16x16-k3", "batch2-stride2", "2ch-7x7-stride2-bias", "12x12-k4-stride3-same", "transposed-stride2"]
+
+
+@pytest.mark.parametrize("name", PROJECTED)
+def test_custom_setups_fit_a_1280x720_projector(browser, base_url, name):
+    from test_browser_helpers import lesson_path
+
+    config = CUSTOM[name]
+    problems = _check_screen(browser, base_url, lesson_path(config), config, (1280, 720, True, 20))
     assert not problems, "\n".join(problems[:20])

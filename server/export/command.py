@@ -1,12 +1,14 @@
-"""``convscope export``: a lesson file or an animation, by the output's name.
+"""``convscope export``: a lesson file, an animation or a handout, by the output's name.
 
     convscope export LESSON.html (--preset NAME | --setup CONFIG.json) [--view V] [--step N]
     convscope export ANIM.gif|ANIM.webm (--preset NAME | --setup CONFIG.json) [--view V]
         [--phase NAME | --steps FROM-TO] [--size 1920x1080] [--fps 4] [--projector]
         [--timeout SECONDS]
+    convscope export HANDOUT.pdf (--preset NAME | --setup CONFIG.json) [--view V]
+        [--phase NAME | --steps FROM-TO] [--paper a4|letter] [--timeout SECONDS]
 
 Bad input gets one line naming the option and the numbers and exit status 2, before
-any browser starts; so does a machine with no browser to draw an animation. Ctrl-C (or
+any browser starts; so does a machine with no browser to draw an animation or a handout. Ctrl-C (or
 SIGTERM) ends the browser and writes nothing: exit status 130.
 """
 
@@ -32,20 +34,24 @@ from .lesson import lesson_document, lesson_file, lesson_source
 __all__ = ["add_export_command", "export_command"]
 
 ANIMATION_OPTIONS = ("phase", "steps", "size", "fps", "projector", "timeout")
+# (a handout is printed black on white: projector mode's white on black is not for paper)
+ANIMATION_ONLY = {"--size", "--fps", "--projector"}
 
 
 def add_export_command(commands: argparse._SubParsersAction) -> None:
     export = commands.add_parser(
         "export",
-        help="write a lesson as one offline HTML file, or an animation (GIF, WebM) for slides",
+        help="write a lesson as one offline HTML file, an animation (GIF, WebM) for slides, or a handout (PDF)",
         description=(
             "Write LESSON.html: one self-contained file (the page, its code and the trace) that opens from file:// "
             "with no server and no network. Or write ANIM.gif / ANIM.webm: a phase or a step range as the page draws "
             "it, each frame the stage with the step's equation (drawn by the page in a headless Chromium or Chrome: "
-            "/usr/bin/chromium, $CONVSCOPE_CHROMIUM, or one on the PATH)."
+            "/usr/bin/chromium, $CONVSCOPE_CHROMIUM, or one on the PATH). Or write HANDOUT.pdf: one landscape page per "
+            "phase (its first step) or per step of --phase or --steps, each the phase's rule, the step's text and the "
+            "stage, printed by the page in that browser."
         ),
     )
-    export.add_argument("output", help="the file to write: lesson.html, anim.gif or anim.webm")
+    export.add_argument("output", help="the file to write: lesson.html, anim.gif, anim.webm or handout.pdf")
     source = export.add_mutually_exclusive_group(required=True)
     source.add_argument("--preset", help="a lesson preset (cs231n, d2l, ...)")
     source.add_argument(
@@ -65,10 +71,14 @@ def add_export_command(commands: argparse._SubParsersAction) -> None:
     )
     steps = export.add_mutually_exclusive_group()
     steps.add_argument(
-        "--phase", help="animation: one phase of the trace by name (forward, backward, ...); default the whole trace"
+        "--phase",
+        help="animation, handout: one phase of the trace by name (forward, backward, ...), every step of it; "
+        "default the whole trace (animation), each phase's first step (handout)",
     )
     steps.add_argument(
-        "--steps", metavar="FROM-TO", help="animation: steps FROM to TO, numbered from 1 as on the page, e.g. 34-51"
+        "--steps",
+        metavar="FROM-TO",
+        help="animation, handout: steps FROM to TO, numbered from 1 as on the page, e.g. 34-51",
     )
     export.add_argument(
         "--size",
@@ -85,7 +95,10 @@ def add_export_command(commands: argparse._SubParsersAction) -> None:
         type=float,
         default=None,
         metavar="SECONDS",
-        help="animation: give up after this long (default 60 s plus 3 s a frame)",
+        help="animation, handout: give up after this long (default 60 s plus 3 s a frame or page)",
+    )
+    export.add_argument(
+        "--paper", choices=("a4", "letter"), default=None, help="handout: the paper, landscape (default a4)"
     )
 
 
@@ -127,14 +140,37 @@ def _write(output: Path, data: bytes) -> None:
 def export_command(args: argparse.Namespace) -> int:
     output = Path(args.output)
     kind = output.suffix.lower().lstrip(".")
-    if kind not in ("html", "htm", "gif", "webm"):
-        return _fail(f"{args.output}: the output must end in .html (a lesson file), .gif or .webm (an animation)")
+    if kind not in ("html", "htm", "gif", "webm", "pdf"):
+        return _fail(
+            f"{args.output}: the output must end in .html (a lesson file), .gif or .webm (an animation) "
+            "or .pdf (a handout)"
+        )
     if kind in ("html", "htm"):
-        given = [f"--{name}" for name in ANIMATION_OPTIONS if getattr(args, name) is not None]
+        given = [f"--{name}" for name in (*ANIMATION_OPTIONS, "paper") if getattr(args, name) is not None]
         if given:
-            return _fail(f"{', '.join(given)}: only for animations (.gif, .webm), not a lesson file")
-    elif args.step is not None:
-        return _fail("--step: only for a lesson file (.html); an animation takes --steps FROM-TO or --phase")
+            only = (
+                "animations (.gif, .webm)"
+                if set(given) <= ANIMATION_ONLY
+                else "animations (.gif, .webm) or handouts (.pdf)"
+            )
+            only = "handouts (.pdf)" if given == ["--paper"] else only
+            return _fail(f"{', '.join(given)}: only for {only}, not a lesson file")
+    elif kind == "pdf":
+        given = [
+            f"--{name}"
+            for name in ANIMATION_OPTIONS
+            if f"--{name}" in ANIMATION_ONLY and getattr(args, name) is not None
+        ]
+        if given:
+            return _fail(
+                f"{', '.join(given)}: only for animations (.gif, .webm), not a handout (printed black on white)"
+            )
+    elif args.paper is not None:
+        return _fail("--paper: only for handouts (.pdf), not an animation")
+    if args.step is not None and kind not in ("html", "htm"):
+        return _fail(
+            "--step: only for a lesson file (.html); an animation or a handout takes --steps FROM-TO or --phase"
+        )
     try:
         return _export(args, output, kind)
     except KeyboardInterrupt:
@@ -150,6 +186,8 @@ def _export(args: argparse.Namespace, output: Path, kind: str) -> int:
             source["config"] = {**source["config"], "view": args.view}
         if kind in ("gif", "webm"):
             return _export_animation(args, output, kind, source, settings)
+        if kind == "pdf":
+            return _export_handout(args, output, source, settings)
         started = time.perf_counter()
         lesson = lesson_document(settings=settings, **source)
         if args.step is not None:
@@ -211,5 +249,41 @@ def _export_animation(
     print(
         f"wrote {args.output} ({len(data) / 1024:.0f} KB): steps {first + 1}-{last + 1}, {request.frames} frames "
         f"at {width}x{height}, {fps:g} per second ({request.frames / fps:.1f} s), made in {seconds:.1f} s"
+    )
+    return 0
+
+
+def _export_handout(args: argparse.Namespace, output: Path, source: dict[str, Any], settings: Settings) -> int:
+    from .animation import parse_steps
+    from .handout import STAGE_ROOM, HandoutRequest, handout_steps, record_handout
+
+    # every check first: nothing starts a browser for a request it cannot make
+    steps = parse_steps(args.steps) if args.steps is not None else None
+    if args.timeout is not None and not (math.isfinite(args.timeout) and 1 <= args.timeout <= 86400):
+        return _fail(f"--timeout {args.timeout:g} is out of bounds: from 1 to 86400 seconds")
+    if not output.parent.is_dir():
+        return _fail(f"{args.output}: no folder {output.parent}")
+    lesson = lesson_document(settings=settings, **source)
+    request = HandoutRequest(handout_steps(lesson["lines"][0], phase=args.phase, steps=steps), args.paper or "a4")
+    try:
+        executable = find_browser()
+    except BrowserMissing as exc:
+        return _fail(str(exc))
+    timeout = args.timeout if args.timeout is not None else 60.0 + 3.0 * request.pages
+    started = time.perf_counter()
+    try:
+        with _stop_on_sigterm():
+            data, rooms = record_handout(lesson, request, executable=executable, timeout=timeout)
+            _write(output, data)
+    except BrowserError as exc:
+        print(f"convscope: {args.output} not made: {exc}", file=sys.stderr)
+        return 1
+    shown = ", ".join(str(k + 1) for k in request.steps[:8]) + (", ..." if request.pages > 8 else "")
+    sizes = "-".join(f"{100 * STAGE_ROOM[0] / w:.0f}" for w in sorted(set(rooms), reverse=True))
+    print(
+        f"wrote {args.output} ({len(data) / 1024:.0f} KB): {request.pages} page{'s' if request.pages > 1 else ''} "
+        f"({request.paper.upper()} landscape), steps {shown}, the stage at {sizes}%"
+        f"{' (a phase not whole at the paper width is drawn in more room, smaller)' if len(set(rooms)) > 1 else ''}, "
+        f"made in {time.perf_counter() - started:.1f} s"
     )
     return 0

@@ -9,6 +9,7 @@ import { fetchLessonFile } from "../io/api.js";
 import { embeddedLesson } from "../io/lesson-file.js";
 import { exportJson, stagePng, download } from "../io/export.js";
 import { rememberSetupOpen } from "../io/setup-memory.js";
+import { buildHandout, clearHandout, handoutSteps, handoutTitle } from "../panels/handout.js";
 import { $, store, dispatch, stage, classroom, animations, compareDialog, editors, handle, breakAwayIfFollowing, giveKeysToStage } from "./page.js";
 import { forgetMetrics, requestRedraw, showForExport, shownStep } from "./redraw.js";
 import { run } from "./streaming.js";
@@ -85,6 +86,21 @@ async function downloadLesson() {
   }
 }
 
+/** Export → Handout: one page per phase built, then the browser's print dialog (its
+ *  "Save as PDF"). Nothing is fetched: it works offline and from a lesson file. */
+async function printHandout() {
+  const trace = store.state.trace;
+  if (!trace || !trace.complete) return;
+  const back = currentStep(store.state);
+  try {
+    const steps = handoutSteps(trace.model.phases);
+    await buildHandout({ steps, show: showForExport, stage: $("stage"), model: trace.model, title: handoutTitle(store.state) });
+  } finally {
+    showForExport(back);
+  }
+  window.print();
+}
+
 function wireButtons() {
   const speed = $("speed");
   SPEEDS.forEach((_, i) => speed.append(new Option(speedLabel(i), String(i))));
@@ -138,6 +154,8 @@ function wireButtons() {
     const config = editors().config ?? store.state.config;
     if (config) run(config, { typed: true });
   });
+  $("export-handout").addEventListener("click", () => printHandout().catch((err) => notify(`No handout: ${err.message}`)));
+  window.addEventListener("afterprint", clearHandout);
   $("export-json").addEventListener("click", () => {
     if (store.state.trace) exportJson(store.state.trace.model.toDocument());
   });

@@ -5,6 +5,7 @@
 
 import { currentStep } from "../model/page-state.js";
 import { recordAnimation } from "../encode/animation.js";
+import { buildHandout, handoutTitle } from "../panels/handout.js";
 import { SPEEDS } from "../model/player.js";
 
 /** Install window.convscope for `page` = {store, stage, redraw, probe, isSettled, clone}. */
@@ -146,6 +147,24 @@ export function install(page) {
      *  cellFont (the smallest text of a drawn cell's number, px, in the page it drew),
      *  tags (the cells showing what the step added)}]. */
     recordedFrames: () => clone(recorded),
+    /**
+     * `convscope export handout.pdf`: the handout's pages (panels/handout.js) built for
+     * steps (0-based), after those already built with `append`, ready to print; resolves
+     * to the number of pages. The page returns to its step; the handout stays.
+     */
+    handout: async ({ steps, append = false }) => {
+      const back = state().trace ? currentStep(state()) : 0;
+      const show = (step) => {
+        store.dispatch({ type: "goto", step });
+        stage.revealAll();
+        redraw("export");
+      };
+      try {
+        return await buildHandout({ steps, show, stage: document.getElementById("stage"), model: state().trace.model, title: handoutTitle(state()), append });
+      } finally {
+        show(back);
+      }
+    },
   };
 }
 

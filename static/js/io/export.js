@@ -155,10 +155,10 @@ export function paintStage(stage, scale = 1, shown = false) {
     ctx.fillStyle = st.backgroundColor;
     ctx.fillRect(x, y, r.width, r.height);
     if (cell.classList.contains("pad") || cell.classList.contains("gap")) {
-      ctx.save();
+      ctx.save(); // (the hatching stays inside its cell, as on screen)
       ctx.beginPath();
       ctx.rect(x, y, r.width, r.height);
-      ctx.clip(); // (the hatching stays in its cell)
+      ctx.clip();
       ctx.strokeStyle = "rgba(128,128,128,0.45)";
       ctx.lineWidth = 1;
       for (let k = -r.height; k < r.width; k += 6) {

@@ -372,8 +372,9 @@ function better(a, b) {
  * room: {width (the stage's), height (the screen below the player)}; opts as layoutStage.
  * @returns {StageLayout}
  */
-export function layoutPhone(figures, room, m, { chars = 1, fontPx = 10, maxCell = 40, fontRatio = 0.4 } = {}) {
-  const minCell = minCellFor(chars, fontPx);
+export function layoutPhone(figures, room, m, { chars = 1, fontPx = 10, maxCell = 40, fontRatio = 0.4, tagged = true } = {}) {
+  // (one cell for every figure: with room for the tags when the phase writes any)
+  const minCell = minCellFor(chars, fontPx, tagged && figures.some((f) => f.role === "write"));
   // per figure the most slices a line whose width fits (null: none), and whether its band fits the height
   const lines = (cell) =>
     figures.map((f) => {
@@ -402,6 +403,7 @@ export function layoutPhone(figures, room, m, { chars = 1, fontPx = 10, maxCell 
     columns: figures.map((f, i) => ({ names: [f.name], perLine: per[i].k ?? 1 })),
     fits: per.every((x) => x.fits),
     scrolls: "page",
+    tagged,
     width: Math.max(0, ...sizes.map((s) => s.width)),
     height: sizes.reduce((h, s) => h + s.height, 0) + Math.max(0, figures.length - 1) * m.rowGap,
   };

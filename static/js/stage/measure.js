@@ -81,6 +81,18 @@ export function roomOf(container, folded) {
   };
 }
 
+/** What sticks at the top of scroller `e`: {dock} when it is the page under the docked
+ *  player (style.css, phones; its height follows the step's text, so it is read when
+ *  used), else {px}: a figure's caption over a scrolling column (0 where nothing sticks). */
+function stickyInset(e) {
+  if (e === document.scrollingElement) {
+    const dock = document.querySelector(".dock");
+    return dock && getComputedStyle(dock).position === "sticky" ? { dock } : { px: 0 };
+  }
+  const cap = e.querySelector(".tensor figcaption");
+  return { px: cap && getComputedStyle(cap).position === "sticky" ? cap.offsetHeight : 0 };
+}
+
 /**
  * Measure where things are: what scrolls up and down (each column of the flow on its own
  * when the stage has class col-scroll, the page for a phone's stacked stage, else the
@@ -89,7 +101,8 @@ export function roomOf(container, folded) {
  * own sideways-scrolling content): per view name, places[name] = {geo, scroller,
  * scrollsX} (the stage sets them on its views). Only figures and slice boxes are read (a slice
  * skipped by content-visibility keeps its reserved size), plus one grid and one cell per
- * figure for the cell pitch. Returns {scrollers, overflowX, overflowY, places}.
+ * figure for the cell pitch; and what a sticky element covers at each scroller's top.
+ * Returns {scrollers, insets (scroller -> {px} or {dock}), overflowX, overflowY, places}.
  */
 export function measureGeometry(container, columns, views) {
   const c = container;
@@ -140,7 +153,8 @@ export function measureGeometry(container, columns, views) {
       roomX: v.bandsEl.clientWidth,
     } };
   }
-  return { scrollers, overflowX, overflowY: scrollers.length > 0, places };
+  const insets = new Map(scrollers.map((e) => [e, stickyInset(e)]));
+  return { scrollers, insets, overflowX, overflowY: scrollers.length > 0, places };
 }
 
 /**

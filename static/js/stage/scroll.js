@@ -13,21 +13,9 @@ function cellRanges(view, idx, axis) {
   return view.geo ? cellSpan(view.geo, view.layout, view.posOf, idx, axis) : null;
 }
 
-/** The height a sticky element covers at the top of scroller `e`: the docked player over
- *  the page, a figure's caption over a scrolling column (0 where nothing sticks). */
-function stickyInset(e) {
-  if (e === document.scrollingElement) {
-    // the page: the docked player covers its top (style.css, phones)
-    const dock = document.querySelector(".dock");
-    return dock && getComputedStyle(dock).position === "sticky" ? dock.offsetHeight + 8 : 0;
-  }
-  const cap = e.querySelector(".tensor figcaption");
-  return cap && getComputedStyle(cap).position === "sticky" ? cap.offsetHeight : 0;
-}
-
 /**
- * Scroll so that the step's cells are in view. where: {scrollers, overflowX, overflowY}
- * (stage/measure.js measureGeometry); reads, writes: [{view, idx}] per box
+ * Scroll so that the step's cells are in view. where: {scrollers, insets, overflowX,
+ * overflowY} (stage/measure.js measureGeometry); reads, writes: [{view, idx}] per box
  * (stage/marks.js).
  * Returns true if anything scrolled.
  */
@@ -66,7 +54,8 @@ export function scrollToStep(where, reads, writes) {
   }
   for (const [e, list] of parts) {
     // (a sticky caption covers the scroller's top: the cells are kept below it)
-    const inset = stickyInset(e);
+    const sticky = where.insets.get(e);
+    const inset = !sticky ? 0 : sticky.dock ? sticky.dock.offsetHeight + 8 : sticky.px;
     const shown = inset ? list.map((r) => ({ ...r, lo: r.lo - inset, hi: r.hi - inset })) : list;
     const top = scrollTarget(shown, { top: e.scrollTop, height: e.clientHeight - inset, maxTop: Math.max(0, e.scrollHeight - e.clientHeight) });
     if (top !== null && top !== e.scrollTop) {

@@ -37,7 +37,7 @@ export class Stage {
     this.model = null;
     this.views = {};
     this.marks = new StepMarks();
-    this.where = { scrollers: [], overflowX: false, overflowY: false }; // what scrolls (measured)
+    this.where = { scrollers: [], insets: new Map(), overflowX: false, overflowY: false }; // what scrolls (measured)
     this.geometryDirty = true;
     this.followQueued = false;
     this.followTimes = [];
@@ -106,7 +106,7 @@ export class Stage {
     this.columns = [column];
     this.container.scrollTop = 0;
     this.container.scrollLeft = 0;
-    this.where = { scrollers: [], overflowX: false, overflowY: false };
+    this.where = { scrollers: [], insets: new Map(), overflowX: false, overflowY: false };
     // measured after the first frame is drawn (not to delay it), then the event followed
     this.invalidateGeometry();
     this.requestFollow();
