@@ -10,11 +10,13 @@ from __future__ import annotations
 import base64
 import io
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -32,8 +34,9 @@ ROOT = Path(__file__).resolve().parent.parent
 PROFILE_PREFIX = "convscope-chromium-"  # (server/export/browser.py's folder for each browser)
 
 
-def _our_browsers() -> dict[int, str]:
-    """Processes whose command line names an export browser's folder: {pid: command line}."""
+def _our_browsers(folder: Path) -> dict[int, str]:
+    """Processes whose command line names an export browser's folder inside ``folder``
+    (this test's own): {pid: command line}."""
     found = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -42,25 +45,38 @@ def _our_browsers() -> dict[int, str]:
             line = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
-        if PROFILE_PREFIX in line:
+        if f"{folder}/{PROFILE_PREFIX}" in line:
             found[int(entry.name)] = line
     return found
 
 
-def _our_folders() -> set[str]:
-    return {p.name for p in Path(tempfile.gettempdir()).glob(f"{PROFILE_PREFIX}*")}
+def _our_folders(folder: Path) -> set[str]:
+    return {p.name for p in folder.glob(f"{PROFILE_PREFIX}*")}
 
 
 @pytest.fixture
-def nothing_left_behind():
-    before_pids, before_folders = set(_our_browsers()), _our_folders()
+def browser_tmp(monkeypatch) -> Iterator[Path]:
+    """A temporary folder of this test's own, where the export browser keeps its profile
+    (the CLI in this process through ``tempfile.tempdir``, in a child through TMPDIR):
+    the browsers of other tests, on other pytest-xdist workers, are not this test's. (A
+    short path: Chromium's singleton socket lives under it, and a socket's path is at
+    most 107 bytes.)"""
+    folder = Path(tempfile.mkdtemp(prefix="cs-"))
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    monkeypatch.setenv("TMPDIR", str(folder))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def nothing_left_behind(browser_tmp):
     yield
     deadline = time.monotonic() + 5
-    while set(_our_browsers()) - before_pids and time.monotonic() < deadline:
+    while _our_browsers(browser_tmp) and time.monotonic() < deadline:
         time.sleep(0.05)  # (a process SIGKILLed a moment ago is gone once it is reaped)
-    left = {pid: line for pid, line in _our_browsers().items() if pid not in before_pids}
+    left = _our_browsers(browser_tmp)
     assert not left, f"browser processes left running: {left}"
-    assert not _our_folders() - before_folders, "the browser's folder was left behind"
+    assert not _our_folders(browser_tmp), "the browser's folder was left behind"
 
 
 def _frames(gif: bytes) -> tuple[tuple[int, int], list[bytes], list[int]]:
@@ -159,11 +175,12 @@ def test_a_timeout_ends_the_browser_and_writes_nothing(tmp_path, capsys, nothing
     assert not out.exists()
 
 
-def _browser_of(cli: subprocess.Popen, timeout: float = 60) -> int:
-    """The pid of the browser the CLI started, once the page is drawing (its renderer runs)."""
+def _browser_of(cli: subprocess.Popen, folder: Path, timeout: float = 60) -> int:
+    """The pid of the browser the CLI started (its profile in ``folder``), once the page
+    is drawing (its renderer runs)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        for pid, line in _our_browsers().items():
+        for pid, line in _our_browsers(folder).items():
             if "--type=renderer" in line:
                 try:
                     return os.getpgid(pid)
@@ -175,7 +192,7 @@ def _browser_of(cli: subprocess.Popen, timeout: float = 60) -> int:
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
-def test_a_signal_ends_the_browser_and_writes_nothing(tmp_path, sig, nothing_left_behind):
+def test_a_signal_ends_the_browser_and_writes_nothing(tmp_path, sig, browser_tmp, nothing_left_behind):
     out = tmp_path / "stopped.gif"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     cli = subprocess.Popen(
@@ -189,7 +206,7 @@ def test_a_signal_ends_the_browser_and_writes_nothing(tmp_path, sig, nothing_lef
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
-        group = _browser_of(cli)
+        group = _browser_of(cli, browser_tmp)
         cli.send_signal(sig)
         _, err = cli.communicate(timeout=30)
     finally:
