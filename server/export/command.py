@@ -242,7 +242,7 @@ def _export_animation(
         with _stop_on_sigterm():
             data = record_animation(lesson, request, executable=executable, timeout=timeout)
             _write(output, data)
-    except BrowserError as exc:
+    except (BrowserError, OSError, ValueError) as exc:  # (while the browser ran: not bad input)
         print(f"convscope: {args.output} not made: {exc}", file=sys.stderr)
         return 1
     seconds = time.perf_counter() - started
@@ -273,11 +273,17 @@ def _export_handout(args: argparse.Namespace, output: Path, source: dict[str, An
     started = time.perf_counter()
     try:
         with _stop_on_sigterm():
-            data, rooms = record_handout(lesson, request, executable=executable, timeout=timeout)
+            data, rooms, cut = record_handout(lesson, request, executable=executable, timeout=timeout)
             _write(output, data)
-    except BrowserError as exc:
+    except (BrowserError, OSError, ValueError) as exc:  # (while the browser ran: not bad input)
         print(f"convscope: {args.output} not made: {exc}", file=sys.stderr)
         return 1
+    if cut:
+        print(
+            f"convscope: the stage of {', '.join(cut)} does not fit a page whole even at "
+            f"{100 * STAGE_ROOM[0] / max(rooms):.0f}%: its picture leaves out what its columns scroll away",
+            file=sys.stderr,
+        )
     shown = ", ".join(str(k + 1) for k in request.steps[:8]) + (", ..." if request.pages > 8 else "")
     sizes = "-".join(f"{100 * STAGE_ROOM[0] / w:.0f}" for w in sorted(set(rooms), reverse=True))
     print(

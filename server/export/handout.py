@@ -7,7 +7,8 @@ pages are the page's own (js/panels/handout.js, reached through js/io/debug.js's
 ``window.convscope.handout``): the lesson file is opened from ``file://`` in the headless
 Chromium the animation export uses (``browser.Headless``), with a stage laid out at the
 printable width, and printed with ``Page.printToPDF`` under the page's print style
-(style.css, ``@media print``): the same layout as the page's Export → Handout.
+(style.css, ``@media print``): the page's Export → Handout prints the same pages, but
+with its stage as the window lays it out, not at the printable width.
 
 The steps are checked before any browser starts, with an error that names the option
 and the numbers (``animation.frame_range``'s, and the page count against MAX_PAGES).
@@ -80,10 +81,12 @@ _AROUND = """(() => { const r = document.getElementById('stage').getBoundingClie
 
 def record_handout(
     lesson: dict[str, Any], request: HandoutRequest, *, executable: str, timeout: float
-) -> tuple[bytes, tuple[int, int]]:
+) -> tuple[bytes, tuple[int, int], list[str]]:
     """The handout's PDF, printed by the page of ``lesson`` (a lesson_document) in a
-    headless browser, and the narrowest and widest room its pages' stage was drawn in
-    (CSS px); BrowserError when it fails or takes longer than ``timeout`` s."""
+    headless browser, the narrowest and widest room its pages' stage was drawn in (CSS
+    px), and the phases whose stage did not fit whole even in the largest room (their
+    pictures leave out what the stage's columns scrolled away); BrowserError when it
+    fails or takes longer than ``timeout`` s."""
     html = lesson_file(lesson)
     room_w, room_h = STAGE_ROOM
     with Headless(executable, timeout=timeout) as browser:
@@ -114,6 +117,7 @@ def record_handout(
         # each page in the smallest room its phase fits whole in (the layout is the phase's)
         phases = lesson["lines"][0]["phases"]
         chosen: dict[int, float] = {}
+        cut: list[str] = []
         pages = 0
         for step in request.steps:
             phase = next((k for k, p in enumerate(phases) if p["start"] <= step < p["stop"]), -1)
@@ -122,6 +126,8 @@ def record_handout(
                     lay_out(grow)
                     if _evaluate(browser, session, _FITS % step):
                         break
+                else:
+                    cut.append(phases[phase]["name"] if phase >= 0 else f"step {step + 1}")
                 chosen[phase] = grow
             lay_out(chosen[phase])
             asked = {"steps": [step], "append": pages > 0}
@@ -145,4 +151,4 @@ def record_handout(
     data = base64.b64decode(printed.get("data", ""))
     if not data.startswith(b"%PDF"):
         raise BrowserError("the browser printed no PDF")
-    return data, (min(rooms, default=room_w), max(rooms, default=room_w))
+    return data, (min(rooms, default=room_w), max(rooms, default=room_w)), cut

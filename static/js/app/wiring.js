@@ -90,12 +90,22 @@ async function downloadLesson() {
  *  "Save as PDF"). Nothing is fetched: it works offline and from a lesson file. */
 async function printHandout() {
   const trace = store.state.trace;
-  if (!trace || !trace.complete) return;
+  if (!trace || !trace.complete) {
+    notify("The handout needs the whole trace: print it once the trace has arrived.");
+    return;
+  }
+  if (store.state.projector) {
+    notify("Leave projector mode (P) to print a handout: its pictures are drawn dark on light.");
+    return;
+  }
   const back = currentStep(store.state);
+  // (the pictures in the light colours whatever the screen's scheme: style.css html.light)
+  document.documentElement.classList.add("light");
   try {
     const steps = handoutSteps(trace.model.phases);
     await buildHandout({ steps, show: showForExport, stage: $("stage"), model: trace.model, title: handoutTitle(store.state) });
   } finally {
+    document.documentElement.classList.remove("light");
     showForExport(back);
   }
   window.print();

@@ -7,6 +7,7 @@
 
 import { paintStage } from "../io/export.js";
 import { phaseIndexAt } from "../model/trace-model.js";
+import { orderedNames } from "../model/tensor-layout.js";
 
 const $ = (id) => document.getElementById(id);
 /** Pixels of the stage's picture per CSS pixel: sharp digits on paper. */
@@ -24,9 +25,8 @@ export function phaseRule(model, pi) {
   const wrote = model.wrote[pi];
   if (!wrote) return [];
   const tensors = model.header.tensors;
-  return Object.keys(tensors)
-    .filter((name) => wrote.has(name) && tensors[name].formula)
-    .sort((a, b) => (tensors[a].order ?? 0) - (tensors[b].order ?? 0))
+  return orderedNames(model.tensors)
+    .filter((name) => wrote.has(name) && tensors[name] && tensors[name].formula)
     .map((name) => tensors[name].formula);
 }
 
