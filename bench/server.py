@@ -15,6 +15,9 @@
 4. The worst allowed requests (tests/test_server_hostile.py's WORST, each the largest
    of its kind the default limits allow) and the request of issue 11: reply bytes,
    time and the worker's peak RSS, on both servers.
+5. Cold start: time to the first event line of CS231n's trace, the document cache
+   off, a new connection per request (as a page's Apply), on both servers. Target
+   (issue 29) <= 20 ms.
 
 Run: .venv/bin/python bench/server.py [--against /tmp/old-server] [--requests 10]
 (e.g. ``git archive 860303d | tar -x -C /tmp/old-server``). The load generator shares
@@ -278,6 +281,41 @@ def stream_section(repeats: int) -> None:
     )
 
 
+def cold_section(repeats: int, against: Path | None) -> None:
+    """Time to the first event of CS231n's trace on the wire, uncached (the document
+    cache off), each request on a new connection as a page's Apply after a while: the
+    header line, then the first event line. Side by side with ``against`` when given,
+    alternating. Target (issue 29): first event <= 20 ms."""
+    servers = [("this server", Server(CONVSCOPE_CACHE_ENTRIES="0"))]
+    if against is not None:
+        servers.append((str(against), Server(against, CONVSCOPE_CACHE_ENTRIES="0")))
+    try:
+        body = httpx.get(servers[0][1].url + "api/presets/cs231n").json()["config"]
+        firsts: dict[str, list[float]] = {name: [] for name, _ in servers}
+        for _ in range(repeats):
+            for name, server in servers:
+                with httpx.Client(timeout=30) as client:  # (a new connection each time)
+                    start = time.perf_counter()
+                    with client.stream("POST", server.url + "api/trace/stream", json=body) as response:
+                        assert response.status_code == 200, response.read()[:300]
+                        lines = response.iter_lines()
+                        next(lines)  # the header
+                        assert json.loads(next(lines))["type"] == "event"
+                        firsts[name].append(time.perf_counter() - start)
+                        for _ in lines:
+                            pass
+    finally:
+        for _, server in servers:
+            server.stop()
+    print(
+        f"5. /api/trace/stream, CS231n preset, cache off, a new connection each: time to the first event line (median of {repeats})"
+    )
+    for name, times in firsts.items():
+        print(
+            f"   {name:<12} {statistics.median(times) * 1000:6.1f} ms (min {min(times) * 1000:.1f}, max {max(times) * 1000:.1f})  target <= 20 ms"
+        )
+
+
 def encoder_section(repeats: int) -> None:
     import orjson
 
@@ -320,9 +358,9 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=10, help="requests per client (100 clients; 300: a third)")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--against", type=Path, help="an older checkout to run side by side (its own app)")
-    parser.add_argument("--only", choices=["latency", "stream", "encoder", "worst"], action="append")
+    parser.add_argument("--only", choices=["latency", "stream", "encoder", "worst", "cold"], action="append")
     args = parser.parse_args()
-    run = set(args.only or ["latency", "stream", "encoder", "worst"])
+    run = set(args.only or ["latency", "stream", "encoder", "worst", "cold"])
     if "latency" in run:
         latency_section(args.requests, args.against)
     if "stream" in run:
@@ -331,6 +369,8 @@ def main() -> None:
         encoder_section(args.repeats)
     if "worst" in run:
         worst_section(args.against)
+    if "cold" in run:
+        cold_section(max(args.repeats, 15), args.against)
 
 
 if __name__ == "__main__":

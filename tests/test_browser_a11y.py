@@ -15,6 +15,8 @@ import numpy as np
 import pytest
 from test_browser_helpers import replay, require_chromium, server_document, wait_until
 
+from convcore.trace.drawing import MARK_KINDS
+
 pytestmark = pytest.mark.browser
 
 require_chromium()
@@ -64,12 +66,16 @@ def _axe_violations(page) -> str:
     return results.generate_report() if results.violations_count else ""
 
 
-@pytest.mark.parametrize("mode", ["normal", "projector", "setup open", "normal dark"])
+@pytest.mark.parametrize(
+    "mode", ["normal", "projector", "setup open", "normal dark", "laptop 1366x768", "xga 1024x768"]
+)
 def test_axe_finds_no_violation_at_a_backward_step(open_page, base_url, mode):
     """Every rule of axe-core (WCAG 2.x A and AA, and its best practices): names of
-    controls, contrast, landmarks, unique ids, the ARIA of the cells' lists."""
+    controls, contrast, landmarks, unique ids, the ARIA of the cells' lists; also at the
+    short screens, whose top bar is one line (style.css, up to 800 px tall)."""
     scheme = {"color_scheme": "dark"} if "dark" in mode else {}
-    page, _doc, _step = _open_cs231n(open_page, base_url, **scheme)
+    size = tuple(int(n) for n in mode.split()[-1].split("x")) if mode[-1].isdigit() else (1600, 1000)
+    page, _doc, _step = _open_cs231n(open_page, base_url, viewport=size, **scheme)
     if mode == "projector":
         page.click("#projector")
         wait_until(page, "document.body.classList.contains('projector')")
@@ -105,8 +111,8 @@ def _in_box(box: dict, idx: tuple[int, ...]) -> int | None:
     return int(np.ravel_multi_index(pos, counts))
 
 
-MARK_WORDS = {"p": "padding", "g": "padding", "z": "inserted zero", "u": "never reached by the kernel"}
-MARK_WORDS["n"] = MARK_WORDS["u"]
+# the words of the header's marks: the server's (GET /api/meta's mark_kinds)
+MARK_WORDS = MARK_KINDS
 
 
 def expected_name(doc: dict, step: int, tensor: str, flat: int) -> str:

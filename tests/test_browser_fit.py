@@ -83,6 +83,11 @@ STEPS_JS = """async (steps) => {
     const tag = {right: r.right - parseFloat(a.right), bottom: r.bottom - parseFloat(a.bottom)};
     tag.left = tag.right - parseFloat(a.width);
     tag.top = tag.bottom - parseFloat(a.height);
+    // (a box that cannot be read is an overlap: the check never passes by default)
+    if (![tag.left, tag.right, tag.top, tag.bottom].every(Number.isFinite) || tag.right - tag.left <= 0) {
+      overlaps.push(`${c.dataset.tensor}[${c.dataset.idx}] (its tag's box: ${a.width} × ${a.height})`);
+      continue;
+    }
     const text = document.createRange();
     text.selectNodeContents(c);
     for (const d of text.getClientRects()) {

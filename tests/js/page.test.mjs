@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { createStore } from "../../static/js/model/store.js";
 import { initialState, reduce, currentStep, placeOf, staleReason, isSettled } from "../../static/js/model/page-state.js";
 import { frameOf, focusOf, layoutAt, reachAt } from "../../static/js/model/frame.js";
-import { layoutStage, arrange, figureSize, minCellFor, fontFor } from "../../static/js/model/stage-layout.js";
+import { layoutStage, arrange, figureSize, minCellFor, fontFor, tagPx } from "../../static/js/model/stage-layout.js";
 import { TraceModel, phaseIndexAt } from "../../static/js/model/trace-model.js";
 import { loadFixture, headerOf, naiveReplay } from "./fixtures.mjs";
 
@@ -247,6 +247,31 @@ test("layoutAt: the same phase, view, room and metrics objects give the same lay
   assert.equal(layoutAt(model, pi, { ...view, projector: true }, { width: 1366, room }, METRICS).font >= 24, true, "projector mode is not the desktop's layout");
 });
 
+test("layoutAt: a trace that fits takes 16 px with room for the tags; one that cannot show a step at 16 px takes 14, then no tags", () => {
+  const { model } = modelOf("trace_worked_example.json");
+  const view = { ...VIEW, fits: true };
+  const pi = model.phases.findIndex((p) => p.name === "backward");
+  const roomy = layoutAt(model, pi, view, { width: 1366, room: { width: 1300, height: 600 } }, METRICS);
+  assert.equal(roomy.tagged, true);
+  assert.ok(roomy.font >= 16, `${roomy.font} px`);
+  // rooms from roomy to cramped: the text never grows as the room shrinks, and below
+  // 16 px (14) only when no phase could follow at 16, with tags before without
+  let last = { font: Infinity, tagged: true };
+  const seen = new Set();
+  for (let w = 1300; w >= 120; w -= 20) {
+    const L = layoutAt(model, pi, view, { width: 1366, room: { width: w, height: Math.round(w / 2) } }, METRICS);
+    assert.ok(L.font <= last.font || L.font >= 16, `room ${w}: ${L.font} px after ${last.font} px`);
+    assert.ok(L.font >= 14);
+    if (!L.tagged) assert.ok(L.font < 16, `room ${w}: tags left out at ${L.font} px`);
+    seen.add(`${L.font >= 16 ? 16 : 14}${L.tagged ? "+tags" : ""}`);
+    last = L;
+  }
+  assert.ok(seen.has("16+tags") && seen.size > 1, [...seen].join(", "));
+  // projector mode keeps its size, with tags or without
+  const projected = layoutAt(model, pi, { ...view, projector: true }, { width: 1280, room: { width: 300, height: 200 } }, METRICS);
+  assert.ok(projected.font >= 20);
+});
+
 // ---- the stage layout ------------------------------------------------------------------
 
 /** The bounding size of a layout, computed here from the figures and the metrics. */
@@ -369,6 +394,36 @@ test("layoutStage: one cell size while there is room; when there is not, figures
   }
   assert.ok(followed > 0, "some stages follow the step only with smaller cells for short numbers");
   assert.ok(mixed > 20, `cramped stages with mixed cells: ${mixed}`);
+});
+
+test("layoutStage: the figures a phase writes have room under their digits for the tag of what a step added, unless told not to", () => {
+  const figures = [
+    { name: "x", slices: 1, rows: 4, cols: 4, chars: 1, role: "read" },
+    { name: "dw", slices: 1, rows: 3, cols: 3, chars: 1, role: "write" },
+  ];
+  const tight = { width: 200, height: 120 };
+  const tagged = layoutStage(figures, tight, METRICS, { chars: 1, fontPx: 16 });
+  assert.equal(tagged.tagged, true);
+  assert.ok(tagged.cells.dw >= Math.ceil(1.2 * 16 + tagPx(16)), `dw ${tagged.cells.dw} px`);
+  assert.ok(tagged.cells.x < tagged.cells.dw, "a figure only read keeps the cell its digits need");
+  const bare = layoutStage(figures, tight, METRICS, { chars: 1, fontPx: 16, tagged: false });
+  assert.equal(bare.tagged, false);
+  assert.equal(bare.cells.dw, minCellFor(1, 16));
+});
+
+test("layoutStage: width the stage has to spare goes to the captions it would cut, none where it has none", () => {
+  const figures = [
+    { name: "b", slices: 1, rows: 1, cols: 2, chars: 1, role: "read" },
+    { name: "db", slices: 1, rows: 1, cols: 2, chars: 1, role: "write" },
+  ];
+  const captions = { b: 150, db: 260 };
+  const roomy = layoutStage(figures, { width: 2000, height: 300 }, { ...METRICS, captions }, { chars: 1, fontPx: 16, maxCell: 40 });
+  const widths = Object.fromEntries(roomy.columns.flatMap((c) => c.names.map((n) => [n, c.minWidth ?? 0])));
+  for (const name of ["b", "db"]) assert.ok(widths[name] >= captions[name], `${name}: ${widths[name]} px for a ${captions[name]} px caption`);
+  assert.ok(roomy.width <= roomy.room.width);
+  const without = layoutStage(figures, { width: 2000, height: 300 }, METRICS, { chars: 1, fontPx: 16, maxCell: 40 });
+  const cramped = layoutStage(figures, { width: without.width, height: 300 }, { ...METRICS, captions }, { chars: 1, fontPx: 16, maxCell: 40 });
+  assert.ok(cramped.columns.every((c) => !c.minWidth), "no width to spare: no column widened");
 });
 
 // the style sheet's sizes measured in Chromium at 1366×768 (window.convscope.metrics())

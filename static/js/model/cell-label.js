@@ -6,7 +6,7 @@ export const PART_WORDS = { read: "read by this step", write: "written by this s
 
 /**
  * The accessible name of a drawn cell: its name (trace-model's cellName, "dw[0,0,2,2]"),
- * the header's mark on it in words (tensor-layout's MARK_STYLES: "padding", or ""), the
+ * the header's mark on it in words (GET /api/meta's mark_kinds: "padding", or ""), the
  * value it shows (number-format's formatValue; "" while not written yet), its part in the
  * current step ("read", "write" or "": a cell both read and written is said written),
  * and what the step added to a written cell (formatDelta: "+2"; undefined: not shown).

@@ -210,7 +210,9 @@ function legibleAt(model, view, viewport, metrics) {
       if (!model.touched[pi].size) continue;
       const rank = choices.map((legible) => {
         const { figures, opts } = stageInputs(model, pi, view, viewport, legible);
-        const layout = layoutStage(figures, viewport.room, metrics, { ...opts, perFigure: true });
+        // (as findLayout will lay it out at this choice)
+        const perFigure = perFigureCells(model, view, viewport, metrics, legible);
+        const layout = layoutStage(figures, viewport.room, metrics, { ...opts, perFigure });
         return layout.fits ? 2 : layout.follows ? 1 : 0;
       });
       if (Math.max(...rank) > 0) rank.forEach((r, i) => (ranks[i] = Math.min(ranks[i], r)));

@@ -47,7 +47,9 @@ const ARRANGEMENTS = ["pairs", "flow", "split", "stack"];
 const CHAR_EM = 0.62; // the advance of a monospace digit, with a margin
 const CONTEXT_CELLS = 4; // the fewest cells across a column that scrolls sideways shows
 
-const DIGIT_EM = 1.2; // the height of a line of digits (style.css: a cell's line-height)
+/** The height of a line of digits, in ems (arrange.js sets it on the stage as
+ *  --digit-em: style.css raises a written cell's number by it above the tag). */
+export const DIGIT_EM = 1.2;
 
 /** The size (px) of the "what it added" tag under a cell's number at cell text `fontPx`
  *  (arrange.js sets it on the stage as --tag; style.css draws the tag at it). */

@@ -102,15 +102,15 @@ export function boxOutlines(layout, box) {
   return out;
 }
 
-/** What a header mark character says about a cell: its classes, whether the cell is
- *  zero by definition (never written, shown as 0 from the start), and the words its
- *  accessible name says for it (model/cell-label.js). */
+/** How a header mark character is drawn: its classes, and whether the cell is zero by
+ *  definition (never written, shown as 0 from the start). (Its words are the server's:
+ *  GET /api/meta's mark_kinds, which a cell's accessible name says.) */
 export const MARK_STYLES = {
-  p: { cls: "pad", fixed: true, words: "padding" },
-  g: { cls: "pad", fixed: false, words: "padding" },
-  z: { cls: "gap", fixed: true, words: "inserted zero" },
-  u: { cls: "unread", fixed: false, words: "never reached by the kernel" },
-  n: { cls: "unread", fixed: false, words: "never reached by the kernel" },
+  p: { cls: "pad", fixed: true },
+  g: { cls: "pad", fixed: false },
+  z: { cls: "gap", fixed: true },
+  u: { cls: "unread", fixed: false },
+  n: { cls: "unread", fixed: false },
 };
 
 /**

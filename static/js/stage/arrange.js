@@ -5,7 +5,7 @@
 // as it stands is touched: moving a figure walks all its cells and lays them out again.
 
 import { el } from "./figure.js";
-import { tagPx } from "../model/stage-layout.js";
+import { tagPx, DIGIT_EM } from "../model/stage-layout.js";
 
 /**
  * Arrange `stage` = {container, flow, rest, columns (the flow's column
@@ -21,10 +21,12 @@ export function placeFigures(stage, layout, columns, rest) {
     st.setProperty("--cell", `${Math.max(layout.cell, ...Object.values(layout.cells ?? {}))}px`);
     st.setProperty("--cell-font", `${layout.font}px`);
     st.setProperty("--tag", `${tagPx(layout.font)}px`);
+    st.setProperty("--digit-em", String(DIGIT_EM));
   } else {
     st.removeProperty("--cell");
     st.removeProperty("--cell-font");
     st.removeProperty("--tag");
+    st.removeProperty("--digit-em");
   }
   // (no room under the written cells' numbers for the tags of what a step added: no tags)
   stage.container.classList.toggle("untagged", Boolean(layout && layout.tagged === false));

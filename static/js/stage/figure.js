@@ -6,6 +6,7 @@
 import { sliceLayout, gridMarks, MARK_STYLES, MAX_CELLS_PER_TENSOR } from "../model/tensor-layout.js";
 import { formatValue, colorLevel, absMax } from "../model/number-format.js";
 import { cellName } from "../model/trace-model.js";
+import { PUBLISHED } from "../model/trace-config.js";
 import { labelCell, CellPaint } from "./cells.js";
 
 export function el(tag, cls, text) {
@@ -98,7 +99,7 @@ export function buildFigure(model, name) {
       cell.setAttribute("role", "listitem");
       // (what its accessible name always says: stage/cells.js labelCell)
       cell.cellName = cellName(meta, flat);
-      cell.markWords = style ? style.words : "";
+      cell.markWords = style ? (PUBLISHED.meta?.mark_kinds?.[marks[k]] ?? "") : "";
       labelCell(cell);
       shownValue[flat] = val;
       shownWritten[flat] = input || fixed ? 1 : 0;
