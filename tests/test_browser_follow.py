@@ -86,13 +86,25 @@ def test_a_student_follows_the_teacher_breaks_away_and_rejoins(open_page, browse
     student2.context.close()
 
 
+# the QR image is loaded, and nothing covers it: on a phone the page's own follow-scroll
+# (the frames after a load) moves it, and the docked player sticks over the page's top
+_QR_SHOWN = """(() => {
+  const i = document.querySelector('#follow-bar img.join-qr');
+  if (!i || !i.complete || !i.naturalWidth) return false;
+  const r = i.getBoundingClientRect();
+  const at = (x, y) => document.elementFromPoint(x, y) === i;
+  const shown = r.top >= 0 && r.bottom <= innerHeight && at(r.left + 2, r.top + 2) && at(r.right - 2, r.top + 2)
+    && at(r.left + 2, r.bottom - 2) && at(r.right - 2, r.bottom - 2);
+  if (!shown) i.scrollIntoView({block: 'center'});  // (below the dock; polled again)
+  return shown;
+})()"""
+
+
 def _qr_on_screen(page) -> str:
-    """The text the page's QR code holds, read from a screenshot of it by zxing-cpp."""
-    wait_until(
-        page,
-        "document.querySelector('#follow-bar img.join-qr')?.complete && "
-        "document.querySelector('#follow-bar img.join-qr').naturalWidth > 0",
-    )
+    """The text the page's QR code holds, read from a screenshot of it by zxing-cpp, once
+    the page has settled (its follow-scroll done) and the code is whole on screen."""
+    page.evaluate("new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(() => done(true))))")
+    wait_until(page, _QR_SHOWN)
     shot = Image.open(io.BytesIO(page.locator("#follow-bar img.join-qr").screenshot()))
     found = zxingcpp.read_barcodes(shot)
     assert len(found) == 1, f"{len(found)} codes read from a {shot.size} screenshot"
