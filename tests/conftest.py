@@ -11,6 +11,7 @@ folder, so the API tests do not depend on the real page's files).
 from __future__ import annotations
 
 import os
+import stat
 
 import pytest
 from hypothesis import settings
@@ -66,3 +67,15 @@ def api_client(api_app):
 
     with TestClient(api_app) as client:
         yield client
+
+
+@pytest.fixture
+def marking_browser(tmp_path, monkeypatch):
+    """CONVSCOPE_CHROMIUM set to a program that only leaves a mark: the mark says a
+    browser was started."""
+    mark = tmp_path / "started"
+    program = tmp_path / "fake-chromium"
+    program.write_text(f"#!/bin/sh\ntouch {mark}\nexit 1\n")
+    program.chmod(program.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("CONVSCOPE_CHROMIUM", str(program))
+    return mark

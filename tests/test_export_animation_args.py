@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import stat
 import subprocess
 from pathlib import Path
 
@@ -23,18 +22,6 @@ ROOT = Path(__file__).resolve().parent.parent
 NODE = shutil.which("node")
 if NODE is None and os.environ.get("CI") == "true":
     raise RuntimeError("the limits test needs node (Debian's nodejs; make test installs it)")
-
-
-@pytest.fixture
-def marking_browser(tmp_path, monkeypatch):
-    """CONVSCOPE_CHROMIUM set to a program that only leaves a mark: the mark says a
-    browser was started."""
-    mark = tmp_path / "started"
-    program = tmp_path / "fake-chromium"
-    program.write_text(f"#!/bin/sh\ntouch {mark}\nexit 1\n")
-    program.chmod(program.stat().st_mode | stat.S_IEXEC)
-    monkeypatch.setenv("CONVSCOPE_CHROMIUM", str(program))
-    return mark
 
 
 def _export(tmp_path, capsys, *options: str, output: str = "anim.gif") -> tuple[int, str]:

@@ -6,25 +6,12 @@ default: each phase's first step, phases without steps left out."""
 from __future__ import annotations
 
 import json
-import stat
 
 import pytest
 
 from convscope.cli import main
 from convscope.export.animation import AnimationError
 from convscope.export.handout import MAX_PAGES, handout_steps
-
-
-@pytest.fixture
-def marking_browser(tmp_path, monkeypatch):
-    """CONVSCOPE_CHROMIUM set to a program that only leaves a mark: the mark says a
-    browser was started."""
-    mark = tmp_path / "started"
-    program = tmp_path / "fake-chromium"
-    program.write_text(f"#!/bin/sh\ntouch {mark}\nexit 1\n")
-    program.chmod(program.stat().st_mode | stat.S_IEXEC)
-    monkeypatch.setenv("CONVSCOPE_CHROMIUM", str(program))
-    return mark
 
 
 def _export(tmp_path, capsys, *options: str, output: str = "handout.pdf") -> tuple[int, str]:

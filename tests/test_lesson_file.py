@@ -5,11 +5,14 @@ that editing needs the server, and not one request leaves the page."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from test_browser_helpers import (
     assert_equation_matches,
     assert_stage_matches,
+    debug_url,
+    live_server,
     require_chromium,
     step_of,
     wait_complete,
@@ -169,25 +172,33 @@ def test_export_refuses_bad_input_with_the_numbers(tmp_path, capsys):
     assert "no preset named 'nope'" in capsys.readouterr().err
 
 
+def _download_lesson(browser, path: str, folder: Path, step: int | None = None) -> Path:
+    """The lesson file the page at ``path`` (on a live server) downloads through Export
+    → Lesson file, saved in ``folder``; ``step``: once the page shows that step."""
+    with live_server() as base:
+        context = browser.new_context(viewport={"width": 1366, "height": 768}, accept_downloads=True)
+        try:
+            page = context.new_page()
+            page.goto(debug_url(base + path))
+            wait_complete(page)
+            if step is not None:
+                wait_until(page, f"window.convscope.shownStep === {step}")
+            with page.expect_download(timeout=60_000) as dl:
+                page.click("#export-menu > summary")
+                page.click("#download-lesson")
+            saved = folder / dl.value.suggested_filename
+            dl.value.save_as(saved)
+        finally:
+            context.close()
+    return saved
+
+
 def test_the_page_downloads_the_lesson_it_shows_as_a_file_that_plays_offline(browser, tmp_path):
     """ "Lesson file" on the served page: the file is the one `convscope export` writes for
     that lesson (same bytes), and it opens from file:// and plays with no request leaving;
     a lesson file itself offers no download (it has no server)."""
-    from pathlib import Path
 
-    from test_browser_helpers import debug_url, live_server, wait_complete
-
-    with live_server() as base:
-        context = browser.new_context(viewport={"width": 1366, "height": 768}, accept_downloads=True)
-        page = context.new_page()
-        page.goto(debug_url(base + "/#s=5&l=stride2"))  # (the file opens where the page was)
-        wait_complete(page)
-        with page.expect_download(timeout=60_000) as dl:
-            page.click("#export-menu > summary")
-            page.click("#download-lesson")
-        saved = tmp_path / dl.value.suggested_filename
-        dl.value.save_as(saved)
-        context.close()
+    saved = _download_lesson(browser, "/#s=5&l=stride2", tmp_path)  # (the file opens where the page was)
     assert saved.name == "convscope-stride2.html"
     cli = tmp_path / "cli.html"
     assert main(["export", str(cli), "--preset", "stride2"]) == 0
@@ -344,23 +355,12 @@ def _embedded(path) -> dict:
 def test_a_lesson_file_of_a_setup_downloaded_mid_lesson_opens_at_that_step(browser, tmp_path):
     """Export → Lesson file on a setup of one's own (the address holds it whole, `c=`), at
     a backward step: the file opens at that step, offline, showing that step's equation."""
-    from test_browser_helpers import debug_url, lesson_path, live_server, wait_complete
+    from test_browser_helpers import lesson_path
 
     config = {**PRESETS["cs231n"].config, "b": [2, -1]}  # (no lesson's: the file's name is custom)
     doc = build_trace(config)
     step = next(k for k, ev in enumerate(doc["events"]) if ev["phase"] == "backward") + 6
-    with live_server() as base:
-        context = browser.new_context(viewport={"width": 1366, "height": 768}, accept_downloads=True)
-        page = context.new_page()
-        page.goto(debug_url(base + lesson_path(config, step)))
-        wait_complete(page)
-        wait_until(page, f"window.convscope.shownStep === {step}")
-        with page.expect_download(timeout=60_000) as dl:
-            page.click("#export-menu > summary")
-            page.click("#download-lesson")
-        saved = tmp_path / dl.value.suggested_filename
-        dl.value.save_as(saved)
-        context.close()
+    saved = _download_lesson(browser, lesson_path(config, step), tmp_path, step)
     assert saved.name == "convscope-custom.html"
     assert _embedded(saved)["step"] == step
     view = OfflinePage(browser, saved, viewport=(1366, 768))

@@ -207,6 +207,36 @@ def _export(args: argparse.Namespace, output: Path, kind: str) -> int:
     return 0
 
 
+def _browser_export_refusal(args: argparse.Namespace, output: Path) -> str | None:
+    """What an animation or a handout refuses before any browser starts, beyond its own
+    options: a --timeout out of bounds, an output in no folder (None: nothing)."""
+    if args.timeout is not None and not (math.isfinite(args.timeout) and 1 <= args.timeout <= 86400):
+        return f"--timeout {args.timeout:g} is out of bounds: from 1 to 86400 seconds"
+    if not output.parent.is_dir():
+        return f"{args.output}: no folder {output.parent}"
+    return None
+
+
+def _in_browser(args: argparse.Namespace, output: Path, record: Any, units: int) -> tuple[Any, int]:
+    """Run ``record(executable, timeout)`` (bytes, or a tuple of bytes first) in the
+    headless browser and write its bytes to ``output``: (what it returned, 0), or (None,
+    the exit status) with the reason said. The timeout is --timeout, else a minute and 3 s
+    per frame or page (``units``)."""
+    try:
+        executable = find_browser()
+    except BrowserMissing as exc:
+        return None, _fail(str(exc))
+    timeout = args.timeout if args.timeout is not None else 60.0 + 3.0 * units
+    try:
+        with _stop_on_sigterm():
+            made = record(executable, timeout)
+            _write(output, made[0] if isinstance(made, tuple) else made)
+    except (BrowserError, OSError, ValueError) as exc:  # (while the browser ran: not bad input)
+        print(f"convscope: {args.output} not made: {exc}", file=sys.stderr)
+        return None, 1
+    return made, 0
+
+
 def _export_animation(
     args: argparse.Namespace, output: Path, kind: str, source: dict[str, Any], settings: Settings
 ) -> int:
@@ -225,26 +255,21 @@ def _export_animation(
     width, height = parse_size(args.size if args.size is not None else "1920x1080")
     fps = parse_fps(args.fps if args.fps is not None else 4.0, limits)
     steps = parse_steps(args.steps) if args.steps is not None else None
-    if args.timeout is not None and not (math.isfinite(args.timeout) and 1 <= args.timeout <= 86400):
-        return _fail(f"--timeout {args.timeout:g} is out of bounds: from 1 to 86400 seconds")
-    if not output.parent.is_dir():
-        return _fail(f"{args.output}: no folder {output.parent}")
+    refused = _browser_export_refusal(args, output)
+    if refused:
+        return _fail(refused)
     lesson = lesson_document(settings=settings, **source)
     first, last = frame_range(lesson["lines"][0], phase=args.phase, steps=steps, max_frames=int(limits["MAX_FRAMES"]))
     request = AnimationRequest(first, last, width, height, fps, kind, projector=bool(args.projector))
-    try:
-        executable = find_browser()
-    except BrowserMissing as exc:
-        return _fail(str(exc))
-    timeout = args.timeout if args.timeout is not None else 60.0 + 3.0 * request.frames
     started = time.perf_counter()
-    try:
-        with _stop_on_sigterm():
-            data = record_animation(lesson, request, executable=executable, timeout=timeout)
-            _write(output, data)
-    except (BrowserError, OSError, ValueError) as exc:  # (while the browser ran: not bad input)
-        print(f"convscope: {args.output} not made: {exc}", file=sys.stderr)
-        return 1
+    data, status = _in_browser(
+        args,
+        output,
+        lambda exe, timeout: record_animation(lesson, request, executable=exe, timeout=timeout),
+        request.frames,
+    )
+    if data is None:
+        return status
     seconds = time.perf_counter() - started
     print(
         f"wrote {args.output} ({len(data) / 1024:.0f} KB): steps {first + 1}-{last + 1}, {request.frames} frames "
@@ -259,25 +284,21 @@ def _export_handout(args: argparse.Namespace, output: Path, source: dict[str, An
 
     # every check first: nothing starts a browser for a request it cannot make
     steps = parse_steps(args.steps) if args.steps is not None else None
-    if args.timeout is not None and not (math.isfinite(args.timeout) and 1 <= args.timeout <= 86400):
-        return _fail(f"--timeout {args.timeout:g} is out of bounds: from 1 to 86400 seconds")
-    if not output.parent.is_dir():
-        return _fail(f"{args.output}: no folder {output.parent}")
+    refused = _browser_export_refusal(args, output)
+    if refused:
+        return _fail(refused)
     lesson = lesson_document(settings=settings, **source)
     request = HandoutRequest(handout_steps(lesson["lines"][0], phase=args.phase, steps=steps), args.paper or "a4")
-    try:
-        executable = find_browser()
-    except BrowserMissing as exc:
-        return _fail(str(exc))
-    timeout = args.timeout if args.timeout is not None else 60.0 + 3.0 * request.pages
     started = time.perf_counter()
-    try:
-        with _stop_on_sigterm():
-            data, rooms, cut = record_handout(lesson, request, executable=executable, timeout=timeout)
-            _write(output, data)
-    except (BrowserError, OSError, ValueError) as exc:  # (while the browser ran: not bad input)
-        print(f"convscope: {args.output} not made: {exc}", file=sys.stderr)
-        return 1
+    made, status = _in_browser(
+        args,
+        output,
+        lambda exe, timeout: record_handout(lesson, request, executable=exe, timeout=timeout),
+        request.pages,
+    )
+    if made is None:
+        return status
+    data, rooms, cut = made
     if cut:
         print(
             f"convscope: the stage of {', '.join(cut)} does not fit a page whole even at "
