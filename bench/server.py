@@ -33,6 +33,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -53,6 +54,24 @@ LARGEST = {
     "padding": "same",
     "granularity": "mac",
 }
+
+
+def _package_of(root: Path) -> tuple[str, str]:
+    """The name an older checkout's service imports as, and the PYTHONPATH for it: its
+    ``server/`` folder as ``server`` before the package was named ``convscope``; after,
+    as ``convscope`` through a shim package in a temporary folder (this venv's
+    ``convscope`` is this checkout's)."""
+    init = (root / "server" / "__init__.py").read_text(encoding="utf-8")
+    if "package `convscope`" not in init:
+        return "server", str(root)
+    shim = Path(tempfile.mkdtemp(prefix="convscope-shim-")) / "convscope"
+    shim.mkdir()
+    (shim / "__init__.py").write_text(
+        f"__path__ = [{str(root / 'server')!r}]\n__file__ = {str(root / 'server' / '__init__.py')!r}\n"
+        "exec(compile(open(__file__, encoding='utf-8').read(), __file__, 'exec'))\n",
+        encoding="utf-8",
+    )
+    return "convscope", os.pathsep.join([str(shim.parent), str(root)])
 
 
 class Server:
@@ -81,11 +100,12 @@ class Server:
             ]
             cwd = ROOT
         else:
+            package, path = _package_of(root)
             command = [
                 sys.executable,
                 "-m",
                 "uvicorn",
-                "server.app:create_app_from_env",
+                f"{package}.app:create_app_from_env",
                 "--factory",  # (its old name)
                 "--host",
                 "127.0.0.1",
@@ -100,7 +120,7 @@ class Server:
         self.process = subprocess.Popen(
             command,
             cwd=cwd,
-            env={**clean, "PYTHONPATH": str(cwd), **env},
+            env={**clean, "PYTHONPATH": str(cwd) if root is None else path, **env},
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
