@@ -9,7 +9,7 @@ import { adoptTeacherToken } from "../io/teacher-token.js";
 import { embeddedLesson, embeddedStep } from "../io/lesson-file.js";
 import { SetupEditors } from "../panels/setup-editors.js";
 import { $, store, dispatch, stage, classroom, probe, setEditors } from "./page.js";
-import { redraw } from "./redraw.js";
+import { redraw, showForExport } from "./redraw.js";
 import { installEffects } from "./effects.js";
 import { run, running, onConfigEdited } from "./streaming.js";
 import { loadLessons, openLesson, notify } from "./lessons.js";
@@ -17,7 +17,7 @@ import { readUrl, openPlace } from "./address.js";
 import { wire, readRoom } from "./wiring.js";
 
 /** What js/io/debug.js reads and drives (tests and benchmarks only). */
-const page = { store, stage, redraw, probe, isSettled: () => isSettled(store.state) && !running(), clone };
+const page = { store, stage, redraw, probe, isSettled: () => isSettled(store.state) && !running(), clone, show: showForExport };
 
 export async function start() {
   adoptTeacherToken(); // (before anything reads or writes the address)

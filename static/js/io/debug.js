@@ -8,9 +8,10 @@ import { recordAnimation } from "../encode/animation.js";
 import { buildHandout, handoutTitle } from "../panels/handout.js";
 import { SPEEDS } from "../model/player.js";
 
-/** Install window.convscope for `page` = {store, stage, redraw, probe, isSettled, clone}. */
+/** Install window.convscope for `page` = {store, stage, redraw, probe, isSettled, clone,
+ *  show (app/redraw.js showForExport: a step drawn for an export, every cell painted)}. */
 export function install(page) {
-  const { store, stage, redraw, probe, clone } = page;
+  const { store, stage, redraw, probe, clone, show } = page;
   const state = () => store.state;
   let frameTimes = [];
   // Per-frame breakdown (bench/page.py --breakdown), off unless asked for: each part of
@@ -117,12 +118,6 @@ export function install(page) {
      */
     recordAnimation: async ({ from, to, size, fps, format }) => {
       const back = state().trace ? currentStep(state()) : 0;
-      const show = (step) => {
-        store.dispatch({ type: "goto", step });
-        stage.revealAll();
-        redraw("export");
-        if (state().recording) stage.follow();
-      };
       try {
         const { blob, frames } = await recordAnimation({
           from,
@@ -154,11 +149,6 @@ export function install(page) {
      */
     handout: async ({ steps, append = false }) => {
       const back = state().trace ? currentStep(state()) : 0;
-      const show = (step) => {
-        store.dispatch({ type: "goto", step });
-        stage.revealAll();
-        redraw("export");
-      };
       try {
         return await buildHandout({ steps, show, stage: document.getElementById("stage"), model: state().trace.model, title: handoutTitle(state()), append });
       } finally {
