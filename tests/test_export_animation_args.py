@@ -13,8 +13,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from export_cases import STEP_RANGE_REFUSALS, export_cli
 
-from convscope.cli import main
 from convscope.export import browser as browser_module
 from convscope.export.animation import page_limits
 
@@ -25,21 +25,13 @@ if NODE is None and os.environ.get("CI") == "true":
 
 
 def _export(tmp_path, capsys, *options: str, output: str = "anim.gif") -> tuple[int, str]:
-    code = main(["export", str(tmp_path / output), *options])
-    return code, capsys.readouterr().err.strip()
+    return export_cli(tmp_path, capsys, *options, output=output)
 
 
 @pytest.mark.parametrize(
     "options, said",
     [
-        (
-            ["--preset", "cs231n", "--phase", "sideways"],
-            "--phase 'sideways': this trace has no such phase; its phases are pad (step 1), forward (steps 2-19), backward (steps 20-37), crop (step 38)",
-        ),
-        (["--preset", "cs231n", "--steps", "40-30"], "--steps 40-30 is empty: step 30 comes before step 40"),
-        (["--preset", "cs231n", "--steps", "0-3"], "--steps 0-3: this trace has steps 1 to 38"),
-        (["--preset", "cs231n", "--steps", "30-39"], "--steps 30-39: this trace has steps 1 to 38"),
-        (["--preset", "cs231n", "--steps", "3..9"], "--steps must be FROM-TO"),
+        *STEP_RANGE_REFUSALS,
         (
             ["--preset", "cs231n", "--size", "1920"],
             "--size must be WIDTHxHEIGHT in pixels, such as 1920x1080 or 1280x720, not '1920'",

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from export_cases import STEP_RANGE_REFUSALS, export_cli
 
 from convscope.cli import main
 from convscope.export.animation import AnimationError
@@ -15,21 +16,13 @@ from convscope.export.handout import MAX_PAGES, handout_steps
 
 
 def _export(tmp_path, capsys, *options: str, output: str = "handout.pdf") -> tuple[int, str]:
-    code = main(["export", str(tmp_path / output), *options])
-    return code, capsys.readouterr().err.strip()
+    return export_cli(tmp_path, capsys, *options, output=output)
 
 
 @pytest.mark.parametrize(
     "options, said",
     [
-        (
-            ["--preset", "cs231n", "--phase", "sideways"],
-            "--phase 'sideways': this trace has no such phase; its phases are pad (step 1), forward (steps 2-19), backward (steps 20-37), crop (step 38)",
-        ),
-        (["--preset", "cs231n", "--steps", "40-30"], "--steps 40-30 is empty: step 30 comes before step 40"),
-        (["--preset", "cs231n", "--steps", "0-3"], "--steps 0-3: this trace has steps 1 to 38"),
-        (["--preset", "cs231n", "--steps", "30-39"], "--steps 30-39: this trace has steps 1 to 38"),
-        (["--preset", "cs231n", "--steps", "3..9"], "--steps must be FROM-TO"),
+        *STEP_RANGE_REFUSALS,
         (["--preset", "cs231n", "--timeout", "0"], "--timeout 0 is out of bounds: from 1 to 86400 seconds"),
         (["--preset", "cs231n", "--view", "sideways"], "view:"),
         (
