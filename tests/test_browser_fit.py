@@ -14,10 +14,9 @@ one step of a custom setup may leave up to half of its whole-tensor copy to scro
 
 from __future__ import annotations
 
-import math
 
 import pytest
-from test_browser_helpers import debug_url, require_chromium, server_document, wait_complete
+from test_browser_helpers import debug_url, event_cells, require_chromium, server_document, wait_complete
 
 pytestmark = pytest.mark.browser
 
@@ -115,22 +114,6 @@ STEPS_JS = """async (steps) => {
 }"""
 
 
-def _box_cells(box: dict) -> int:
-    return math.prod(max(0, math.ceil((b - a) / s)) for a, b, s in zip(box["start"], box["stop"], box["step"]))
-
-
-def _event_cells(ev: dict) -> int:
-    """Distinct cells of the event's boxes (a cell read and written counts once per tensor)."""
-    seen: set = set()
-    for b in ev["reads"] + ev["writes"]:
-        ranges = [range(a, z, s) for a, z, s in zip(b["start"], b["stop"], b["step"])]
-        idx = [()]
-        for r in ranges:
-            idx = [i + (v,) for i in idx for v in r]
-        seen.update((b["tensor"], i) for i in idx)
-    return len(seen)
-
-
 def _steps(doc: dict) -> list[int]:
     steps = []
     for p in doc["phases"]:
@@ -154,7 +137,7 @@ def _check_screen(browser, base_url, path, config, screen) -> list[str]:
         assert page.evaluate("document.body.classList.contains('projector')") == projector
         for step, got in zip(steps, page.evaluate(STEPS_JS, steps)):
             ev = doc["events"][step]
-            want = _event_cells(ev)
+            want = event_cells(ev)
             where = f"{width}x{height}{' projector' if projector else ''} step {step} ({ev['phase']})"
             if got["shown"] != step:
                 problems.append(f"{where}: shows step {got['shown']}")

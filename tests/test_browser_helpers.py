@@ -131,6 +131,18 @@ def replay(doc: dict, upto: int) -> tuple[dict[str, np.ndarray], dict[str, np.nd
     return values, counts
 
 
+def event_cells(ev: dict) -> int:
+    """Distinct cells of a trace event's boxes (a cell read and written counts once per tensor)."""
+    seen: set = set()
+    for b in ev["reads"] + ev["writes"]:
+        ranges = [range(a, z, s) for a, z, s in zip(b["start"], b["stop"], b["step"])]
+        idx = [()]
+        for r in ranges:
+            idx = [i + (v,) for i in idx for v in r]
+        seen.update((b["tensor"], i) for i in idx)
+    return len(seen)
+
+
 def shown_number(text: str) -> float | None:
     """The number a cell shows ("−2" -> -2.0, "" -> None)."""
     text = text.strip().replace("−", "-")
