@@ -17,6 +17,7 @@ from test_browser_helpers import (
     cell_texts,
     choose_preset,
     debug_url,
+    event_cells,
     lesson_path,
     require_chromium,
     server_document,
@@ -355,14 +356,24 @@ def test_phone_follows_the_window_across_a_grid_wider_than_the_screen(open_page)
     # the last forward step reads the right-most window of the 16-column padded input
     doc_phases = page.evaluate("window.convscope.document().phases")
     forward = next(p for p in doc_phases if p["name"] == "forward")
-    for step in (forward["stop"] - 1, forward["start"], forward["start"] + 7):
-        page.evaluate(f"window.convscope.seek({step})")
-        where = _phone_window(page)
-        o = where["outline"]
-        assert where["pageWidth"] <= 390 and where["scrollX"] == 0, where
-        assert o["left"] >= 0 and o["right"] <= 390, (step, o)
+    caption = "document.querySelector('figure[data-tensor=\"xp\"] .tcrop').textContent"
     bands = "document.querySelector('figure[data-tensor=\"xp\"] .bands')"
-    assert page.evaluate(f"{bands}.scrollWidth > {bands}.clientWidth"), "the padded input scrolls inside its figure"
+    for all_tensors in (False, True):
+        if all_tensors:
+            # the whole tensors: the padded input scrolls sideways inside its figure to the window
+            page.click("#all-tensors")
+        for step in (forward["stop"] - 1, forward["start"], forward["start"] + 7):
+            page.evaluate(f"window.convscope.seek({step})")
+            where = _phone_window(page)
+            o = where["outline"]
+            assert where["pageWidth"] <= 390 and where["scrollX"] == 0, where
+            assert o["left"] >= 0 and o["right"] <= 390, (step, o)
+            if not all_tensors:
+                # the close-up: the window's columns and one more each side, said in the caption
+                box = page.evaluate(f"window.convscope.document().events[{step}].reads.find((r) => r.tensor === 'xp')")
+                c0, c1 = max(0, box["start"][3] - 1), min(15, box["stop"][3])
+                assert page.evaluate(caption).endswith(f"cols {c0}–{c1} of 6×16"), (step, box, page.evaluate(caption))
+        assert page.evaluate(f"{bands}.scrollWidth > {bands}.clientWidth") == all_tensors
 
 
 def test_invalid_input_shows_the_servers_message_and_keeps_the_last_trace(open_page):
@@ -530,24 +541,27 @@ def test_laptop_1366x768_follows_the_step_into_view(open_page, base_url):
 
 _ON_PHONE_SCREEN = """() => {
   const dock = document.querySelector('.dock').getBoundingClientRect();
-  const wr = [...document.querySelectorAll('.cell.wr')];
-  const seen = wr.filter((c) => { const r = c.getBoundingClientRect();
+  const marked = [...document.querySelectorAll('.cell.rd, .cell.wr')];
+  const seen = marked.filter((c) => { const r = c.getBoundingClientRect();
     return r.width > 0 && r.top >= dock.bottom - 1 && r.bottom <= innerHeight + 1 && r.left >= 0 && r.right <= innerWidth + 1; });
-  return {written: wr.length, seen: seen.length, pageWidth: document.documentElement.scrollWidth};
+  return {marked: marked.length, seen: seen.length, pageWidth: document.documentElement.scrollWidth,
+          closeUp: document.getElementById('stage').classList.contains('close-up')};
 }"""
 
 
 @pytest.mark.parametrize("lesson", ["cs231n", "d2l"])
-def test_phone_follows_the_step_under_the_docked_player(open_page, base_url, lesson):
-    """On a phone the page scrolls the step's written cells under the docked player: on
-    the first screen of a lesson opened at a step, and after each step taken. A forward
-    step's written cell is on screen; a backward step's writes start there (its dw and
-    dxp stack taller than a phone)."""
+def test_phone_shows_the_whole_step_under_the_docked_player(open_page, base_url, lesson):
+    """On a phone every cell a step reads and writes is on the first screen, below the
+    docked player: a forward and a backward step (CS231n's reads and writes 110 cells over
+    five tensors), on a lesson opened at the step and after each step taken. The stage
+    shows the step as a close-up (js/model/step-crop.js); the count of marked cells is the
+    event's, so no cell was lost to the crop."""
     page = open_page(f"/#s=0&l={lesson}", viewport=(390, 844), is_mobile=True, has_touch=True).page
     doc = server_document(base_url, page.evaluate("window.convscope.config"))
     forward = next(p for p in doc["phases"] if p["name"] == "forward")
     backward = next(p for p in doc["phases"] if p["name"] == "backward")
-    for step in (forward["start"] + 1, backward["start"] + 2):
+    middle = (backward["start"] + backward["stop"]) // 2
+    for step in (forward["start"] + 1, backward["start"] + 2, middle):
         page.goto(debug_url(f"{base_url}/#s={step}&l={lesson}"))
         page.reload()
         wait_complete(page)
@@ -557,11 +571,10 @@ def test_phone_follows_the_step_under_the_docked_player(open_page, base_url, les
         wait_until(page, f"window.convscope.step === {step + 1}", 3)
         _after_follow(page)
         after = page.evaluate(_ON_PHONE_SCREEN)
-        for where, got in (("first screen", first), ("after a step", after)):
+        for where, got, at in (("first screen", first, step), ("after a step", after, step + 1)):
             assert got["pageWidth"] <= 390, (step, where, got)
-            assert got["seen"] >= 1, (step, where, got)
-            if step < forward["stop"] - 1:
-                assert got["seen"] == got["written"], (step, where, got)
+            assert got["marked"] == event_cells(doc["events"][at]), (at, where, got)
+            assert got["seen"] == got["marked"], (at, where, got)
 
 
 def test_phone_page_is_no_wider_than_the_screen_with_a_setup_error(open_page):

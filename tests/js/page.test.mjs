@@ -591,6 +591,130 @@ test("layoutPhone: one figure under another, each within the width, each band wi
   }
 });
 
+import { layoutCloseUp } from "../../static/js/model/stage-layout.js";
+import { stepCrop, cropNote, cutsGrid } from "../../static/js/model/step-crop.js";
+import { MAX_CELLS_PER_TENSOR } from "../../static/js/model/tensor-layout.js";
+import { closeUpAt } from "../../static/js/model/frame.js";
+
+/** Where each flat index of a tensor is drawn: {slice, r, c}, or undefined. */
+function placesOf(layout) {
+  const at = new Map();
+  layout.slices.forEach((sl, k) => sl.cells.forEach((flat, p) => at.set(flat, { slice: k, r: Math.floor(p / layout.cols), c: p % layout.cols })));
+  return at;
+}
+
+test("stepCrop: every cell a step reads or writes is in its figure's crop; margin 0 is their bounding rectangle, a margin widens it within the grid", () => {
+  for (const name of ["trace_worked_example.json", "trace_direct_geometry.json", "trace_groups_mac_separate.json", "trace_transposed.json", "trace_nhwc_same.json"]) {
+    const { model } = modelOf(name);
+    const layouts = Object.fromEntries(model.names.map((n) => [n, sliceLayout(model.tensors[n], MAX_CELLS_PER_TENSOR)]));
+    const places = Object.fromEntries(model.names.map((n) => [n, placesOf(layouts[n])]));
+    for (let e = 0; e < model.compiled.length; e += 3) {
+      const ev = model.compiled[e];
+      const tight = stepCrop(layouts, ev, 0);
+      const wide = stepCrop(layouts, ev, 1);
+      const whole = stepCrop(layouts, ev, Infinity);
+      const touched = new Set([...ev.reads, ...ev.writes].map((b) => b.tensor));
+      assert.deepEqual(Object.keys(tight).sort(), [...touched].filter((n) => tight[n]).sort(), `${name} ${e}`);
+      const edges = {};
+      for (const b of [...ev.reads, ...ev.writes]) {
+        const c = tight[b.tensor];
+        for (const flat of b.idx) {
+          const p = places[b.tensor].get(flat);
+          if (!p) continue; // (a slice past what is drawn)
+          assert.ok(c && c.slices.includes(p.slice) && p.r >= c.r0 && p.r <= c.r1 && p.c >= c.c0 && p.c <= c.c1, `${name} event ${e}: ${b.tensor}[${flat}] outside its crop ${JSON.stringify(c)}`);
+          const seen = (edges[b.tensor] ??= { r0: false, r1: false, c0: false, c1: false });
+          seen.r0 ||= p.r === c.r0;
+          seen.r1 ||= p.r === c.r1;
+          seen.c0 ||= p.c === c.c0;
+          seen.c1 ||= p.c === c.c1;
+        }
+      }
+      for (const [t, seen] of Object.entries(edges)) assert.deepEqual(seen, { r0: true, r1: true, c0: true, c1: true }, `${name} ${e} ${t}: a tight crop's edges hold touched cells`);
+      for (const t in tight) {
+        const { rows, cols } = layouts[t];
+        const [a, b, w] = [tight[t], wide[t], whole[t]];
+        assert.deepEqual(b.slices, a.slices);
+        assert.deepEqual([b.r0, b.r1, b.c0, b.c1], [Math.max(0, a.r0 - 1), Math.min(rows - 1, a.r1 + 1), Math.max(0, a.c0 - 1), Math.min(cols - 1, a.c1 + 1)]);
+        assert.deepEqual([w.r0, w.r1, w.c0, w.c1], [0, rows - 1, 0, cols - 1]);
+        assert.equal(cutsGrid(w, rows, cols), false);
+      }
+    }
+  }
+  assert.equal(cropNote({ r0: 2, r1: 4, c0: 4, c1: 6 }, 7, 7), "rows 2–4 · cols 4–6 of 7×7");
+  assert.equal(cropNote({ r0: 0, r1: 0, c0: 1, c1: 1 }, 1, 5), "cols 1 of 5");
+});
+
+/** An independent flow of `figures` at `cell`: each at the most slices a line within the
+ *  width (at least one), wrapped into lines where the next would pass it. */
+function flowOf(figures, cell, room, m) {
+  const per = figures.map((f) => {
+    let k = 1;
+    for (let n = 2; n <= f.slices; n++) if (Math.max(figureSize(f, cell, n, m).width, (m.heads?.[f.name] ?? 0) + m.figPadX) <= room.width) k = n;
+    return k;
+  });
+  const sizes = figures.map((f, i) => {
+    const s = figureSize(f, cell, per[i], m);
+    return { width: Math.max(s.width, (m.heads?.[f.name] ?? 0) + m.figPadX), height: s.height };
+  });
+  const lines = [[]];
+  for (const s of sizes) {
+    const line = lines[lines.length - 1];
+    const w = line.reduce((x, t) => x + t.width + m.colGap, 0) + s.width;
+    if (line.length && w > room.width) lines.push([s]);
+    else line.push(s);
+  }
+  const height = lines.reduce((h, l) => h + Math.max(...l.map((s) => s.height)), 0) + (lines.length - 1) * m.flowRowGap;
+  return { per, height, fits: height <= room.height && sizes.every((s) => s.width <= room.width) };
+}
+
+test("layoutCloseUp: the figures wrap into lines as a flow does, each within the width, all within the height when it fits, at a cell one larger than which they would not", () => {
+  const r = rng(12);
+  const int = (a, b) => a + Math.floor(r() * (b - a + 1));
+  let fitted = 0;
+  for (let trial = 0; trial < 300; trial++) {
+    const figures = Array.from({ length: int(1, 6) }, (_, i) => ({ name: `t${i}`, slices: int(1, 4), rows: int(1, 5), cols: int(1, 5), role: r() < 0.5 ? "read" : "write" }));
+    const room = { width: int(300, 420), height: int(300, 700) };
+    const opts = { chars: int(1, 3), fontPx: 10, maxCell: 40 };
+    // (each figure no narrower than its name and scale: a short grid under a long name)
+    const m = { ...METRICS, flowRowGap: 6, heads: Object.fromEntries(figures.map((f) => [f.name, int(30, 120)])) };
+    const L = layoutCloseUp(figures, room, m, opts);
+    assert.deepEqual(L.columns.map((c) => c.names), figures.map((f) => [f.name]));
+    const flow = flowOf(figures, L.cell, room, m);
+    assert.deepEqual(L.columns.map((c) => c.perLine), flow.per);
+    assert.ok(Math.abs(flow.height - L.height) < 1e-6, `${flow.height} vs ${L.height}`);
+    assert.equal(L.fits, flow.fits);
+    if (L.fits) {
+      fitted += 1;
+      if (L.cell < opts.maxCell) assert.equal(flowOf(figures, L.cell + 1, room, m).fits, false, "a cell one larger does not fit");
+    } else assert.equal(L.cell, minCellFor(opts.chars, 10, figures.some((f) => f.role === "write")));
+  }
+  assert.ok(fitted > 50, `${fitted} of 300 fit`);
+});
+
+test("closeUpAt: on a phone each step of a phase in focus is shown cut to its figures' crops, which fit below the player; off a phone, or with All tensors, none", () => {
+  const { model } = modelOf("trace_worked_example.json");
+  const m = { ...METRICS, flowRowGap: 6 };
+  const phone = { projector: false, allTensors: false, fits: false, playing: false };
+  const viewport = { width: 390, room: { width: 346, height: 590 } };
+  let shown = 0;
+  for (let step = 0; step < model.total; step++) {
+    const f = frameOf({ model, received: model.received }, step, phone, viewport, m);
+    if (f.layout.arrangement !== "close-up") continue;
+    shown += 1;
+    const names = f.layout.columns.flatMap((c) => c.names);
+    const touched = new Set([...f.event.reads, ...f.event.writes].map((b) => b.tensor));
+    assert.deepEqual(new Set(names), touched, `step ${step}`);
+    assert.ok(f.layout.fits && f.layout.height <= viewport.room.height);
+    assert.deepEqual(f.layout.rest, []);
+    for (const n of names) assert.ok(f.layout.crop[n] && f.focus.has(n));
+  }
+  assert.ok(shown >= model.total / 2, `${shown} of ${model.total} steps in close-up`);
+  const step = model.phases.find((p) => p.name === "backward").start;
+  assert.equal(closeUpAt(model, phaseIndexAt(model.phases, step), model.compiled[step], { ...phone, fits: true }, viewport, m), null);
+  assert.equal(closeUpAt(model, phaseIndexAt(model.phases, step), model.compiled[step], { ...phone, allTensors: true }, viewport, m), null);
+  assert.equal(closeUpAt(model, phaseIndexAt(model.phases, step), model.compiled[step], phone, viewport, null), null);
+});
+
 // ---- the GIF writer --------------------------------------------------------------------
 
 import { encodeGif, paletteOf } from "../../static/js/encode/gif.js";

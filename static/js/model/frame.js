@@ -4,7 +4,8 @@
 
 import { Cursor, phaseIndexAt, cellName, boxCount } from "./trace-model.js";
 import { sliceLayout, orderedNames, MAX_CELLS_PER_TENSOR } from "./tensor-layout.js";
-import { layoutStage, layoutPhone } from "./stage-layout.js";
+import { layoutStage, layoutPhone, layoutCloseUp } from "./stage-layout.js";
+import { stepCrop, cropKey } from "./step-crop.js";
 import { formatLong, maxTextLength } from "./number-format.js";
 
 const cursors = new WeakMap(); // model -> its Cursor (a cache: the values at the last step asked)
@@ -14,6 +15,8 @@ const legibility = new WeakMap(); // model -> Map(view and viewport key -> {font
 const reaches = new WeakMap(); // model -> Map(phase -> {name: {rows, cols, slices, span, runs}})
 const layouts = new WeakMap(); // model -> Map(the arguments' key -> layout): a phase's layout is found once
 const lastLayout = new WeakMap(); // model -> {args, layout} of the last layoutAt call
+const grids = new WeakMap(); // model -> {name: sliceLayout}
+const closeUps = new WeakMap(); // model -> {room, metrics, known: Map(crop key -> layout or null)}
 
 function cursorOf(model) {
   let c = cursors.get(model);
@@ -26,12 +29,18 @@ function shapesOf(model) {
   if (!s) {
     s = {};
     for (const name of model.names) {
-      const l = sliceLayout(model.tensors[name], MAX_CELLS_PER_TENSOR);
+      const l = gridsOf(model)[name];
       s[name] = { slices: l.slices.length, band: l.bands.length ? l.bands[0].slices.length : 1, rows: l.rows, cols: l.cols, rowAxis: l.rowAxis, colAxis: l.colAxis, sliceAxes: l.sliceAxes };
     }
     shapes.set(model, s);
   }
   return s;
+}
+
+function gridsOf(model) {
+  let g = grids.get(model);
+  if (!g) grids.set(model, (g = Object.fromEntries(model.names.map((n) => [n, sliceLayout(model.tensors[n], MAX_CELLS_PER_TENSOR)]))));
+  return g;
 }
 
 const MAX_RUNS = 64; // the distinct runs of slices a phase's boxes reach that are kept
@@ -242,6 +251,46 @@ function findLayout(model, pi, view, viewport, metrics) {
   return layout;
 }
 
+/** The margins (cells around what a step reads and writes) a phone's close-up tries, the
+ *  widest first: the slices the step reaches whole, then a cell of context, then none. */
+const CLOSE_UP_MARGINS = [Infinity, 1, 0];
+
+/**
+ * A phone's close-up of `event` at phase `pi` (model/step-crop.js, stage-layout.js
+ * layoutCloseUp): the layout, with `crop` ({name: Crop}) and no `rest`, of the widest
+ * margin at which every figure the step touches fits the screen below the player; null
+ * when none fits (the phone's layout of the whole figures then scrolls to the step), off
+ * a phone, outside a phase's focus ("All tensors" shows the figures whole) or before
+ * the metrics are known.
+ */
+export function closeUpAt(model, pi, event, view, viewport, metrics) {
+  if (!metrics || !event || view.projector || view.fits || !viewport.room.width || !focusOf(model, pi, view)) return null;
+  let cache = closeUps.get(model);
+  if (!cache || cache.room !== viewport.room || cache.metrics !== metrics) closeUps.set(model, (cache = { room: viewport.room, metrics, known: new Map() }));
+  const layouts = gridsOf(model);
+  const crops = CLOSE_UP_MARGINS.map((margin) => stepCrop(layouts, event, margin));
+  const key = crops.map(cropKey).join("/");
+  if (cache.known.has(key)) return cache.known.get(key);
+  const { figures, opts } = stageInputs(model, pi, view, viewport);
+  let found = null;
+  for (const crop of crops) {
+    const shown = figures
+      .filter((f) => crop[f.name])
+      .map((f) => {
+        const c = crop[f.name];
+        return { ...f, slices: c.slices.length, band: 1, rows: c.r1 - c.r0 + 1, cols: c.c1 - c.c0 + 1, reach: null };
+      });
+    if (!shown.length) break;
+    const layout = layoutCloseUp(shown, viewport.room, metrics, opts);
+    if (layout.fits) {
+      found = { ...layout, crop, rest: [] };
+      break;
+    }
+  }
+  cache.known.set(key, found);
+  return found;
+}
+
 function boxText(box) {
   const parts = box.start.map((s, a) => {
     const n = Math.ceil((box.stop[a] - s) / box.step[a]);
@@ -296,7 +345,7 @@ export function frameOf(trace, step, view, viewport, metrics = null) {
     values: cursor.values,
     counts: cursor.counts,
     focus: focusOf(model, pi, view),
-    layout: layoutAt(model, pi, view, viewport, metrics),
+    layout: closeUpAt(model, pi, event, view, viewport, metrics) ?? layoutAt(model, pi, view, viewport, metrics),
     panel: panelOf(model, event, shown),
     transport: {
       value: Math.max(0, shown),

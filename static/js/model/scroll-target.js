@@ -55,7 +55,8 @@ export function cellSpan(geo, layout, posOf, idx, axis) {
     if (k < 0) continue;
     const s = (k / per) | 0;
     const m = k - s * per;
-    const at = axis === "y" ? geo.sliceTop[s] + geo.gridDy + ((m / cols) | 0) * geo.pitch : geo.sliceLeft[s] + geo.gridDx + (m % cols) * geo.pitch;
+    // (a close-up's grid starts at its crop's corner: stage/close-up.js)
+    const at = axis === "y" ? geo.sliceTop[s] + geo.gridDy + (((m / cols) | 0) - (geo.cropR0 ?? 0)) * geo.pitch : geo.sliceLeft[s] + geo.gridDx + ((m % cols) - (geo.cropC0 ?? 0)) * geo.pitch;
     if (at < lo) lo = at;
     if (at + geo.cell > hi) hi = at + geo.cell;
   }

@@ -27,9 +27,12 @@
  *   stage's; minCell: set by layoutStage, the smallest cell that holds its numbers)
  * @typedef {{figPadX: number, figPadY: number, captionH: number, labelH: number, gap: number,
  *            sliceGapX: number, sliceGapY: number, colGap: number, rowGap: number, minFigW: number,
- *            scrollbar?: number, captions?: Object<string, number>}} Metrics
+ *            scrollbar?: number, captions?: Object<string, number>, heads?: Object<string, number>,
+ *            flowRowGap?: number}} Metrics
  *   (scrollbar: the width a column's own scrollbar takes; captions: each figure's caption
- *   on one line, px, its padding included)
+ *   on one line, px, its padding included; heads: each figure's least content width, its
+ *   name and colour scale; flowRowGap: between the lines of a flow that wraps, a phone's
+ *   close-up)
  * @typedef {{names: string[], perLine: number, shrink?: boolean, minWidth?: number}} Column
  *   (shrink: narrower than its figures when the stage is too narrow, they scroll sideways;
  *   minWidth: px, no narrower than what shows one step's reach, or, in a stage that fits,
@@ -408,5 +411,76 @@ export function layoutPhone(figures, room, m, { chars = 1, fontPx = 10, maxCell 
     tagged,
     width: Math.max(0, ...sizes.map((s) => s.width)),
     height: sizes.reduce((h, s) => h + s.height, 0) + Math.max(0, figures.length - 1) * m.rowGap,
+  };
+}
+
+/**
+ * A phone's close-up of one step (model/step-crop.js): the figures it touches, each cut
+ * to the slices, rows and columns around what the step reads and writes, side by side
+ * where the width allows (the flow wraps them into lines, in order), at the largest cell
+ * at which all of them fit the screen below the player. figures: as layoutPhone's, their
+ * slices, rows and cols the crop's; opts as layoutPhone.
+ * @returns {StageLayout} (fits: false when they do not fit even at the smallest cell)
+ */
+export function layoutCloseUp(figures, room, m, { chars = 1, fontPx = 10, maxCell = 40, fontRatio = 0.4, tagged = true } = {}) {
+  const minCell = minCellFor(chars, fontPx, tagged && figures.some((f) => f.role === "write"));
+  const gapY = m.flowRowGap ?? m.rowGap;
+  const at = (cell) => {
+    // each figure's most slices a line within the width, then the figures in lines as
+    // the flow wraps them
+    // (a figure is no narrower than its own name and scale: the flow wraps by its width)
+    const sizeOf = (f, k) => {
+      const s = figureSize(f, cell, k, m);
+      return { width: Math.max(s.width, (m.heads?.[f.name] ?? 0) + m.figPadX), height: s.height };
+    };
+    const per = [];
+    const sizes = [];
+    for (const f of figures) {
+      let k = 1;
+      while (k < f.slices && sizeOf(f, k + 1).width <= room.width) k++;
+      per.push(k);
+      sizes.push(sizeOf(f, k));
+    }
+    let height = 0;
+    let width = 0;
+    let lineW = -1;
+    let lineH = 0;
+    for (const s of sizes) {
+      if (lineW >= 0 && lineW + m.colGap + s.width <= room.width) {
+        lineW += m.colGap + s.width;
+        lineH = Math.max(lineH, s.height);
+      } else {
+        if (lineW >= 0) height += lineH + gapY;
+        lineW = s.width;
+        lineH = s.height;
+      }
+      width = Math.max(width, lineW);
+    }
+    height += lineH;
+    return { per, width, height, fits: width <= room.width && height <= room.height };
+  };
+  let cell = minCell;
+  if (at(minCell).fits) {
+    let top = Math.max(minCell, maxCell);
+    while (cell < top) {
+      const mid = Math.ceil((cell + top) / 2);
+      if (at(mid).fits) cell = mid;
+      else top = mid - 1;
+    }
+  }
+  const got = at(cell);
+  return {
+    arrangement: "close-up",
+    room: { width: room.width, height: room.height },
+    cell,
+    font: fontFor(cell, chars, fontPx, fontRatio),
+    cells: Object.fromEntries(figures.map((f) => [f.name, cell])),
+    columns: figures.map((f, i) => ({ names: [f.name], perLine: got.per[i], shrink: false })),
+    fits: got.fits,
+    follows: got.fits,
+    scrolls: "page",
+    tagged,
+    width: got.width,
+    height: got.height,
   };
 }

@@ -12,7 +12,7 @@ function target(cell, key) {
   const grid = cell.parentElement;
   const cells = Array.from(grid.children);
   const i = cells.indexOf(cell);
-  const cols = Number(grid.parentElement.style.getPropertyValue("--cols")) || cells.length;
+  const cols = Number(grid.dataset.cols) || cells.length;
   const figure = cell.closest("figure.tensor");
   const grids = Array.from(figure.querySelectorAll(".grid"));
   const g = grids.indexOf(grid);
@@ -42,8 +42,9 @@ export function cellKey(e) {
   if (e.key === "Enter" || e.key === " ") return "inspect";
   if (e.key === "Escape") return "leave";
   if (!(e.key in MOVES) && e.key !== "Home" && e.key !== "End") return "";
+  // (a phone's close-up hides the cells around the step: stage/close-up.js)
   const to = target(cell, e.key);
-  if (to) {
+  if (to && to.offsetParent !== null) {
     cell.removeAttribute("tabindex"); // (a cell with a tabindex would take focus on a click too)
     to.tabIndex = 0;
     to.focus();

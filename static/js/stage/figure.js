@@ -82,6 +82,7 @@ export function buildFigure(model, name) {
     grid.setAttribute("role", "list"); // (its cells are named: stage/cells.js labelCell)
     grid.setAttribute("aria-label", sl.shortLabel ? `${name} · ${sl.shortLabel}` : name);
     grid.style.gridTemplateColumns = `repeat(${layout.cols}, var(--cell))`;
+    grid.dataset.cols = String(layout.cols); // (the arrow keys' rows: stage/cell-keys.js)
     for (let k = 0; k < sl.cells.length; k++) {
       const flat = sl.cells[k];
       const cell = el("div", "cell");

@@ -41,11 +41,15 @@ export function measureMetrics(views, flow, column) {
     return [name, x, p];
   });
   const captions = {};
+  const heads = {};
   const padX = px(fig, "paddingLeft") + px(fig, "paddingRight") + px(fig, "borderLeftWidth") + px(fig, "borderRightWidth");
   for (const [name, x, p] of probes) {
     const scale = x.fig.querySelector(".tscale");
     const head = perNameChar * x.fig.querySelector(".tname").textContent.length + (scale && perChar ? perChar * scale.textContent.length + scaleGap : 0);
     captions[name] = Math.ceil(padX + head + 2 * gapX + p.offsetWidth + 2);
+    // (its name and scale, and the gaps that stand beside its description even where
+    // that takes no width: the least width of its figure's content)
+    heads[name] = Math.ceil(head + 2 * gapX + 2);
   }
   for (const [, , p] of probes) p.remove();
   // the width of a column's own scrollbar (a column scrolls when the layout cannot fit)
@@ -63,8 +67,10 @@ export function measureMetrics(views, flow, column) {
     sliceGapX: px(v.bandsEl, "columnGap"),
     sliceGapY: px(v.bandsEl, "rowGap"),
     colGap: px(flow, "columnGap"),
+    flowRowGap: px(flow, "rowGap"),
     rowGap: px(column, "rowGap"),
     minFigW: Math.ceil(nameW + 2),
+    heads,
     scrollbar,
     captions,
   };
@@ -127,10 +133,13 @@ export function measureGeometry(container, columns, views) {
     const bands = v.bandsEl.getBoundingClientRect();
     if (!fr.height || !bands.height || !v.grids.length || !v.drawn.length) continue; // folded, hidden or empty (a mistake's zero-size dx)
     const cap = v.fig.firstChild.getBoundingClientRect();
-    const g0 = v.grids[0].getBoundingClientRect();
-    const s0 = v.slicesEls[0].getBoundingClientRect();
-    const cell0 = v.cells[v.drawn[0]].getBoundingClientRect();
-    const gap = px(v.grids[0], "columnGap");
+    // (a close-up's first shown slice and cell: stage/close-up.js hides the others)
+    const crop = v.crop ?? null;
+    const k0 = crop ? crop.slices[0] : 0;
+    const g0 = v.grids[k0].getBoundingClientRect();
+    const s0 = v.slicesEls[k0].getBoundingClientRect();
+    const cell0 = v.cells[v.drawn[crop ? k0 * v.perSlice + crop.r0 * v.layout.cols + crop.c0 : 0]].getBoundingClientRect();
+    const gap = px(v.grids[k0], "columnGap");
     const left0 = bands.left + v.bandsEl.clientLeft - v.bandsEl.scrollLeft;
     const sliceTop = new Float64Array(v.slicesEls.length);
     const sliceLeft = new Float64Array(v.slicesEls.length);
@@ -151,6 +160,8 @@ export function measureGeometry(container, columns, views) {
       sliceTop,
       sliceLeft,
       roomX: v.bandsEl.clientWidth,
+      cropR0: crop ? crop.r0 : 0,
+      cropC0: crop ? crop.c0 : 0,
     } };
   }
   const insets = new Map(scrollers.map((e) => [e, stickyInset(e)]));
@@ -193,15 +204,19 @@ export function markInView(container, views, margin) {
     const top = box.top - margin;
     const bottom = box.bottom + margin;
     const { rows, cols } = v.layout;
+    // (a close-up shows rows r0..r1 of some slices, the others hidden: stage/close-up.js)
+    const crop = v.crop ?? null;
+    const shown = crop ? new Set(crop.slices) : null;
+    const [r0, nr, nc] = crop ? [crop.r0, crop.r1 - crop.r0 + 1, crop.c1 - crop.c0 + 1] : [0, rows, cols];
     for (let k = 0; k < v.slicesEls.length; k++) {
-      const s = v.slicesEls[k].getBoundingClientRect();
       let lo = rows;
       let hi = -1;
-      if (!(s.bottom < top || s.top > bottom || s.right < left || s.left > right)) {
-        const pitch = (s.width + gap) / cols;
-        const gridTop = s.bottom - (rows * pitch - gap);
-        lo = Math.max(0, Math.floor((top - gridTop) / pitch));
-        hi = Math.min(rows - 1, Math.floor((bottom - gridTop) / pitch));
+      const s = !shown || shown.has(k) ? v.slicesEls[k].getBoundingClientRect() : null;
+      if (s && !(s.bottom < top || s.top > bottom || s.right < left || s.left > right)) {
+        const pitch = (s.width + gap) / nc;
+        const gridTop = s.bottom - (nr * pitch - gap);
+        lo = r0 + Math.max(0, Math.floor((top - gridTop) / pitch));
+        hi = r0 + Math.min(nr - 1, Math.floor((bottom - gridTop) / pitch));
       }
       for (let r = 0; r < rows; r++) inView[k * rows + r] = r >= lo && r <= hi ? 1 : 0;
     }

@@ -21,6 +21,8 @@ import { paintAll, paintRow, paintWritten } from "./cells.js";
 import { StepMarks } from "./marks.js";
 import { measureMetrics, roomOf, measureGeometry, markInView } from "./measure.js";
 import { scrollToStep } from "./scroll.js";
+import { cropFigures } from "./close-up.js";
+import { cropKey } from "../model/step-crop.js";
 
 /** The key of a focus: the sorted names of a Set, "" for null (every figure on show). */
 function focusKeyOf(names) {
@@ -290,10 +292,12 @@ export class Stage {
     const names = Object.keys(this.views).filter((n) => !this.views[n].folded);
     const columns = layout ? layout.columns : [{ names: orderedNames(this.model.tensors).filter((n) => names.includes(n)), perLine: 0 }];
     const rest = layout ? layout.rest ?? [] : [];
-    const key = JSON.stringify([columns, rest, layout ? [layout.cell, layout.cells, layout.font, layout.fits, layout.room] : null]);
+    const crop = layout?.crop ?? null;
+    const key = JSON.stringify([columns, rest, layout ? [layout.cell, layout.cells, layout.font, layout.fits, layout.room] : null, cropKey(crop)]);
     if (key === this.layoutKey) return;
     this.layoutKey = key;
     placeFigures(this, layout, columns, rest);
+    cropFigures(this.container, this.views, crop);
     this.invalidateGeometry();
     this.requestFollow();
   }
