@@ -3,7 +3,7 @@ granularity, backward, loop order), assembled into one listing with its line map
 
 A listing is the code a student would write for one trace setting: ``import numpy as
 np``, then the forward function, then the backward function (each the source of a
-real file under ``convcore/listings/<convention>/``, read with ``inspect``), two blank
+real file under ``convcore/listings/<package>/``, ``PACKAGES``, read with ``inspect``), two blank
 lines apart. Nothing about a file is declared twice: its pass is its function's name
 (``CALLS``), its granularity, backward form and loop orders are read from the loops
 around its marked lines (``marks``).
@@ -31,19 +31,21 @@ __all__ = ["CALLS", "FILES", "Listing", "ListingNotFound", "get_listing", "listi
 # each convention's functions by pass, as the grader calls them (convcore.mistakes.conventions)
 CALLS: dict[str, dict[str, str]] = {
     "cs231n": {"forward": "conv_forward_naive", "backward": "conv_backward_naive"},
+    "torch": {"forward": "conv2d_forward", "backward": "conv2d_backward"},
 }
+# the package of each convention's files (convcore/listings/<package>/)
+PACKAGES: dict[str, str] = {"cs231n": "cs231n", "torch": "torch_style"}
 
-# the listing files of each convention (modules under convcore/listings/<convention>/)
-FILES: dict[str, tuple[str, ...]] = {
-    "cs231n": (
-        "forward_window",
-        "forward_mac",
-        "backward_window_fused",
-        "backward_window_separate",
-        "backward_mac_fused",
-        "backward_mac_separate",
-    ),
-}
+# the listing files of each convention (modules under convcore/listings/<package>/)
+_EVERY_SETTING = (
+    "forward_window",
+    "forward_mac",
+    "backward_window_fused",
+    "backward_window_separate",
+    "backward_mac_fused",
+    "backward_mac_separate",
+)
+FILES: dict[str, tuple[str, ...]] = {"cs231n": _EVERY_SETTING, "torch": _EVERY_SETTING}
 
 HEAD = ("import numpy as np",)  # every listing's first line; its functions follow, two blank lines apart
 VIEW = "direct"  # the view whose loops the listings are
@@ -152,8 +154,8 @@ def _one(orders: list[str], what: str) -> str:
 
 def _part(convention: str, module_name: str) -> _Part:
     """Read one listing file: its function, lines and the setting of its loops."""
-    module = importlib.import_module(f"{__package__}.{convention}.{module_name}")
-    where = f"{convention}/{module_name}"
+    module = importlib.import_module(f"{__package__}.{PACKAGES[convention]}.{module_name}")
+    where = f"{PACKAGES[convention]}/{module_name}"
     found = [(d, getattr(module, name)) for d, name in CALLS[convention].items() if hasattr(module, name)]
     if len(found) != 1:
         raise ValueError(f"{where} must define exactly one of {', '.join(CALLS[convention].values())}")
@@ -196,7 +198,7 @@ def _assemble(convention: str, phases: str, forward: _Part | None, backward: _Pa
         functions[part.direction] = part.function
     main = backward or forward
     return Listing(
-        name=" + ".join(f"{p.convention}/{p.module}" for p in (forward, backward) if p is not None),
+        name=" + ".join(f"{PACKAGES[p.convention]}/{p.module}" for p in (forward, backward) if p is not None),
         convention=convention,
         view=VIEW,
         granularity=main.granularity,
