@@ -11,8 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 from oracle import geometry, torch_layer
-from strategies import ConvCase, cs231n_cases, examples
+from strategies import ConvCase, cs231n_cases, examples, torch_style_cases
 from trace_checks import assert_close, case_config, tensor, traced
 
 from convcore.listings import (
@@ -30,13 +31,26 @@ FOLDER = Path(__file__).resolve().parent.parent / "convcore" / "listings"
 RTOL = 1e-10
 
 
-def run_cs231n(listing, case):
-    """Call the listing's conv_forward_naive and conv_backward_naive on a case's arrays
-    as the course's notebook does: {out, dx, dw, db}."""
+# each convention's specs (tests/strategies.py), small: a listing runs one Python step a loop
+CASES = {
+    "cs231n": cs231n_cases(max_n=2, max_cf=3, max_hw=6, max_k=3),
+    "torch": torch_style_cases(max_n=2, max_cf=3, max_hw=6, max_k=3, max_dilation=2),
+}
+
+
+def run(listing, case) -> dict[str, np.ndarray]:
+    """Call the listing's forward then backward on a case's arrays as its convention
+    calls them (convcore.mistakes.conventions): {out, dx, dw, db}."""
     x, w, b, dout = case.arrays()
-    conv_param = {"stride": case.stride, "pad": case.padding}
-    out, cache = listing.functions["forward"](x.copy(), w.copy(), b.copy(), conv_param)
-    dx, dw, db = listing.functions["backward"](dout.copy(), cache)
+    forward, backward = listing.functions["forward"], listing.functions["backward"]
+    if listing.convention == "cs231n":
+        out, cache = forward(x, w, b, {"stride": case.stride, "pad": case.padding})
+        dx, dw, db = backward(dout, cache)
+    else:
+        top, _, left, _ = case.spec.padding
+        kwargs = {"stride": case.spec.stride, "padding": (top, left), "dilation": case.spec.dilation}
+        out = forward(x, w, b, groups=case.groups, **kwargs)
+        dx, dw, db = backward(dout, x, w, groups=case.groups, **kwargs)
     return {"out": out, "dx": dx, "dw": dw, "db": db}
 
 
@@ -51,9 +65,10 @@ def setting(listing) -> dict:
 
 @pytest.mark.parametrize("listing", LISTINGS, ids=lambda listing: listing.name)
 @settings(max_examples=examples(200), deadline=None)
-@given(case=cs231n_cases(max_n=2, max_cf=3, max_hw=6, max_k=3))
-def test_every_listing_matches_torch_and_the_trace_header(listing, case):
-    got = run_cs231n(listing, case)
+@given(data=st.data())
+def test_every_listing_matches_torch_and_the_trace_header(listing, data):
+    case = data.draw(CASES[listing.convention], label="case")
+    got = run(listing, case)
     x, w, b, dout = case.arrays()
     truth = torch_layer(x, w, b, dout, **geometry(case.spec))
     header = trace_header(case_config(case, **setting(listing)))
@@ -101,6 +116,14 @@ def test_the_default_listing_and_its_line_map():
     assert listing.event_lines(event) == (lines["backward"]["db"], lines["backward"]["dw"], lines["backward"]["dxp"])
 
 
+def test_the_torch_style_forward_takes_no_bias():
+    listing = get_listing("torch", granularity="mac")
+    case = ConvCase((1, 4, 5, 6), (2, 2, 2, 3), (1, 2), (1, 0), (2, 1), 2, False, seed=5)
+    x, w, _, _ = case.arrays()
+    out = listing.functions["forward"](x, w, None, stride=(1, 2), padding=(1, 0), dilation=(2, 1), groups=2)
+    assert_close(out, torch_layer(x, w, None, **geometry(case.spec)).out, "out", RTOL)
+
+
 def test_one_pass_alone():
     forward = get_listing("cs231n", granularity="mac", phases="forward")
     backward = get_listing("cs231n", granularity="mac", backward="separate", phases="backward")
@@ -118,13 +141,13 @@ def test_one_pass_alone():
     ],
 )
 def test_a_setting_without_a_listing_is_refused_with_what_there_is(asked):
-    with pytest.raises(ListingNotFound, match="there are: cs231n forward window nfij"):
+    with pytest.raises(ListingNotFound, match="there are: cs231n forward window nfij.* torch backward mac separate"):
         get_listing(**asked)
 
 
 def test_listing_files_import_numpy_only():
     files = sorted(p for p in FOLDER.glob("*/*.py") if p.name != "__init__.py")
-    assert len(files) >= 6
+    assert len(files) >= 12
     for path in files:
         tree = ast.parse(path.read_text(encoding="utf-8"))
         imports = [node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))]

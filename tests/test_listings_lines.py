@@ -15,14 +15,19 @@ import sys
 
 import pytest
 from hypothesis import given, settings
-from strategies import ConvCase, cs231n_cases, examples
-from test_listings import LISTINGS, setting
+from hypothesis import strategies as st
+from strategies import ConvCase, cs231n_cases, examples, torch_style_cases
+from test_listings import LISTINGS, run, setting
 from trace_checks import case_config
 
 from convcore.listings import get_listing
 from convcore.trace import build_trace
 
 LETTERS = "nfijckl"
+SMALL = {  # settrace runs a callback per line: smaller specs than test_listings'
+    "cs231n": cs231n_cases(max_n=2, max_cf=2, max_hw=5, max_k=3),
+    "torch": torch_style_cases(max_n=2, max_cf=2, max_hw=5, max_k=3, max_dilation=2),
+}
 
 
 def executed(listing, case) -> list[tuple[int, dict[str, int]]]:
@@ -42,13 +47,10 @@ def executed(listing, case) -> list[tuple[int, dict[str, int]]]:
     def start(frame, event, arg):
         return local if frame.f_code.co_filename in paths else None
 
-    x, w, b, dout = case.arrays()
-    conv_param = {"stride": case.stride, "pad": case.padding}
     before = sys.gettrace()
     sys.settrace(start)
     try:
-        _, cache = listing.functions["forward"](x, w, b, conv_param)
-        listing.functions["backward"](dout, cache)
+        run(listing, case)
     finally:
         sys.settrace(before)
     return seen
@@ -72,8 +74,9 @@ def compare(listing, case, doc) -> None:
 
 @pytest.mark.parametrize("listing", LISTINGS, ids=lambda listing: listing.name)
 @settings(max_examples=examples(100), deadline=None)
-@given(case=cs231n_cases(max_n=2, max_cf=2, max_hw=5, max_k=3))
-def test_the_listing_runs_the_lines_of_the_trace_events(listing, case):
+@given(data=st.data())
+def test_the_listing_runs_the_lines_of_the_trace_events(listing, data):
+    case = data.draw(SMALL[listing.convention], label="case")
     compare(listing, case, build_trace(case_config(case, **setting(listing))))
 
 
