@@ -107,8 +107,13 @@ def test_the_default_listing_and_its_line_map():
     )
     assert listing.loop_order == listing.dx_loop_order == "nfij"
     lines = listing.line_map
-    assert set(lines) == {"pad", "forward", "backward", "crop"}
-    assert set(lines["backward"]) == {"db", "dw", "dxp"}
+    # as docs/listings.md and convcore/listings/__init__.py show it
+    assert lines == {
+        "pad": {"xp": 12},
+        "forward": {"out": 19},
+        "backward": {"db": 37, "dw": 38, "dxp": 39},
+        "crop": {"dx": 40},
+    }
     assert listing.lines[lines["forward"]["out"] - 1].strip().startswith("out[n, f, i, j] = ")
     # without padding the trace's dx is the listing's dxp (the header's aliases say so)
     assert listing.line_of("backward", "dx", {"dxp": "dx"}) == lines["backward"]["dxp"]

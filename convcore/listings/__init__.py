@@ -6,7 +6,7 @@ from convcore.listings import get_listing
 listing = get_listing("cs231n", "direct", "window", "fused")
 listing.lines                           # the code, one string a line
 listing.functions["backward"]           # conv_backward_naive, ready to call
-listing.line_map                        # {"backward": {"db": 27, "dw": 28, "dxp": 29}, ...}
+listing.line_map                        # {"backward": {"db": 37, "dw": 38, "dxp": 39}, ...}
 listing.event_lines(event, aliases)     # the lines a trace event runs
 ```
 
