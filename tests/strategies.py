@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from hypothesis import assume, settings
@@ -111,3 +111,27 @@ def conv_cases(draw, max_n=3, max_cf=4, max_hw=9, max_k=5, max_stride=3, max_dil
     except ConvSpecError:
         assume(False)
     return case
+
+
+@st.composite
+def cs231n_cases(draw, max_n=3, max_cf=4, max_hw=9, max_k=5, max_stride=3, max_pad=2):
+    """Valid specs in CS231n's conventions (seed 004): one stride, ``pad`` zeros on every
+    side, no dilation, no groups, a bias; the kernel always fits the padded input."""
+    pad, stride = draw(st.integers(0, max_pad)), draw(st.integers(1, max_stride))
+    h, w = draw(st.integers(1, max_hw)), draw(st.integers(1, max_hw))
+    kh, kw = draw(st.integers(1, min(max_k, h + 2 * pad))), draw(st.integers(1, min(max_k, w + 2 * pad)))
+    c, f = draw(st.integers(1, max_cf)), draw(st.integers(1, max_cf))
+    n, seed = draw(st.integers(1, max_n)), draw(st.integers(0, 2**32 - 1))
+    return ConvCase((n, c, h, w), (f, c, kh, kw), stride, pad, 1, 1, True, seed)
+
+
+def _symmetric(case: ConvCase) -> bool:
+    top, bottom, left, right = case.spec.padding
+    return top == bottom and left == right
+
+
+def torch_style_cases(**limits):
+    """``conv_cases`` in the PyTorch-style convention's reach (``conv2d_forward(x, w, b,
+    stride, padding, dilation, groups)``): the padding the same on both sides of an
+    axis; always a bias (its backward always returns db)."""
+    return conv_cases(**limits).filter(_symmetric).map(lambda case: replace(case, bias=True))

@@ -1,0 +1,83 @@
+"""The line map of a listing, read from the listing's own code (its one source).
+
+A line that ends with ``# step: <phase>`` is the line a trace step of that phase runs:
+the innermost line, where the step writes. The tensor it writes is the name its
+statement assigns to (``db[f] += g`` writes db, ``xp = np.pad(...)`` writes xp), and
+its loops are the variables of the ``for`` statements around it, outermost first
+(``for n, f, i, j in np.ndindex(...)`` gives n, f, i, j).
+
+``read_marks(lines)`` -> ``[Mark]``, from the listing's lines (one string a line, valid
+Python as a whole). A marked line must be one whole statement that assigns to a name or
+to a subscript of a name; anything else raises ``ListingMarkError`` naming the line.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+
+__all__ = ["MARK", "ListingMarkError", "Mark", "read_marks"]
+
+MARK = re.compile(r"#\s*step:\s*(?P<phase>[a-z][a-z ]*[a-z])\s*$")
+
+
+class ListingMarkError(ValueError):
+    """A ``# step:`` mark on a line that is not one assignment statement."""
+
+
+@dataclass(frozen=True)
+class Mark:
+    """One marked line: ``line`` (1-based, in the listing), the trace ``phase`` whose
+    steps run it, the tensor it writes (``target``, the listing's own name) and the
+    loop variables around it (``loops``, outermost first)."""
+
+    line: int
+    phase: str
+    target: str
+    loops: tuple[str, ...]
+
+
+def _target(node: ast.stmt) -> str | None:
+    """The name an assignment statement writes (``db`` for ``db[f] += g``), else None."""
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AugAssign) else []
+    if len(targets) != 1:
+        return None
+    target = targets[0]
+    while isinstance(target, ast.Subscript):
+        target = target.value
+    return target.id if isinstance(target, ast.Name) else None
+
+
+def _loop_names(node: ast.For) -> tuple[str, ...]:
+    """``for n, f, i, j in ...`` -> ("n", "f", "i", "j"); ``for f in ...`` -> ("f",)."""
+    names = node.target.elts if isinstance(node.target, ast.Tuple) else [node.target]
+    return tuple(name.id for name in names if isinstance(name, ast.Name))
+
+
+def read_marks(lines: list[str] | tuple[str, ...]) -> list[Mark]:
+    """The marked lines of a listing, in line order."""
+    tree = ast.parse("\n".join(lines))
+    statements: dict[int, ast.stmt] = {}
+    loops: list[ast.For] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.stmt):
+            statements.setdefault(node.lineno, node)
+        if isinstance(node, ast.For):
+            loops.append(node)
+    marks = []
+    for number, text in enumerate(lines, start=1):
+        found = MARK.search(text)
+        if not found:
+            continue
+        node = statements.get(number)
+        target = _target(node) if node is not None and node.end_lineno == number else None
+        if target is None:
+            raise ListingMarkError(
+                f"line {number} is marked '# step: {found['phase']}' but is not one assignment: {text!r}"
+            )
+        around = sorted(
+            (loop for loop in loops if loop.body[0].lineno <= number <= loop.end_lineno), key=lambda n: n.lineno
+        )
+        marks.append(Mark(number, found["phase"], target, tuple(v for loop in around for v in _loop_names(loop))))
+    return marks

@@ -1,0 +1,178 @@
+"""The listings (convcore/listings/) are correct, runnable code: every one, called as a
+student calls it, matches PyTorch's conv2d and autograd (float64, a random upstream
+gradient) and the trace engine's header tensors for the same setting; the registry
+finds each by its trace setting; the files import NumPy only; the marks parse."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from oracle import geometry, torch_layer
+from strategies import ConvCase, cs231n_cases, examples, torch_style_cases
+from trace_checks import assert_close, case_config, tensor, traced
+
+from convcore.listings import (
+    ListingMarkError,
+    ListingNotFound,
+    get_listing,
+    listing_for,
+    listings,
+    read_marks,
+)
+from convcore.trace import resolve_config, trace_header
+
+LISTINGS = listings()
+FOLDER = Path(__file__).resolve().parent.parent / "convcore" / "listings"
+RTOL = 1e-10
+
+
+# each convention's specs (tests/strategies.py), small: a listing runs one Python step a loop
+CASES = {
+    "cs231n": cs231n_cases(max_n=2, max_cf=3, max_hw=6, max_k=3),
+    "torch": torch_style_cases(max_n=2, max_cf=3, max_hw=6, max_k=3, max_dilation=2),
+}
+
+
+def run(listing, case) -> dict[str, np.ndarray]:
+    """Call the listing's forward then backward on a case's arrays as its convention
+    calls them (convcore.mistakes.conventions): {out, dx, dw, db}."""
+    x, w, b, dout = case.arrays()
+    forward, backward = listing.functions["forward"], listing.functions["backward"]
+    if listing.convention == "cs231n":
+        out, cache = forward(x, w, b, {"stride": case.stride, "pad": case.padding})
+        dx, dw, db = backward(dout, cache)
+    else:
+        top, _, left, _ = case.spec.padding
+        kwargs = {"stride": case.spec.stride, "padding": (top, left), "dilation": case.spec.dilation}
+        out = forward(x, w, b, groups=case.groups, **kwargs)
+        dx, dw, db = backward(dout, x, w, groups=case.groups, **kwargs)
+    return {"out": out, "dx": dx, "dw": dw, "db": db}
+
+
+def setting(listing) -> dict:
+    """The trace config keys of a listing's setting."""
+    keys = ("view", "granularity", "backward", "loop_order", "dx_loop_order")
+    config = {key: getattr(listing, key) for key in keys}
+    if listing.backward == "fused":
+        del config["dx_loop_order"]  # the engine refuses it where no phase reads it
+    return config
+
+
+@pytest.mark.parametrize("listing", LISTINGS, ids=lambda listing: listing.name)
+@settings(max_examples=examples(200), deadline=None)
+@given(data=st.data())
+def test_every_listing_matches_torch_and_the_trace_header(listing, data):
+    case = data.draw(CASES[listing.convention], label="case")
+    got = run(listing, case)
+    x, w, b, dout = case.arrays()
+    truth = torch_layer(x, w, b, dout, **geometry(case.spec))
+    header = trace_header(case_config(case, **setting(listing)))
+    for name in ("out", "dx", "dw", "db"):
+        assert_close(got[name], getattr(truth, name), f"{listing.name} {name} against torch", RTOL)
+        assert_close(got[name], tensor(header, traced(header, name)), f"{listing.name} {name} against the header", RTOL)
+
+
+def test_a_wrong_listing_would_fail():
+    """The comparison can fail: a forward without its bias differs from torch."""
+    listing = get_listing("cs231n", granularity="window")
+    case = ConvCase((2, 2, 5, 5), (3, 2, 3, 3), 2, 1, 1, 1, True, seed=7)
+    x, w, b, _ = case.arrays()
+    out, _ = listing.functions["forward"](x, w, np.zeros_like(b), {"stride": case.stride, "pad": case.padding})
+    with pytest.raises(AssertionError):
+        assert_close(out, torch_layer(x, w, b, **geometry(case.spec)).out, "out", RTOL)
+
+
+@pytest.mark.parametrize("listing", LISTINGS, ids=lambda listing: listing.name)
+def test_the_registry_finds_each_listing_by_its_setting(listing):
+    found = listing_for(resolve_config(setting(listing)), listing.convention)
+    assert found.name == listing.name and found.lines == listing.lines
+    assert found.lines[0] == "import numpy as np"
+    assert set(found.functions) == {"forward", "backward"}
+    for mark in found.marks:  # a marked line writes the name its mark says
+        assert found.lines[mark.line - 1].lstrip().startswith(mark.target)
+
+
+def test_the_default_listing_and_its_line_map():
+    listing = get_listing()
+    assert (listing.convention, listing.view, listing.granularity, listing.backward) == (
+        "cs231n",
+        "direct",
+        "window",
+        "fused",
+    )
+    assert listing.loop_order == listing.dx_loop_order == "nfij"
+    lines = listing.line_map
+    # as docs/listings.md and convcore/listings/__init__.py show it
+    assert lines == {
+        "pad": {"xp": 12},
+        "forward": {"out": 19},
+        "backward": {"db": 37, "dw": 38, "dxp": 39},
+        "crop": {"dx": 40},
+    }
+    assert listing.lines[lines["forward"]["out"] - 1].strip().startswith("out[n, f, i, j] = ")
+    # without padding the trace's dx is the listing's dxp (the header's aliases say so)
+    assert listing.line_of("backward", "dx", {"dxp": "dx"}) == lines["backward"]["dxp"]
+    event = {"phase": "backward", "writes": [{"tensor": "db"}, {"tensor": "dw"}, {"tensor": "dxp"}]}
+    assert listing.event_lines(event) == (lines["backward"]["db"], lines["backward"]["dw"], lines["backward"]["dxp"])
+
+
+def test_the_torch_style_forward_takes_no_bias():
+    listing = get_listing("torch", granularity="mac")
+    case = ConvCase((1, 4, 5, 6), (2, 2, 2, 3), (1, 2), (1, 0), (2, 1), 2, False, seed=5)
+    x, w, _, _ = case.arrays()
+    out = listing.functions["forward"](x, w, None, stride=(1, 2), padding=(1, 0), dilation=(2, 1), groups=2)
+    assert_close(out, torch_layer(x, w, None, **geometry(case.spec)).out, "out", RTOL)
+
+
+def test_one_pass_alone():
+    forward = get_listing("cs231n", granularity="mac", phases="forward")
+    backward = get_listing("cs231n", granularity="mac", backward="separate", phases="backward")
+    assert set(forward.functions) == {"forward"} and set(forward.line_map) == {"pad", "forward"}
+    assert set(backward.functions) == {"backward"} and set(backward.line_map) == {"db", "dw", "dx", "crop"}
+
+
+@pytest.mark.parametrize(
+    "asked",
+    [
+        {"convention": "layer"},
+        {"view": "im2col"},
+        {"granularity": "mac", "loop_order": "nfijklc"},
+        {"granularity": "window", "backward": "separate", "dx_loop_order": "jinf"},
+    ],
+)
+def test_a_setting_without_a_listing_is_refused_with_what_there_is(asked):
+    with pytest.raises(ListingNotFound, match="there are: cs231n forward window nfij.* torch backward mac separate"):
+        get_listing(**asked)
+
+
+def test_listing_files_import_numpy_only():
+    files = sorted(p for p in FOLDER.glob("*/*.py") if p.name != "__init__.py")
+    assert len(files) >= 12
+    for path in files:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        imports = [node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))]
+        assert [ast.unparse(node) for node in imports] == ["import numpy as np"], path.name
+
+
+def test_marks_name_the_phase_the_tensor_and_the_loops():
+    lines = [
+        "def f(x, dout):",
+        "    xp = x + 0  # step: pad",
+        "    for n, f in np.ndindex(2, 3):",
+        "        for k in range(4):",
+        "            dw[f, k] += dout[n, f]  # step: activation grad",
+    ]
+    (pad, grad) = read_marks(lines)
+    assert (pad.line, pad.phase, pad.target, pad.loops) == (2, "pad", "xp", ())
+    assert (grad.line, grad.phase, grad.target, grad.loops) == (5, "activation grad", "dw", ("n", "f", "k"))
+
+
+@pytest.mark.parametrize("line", ["    print(x)  # step: forward", "    a = b = x  # step: forward"])
+def test_a_mark_on_a_line_that_writes_no_one_name_is_refused(line):
+    with pytest.raises(ListingMarkError, match="line 2 is marked"):
+        read_marks(["def f(x):", line])

@@ -1,0 +1,98 @@
+"""The listings' line map is the trace's: run a listing under ``sys.settrace``, record
+each marked line it executes with its loop variables, and the sequence equals, event
+for event, the lines the trace engine's events map to (``Listing.event_lines``) with
+the events' ``loop`` values, for the same config (convcore/listings/, docs/listings.md).
+
+One difference is the engine's, by design: without padding the trace has no pad and
+no crop phase (only steps that compute; its ``aliases`` say xp is x), while the
+listing still runs its ``np.pad`` and its crop line, copies of x and dxp; those lines
+are left out of the recorded sequence then.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from strategies import ConvCase, cs231n_cases, examples, torch_style_cases
+from test_listings import LISTINGS, run, setting
+from trace_checks import case_config
+
+from convcore.listings import get_listing
+from convcore.trace import build_trace
+
+LETTERS = "nfijckl"
+SMALL = {  # settrace runs a callback per line: smaller specs than test_listings'
+    "cs231n": cs231n_cases(max_n=2, max_cf=2, max_hw=5, max_k=3),
+    "torch": torch_style_cases(max_n=2, max_cf=2, max_hw=5, max_k=3, max_dilation=2),
+}
+
+
+def executed(listing, case) -> list[tuple[int, dict[str, int]]]:
+    """(listing line, {loop letter: value}) of every marked line the listing runs, in
+    order: its forward, then its backward, on the case's arrays."""
+    marked = {mark.line for mark in listing.marks}
+    paths = {section.path for section in listing.sections}
+    seen: list[tuple[int, dict[str, int]]] = []
+
+    def local(frame, event, arg):
+        if event == "line":
+            line = listing.listing_line(frame.f_code.co_filename, frame.f_lineno)
+            if line in marked:
+                seen.append((line, {k: v for k, v in frame.f_locals.items() if k in LETTERS}))
+        return local
+
+    def start(frame, event, arg):
+        return local if frame.f_code.co_filename in paths else None
+
+    before = sys.gettrace()
+    sys.settrace(start)
+    try:
+        run(listing, case)
+    finally:
+        sys.settrace(before)
+    return seen
+
+
+def expected(listing, doc) -> list[tuple[int, dict[str, int]]]:
+    """(line, the event's loop) for each line each event of ``doc`` runs."""
+    return [(line, event["loop"]) for event in doc["events"] for line in listing.event_lines(event, doc["aliases"])]
+
+
+def compare(listing, case, doc) -> None:
+    seen = executed(listing, case)
+    if "xp" in doc["aliases"]:  # no pad and no crop phase without padding (module notes)
+        copies = {line for phase in ("pad", "crop") for line in listing.line_map[phase].values()}
+        seen = [(line, loop) for line, loop in seen if line not in copies]
+    want = expected(listing, doc)
+    assert [line for line, _ in seen] == [line for line, _ in want], listing.name
+    for k, ((line, values), (_, loop)) in enumerate(zip(seen, want)):
+        assert {key: values[key] for key in loop} == loop, f"{listing.name}: step {k} (line {line})"
+
+
+@pytest.mark.parametrize("listing", LISTINGS, ids=lambda listing: listing.name)
+@settings(max_examples=examples(100), deadline=None)
+@given(data=st.data())
+def test_the_listing_runs_the_lines_of_the_trace_events(listing, data):
+    case = data.draw(SMALL[listing.convention], label="case")
+    compare(listing, case, build_trace(case_config(case, **setting(listing))))
+
+
+def test_another_loop_order_is_told_apart():
+    """The check can fail: the same lines in another loop order carry other loop values."""
+    listing = get_listing("cs231n", granularity="window")
+    case = ConvCase((2, 2, 4, 4), (2, 2, 2, 2), 1, 1, 1, 1, True, seed=3)
+    doc = build_trace(case_config(case, **dict(setting(listing), loop_order="jifn")))
+    with pytest.raises(AssertionError, match="step 2 "):
+        compare(listing, case, doc)
+
+
+def test_a_missing_step_is_told_apart():
+    """The check can fail: a trace without the listing's backward has other lines."""
+    listing = get_listing("cs231n", granularity="mac", backward="separate")
+    case = ConvCase((1, 1, 3, 3), (1, 1, 2, 2), 1, 0, 1, 1, True, seed=4)
+    doc = build_trace(case_config(case, **setting(listing), phases="forward"))
+    with pytest.raises(AssertionError):
+        compare(listing, case, doc)
