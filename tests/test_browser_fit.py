@@ -14,7 +14,6 @@ one step of a custom setup may leave up to half of its whole-tensor copy to scro
 
 from __future__ import annotations
 
-
 import pytest
 from test_browser_helpers import debug_url, event_cells, require_chromium, server_document, wait_complete
 
