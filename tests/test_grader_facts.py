@@ -3,6 +3,8 @@ that holds only on the counterexample is a look-alike, not a name."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -190,3 +192,51 @@ def test_the_two_stride_mistakes_are_told_apart():
         assert Case.from_dict(result["counterexample"]["case"]).h == 1  # one row: the two agree there
     rows = grade("cs231n", get_mistake("stride_one_index_grid").implementation, target="t").data["outputs"]["out"]
     assert [n["id"] for n in rows["likely_mistakes"]] == ["stride_one_index_grid"]
+
+
+def forward_without_stride(x, w, b, conv_param):
+    """A naive forward that never reads conv_param['stride']: every window one step apart.
+    x: (N, C, H, W), w: (F, C, HH, WW), b: (F,) -> out (N, F, H_out, W_out) of stride 1."""
+    pad = conv_param["pad"]
+    xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    hh, ww = w.shape[2:]
+    out = np.zeros((x.shape[0], w.shape[0], xp.shape[2] - hh + 1, xp.shape[3] - ww + 1))
+    for n in range(out.shape[0]):
+        for f in range(out.shape[1]):
+            for i in range(out.shape[2]):
+                for j in range(out.shape[3]):
+                    out[n, f, i, j] = np.sum(xp[n, :, i : i + hh, j : j + ww] * w[f]) + b[f]
+    return out, (x, w, b, conv_param)
+
+
+def test_an_output_the_same_for_every_stride_is_said_as_a_fact_before_any_name():
+    """A forward that ignores the stride gives the same out for the counterexample's stride
+    and another: the grader runs it again with that stride and says so, first."""
+    checked = grade("cs231n", Subject(forward=forward_without_stride), target="t")
+    out = checked.data["outputs"]["out"]
+    case = Case.from_dict(out["counterexample"]["case"])
+    other = 1 if case.stride[0] != 1 else 2
+    again = replace(case, stride=(other, other))
+    # the truth: the right outputs differ between the two strides, this code's do not
+    assert truth("out", case).shape != truth("out", again).shape
+    assert np.array_equal(
+        forward_without_stride(*case.arrays[:3], {"stride": other, "pad": case.padding[0]})[0],
+        np.asarray(out["counterexample"]["got"]),
+    )
+    said = (
+        f"out is identical for stride {case.stride[0]} and stride {other} (the right out differs between them: "
+        f"shape {truth('out', case).shape} and {truth('out', again).shape}): is the stride used at all?"
+    )
+    assert said in out["facts"]
+    assert out["likely_mistakes"] == []  # (the catalogue's stride mistakes size out by the stride)
+    text = str(checked)
+    assert "fact: " + said in text
+    assert all(text.index(said) < text.index(w) for w in ("likely mistake:", "looks like") if w in text)
+
+
+@pytest.mark.parametrize("mistake_id", ["stride_one_index_grid", "column_stride_missing"])
+def test_code_that_uses_the_stride_wrongly_is_not_said_to_ignore_it(mistake_id):
+    """These two size the output by the stride: their outputs differ between strides."""
+    report = grade("cs231n", get_mistake(mistake_id).implementation, target="t").data
+    said = [f for o in report["outputs"].values() for f in o.get("facts", [])]
+    assert not any("is identical for stride" in f for f in said), said
