@@ -11,7 +11,8 @@ import pytest
 from convcore.compat.cs231n import conv_backward_naive, conv_forward_naive
 from convcore.grader.facts import facts
 from convcore.grader.grading import grade
-from convcore.mistakes import Case, Failure, Subject, get_convention, get_mistake, mistakes_for
+from convcore.grader.search import Grader
+from convcore.mistakes import Case, Failure, Subject, get_convention, get_mistake, mistakes_for, outcome_equal
 
 CASE = Case(n=1, cg=1, fg=2, h=3, w=4, kh=2, kw=2, stride=(1, 1), padding=(1, 1, 1, 1))
 
@@ -240,3 +241,46 @@ def test_code_that_uses_the_stride_wrongly_is_not_said_to_ignore_it(mistake_id):
     report = grade("cs231n", get_mistake(mistake_id).implementation, target="t").data
     said = [f for o in report["outputs"].values() for f in o.get("facts", [])]
     assert not any("is identical for stride" in f for f in said), said
+
+
+def one_row_cases_only(monkeypatch):
+    """The grader tries only outputs of one row (H = 1, KH = 1, no padding), where a stride
+    missing on the columns and an index grid that ignores the stride give the same results."""
+    original = Grader.search_cases
+
+    def one_row(self: Grader) -> list[Case]:
+        return [c for c in (replace(c, h=1, kh=1, padding=(0,) * 4) for c in original(self)) if c.valid]
+
+    monkeypatch.setattr(Grader, "search_cases", one_row)
+
+
+def test_look_alikes_the_tried_cases_do_not_separate_are_told_apart_by_a_case_searched_for(monkeypatch):
+    one_row_cases_only(monkeypatch)
+    named, other = get_mistake("column_stride_missing"), get_mistake("stride_one_index_grid")
+    out = grade("cs231n", named.implementation, target="t").data["outputs"]["out"]
+    assert out["status"] == "fail" and Case.from_dict(out["counterexample"]["case"]).h == 1
+    assert [m["id"] for m in out["likely_mistakes"]] == ["column_stride_missing"]
+    alike = {a["id"]: a for a in out["look_alikes"]}["stride_one_index_grid"]
+    where = Case.from_dict(alike["differs_case"])
+    assert where.spec.out_hw[0] > 1 and alike["differs_on"] == where.describe()  # not a case tried
+    # the truth there, from the catalogue's own code: the two differ, the subject is the first
+    there = named.results(where)["out"], other.results(where)["out"]
+    assert not outcome_equal(*there)
+
+
+def looks_like_a_stride_mistake_on_one_row(x, w, b, conv_param):
+    """column_stride_missing's forward where out has one row, one more than it elsewhere."""
+    out, cache = get_mistake("column_stride_missing").implementation.forward(x, w, b, conv_param)
+    return (out if out.shape[2] == 1 else out + 1), cache
+
+
+def test_code_equal_to_look_alikes_only_where_they_agree_is_named_neither(monkeypatch):
+    one_row_cases_only(monkeypatch)
+    checked = grade("cs231n", Subject(forward=looks_like_a_stride_mistake_on_one_row), target="t")
+    out = checked.data["outputs"]["out"]
+    assert out["likely_mistakes"] == []
+    alike = {a["id"]: a for a in out["look_alikes"]}
+    assert {"column_stride_missing", "stride_one_index_grid"} <= set(alike)
+    for mistake_id in ("column_stride_missing", "stride_one_index_grid"):
+        assert Case.from_dict(alike[mistake_id]["differs_case"]).spec.out_hw[0] > 1
+        assert f"looks like {mistake_id} (" in str(checked)
