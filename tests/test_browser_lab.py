@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 from test_browser_helpers import choose_preset, require_chromium, server_document, shown_number, wait_until
 
+from convcore.mistakes import MISTAKES
 from convcore.mistakes.lessons import mistake_lessons
 
 pytestmark = pytest.mark.browser
@@ -248,18 +249,22 @@ def _unfinished_dx(dout, cache):  # returns nothing for dx: the link must still 
     return None, dw, db
 
 
-# every catalogued mistake whose smallest counterexample has an output of the wrong
-# shape (an empty crop among them) or None, and a dx returned as None
-WRONG_SHAPED = [
-    "output_size_parentheses",
-    "empty_crop",
-    "crop_hardcoded_1",
-    "db_wrong_axes",
-    "kernel_height_for_width",
-    "row_padding_for_columns",
-    "crop_p0_p1_plus_rows",
-    "dw_unfinished",
-]
+def _wrong_shaped(mistake) -> list[str]:
+    """The outputs of a catalogued mistake that are None, or of another shape than the
+    truth (an empty crop among them), on its smallest setup."""
+    from convcore.mistakes import Failure, get_convention
+
+    got, truth = mistake.results(mistake.setup), get_convention(mistake.convention).expected(mistake.setup)
+    return [
+        name
+        for name, value in got.items()
+        if (value.kind == "returned None" if isinstance(value, Failure) else np.shape(value) != truth[name].shape)
+    ]
+
+
+# every catalogued mistake with an output of the wrong shape, empty or None (derived from
+# the catalogue, so a new one is tested too), and a dx returned as None
+WRONG_SHAPED = [m.id for m in MISTAKES.values() if _wrong_shaped(m)]
 
 
 @pytest.mark.parametrize("subject", [*WRONG_SHAPED, "unfinished dx"])
@@ -269,7 +274,7 @@ def test_the_graders_link_opens_for_an_output_of_the_wrong_shape_empty_or_none(o
     bar says what the student's output is, instead of a refusal and a blank page."""
     from convcore.compat.cs231n import conv_forward_naive
     from convcore.grader import grade
-    from convcore.grader.report import PAGE
+    from convcore.grader.report import PAGE, counterexample_data
     from convcore.mistakes import Subject, get_mistake
 
     if subject == "unfinished dx":
@@ -282,6 +287,9 @@ def test_the_graders_link_opens_for_an_output_of_the_wrong_shape_empty_or_none(o
         for name, o in report["outputs"].items()
         if o["status"] == "fail" and o["counterexample"]["kind"] in ("wrong shape", "returned None")
     }
+    if not shaped and subject != "unfinished dx":  # its graded smallest case raises first: the link the
+        m = get_mistake(subject)  # report makes for its setup, where the output has the wrong shape
+        shaped = {n: counterexample_data(convention, m.setup, n, m.results(m.setup)[n]) for n in _wrong_shaped(m)}
     assert shaped, {n: o["status"] for n, o in report["outputs"].items()}
     name, ce = next(iter(shaped.items()))
     page = open_page("/" + ce["page"][len(PAGE) :], viewport=(1366, 768)).page

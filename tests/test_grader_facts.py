@@ -3,13 +3,16 @@ that holds only on the counterexample is a look-alike, not a name."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from convcore.compat.cs231n import conv_backward_naive, conv_forward_naive
 from convcore.grader.facts import facts
 from convcore.grader.grading import grade
-from convcore.mistakes import Case, Failure, Subject, get_convention, get_mistake, mistakes_for
+from convcore.grader.search import Grader
+from convcore.mistakes import Case, Failure, Subject, get_convention, get_mistake, mistakes_for, outcome_equal
 
 CASE = Case(n=1, cg=1, fg=2, h=3, w=4, kh=2, kw=2, stride=(1, 1), padding=(1, 1, 1, 1))
 
@@ -190,3 +193,94 @@ def test_the_two_stride_mistakes_are_told_apart():
         assert Case.from_dict(result["counterexample"]["case"]).h == 1  # one row: the two agree there
     rows = grade("cs231n", get_mistake("stride_one_index_grid").implementation, target="t").data["outputs"]["out"]
     assert [n["id"] for n in rows["likely_mistakes"]] == ["stride_one_index_grid"]
+
+
+def forward_without_stride(x, w, b, conv_param):
+    """A naive forward that never reads conv_param['stride']: every window one step apart.
+    x: (N, C, H, W), w: (F, C, HH, WW), b: (F,) -> out (N, F, H_out, W_out) of stride 1."""
+    pad = conv_param["pad"]
+    xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    hh, ww = w.shape[2:]
+    out = np.zeros((x.shape[0], w.shape[0], xp.shape[2] - hh + 1, xp.shape[3] - ww + 1))
+    for n in range(out.shape[0]):
+        for f in range(out.shape[1]):
+            for i in range(out.shape[2]):
+                for j in range(out.shape[3]):
+                    out[n, f, i, j] = np.sum(xp[n, :, i : i + hh, j : j + ww] * w[f]) + b[f]
+    return out, (x, w, b, conv_param)
+
+
+def test_an_output_the_same_for_every_stride_is_said_as_a_fact_before_any_name():
+    """A forward that ignores the stride gives the same out for the counterexample's stride
+    and another: the grader runs it again with that stride and says so, first."""
+    checked = grade("cs231n", Subject(forward=forward_without_stride), target="t")
+    out = checked.data["outputs"]["out"]
+    case = Case.from_dict(out["counterexample"]["case"])
+    other = 1 if case.stride[0] != 1 else 2
+    again = replace(case, stride=(other, other))
+    # the truth: the right outputs differ between the two strides, this code's do not
+    assert truth("out", case).shape != truth("out", again).shape
+    assert np.array_equal(
+        forward_without_stride(*case.arrays[:3], {"stride": other, "pad": case.padding[0]})[0],
+        np.asarray(out["counterexample"]["got"]),
+    )
+    said = (
+        f"out is identical for stride {case.stride[0]} and stride {other} (the right out differs between them: "
+        f"shape {truth('out', case).shape} and {truth('out', again).shape}): is the stride used at all?"
+    )
+    assert said in out["facts"]
+    assert out["likely_mistakes"] == []  # (the catalogue's stride mistakes size out by the stride)
+    text = str(checked)
+    assert "fact: " + said in text
+    assert all(text.index(said) < text.index(w) for w in ("likely mistake:", "looks like") if w in text)
+
+
+@pytest.mark.parametrize("mistake_id", ["stride_one_index_grid", "column_stride_missing"])
+def test_code_that_uses_the_stride_wrongly_is_not_said_to_ignore_it(mistake_id):
+    """These two size the output by the stride: their outputs differ between strides."""
+    report = grade("cs231n", get_mistake(mistake_id).implementation, target="t").data
+    said = [f for o in report["outputs"].values() for f in o.get("facts", [])]
+    assert not any("is identical for stride" in f for f in said), said
+
+
+def one_row_cases_only(monkeypatch):
+    """The grader tries only outputs of one row (H = 1, KH = 1, no padding), where a stride
+    missing on the columns and an index grid that ignores the stride give the same results."""
+    original = Grader.search_cases
+
+    def one_row(self: Grader) -> list[Case]:
+        return [c for c in (replace(c, h=1, kh=1, padding=(0,) * 4) for c in original(self)) if c.valid]
+
+    monkeypatch.setattr(Grader, "search_cases", one_row)
+
+
+def test_look_alikes_the_tried_cases_do_not_separate_are_told_apart_by_a_case_searched_for(monkeypatch):
+    one_row_cases_only(monkeypatch)
+    named, other = get_mistake("column_stride_missing"), get_mistake("stride_one_index_grid")
+    out = grade("cs231n", named.implementation, target="t").data["outputs"]["out"]
+    assert out["status"] == "fail" and Case.from_dict(out["counterexample"]["case"]).h == 1
+    assert [m["id"] for m in out["likely_mistakes"]] == ["column_stride_missing"]
+    alike = {a["id"]: a for a in out["look_alikes"]}["stride_one_index_grid"]
+    where = Case.from_dict(alike["differs_case"])
+    assert where.spec.out_hw[0] > 1 and alike["differs_on"] == where.describe()  # not a case tried
+    # the truth there, from the catalogue's own code: the two differ, the subject is the first
+    there = named.results(where)["out"], other.results(where)["out"]
+    assert not outcome_equal(*there)
+
+
+def looks_like_a_stride_mistake_on_one_row(x, w, b, conv_param):
+    """column_stride_missing's forward where out has one row, one more than it elsewhere."""
+    out, cache = get_mistake("column_stride_missing").implementation.forward(x, w, b, conv_param)
+    return (out if out.shape[2] == 1 else out + 1), cache
+
+
+def test_code_equal_to_look_alikes_only_where_they_agree_is_named_neither(monkeypatch):
+    one_row_cases_only(monkeypatch)
+    checked = grade("cs231n", Subject(forward=looks_like_a_stride_mistake_on_one_row), target="t")
+    out = checked.data["outputs"]["out"]
+    assert out["likely_mistakes"] == []
+    alike = {a["id"]: a for a in out["look_alikes"]}
+    assert {"column_stride_missing", "stride_one_index_grid"} <= set(alike)
+    for mistake_id in ("column_stride_missing", "stride_one_index_grid"):
+        assert Case.from_dict(alike[mistake_id]["differs_case"]).spec.out_hw[0] > 1
+        assert f"looks like {mistake_id} (" in str(checked)

@@ -21,6 +21,8 @@ import sys
 import threading
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -106,14 +108,14 @@ except OSError:
         system.unlink(missing_ok=True)
 
 
-@needs_bwrap
-def test_the_network_is_out_of_reach(tmp_path):
+@contextmanager
+def loopback_listener() -> Iterator[tuple[int, list[bytes]]]:
+    """A TCP listener on 127.0.0.1: its port, and what it received."""
     received: list[bytes] = []
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
     server.listen()
     server.settimeout(0.2)
-    port = server.getsockname()[1]
     stop = threading.Event()
 
     def accept() -> None:
@@ -122,27 +124,34 @@ def test_the_network_is_out_of_reach(tmp_path):
                 conn, _ = server.accept()
             except OSError:
                 continue
-            received.append(conn.recv(1000))
+            received.append(conn.recv(1000) or b"(connected)")
             conn.close()
 
     thread = threading.Thread(target=accept, daemon=True)
     thread.start()
-    attack = f"""
+    try:
+        yield server.getsockname()[1], received
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+        server.close()
+
+
+@needs_bwrap
+def test_the_network_is_out_of_reach(tmp_path):
+    attack = """
 try:
     s = socket.create_connection(("127.0.0.1", {port}), timeout=2)
     s.sendall(open(os.path.abspath(__file__), "rb").read())
 except OSError:
     pass
 """
-    try:
-        done, report = check(submission(tmp_path, attack))
+    with loopback_listener() as (port, received):
+        done, report = check(submission(tmp_path, attack.format(port=port)))
         assert done.returncode == 0, report
         time.sleep(0.5)
         assert received == []
-    finally:
-        stop.set()
-        thread.join(timeout=5)
-        server.close()
+        assert report["attempts"] == [f"tried to connect to 127.0.0.1:{port}: blocked (no network)"]
 
 
 @needs_bwrap

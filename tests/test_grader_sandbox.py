@@ -3,6 +3,7 @@ text, JSON and Gradescope outputs. A few real runs (each starts Python twice).""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import subprocess
@@ -62,6 +63,22 @@ def test_a_mistake_fails_with_json_and_gradescope_output(tmp_path):
     gradescope = json.loads(results.read_text())
     assert gradescope["score"] == 2 and [t["max_score"] for t in gradescope["tests"]] == [1, 1, 1]
     assert [t["status"] for t in gradescope["tests"]] == ["failed", "passed", "passed"]
+
+
+def test_the_links_open_the_page_at_the_address_given_with_page():
+    """--page URL: every counterexample's link is that address plus the fragment that
+    holds the case (the same config the report carries), never the default port 8000."""
+    base = "http://10.9.8.7:8123/convscope/"
+    done, _ = convscope_check("empty_crop.py", "--page", base, "--json")
+    assert done.returncode == 1, done.stderr
+    failing = [o["counterexample"] for o in json.loads(done.stdout)["outputs"].values() if o["status"] == "fail"]
+    assert failing
+    for ce in failing:
+        assert ce["page"].startswith(base + "#s=0&c="), ce["page"]
+        encoded = ce["page"].split("&c=", 1)[1]
+        assert json.loads(base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4))) == ce["config"]
+    text, _ = convscope_check("empty_crop.py", "--page", base)
+    assert f"open {base}#s=0&c=" in text.stdout and "127.0.0.1:8000" not in text.stdout
 
 
 def test_one_function_alone_is_graded():

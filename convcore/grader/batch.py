@@ -116,15 +116,19 @@ def error_kind(message: str) -> str:
 def summarize(submissions: list[Submission], reports: list[dict[str, Any]]) -> dict[str, Any]:
     """What the class did: {count, passed, failed, errors, outputs: {name: {pass, of}},
     mistakes: [{id, title, should, count, submissions, page}], crashes: {kind: count},
-    errors_by_kind: {kind: [names]}, unnamed: {output: [names]}} (plain JSON data)."""
+    errors_by_kind: {kind: [names]}, unnamed: {output: [names]}, attempts: {name: [what it
+    tried, and what became of it]}} (plain JSON data)."""
     outputs: dict[str, Counter] = {}
     mistakes: dict[str, dict[str, Any]] = {}
     crashes: Counter = Counter()
     errors: dict[str, list[str]] = {}
     unnamed: dict[str, list[str]] = {}
     status: Counter = Counter()
+    attempts: dict[str, list[str]] = {}
     for submission, report in zip(submissions, reports):
         status[report["status"]] += 1
+        if report.get("attempts"):
+            attempts[submission.name] = list(report["attempts"])
         if report.get("error"):
             errors.setdefault(error_kind(report["error"]), []).append(submission.name)
             continue
@@ -164,4 +168,5 @@ def summarize(submissions: list[Submission], reports: list[dict[str, Any]]) -> d
         "crashes": dict(crashes.most_common()),
         "errors_by_kind": dict(sorted(errors.items(), key=lambda kv: -len(kv[1]))),
         "unnamed": unnamed,
+        "attempts": attempts,
     }

@@ -42,14 +42,18 @@ def class_text(summary: dict[str, Any], convention: str) -> str:
         lines.append(
             f"could not be graded, {kind}: {len(names)} ({', '.join(names[:5])}{', …' if len(names) > 5 else ''})"
         )
+    if s.get("attempts"):
+        lines.append(f"tried more than computing: {len(s['attempts'])} submissions")
+        lines += [f"  {name}: {said}" for name, tried in s["attempts"].items() for said in tried]
     return "\n".join(lines)
 
 
 def class_csv(submissions: list[Submission], reports: list[dict[str, Any]]) -> str:
-    """One row per submission: file, status, each output's status, mistakes, error."""
+    """One row per submission: file, status, each output's status, mistakes, error, and
+    what it tried beyond computing."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
-    writer.writerow(["submission", "status", *OUTPUT_NAMES, "mistakes", "error"])
+    writer.writerow(["submission", "status", *OUTPUT_NAMES, "mistakes", "error", "attempts"])
     for submission, report in zip(submissions, reports):
         outputs = report.get("outputs", {})
         named = sorted({m["id"] for o in outputs.values() for m in o.get("likely_mistakes", [])})
@@ -60,6 +64,7 @@ def class_csv(submissions: list[Submission], reports: list[dict[str, Any]]) -> s
                 *(outputs.get(n, {}).get("status", "") for n in OUTPUT_NAMES),
                 " ".join(named),
                 report.get("error") or "",
+                "; ".join(report.get("attempts", [])),
             ]
         )
     return buffer.getvalue()
@@ -125,6 +130,13 @@ def class_html(
         for kind, names in s["errors_by_kind"].items():
             parts.append(f"<tr><td class=n>{len(names)}<td>{e(kind)}<td>{', '.join(e(n) for n in names)}")
         parts.append("</table>")
+    if s.get("attempts"):
+        parts.append(
+            "<h2>Tried more than computing</h2><table><tr><th>submission<th>what it tried, and what became of it"
+        )
+        for name, tried in s["attempts"].items():
+            parts.append(f"<tr><td><code>{e(name)}</code><td>" + "<br>".join(e(t) for t in tried))
+        parts.append("</table>")
     parts.append(
         "<h2>Every submission</h2><table><tr><th>submission<th>result<th>" + "<th>".join(OUTPUT_NAMES) + "<th>details"
     )
@@ -139,6 +151,8 @@ def class_html(
             if report.get("error")
             else ", ".join(e(m["id"]) for o in outputs.values() for m in o.get("likely_mistakes", []))
         )
+        if report.get("attempts"):
+            detail += (detail and "<br>") + "<br>".join(e(t) for t in report["attempts"])
         parts.append(
             f"<tr><td><code>{e(submission.name)}</code><td class={e(report['status'])}>{e(report['status'])}"
             f"{cells}<td>{detail}"

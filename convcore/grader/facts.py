@@ -5,17 +5,24 @@ against a few plain properties a TA would look at first: it is None, all zeros, 
 the wrong shape (with the shape rule it broke, in numbers), the input's shape instead
 of the output's, transposed (H and W swapped), off by a constant factor or a constant,
 or missing the bias. Each is checked, not guessed: a fact is stated only when it holds.
+
+``stride_fact(convention, case, name, got, rerun)`` is the one fact that needs the
+code run again: the same output for another stride, where the right ones differ
+(``rerun(case)`` runs the code on a Case and gives its ``name`` output).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
-from ..mistakes import Case, Failure, get_convention
+from ..mistakes import Case, Failure, get_convention, outcome_equal
+from .space import MAX_STRIDE
 
-__all__ = ["facts"]
+__all__ = ["facts", "other_stride", "stride_fact"]
 
 ROLE_OF = {"dx": "x", "dw": "w", "db": "b"}
 
@@ -107,3 +114,46 @@ def facts(convention: str, case: Case, name: str, got: Any) -> list[str]:
     if np.ptp(shift) < 1e-9 and abs(float(shift.flat[0])) > 1e-9:
         found.append(f"{name} is the right answer plus the constant {float(shift.flat[0]):.6g}")
     return found
+
+
+def other_stride(convention: str, case: Case, name: str) -> Case | None:
+    """``case`` with another stride (the same on both axes, within the grader's bounds;
+    1 first) whose true ``name`` differs from ``case``'s, or None when there is none."""
+    conv = get_convention(convention)
+    expected = conv.expected(case)[name]
+    for stride in range(1, MAX_STRIDE + 1):
+        other = replace(case, stride=(stride, stride))
+        if other != case and other.valid and not outcome_equal(conv.expected(other)[name], expected):
+            return other
+    return None
+
+
+def stride_fact(convention: str, case: Case, name: str, got: Any, rerun: Callable[[Case], Any]) -> list[str]:
+    """The fact that ``got`` (output ``name`` at ``case``) is what the code gives for
+    another stride too, where the right outputs differ: the stride is never used. Checked
+    by running the code (``rerun``) on ``case`` with that stride and the same x, w and b."""
+    if isinstance(got, Failure):
+        return []
+    other = other_stride(convention, case, name)
+    if other is None:
+        return []
+    again = rerun(other)
+    if isinstance(again, Failure) or not outcome_equal(
+        np.asarray(again, dtype=np.float64), np.asarray(got, dtype=np.float64)
+    ):
+        return []
+    return [
+        f"{name} is identical for stride {_stride(case)} and stride {_stride(other)} (the right {name} differs "
+        f"between them: {_shape_or_values(convention, case, other, name)}): is the stride used at all?"
+    ]
+
+
+def _stride(case: Case) -> str:
+    sh, sw = case.stride
+    return str(sh) if sh == sw else str((sh, sw))
+
+
+def _shape_or_values(convention: str, case: Case, other: Case, name: str) -> str:
+    conv = get_convention(convention)
+    a, b = conv.expected(case)[name], conv.expected(other)[name]
+    return f"shape {a.shape} and {b.shape}" if a.shape != b.shape else "other values"

@@ -20,7 +20,7 @@ from typing import Any
 from ..mistakes import Failure, Subject
 from ..mistakes.conventions import call_plainly, get_convention
 from .defaults import CALL_SECONDS, DEFAULT_EXAMPLES
-from .facts import facts
+from .facts import facts, stride_fact
 from .report import PAGE, SCHEMA, Report, counterexample_data
 from .search import FatalError, Grader
 
@@ -108,13 +108,7 @@ def grade(
                 "status": "fail",
                 "checked": len(found["tried"]),
                 "counterexample": counterexample_data(convention, smallest, name, got, page),
-                "facts": facts(convention, smallest, name, got)
-                or [  # (a fact may need more than one cell)
-                    f"on the first failing case ({first.describe()}): {fact}"
-                    for fact in (
-                        facts(convention, first, name, grader.outcomes(first)[name]) if first != smallest else []
-                    )
-                ],
+                "facts": _facts(grader, name, first, smallest),
                 "likely_mistakes": grader.likely_mistakes(name, smallest),
                 "look_alikes": grader.look_alikes(name, smallest),
             }
@@ -132,6 +126,19 @@ def grade(
             "outputs": outputs,
         }
     )
+
+
+def _facts(grader: Grader, name: str, first: Any, smallest: Any) -> list[str]:
+    """The plain facts about output ``name`` at the counterexample ``smallest`` (or, when
+    one cell cannot show one, at the first failing case), then whether it is the same
+    for another stride (the code run again there)."""
+    convention = grader.convention.name
+    got = grader.outcomes(smallest)[name]
+    said = facts(convention, smallest, name, got) or [
+        f"on the first failing case ({first.describe()}): {fact}"
+        for fact in (facts(convention, first, name, grader.outcomes(first)[name]) if first != smallest else [])
+    ]
+    return said + stride_fact(convention, smallest, name, got, lambda case: grader.outcomes(case)[name])
 
 
 def subject_of(

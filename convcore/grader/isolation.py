@@ -24,7 +24,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Isolation", "isolation", "wrap"]
+__all__ = ["Isolation", "bound_back", "hidden_folders", "isolation", "standins_for", "wrap"]
 
 NOT_ISOLATED = (
     "not isolated: bubblewrap (bwrap) is not available here, so the submission runs as you and can "
@@ -64,7 +64,7 @@ def isolation() -> Isolation:
     return Isolation(found, ISOLATED)
 
 
-def _hidden() -> list[str]:
+def hidden_folders() -> list[str]:
     """Folders replaced by empty ones: every home, and /tmp (the child's own folder and
     what it must read are bound back in)."""
     homes = {os.path.realpath(os.path.expanduser("~")), "/root", "/home", "/tmp"}
@@ -87,7 +87,17 @@ def _needed_paths() -> list[str]:
     return sorted(p for p in {os.path.realpath(p) for p in wanted} if os.path.isdir(p))
 
 
-def _world(workdir: str, readable: tuple[str, ...]) -> list[str]:
+def bound_back(workdir: str, readable: tuple[str, ...]) -> list[str]:
+    """The paths bound back in that lie in a hidden folder: the Python installation,
+    convcore, ``readable`` (read-only) and ``workdir``."""
+    hidden = hidden_folders()
+    paths = sorted({os.path.realpath(p) for p in (*_needed_paths(), *readable)})
+    if workdir != "/":
+        paths.append(workdir)
+    return [p for p in paths if any(p == h or p.startswith(h + os.sep) for h in hidden)]
+
+
+def _world(workdir: str, readable: tuple[str, ...], standins: dict[str, str] | None = None) -> list[str]:
     args = [
         "--ro-bind",
         "/",
@@ -101,23 +111,40 @@ def _world(workdir: str, readable: tuple[str, ...]) -> list[str]:
         "--new-session",
         "--clearenv",
     ]
-    hidden = _hidden()
+    hidden = hidden_folders()
     for folder in hidden:
-        args += ["--tmpfs", folder]
-    for path in sorted({os.path.realpath(p) for p in (*_needed_paths(), *readable)}):
-        if any(path == h or path.startswith(h + os.sep) for h in hidden):
-            args += ["--ro-bind", path, path]
+        args += ["--bind", standins[folder], folder] if standins else ["--tmpfs", folder]
+    for path in bound_back("/", readable):
+        args += ["--ro-bind", path, path]
     if workdir != "/":
         args += ["--bind", workdir, workdir, "--chdir", workdir]
     return args
 
 
-def wrap(command: list[str], workdir: str, readable: tuple[str, ...], env: dict[str, str]) -> list[str]:
+def standins_for(folder: str) -> dict[str, str]:
+    """An empty folder in ``folder`` for each hidden one ({hidden: its stand-in}): bound
+    in its place, it keeps what the child writes there for the parent to see
+    (``convcore.grader.attempts.left_files``) and goes with ``folder``."""
+    made = {}
+    for k, hidden in enumerate(hidden_folders()):
+        made[hidden] = os.path.join(folder, f"hidden-{k}")
+        os.mkdir(made[hidden])
+    return made
+
+
+def wrap(
+    command: list[str],
+    workdir: str,
+    readable: tuple[str, ...],
+    env: dict[str, str],
+    standins: dict[str, str] | None = None,
+) -> list[str]:
     """``command`` run in bubblewrap: ``workdir`` its one writable folder, ``readable``
     folders bound back in (read-only) where they lie in a hidden one, ``env`` its whole
-    environment. Inherited descriptors (the channel's pipes) pass through."""
+    environment, ``standins`` the folders that stand in for the hidden ones (else empty
+    ones in memory). Inherited descriptors (the channel's pipes) pass through."""
     found = isolation().bwrap
     if found is None:
         raise RuntimeError("bubblewrap is not available here")
     setenv = [part for name, value in sorted(env.items()) for part in ("--setenv", name, value)]
-    return [found, *_world(workdir, readable), *setenv, "--", *command]
+    return [found, *_world(workdir, readable, standins), *setenv, "--", *command]

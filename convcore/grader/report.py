@@ -156,6 +156,7 @@ class Report:
         d = self.data
         head = f"convscope check {d['target']} ({d['convention']} convention)"
         warning = [f"warning: {d['isolation']}"] if str(d.get("isolation", "")).startswith("not isolated") else []
+        warning += [f"attempt: {a}" for a in d.get("attempts", [])]  # (convcore.grader.attempts)
         if d.get("error"):
             site = [f"  {line}" for line in format_site(d["site"])] if d.get("site") else []
             return "\n".join([head, *warning, f"error: {d['error']}", *site, "result: could not grade (exit 2)"])

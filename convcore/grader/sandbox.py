@@ -18,8 +18,10 @@ most ``time_limit`` seconds in all, then kills the child's whole process group.
 
 from __future__ import annotations
 
+import json
 import os
 import resource
+import secrets
 import signal
 import subprocess
 import sys
@@ -28,6 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .attempts import CANARY, audit_hook, checked_attempts, left_files, left_processes, said
 from .channel import (
     ChannelBroken,
     ChannelClosed,
@@ -40,7 +43,7 @@ from .channel import (
     write_frame,
 )
 from .defaults import MEMORY_MB, TIME_LIMIT
-from .isolation import isolation, wrap
+from .isolation import bound_back, hidden_folders, isolation, standins_for, wrap
 from .loader import NAMES
 from .report import Report
 
@@ -87,18 +90,24 @@ class _Stopped(BaseException):
 class _Child:
     """The running child: requests go down one pipe, replies come up another."""
 
-    def __init__(self, params: dict[str, Any], workdir: str, time_limit: float):
+    def __init__(self, params: dict[str, Any], workdir: str, time_limit: float, standins: dict[str, str]):
         self.memory_mb = params["memory_mb"]
         self.deadline = time.monotonic() + time_limit
         self.time_limit = time_limit
+        self.attempts: list[tuple[str, str]] = []  # what the child's audit hook saw (convcore.grader.attempts)
+        self.left: list[tuple[int, str]] = []  # the processes it left running, ended by close()
         requests_read, self.requests = os.pipe()
         self.replies, replies_write = os.pipe()
-        env = {k: os.environ[k] for k in CHILD_ENV_KEEP if k in os.environ}
+        self.canary = secrets.token_hex(16)  # (found in its answers: it read its environment into them)
+        env = {CANARY: self.canary, **{k: os.environ[k] for k in CHILD_ENV_KEEP if k in os.environ}}
         env.update(CHILD_ENV, HOME=workdir, TMPDIR=workdir, PYTHONPATH=_convcore_root())
         command = [sys.executable, "-m", "convcore.grader.sandbox", str(requests_read), str(replies_write)]
         self.isolation = isolation()
         if self.isolation.isolated:
-            command = wrap(command, workdir, (str(Path(params["path"]).parent),), env)
+            home = os.path.realpath(os.path.expanduser("~"))
+            if home in standins:  # ~ is the teacher's home, seen as its empty stand-in: writes there are seen
+                env["HOME"] = home
+            command = wrap(command, workdir, (str(Path(params["path"]).parent),), env, standins)
         self.log = open(os.path.join(workdir, ".child-log"), "w+b")  # (the harness's own errors)
         try:
             self.process = subprocess.Popen(
@@ -123,8 +132,12 @@ class _Child:
             pass
 
     def receive(self) -> dict[str, Any]:
+        """The child's next reply, without the attempts it carries (kept in ``attempts``)."""
         try:
-            return read_frame(self.replies, self.deadline)
+            reply = read_frame(self.replies, self.deadline)
+            if "attempts" in reply:
+                self.attempts += checked_attempts(reply.pop("attempts"))
+            return reply
         except ChannelTimeout:
             raise _Stopped(
                 f"did not finish within the time limit of {self.time_limit:g} s and was stopped "
@@ -163,6 +176,12 @@ class _Child:
         raise _Stopped("wrote something into the grader's channel that is not an answer, and was stopped")
 
     def close(self) -> None:
+        self.left = left_processes(self.process.pid, self.isolation.isolated)
+        for pid, _ in self.left:  # (a new session leaves the group: each is ended by its number too)
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
         for fd in (self.requests, self.replies):
             try:
                 os.close(fd)
@@ -195,11 +214,9 @@ def check_file(
     page: str | None = None,
 ) -> Report:
     """The Report of ``path[:function]``: its code run in a limited (and, with
-    bubblewrap, isolated) child, graded here."""
-    from ..mistakes import Subject, get_convention
-    from .defaults import DEFAULT_EXAMPLES
-    from .grading import LimitExceeded, grade
-
+    bubblewrap, isolated) child, graded here; ``attempts`` in it says what the code tried
+    beyond computing (writes outside its folder, connections, processes left running, its
+    environment read into its answers) and what became of each."""
     target = f"{path}:{function}" if function else path
     params = {
         "path": os.path.abspath(path),
@@ -209,61 +226,85 @@ def check_file(
         "call_seconds": call_seconds,
         "cpu_seconds": int(time_limit) + 2,
     }
-    cache_from = False
-    with tempfile.TemporaryDirectory(prefix="convscope-check-") as workdir:
-        child = _Child(params, workdir, time_limit)
-        extra = {"isolation": child.isolation.summary}
+    readable = (str(Path(params["path"]).parent),)
+    with tempfile.TemporaryDirectory(prefix="convscope-check-") as scratch:
+        workdir = os.path.join(scratch, "work")
+        os.mkdir(workdir)
+        standins = standins_for(scratch) if isolation().isolated else {}
+        child = _Child(params, workdir, time_limit, standins)
         try:
-            try:
-                ready = child.receive()
-            except _Stopped as exc:
-                return Report.fatal(target, convention, f"{target} {exc}", seed=seed, **extra)
-            if set(ready) == {"fatal"} and isinstance(ready["fatal"], str):
-                return Report.fatal(target, convention, ready["fatal"][:4000], seed=seed, **extra)
-            parts = ready.get("ready") if set(ready) == {"ready", "cache_from"} else None
-            cache_from = ready.get("cache_from")
-            if not isinstance(cache_from, bool):
-                parts = None
-            if not isinstance(parts, dict) or not all(
-                isinstance(parts.get(k), bool) for k in ("forward", "backward", "layer")
-            ):
-                return Report.fatal(
-                    target,
-                    convention,
-                    f"{target} wrote something into the grader's channel that is not an answer, and was stopped",
-                    seed=seed,
-                    **extra,
-                )
-            # the parent's Subject names which parts exist; their code never runs here
-            subject = Subject(**{k: _elsewhere if parts[k] else None for k in ("forward", "backward", "layer")})
-            names = get_convention(convention).graded(subject)
-
-            def run(case: Any) -> dict[str, Any]:
-                try:
-                    return child.run(case, names)
-                except _Stopped as exc:
-                    raise LimitExceeded(str(exc)) from None
-
-            report = grade(
-                convention,
-                subject,
-                target=target,
-                seed=seed,
-                examples=examples or DEFAULT_EXAMPLES,
-                run=run,
-                **({"page": page} if page else {}),
-            )
+            report, cache_from = _graded(child, target, convention, seed, examples, page)
         finally:
             child.close()
+        attempts = _attempts(child, report, standins, bound_back(workdir, readable))
     if "needs more memory" in (report.data.get("error") or ""):
         report.data["error"] += f"; the limit is {memory_mb} MB (--memory-limit)"
-    report.data.update(extra)
+    report.data["isolation"] = child.isolation.summary
+    if attempts:
+        report.data["attempts"] = attempts
     if cache_from and not report.data.get("error"):
         report.data["note"] = (
             f"{function} was given the cache of the file's own {NAMES[convention][0]} "
             "(as the assignment's notebook does)"
         )
     return report
+
+
+def _graded(
+    child: _Child, target: str, convention: str, seed: int, examples: int | None, page: str | None
+) -> tuple[Report, bool]:
+    """The Report of the child's subject, and whether a backward got its file's forward's cache."""
+    from ..mistakes import Subject, get_convention
+    from .defaults import DEFAULT_EXAMPLES
+    from .grading import LimitExceeded, grade
+
+    try:
+        ready = child.receive()
+    except _Stopped as exc:
+        return Report.fatal(target, convention, f"{target} {exc}", seed=seed), False
+    if set(ready) == {"fatal"} and isinstance(ready["fatal"], str):
+        return Report.fatal(target, convention, ready["fatal"][:4000], seed=seed), False
+    parts = ready.get("ready") if set(ready) == {"ready", "cache_from"} else None
+    cache_from = ready.get("cache_from")
+    if not isinstance(cache_from, bool):
+        parts = None
+    if not isinstance(parts, dict) or not all(isinstance(parts.get(k), bool) for k in ("forward", "backward", "layer")):
+        message = f"{target} wrote something into the grader's channel that is not an answer, and was stopped"
+        return Report.fatal(target, convention, message, seed=seed), False
+    # the parent's Subject names which parts exist; their code never runs here
+    subject = Subject(**{k: _elsewhere if parts[k] else None for k in ("forward", "backward", "layer")})
+    names = get_convention(convention).graded(subject)
+
+    def run(case: Any) -> dict[str, Any]:
+        try:
+            return child.run(case, names)
+        except _Stopped as exc:
+            raise LimitExceeded(str(exc)) from None
+
+    report = grade(
+        convention,
+        subject,
+        target=target,
+        seed=seed,
+        examples=examples or DEFAULT_EXAMPLES,
+        run=run,
+        **({"page": page} if page else {}),
+    )
+    return report, bool(cache_from)
+
+
+def _attempts(child: _Child, report: Report, standins: dict[str, str], bound: list[str]) -> list[str]:
+    """What the submission tried beyond computing (convcore.grader.attempts), in words:
+    what its audit hook saw, the files left in the stand-ins, the processes it left
+    running, its environment in its answers."""
+    seen = list(child.attempts) + [("process", command) for _, command in child.left]
+    seen += left_files(standins, bound)
+    if child.canary in json.dumps(report.data):
+        seen.append(
+            ("environment", "it held only the grader's few variables (PATH, locale, thread counts), none of yours")
+        )
+    home = os.path.realpath(os.path.expanduser("~"))
+    return said(seen, child.isolation.isolated, list(standins) or hidden_folders(), bound, home)
 
 
 def _elsewhere(*args: Any, **kwargs: Any) -> Any:
@@ -317,17 +358,25 @@ def _child(requests: int, replies: int) -> None:
     params = read_frame(requests)
     os.dup2(devnull, 1)  # what the student's code prints goes nowhere
     os.dup2(devnull, 2)
+    hook, seen = audit_hook(os.getcwd())  # (its own folder; added before its code, it cannot be removed)
+    sys.addaudithook(hook)
+    sent = 0
+
+    def reply(message: dict[str, Any]) -> None:
+        nonlocal sent
+        new, sent = seen[sent:], len(seen)
+        write_frame(replies, {**message, "attempts": [list(a) for a in new]} if new else message)
+
     try:
         _limit(params["memory_mb"], params["cpu_seconds"])
         loaded = _load(params)
     except MemoryError:
         loaded = f"{params['path']} needs more memory than the limit of {params['memory_mb']} MB"
     if isinstance(loaded, str):
-        write_frame(replies, {"fatal": loaded})
+        reply({"fatal": loaded})
         os._exit(0)
     convention, subject = loaded
-    write_frame(
-        replies,
+    reply(
         {
             "ready": {k: getattr(subject, k) is not None for k in ("forward", "backward", "layer")},
             "cache_from": subject.cache_from is not None,
@@ -343,7 +392,7 @@ def _child(requests: int, replies: int) -> None:
             answer = _answer(convention, subject, request, call)
         except MemoryError:
             answer = {"limit": f"needs more memory than the limit of {params['memory_mb']} MB"}
-        write_frame(replies, answer)
+        reply(answer)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,7 @@
 """The grader's engine: try a subject on many Cases, shrink each failure to a smallest
-counterexample, and name the catalogued mistake whose results it reproduces.
+counterexample, and name the catalogued mistake whose results it reproduces: on the
+counterexample, on every Case tried and, when look-alike mistakes agree on all of those,
+on a Case searched for where they differ (``Grader.discriminating_case``).
 
 Deterministic: the edge cases come first, then the Cases hypothesis draws with a fixed
 seed (integer inputs and smaller Cases first). A failure of one output (out, dx, dw or
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from itertools import combinations
 from typing import Any
 
 from hypothesis import HealthCheck, Phase, given, settings
@@ -26,6 +29,10 @@ from .space import cases, edge_cases
 
 __all__ = ["FatalError", "Grader", "generated_cases"]
 
+
+# the Cases searched for one where two look-alike mistakes differ: how many, and the
+# offset of their hypothesis seed from the grader's (drawn once, only when needed)
+SEARCH_EXAMPLES, SEARCH_SEED = 200, 7919
 
 # Failures that are returns, not exceptions: code returning None everywhere is graded, not refused
 NOT_RAISED = ("wrong return", "returned None", "not an array", "missing")
@@ -124,6 +131,8 @@ class Grader:
         self.graded = self.convention.graded(subject)
         self.runs: dict[Case, dict[str, Any]] = {}
         self._mistake_runs: dict[tuple[str, Case], dict[str, Any]] = {}
+        self._matched: dict[tuple[str, Case], list[dict[str, Any]]] = {}
+        self._search_pool: list[Case] | None = None
 
     # -- running ------------------------------------------------------------------------
 
@@ -162,49 +171,90 @@ class Grader:
 
     def likely_mistakes(self, output: str, counterexample: Case) -> list[dict[str, Any]]:
         """The catalogued mistakes whose ``output`` equals the subject's on the
-        counterexample and on every other Case tried, among which are the ones where
-        look-alike mistakes differ (``everywhere`` is then true: kept for readers of
-        the report's first form)."""
-        return [m for m in self._matching(output, counterexample) if m.pop("differs_on", None) is None]
+        counterexample, on every other Case tried, and on the Cases searched for where
+        look-alike mistakes differ (``everywhere`` is then true: kept for readers of the
+        report's first form)."""
+        return [
+            {k: v for k, v in m.items() if k not in ("differs_on", "differs_case")}
+            for m in self._matching(output, counterexample)
+            if m["differs_on"] is None
+        ]
 
     def look_alikes(self, output: str, counterexample: Case) -> list[dict[str, Any]]:
         """The mistakes that equal the subject's ``output`` on the counterexample only:
-        {id, title, differs_on} with the first Case tried where they differ."""
+        {id, title, differs_on, differs_case} with a Case where they differ (the first
+        tried, or the one searched for) in words and as data."""
         return [
-            {"id": m["id"], "title": m["title"], "differs_on": m["differs_on"]}
+            {k: m[k] for k in ("id", "title", "differs_on", "differs_case")}
             for m in self._matching(output, counterexample)
-            if m.get("differs_on") is not None
+            if m["differs_on"] is not None
         ]
 
     def _matching(self, output: str, counterexample: Case) -> list[dict[str, Any]]:
+        """The mistakes equal to the subject's ``output`` on the counterexample, each with
+        the Case where it differs from the subject, or None. When two or more agree with
+        the subject on every Case tried, a Case where they differ from each other is
+        searched for (``discriminating_case``) and the subject is run there: only the
+        ones it equals there too stay named."""
+        key = (output, counterexample)
+        if key in self._matched:
+            return self._matched[key]
         got = self.outcomes(counterexample)[output]
-        found = []
-        for mistake in mistakes_for(self.convention.name):
-            if output not in mistake.conditions:
-                continue
-            if not outcome_equal(got, self.mistake_outcomes(mistake, counterexample)[output]):
-                continue
-            differs = next(
-                (
-                    case
-                    for case, results in self.runs.items()
-                    if output in results
-                    and not outcome_equal(results[output], self.mistake_outcomes(mistake, case)[output])
-                ),
-                None,
-            )
-            found.append(
-                {
-                    "id": mistake.id,
-                    "title": mistake.title,
-                    "wrong": mistake.wrong,
-                    "should": mistake.should,
-                    "source": mistake.source,
-                    "everywhere": differs is None,
-                    "differs_on": None if differs is None else differs.describe(),
-                }
-            )
-        return found
+        candidates = [
+            m
+            for m in mistakes_for(self.convention.name)
+            if output in m.conditions and outcome_equal(got, self.mistake_outcomes(m, counterexample)[output])
+        ]
+        differs = {m.id: self._differs(m, output, list(self.runs)) for m in candidates}
+        for a, b in combinations(candidates, 2):
+            if differs[a.id] is not None or differs[b.id] is not None:
+                continue  # (already told apart: the subject differs from one of them somewhere)
+            case = self.discriminating_case(output, a, b)
+            if case is not None:
+                differs[a.id], differs[b.id] = self._differs(a, output, [case]), self._differs(b, output, [case])
+        self._matched[key] = [
+            {
+                "id": m.id,
+                "title": m.title,
+                "wrong": m.wrong,
+                "should": m.should,
+                "source": m.source,
+                "everywhere": differs[m.id] is None,
+                "differs_on": None if differs[m.id] is None else differs[m.id].describe(),
+                "differs_case": None if differs[m.id] is None else differs[m.id].to_dict(),
+            }
+            for m in candidates
+        ]
+        return self._matched[key]
+
+    def _differs(self, mistake: Mistake, output: str, cases: list[Case]) -> Case | None:
+        """The first of ``cases`` where the subject's ``output`` is not the mistake's."""
+        return next(
+            (
+                case
+                for case in cases
+                if output in self.outcomes(case)
+                and not outcome_equal(self.outcomes(case)[output], self.mistake_outcomes(mistake, case)[output])
+            ),
+            None,
+        )
+
+    def discriminating_case(self, output: str, a: Mistake, b: Mistake) -> Case | None:
+        """A Case, not yet tried, where mistakes ``a`` and ``b`` give different ``output``:
+        the first among small random Cases within the grader's bounds (hypothesis, drawn
+        with a seed of its own derived from the grader's, so the same every run), or None
+        when none of them tells the two apart."""
+        if self._search_pool is None:
+            self._search_pool = generated_cases(self.convention.name, self.seed + SEARCH_SEED, SEARCH_EXAMPLES)
+        return next(
+            (
+                case
+                for case in self._search_pool
+                if case not in self.runs
+                and not outcome_equal(self.mistake_outcomes(a, case)[output], self.mistake_outcomes(b, case)[output])
+            ),
+            None,
+        )
 
     # -- the whole grading --------------------------------------------------------------
 
