@@ -150,15 +150,16 @@ test("the lesson URL round-trips config, step and speed (unicode too)", () => {
   assert.equal(back.step, 42);
   assert.equal(back.speed, 3);
   assert.equal(back.lesson, null);
-  assert.deepEqual(decodeLesson(""), { config: null, lesson: null, step: null, speed: null, projector: false, allTensors: false });
+  assert.deepEqual(decodeLesson(""), { config: null, lesson: null, step: null, speed: null, projector: false, allTensors: false, codeOpen: false });
   assert.throws(() => decodeLesson("#s=-1"), /step/);
   assert.throws(() => decodeLesson("#c=%%%"), /damaged/);
 });
 
-test("an unchanged lesson is addressed by name, with projector and all-tensors flags", () => {
-  const hash = encodeLesson({ config: { x: [[[[1]]]] }, lesson: "cs231n", step: 49, projector: true, allTensors: true });
-  assert.equal(hash, "#s=49&p=1&a=1&l=cs231n");
-  assert.deepEqual(decodeLesson(hash), { config: null, lesson: "cs231n", step: 49, speed: null, projector: true, allTensors: true });
+test("an unchanged lesson is addressed by name, with projector, all-tensors and code flags", () => {
+  const hash = encodeLesson({ config: { x: [[[[1]]]] }, lesson: "cs231n", step: 49, projector: true, allTensors: true, codeOpen: true });
+  assert.equal(hash, "#s=49&p=1&a=1&k=1&l=cs231n");
+  assert.deepEqual(decodeLesson(hash), { config: null, lesson: "cs231n", step: 49, speed: null, projector: true, allTensors: true, codeOpen: true });
+  assert.equal(decodeLesson("#s=3&p=1&l=d2l").codeOpen, false);
   assert.equal(decodeLesson("#s=3&l=d2l").projector, false);
   assert.throws(() => decodeLesson("#l=a%20b"), /lesson name/);
 });

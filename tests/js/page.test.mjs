@@ -167,7 +167,7 @@ test("placeOf: a lesson by name, a custom setup by its config, the step asked fo
   const { model } = modelOf("trace_worked_example.json", 3);
   let s = reduce(withTrace(model), { type: "lessonOpened", name: "d2l", config: { a: 1 } });
   s = { ...s, step: 9 };
-  assert.deepEqual(placeOf(s), { config: { a: 1 }, lesson: "d2l", step: 9, speed: s.speedIndex, projector: false, allTensors: false });
+  assert.deepEqual(placeOf(s), { config: { a: 1 }, lesson: "d2l", step: 9, speed: s.speedIndex, projector: false, allTensors: false, codeOpen: false });
   s = reduce(s, { type: "edited", config: { a: 2 } });
   assert.equal(placeOf(s).lesson, "");
   assert.deepEqual(placeOf(s).config, { a: 2 });
@@ -791,4 +791,75 @@ test("encodeGif: a valid GIF89a whose LZW data decodes, by the spec's decoder, t
     const c = palette[pixels[i]];
     assert.deepEqual([c >> 16, (c >> 8) & 255, c & 255], Array.from(frame.slice(i * 4, i * 4 + 3)), `pixel ${i}`);
   }
+});
+
+// ---- the code beside the step ------------------------------------------------------------
+
+import { loopHeaders, codeStep, writesOfLine, nextStepRunning, correctLine, codeOf } from "../../static/js/model/code-view.js";
+
+const LISTING = [
+  "import numpy as np",
+  "",
+  "def conv_backward_naive(dout, cache):",
+  "    x, w, b, conv_param = cache",
+  "    for n, f, i, j in np.ndindex(*dout.shape):",
+  "        g = dout[n, f, i, j]",
+  "        db[f] += g  # step: backward",
+  "        dw[f] += g * xp[n, :, i:i + 3, j:j + 3]  # step: backward",
+  "        dxp[n, :, i:i + 3, j:j + 3] += g * w[f]  # step: backward",
+  "    dx = dxp[:, :, 1:-1, 1:-1]  # step: crop",
+];
+
+test("loopHeaders: the for lines around a line, outermost first; none at the top level", () => {
+  const nested = ["for a in x:", "    y = 1", "    for b in y:", "", "        z = 2", "    w = 3"];
+  assert.deepEqual(loopHeaders(nested, 5), [1, 3]);
+  assert.deepEqual(loopHeaders(nested, 6), [1]);
+  assert.deepEqual(loopHeaders(nested, 1), []);
+  assert.deepEqual(loopHeaders(LISTING, 8), [5]);
+  assert.deepEqual(loopHeaders(LISTING, 10), []);
+  assert.deepEqual(loopHeaders(LISTING, 99), []);
+});
+
+test("codeStep: the step's line, every line it runs with what it writes there, its loops, variables and scalars", () => {
+  const box = (tensor, start, stop) => ({ tensor, start, stop, step: start.map(() => 1) });
+  const event = {
+    line: 9,
+    lines: [7, 8, 9],
+    loop: { n: 0, f: 1, i: 0, j: 2 },
+    scalars: { g: 2 },
+    writes: [
+      { tensor: "db", box: box("db", [1], [2]), idx: [1] },
+      { tensor: "dw", box: box("dw", [1, 0, 0, 0], [2, 3, 3, 3]), idx: [27, 28] },
+      { tensor: "dxp", box: box("dxp", [0, 0, 0, 2], [1, 3, 3, 5]), idx: [2, 3] },
+    ],
+  };
+  const got = codeStep({ lines: LISTING }, event);
+  assert.equal(got.current, 9);
+  assert.deepEqual([...got.runs], [7, 8, 9]);
+  assert.deepEqual([...got.headers], [5]);
+  assert.equal(got.loop, "n=0  f=1  i=0  j=2");
+  assert.equal(got.scalars, "g = 2");
+  assert.deepEqual(got.notes, { 7: "db[1]", 8: "dw[1,0:3,0:3,0:3]", 9: "dxp[0,0:3,0:3,2:5]" });
+  assert.deepEqual(writesOfLine(event, 8).map((w) => w.tensor), ["dw"]);
+  assert.deepEqual(writesOfLine(event, 6), []);
+  // one line for every write: they are all that line's
+  const single = { ...event, lines: undefined, line: 10, writes: event.writes.slice(0, 2) };
+  assert.deepEqual(writesOfLine(single, 10).length, 2);
+  assert.deepEqual(codeStep({ lines: LISTING }, single).notes, { 10: "db[1], dw[1,0:3,0:3,0:3]" });
+  assert.equal(codeStep({ lines: LISTING }, null).current, null);
+});
+
+test("nextStepRunning: the next step that runs a line, round to the start; correctLine: a mistake's line against the correct one", () => {
+  const compiled = [{ line: 7, lines: [7, 8] }, { line: 9 }, { line: 7, lines: [7] }, { line: 10 }];
+  assert.equal(nextStepRunning(compiled, 4, 0, 7), 2);
+  assert.equal(nextStepRunning(compiled, 4, 2, 8), 0, "round to the start");
+  assert.equal(nextStepRunning(compiled, 4, -1, 7), 0, "before the first step");
+  assert.equal(nextStepRunning(compiled, 4, 1, 6), null);
+  assert.equal(nextStepRunning(compiled, 3, 1, 10), null, "only what has arrived");
+  const code = { lines: ["a", "dx[i] = v", "c"], changed: [2], correct: ["a", "dx[i] += v", "c"] };
+  assert.equal(correctLine(code, 2), "dx[i] += v");
+  assert.equal(correctLine(code, 1), null);
+  assert.equal(codeOf({ header: {} }), null);
+  assert.equal(codeOf({ header: { code: { lines: [] } } }), null);
+  assert.equal(codeOf({ header: { code } }), code);
 });

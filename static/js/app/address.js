@@ -43,6 +43,7 @@ export async function openPlace(place, { first = false } = {}) {
   if (place.speed != null) dispatch({ type: "speed", index: place.speed });
   dispatch({ type: "projector", on: place.projector });
   dispatch({ type: "allTensors", on: place.allTensors });
+  dispatch({ type: "codeOpen", on: place.codeOpen });
   const step = place.step ?? 0;
   const sameStep = () => state.trace && step === currentStep(store.state);
   if (place.lesson) {

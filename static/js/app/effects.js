@@ -32,7 +32,7 @@ export function installEffects() {
     const place = placeOf(state);
     const before = placeOf(prev);
     if (action.type === "header") writeUrl(true, { push: action.push });
-    else if (state.playing !== prev.playing || place.projector !== before.projector || place.allTensors !== before.allTensors) writeUrl(true);
+    else if (state.playing !== prev.playing || place.projector !== before.projector || place.allTensors !== before.allTensors || place.codeOpen !== before.codeOpen) writeUrl(true);
     else if (place.step !== before.step || place.speed !== before.speed) writeUrl(false);
     // the ticker runs at the start of a frame: its step is drawn in that frame
     if (action.type === "tick") redraw("tick");

@@ -15,6 +15,7 @@ import { Inspector } from "../panels/inspector.js";
 import { AnimationDialog } from "../panels/animation-dialog.js";
 import { LabView } from "../panels/lab-view.js";
 import { CompareDialog } from "../panels/compare-dialog.js";
+import { CodePanel } from "../panels/code-panel.js";
 import { Classroom } from "../io/classroom.js";
 import { initialSetupOpen } from "../io/setup-memory.js";
 import { Probe } from "./probe.js";
@@ -81,6 +82,19 @@ export const lab = new LabView({
 });
 export const hover = new Hover($("stage"), cellOf, () => (store.state.trace ? { model: store.state.trace.model, step: currentStep(store.state) } : null));
 export const lines = new StageLines($("stage"), cellOf);
+export const codePanel = new CodePanel($("code"), {
+  cellOf,
+  where: () => {
+    const t = store.state.trace;
+    if (!t) return null;
+    const step = currentStep(store.state);
+    return { model: t.model, step, event: t.model.compiled[step] ?? null };
+  },
+  goto: (step) => {
+    breakAwayIfFollowing();
+    dispatch({ type: "goto", step });
+  },
+});
 
 let setupEditors = null; // made once the server has published its controls (boot.js)
 /** The setup drawer's editors (panels/setup-editors.js), or null before the page's meta. */

@@ -7,7 +7,7 @@ import { currentStep } from "../model/page-state.js";
 import { frameOf } from "../model/frame.js";
 import { SPEEDS } from "../model/player.js";
 import { drawPhaseMarks } from "../panels/phase-marks.js";
-import { $, store, stage, chrome, inspector, lab, hover, lines, probe, editors, handle, dispatch } from "./page.js";
+import { $, store, stage, chrome, inspector, lab, hover, lines, probe, editors, handle, dispatch, codePanel } from "./page.js";
 
 const reducedMotion = window.matchMedia("(prefers-reduced-motion: reduce)");
 
@@ -45,7 +45,7 @@ function viewportOf(state) {
 
 /** What follows an action in its own tick: the page's modes and the setup form. */
 export function drawNow(state) {
-  const modes = `${state.projector}|${state.setupOpen}|${state.allTensors}|${state.speedIndex}`;
+  const modes = `${state.projector}|${state.setupOpen}|${state.allTensors}|${state.speedIndex}|${state.codeOpen}`;
   if (modes !== drawn.modes) {
     if (drawn.modes !== null && (state.projector !== drawn.projector || state.setupOpen !== drawn.setupOpen)) {
       metrics = null; // another style sheet's sizes
@@ -102,6 +102,7 @@ export function redraw(cause = "request") {
   }
   if (!trace) {
     lab.draw(null, -1, null);
+    codePanel.draw(null, null, { open: state.codeOpen, brief: state.projector || !state.fits });
     lines.draw(null, -1, false);
     if (stage.model) {
       stage.clear();
@@ -138,6 +139,8 @@ export function redraw(cause = "request") {
   stage.draw(frame, { flash: (speed <= 8 || !state.playing) && !reducedMotion.matches, changes: !fast });
   if (!fast) stage.followEvent();
   lab.draw(trace.model, frame.step, trace.config.compare);
+  // (brief where the stage needs the room: the current line and its loops)
+  codePanel.draw(trace.model, frame.event, { open: state.codeOpen, brief: state.projector || !state.fits });
   if (!state.playing) hover.follow();
   // (after this frame, from its layout; not on a phone's stacked stage, where they would
   // cross the figures between)

@@ -26,6 +26,7 @@ export function doAction(name) {
   if (MOVES.has(name)) dispatch({ type: "move", how: name });
   else if (name === "toggle" || name === "faster" || name === "slower") dispatch({ type: name });
   else if (name === "projector") dispatch({ type: "projector", on: !state.projector });
+  else if (name === "code") dispatch({ type: "codeOpen", on: !state.codeOpen });
   else if (name === "keys") {
     const d = $("keys-dialog");
     if (d.open) d.close();
@@ -58,8 +59,11 @@ export function readRoom() {
   if (store.state.recording) return; // (the stage has a frame's size, not the page's: read after)
   const fits = getComputedStyle(document.documentElement).getPropertyValue("--stage-fit").trim() === "1";
   const room = stage.room();
-  // a phone: the page scrolls under the player, which stays on top
-  const height = fits ? room.height : Math.floor(window.innerHeight - document.querySelector(".dock").getBoundingClientRect().height - 16);
+  // a phone: the page scrolls under the player, which stays on top, and over the code
+  // strip, which stays at the bottom
+  const code = $("code");
+  const strip = code.hidden ? 0 : code.getBoundingClientRect().height;
+  const height = fits ? room.height : Math.floor(window.innerHeight - document.querySelector(".dock").getBoundingClientRect().height - strip - 16);
   dispatch({ type: "room", ...room, height, fits });
 }
 
@@ -134,6 +138,7 @@ function wireButtons() {
   });
   $("projector").addEventListener("click", () => doAction("projector"));
   $("all-tensors").addEventListener("click", () => dispatch({ type: "allTensors", on: !store.state.allTensors }));
+  $("code-toggle").addEventListener("click", () => doAction("code"));
   $("toggle-setup").addEventListener("click", () => {
     const open = !store.state.setupOpen;
     rememberSetupOpen(open);
@@ -242,6 +247,7 @@ export function wire() {
   });
   roomChanged.observe($("stage"));
   roomChanged.observe(document.querySelector(".dock")); // (on a phone the room is the screen below it)
+  roomChanged.observe($("code")); // (and above the code strip)
   new ResizeObserver(() => fitPhaseMarks($("scrub-phases"))).observe($("scrub-phases"));
   window.addEventListener("resize", () => readRoom()); // (a phone's screen height is the room)
   // back/forward between setups, and an address edited by hand

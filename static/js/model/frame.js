@@ -2,7 +2,7 @@
 // pure function of its arguments (node tests call it without a browser); stage/stage.js
 // and panels/chrome.js only copy a frame into the DOM.
 
-import { Cursor, phaseIndexAt, cellName, boxCount } from "./trace-model.js";
+import { Cursor, phaseIndexAt, cellName, boxCount, boxText } from "./trace-model.js";
 import { sliceLayout, orderedNames, MAX_CELLS_PER_TENSOR } from "./tensor-layout.js";
 import { layoutStage, layoutPhone, layoutCloseUp } from "./stage-layout.js";
 import { stepCrop, cropKey } from "./step-crop.js";
@@ -289,15 +289,6 @@ export function closeUpAt(model, pi, event, view, viewport, metrics) {
   }
   cache.known.set(key, found);
   return found;
-}
-
-function boxText(box) {
-  const parts = box.start.map((s, a) => {
-    const n = Math.ceil((box.stop[a] - s) / box.step[a]);
-    if (n === 1) return String(s);
-    return box.step[a] === 1 ? `${s}:${box.stop[a]}` : `${s}:${box.stop[a]}:${box.step[a]}`;
-  });
-  return `${box.tensor}[${parts.join(",")}]`;
 }
 
 /** The step panel's text for event `ev` (compiled) of `model` at `shown`. */

@@ -18,6 +18,7 @@ export function initialState({ setupOpen = true } = {}) {
     speedIndex: DEFAULT_SPEED,
     projector: false,
     allTensors: false, // false: tensors the phase does not use fold to their captions
+    codeOpen: false, // the code panel beside the stage (panels/code-panel.js)
     setupOpen,
     run: "idle", // "waiting" (an edit, traced after a pause) | "tracing" (no header yet) | "streaming" | "idle"
     runError: "", // why the last run failed (the form or the server said so)
@@ -80,7 +81,7 @@ export function classPlace(state) {
 export function placeOf(state) {
   const t = state.trace;
   const step = !t ? Math.max(0, state.step) : t.complete ? currentStep(state) : Math.max(0, state.step);
-  return { config: state.config, lesson: state.lesson, step, speed: state.speedIndex, projector: state.projector, allTensors: state.allTensors };
+  return { config: state.config, lesson: state.lesson, step, speed: state.speedIndex, projector: state.projector, allTensors: state.allTensors, codeOpen: state.codeOpen };
 }
 
 function clampStep(state, t) {
@@ -200,6 +201,8 @@ export function reduce(state, action) {
       return set(state, { projector: action.on });
     case "allTensors":
       return set(state, { allTensors: action.on });
+    case "codeOpen":
+      return set(state, { codeOpen: action.on });
     case "setupOpen":
       return set(state, { setupOpen: action.open });
     case "room":

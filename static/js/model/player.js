@@ -72,6 +72,9 @@ export function keyAction(event) {
     case "b":
     case "B":
       return "follow";
+    case "c":
+    case "C":
+      return "code";
     default:
       return null;
   }
@@ -86,6 +89,7 @@ export const KEY_SHEET = [
   ["+  /  −", "faster / slower"],
   ["F", "full screen"],
   ["P", "projector mode"],
+  ["C", "the code beside the step: the line it runs (click a line: the next step that runs it)"],
   ["I", "the story of a cell this step writes (or click any cell)"],
   ["D", "the first step where a mistake's code leaves the correct code (in a mistake lesson)"],
   ["B", "break away from the teacher's screen / rejoin it (in a class session)"],

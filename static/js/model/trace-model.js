@@ -148,7 +148,7 @@ export class TraceModel {
     // Checkpoints: at most ~128 of them, every 256 events or more.
     this.checkpointEvery = checkpointEvery ?? Math.max(256, Math.ceil(this.total / 128));
     this.events = []; // raw events as received (for export)
-    this.compiled = []; // {phase, loop, text, reads:[{tensor, idx, box}], writes:[{tensor, idx, box, value, delta, prev}]}
+    this.compiled = []; // {phase, loop, text, reads:[{tensor, idx, box}], writes:[{tensor, idx, box, value, delta, prev}], line, lines, scalars}
     this.live = {}; // values after every received event
     this.liveCounts = {}; // how many writes each cell has had after every received event
     for (const n of this.writtenNames) {
@@ -214,7 +214,10 @@ export class TraceModel {
         }
       }
       this.events.push(ev);
-      this.compiled.push({ phase: ev.phase, loop: ev.loop ?? {}, text: ev.text ?? "", reads, writes });
+      // (the listing's line the step runs, every line it runs, and the scalars they use:
+      // header.code's; absent in a trace without a listing)
+      const line = Number.isInteger(ev.line) ? ev.line : null;
+      this.compiled.push({ phase: ev.phase, loop: ev.loop ?? {}, text: ev.text ?? "", reads, writes, line, lines: ev.lines ?? (line ? [line] : []), scalars: ev.scalars ?? {} });
     }
     if (this.total && this.compiled.length >= this.total) this.complete = true;
   }
@@ -394,4 +397,14 @@ export function replayCheck(model, tolerance = 1e-9) {
 /** "z[0,1,0,2]" for flat index `flat` of tensor `meta`. */
 export function cellName(meta, flat) {
   return `${meta.name}[${unravel(flat, meta.shape).join(",")}]`;
+}
+
+/** A box as code writes it: `dw[1,0:3,0:3,0:3]` (a step other than 1: `a:b:s`). */
+export function boxText(box) {
+  const parts = box.start.map((s, a) => {
+    const n = Math.ceil((box.stop[a] - s) / box.step[a]);
+    if (n === 1) return String(s);
+    return box.step[a] === 1 ? `${s}:${box.stop[a]}` : `${s}:${box.stop[a]}:${box.step[a]}`;
+  });
+  return `${box.tensor}[${parts.join(",")}]`;
 }

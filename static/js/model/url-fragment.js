@@ -20,19 +20,19 @@ function fromBase64Url(text) {
 }
 
 /** The view settings the address keeps beside the lesson and step: key -> state field. */
-const FLAGS = { p: "projector", a: "allTensors" };
+const FLAGS = { p: "projector", a: "allTensors", k: "codeOpen" };
 const LESSON_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 /**
  * The address of a place: "#s=12&l=d2l&p=1" for an unchanged lesson (by name), or
  * "#s=12&c=<config>" for any other setup. place: {step, lesson?, config?, speed?,
- * projector?, allTensors?}; the lesson wins over the config when both are given.
+ * projector?, allTensors?, codeOpen?}; the lesson wins over the config when both are given.
  */
-export function encodeLesson({ config, lesson, step, speed, projector, allTensors }) {
+export function encodeLesson({ config, lesson, step, speed, projector, allTensors, codeOpen }) {
   const parts = [`s=${Math.max(0, step | 0)}`];
   if (speed != null) parts.push(`x=${speed | 0}`);
   for (const [key, field] of Object.entries(FLAGS)) {
-    const on = { projector, allTensors }[field];
+    const on = { projector, allTensors, codeOpen }[field];
     if (on) parts.push(`${key}=1`);
   }
   if (lesson) parts.push(`l=${encodeURIComponent(lesson)}`);
@@ -41,11 +41,11 @@ export function encodeLesson({ config, lesson, step, speed, projector, allTensor
 }
 
 /**
- * The place in a URL fragment: {config, lesson, step, speed, projector, allTensors},
+ * The place in a URL fragment: {config, lesson, step, speed, projector, allTensors, codeOpen},
  * absent parts null (flags false). Throws an Error naming the part when it is damaged.
  */
 export function decodeLesson(hash) {
-  const out = { config: null, lesson: null, step: null, speed: null, projector: false, allTensors: false };
+  const out = { config: null, lesson: null, step: null, speed: null, projector: false, allTensors: false, codeOpen: false };
   const text = (hash ?? "").replace(/^#/, "");
   if (!text) return out;
   for (const part of text.split("&")) {

@@ -231,6 +231,7 @@ export class Chrome {
     document.body.classList.toggle("setup-closed", !state.setupOpen);
     $("toggle-setup").setAttribute("aria-expanded", String(state.setupOpen));
     $("all-tensors").setAttribute("aria-pressed", String(state.allTensors));
+    $("code-toggle").setAttribute("aria-pressed", String(state.codeOpen));
     const speed = $("speed");
     if (speed.value !== String(state.speedIndex)) speed.value = String(state.speedIndex);
   }

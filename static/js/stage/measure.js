@@ -87,13 +87,16 @@ export function roomOf(container, folded) {
   };
 }
 
-/** What sticks at the top of scroller `e`: {dock} when it is the page under the docked
- *  player (style.css, phones; its height follows the step's text, so it is read when
- *  used), else {px}: a figure's caption over a scrolling column (0 where nothing sticks). */
+/** What sticks at the top of scroller `e`: {dock, strip} when it is the page under the
+ *  docked player (style.css, phones; its height follows the step's text, so it is read
+ *  when used) and over the code strip held at the bottom (or null), else {px}: a figure's
+ *  caption over a scrolling column (0 where nothing sticks). */
 function stickyInset(e) {
   if (e === document.scrollingElement) {
     const dock = document.querySelector(".dock");
-    return dock && getComputedStyle(dock).position === "sticky" ? { dock } : { px: 0 };
+    const code = document.getElementById("code");
+    const strip = code && !code.hidden && getComputedStyle(code).position === "sticky" ? code : null;
+    return dock && getComputedStyle(dock).position === "sticky" ? { dock, strip } : { px: 0 };
   }
   const cap = e.querySelector(".tensor figcaption");
   return { px: cap && getComputedStyle(cap).position === "sticky" ? cap.offsetHeight : 0 };

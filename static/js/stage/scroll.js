@@ -56,8 +56,10 @@ export function scrollToStep(where, reads, writes) {
     // (a sticky caption covers the scroller's top: the cells are kept below it)
     const sticky = where.insets.get(e);
     const inset = !sticky ? 0 : sticky.dock ? sticky.dock.offsetHeight + 8 : sticky.px;
+    // (and the code strip a phone holds at the bottom covers its foot)
+    const foot = sticky && sticky.strip ? sticky.strip.offsetHeight : 0;
     const shown = inset ? list.map((r) => ({ ...r, lo: r.lo - inset, hi: r.hi - inset })) : list;
-    const top = scrollTarget(shown, { top: e.scrollTop, height: e.clientHeight - inset, maxTop: Math.max(0, e.scrollHeight - e.clientHeight) });
+    const top = scrollTarget(shown, { top: e.scrollTop, height: e.clientHeight - inset - foot, maxTop: Math.max(0, e.scrollHeight - e.clientHeight) });
     if (top !== null && top !== e.scrollTop) {
       e.scrollTop = top;
       moved = true;
