@@ -18,7 +18,10 @@ Starts the real app under uvicorn on a free loopback port and drives Debian's Ch
   writes drawn as dead +0); stride2-gaps-1366x768.png: the stride2 lesson's last step,
   dx's never-reached cells marked; custom-follow-1366x768.png: a custom setup too large
   to fit whole (4 channels, 3 filters) at a backward step, each column following it;
-- class-report-1366x768.png: `convscope check FOLDER --class-report` on a class of 33.
+- class-report-1366x768.png: `convscope check FOLDER --class-report` on a class of 33;
+- code-cs231n-{1920x1080,1366x768,projector-1280x720,phone-390x844}.png: the code panel
+  (C) at a backward step; code-assign_dx-1920x1080.png: a mistake's lines at its first
+  divergence.
 With no argument it takes them all.
 """
 
@@ -230,7 +233,41 @@ def grader(browser, base) -> None:
         context.close()
 
 
-GROUPS = {"screens": screens, "follow": follow, "views": views, "lab": lab, "teach": teach, "grader": grader}
+def code(browser, base) -> None:
+    """The code panel (C): CS231n's backward step at 1920x1080 and 1366x768, in projector
+    mode at 1280x720 and on a phone; the assign_dx mistake at its first divergence."""
+    context, page = open_lesson(browser, base, (1366, 768), "/#s=0&l=cs231n")
+    step = phase_step(page, "backward", 13)
+    context.close()
+    for name, viewport, extra in (
+        ("1920x1080", (1920, 1080), ""),
+        ("1366x768", (1366, 768), ""),
+        ("projector-1280x720", (1280, 720), "&p=1"),
+        ("phone-390x844", (390, 844), ""),
+    ):
+        phone = viewport[0] < 600
+        more = {"is_mobile": True, "has_touch": True, "device_scale_factor": 2} if phone else {}
+        context, page = open_lesson(browser, base, viewport, f"/#s={step}&l=cs231n&k=1{extra}", **more)
+        wait_until(page, "document.querySelector('#code .code-line.current')")
+        save(page, f"code-cs231n-{name}.png")
+        context.close()
+    context, page = open_lesson(browser, base, (1920, 1080), "/#s=0&l=mistake-assign_dx&k=1")
+    page.locator("#stage").focus()
+    page.keyboard.press("d")
+    wait_until(page, "window.convscope.step === window.convscope.document().first_divergence")
+    save(page, "code-assign_dx-1920x1080.png")
+    context.close()
+
+
+GROUPS = {
+    "screens": screens,
+    "follow": follow,
+    "views": views,
+    "lab": lab,
+    "teach": teach,
+    "grader": grader,
+    "code": code,
+}
 
 
 def main() -> None:
