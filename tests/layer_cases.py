@@ -1,5 +1,5 @@
-"""Hypothesis strategies for the layers beside Conv2d: ConvTranspose2d specs over every
-parameter it allows, small enough for hundreds of torch calls a second."""
+"""Hypothesis strategies for the layers beside Conv2d: ConvTranspose2d and Conv1d specs
+over every parameter each allows, small enough for hundreds of torch calls a second."""
 
 from __future__ import annotations
 
@@ -10,9 +10,11 @@ import numpy as np
 from hypothesis import assume
 from hypothesis import strategies as st
 
-from convcore import ConvSpecError, TransposeSpec
+from convcore import PADDING_MODES, ConvSpecError, TransposeSpec
+from convcore.conv1d import conv1d_spec
+from convcore.padding_modes import check_mode_fits
 
-__all__ = ["LayerCase", "transpose_cases"]
+__all__ = ["LayerCase", "conv1d_cases", "transpose_cases"]
 
 
 @dataclass(frozen=True)
@@ -73,4 +75,42 @@ def transpose_cases(draw, max_n=2, max_c=4, max_hw=5, max_k=4, max_stride=3, max
         assume(False)
     return LayerCase(
         x_shape, w_shape, tuple(kwargs.items()), draw(st.booleans()), spec.out_shape, draw(st.integers(0, 2**32 - 1))
+    )
+
+
+conv1d_paddings = st.one_of(
+    st.integers(0, 3),
+    st.tuples(st.integers(0, 3)),
+    st.tuples(st.integers(0, 3), st.integers(0, 3)),
+    st.sampled_from(["valid", "same", "causal"]),
+)
+
+
+@st.composite
+def conv1d_cases(draw, max_n=3, max_cf=4, max_length=12, max_k=5, max_stride=3, max_dilation=3):
+    """Conv1d specs: groups dividing C and F, stride and dilation as ints or 1-tuples,
+    every padding form (int, (p,), (left, right), "valid", "same", "causal"), every
+    padding_mode the padding fits, flipped or not, with and without a bias."""
+    groups = draw(st.integers(1, max_cf))
+    c = groups * draw(st.integers(1, max(1, max_cf // groups)))
+    f = groups * draw(st.integers(1, max(1, max_cf // groups)))
+    x_shape = (draw(st.integers(1, max_n)), c, draw(st.integers(1, max_length)))
+    w_shape = (f, c // groups, draw(st.integers(1, max_k)))
+    stride, dilation = draw(st.integers(1, max_stride)), draw(st.integers(1, max_dilation))
+    kwargs = {
+        "stride": draw(st.sampled_from([stride, (stride,)])),
+        "padding": draw(conv1d_paddings),
+        "dilation": draw(st.sampled_from([dilation, (dilation,)])),
+        "groups": groups,
+        "padding_mode": draw(st.sampled_from(PADDING_MODES)),
+        "flip": draw(st.booleans()),
+    }
+    try:
+        spec = conv1d_spec(x_shape, w_shape, kwargs["stride"], kwargs["padding"], kwargs["dilation"], groups)
+        check_mode_fits(kwargs["padding_mode"], spec.padding, (spec.H, spec.W))
+    except ConvSpecError:
+        assume(False)
+    out_shape = (x_shape[0], f, spec.out_hw[1])
+    return LayerCase(
+        x_shape, w_shape, tuple(kwargs.items()), draw(st.booleans()), out_shape, draw(st.integers(0, 2**32 - 1))
     )
