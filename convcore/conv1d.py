@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .functional import _input, backward_with_mode, check_flip, forward_with_mode
+from .functional import _input, backward_with_mode, bias_input, check_flip, forward_with_mode
 from .messages import shorten
 from .padding_modes import check_mode_fits, check_padding_mode
 from .spec import ConvSpec, ConvSpecError, _same_padding
@@ -138,11 +138,7 @@ def conv1d_forward(
     out : (N, F, L_out), L_out = (L + left + right − dilation·(K−1) − 1) // stride + 1
     """
     x4, w4, spec, mode, flipped = _prepare(x, w, (stride, padding, dilation, groups), padding_mode, flip)
-    ba = None
-    if b is not None:
-        ba = _input(b, "b")
-        spec.check_shape("b", ba.shape, (spec.F,))
-    return forward_with_mode(spec, x4, w4, ba, mode, flipped)[:, :, 0, :]
+    return forward_with_mode(spec, x4, w4, bias_input(b, spec, spec.F), mode, flipped)[:, :, 0, :]
 
 
 def conv1d_backward(
@@ -172,8 +168,7 @@ def conv1d_backward(
     dx : (N, C, L); dw : (F, C/groups, K); db : (F,) (whether or not there is a bias)
     """
     x4, w4, spec, mode, flipped = _prepare(x, w, (stride, padding, dilation, groups), padding_mode, flip)
-    if b is not None:
-        spec.check_shape("b", _input(b, "b").shape, (spec.F,))
+    bias_input(b, spec, spec.F)  # (its shape checked: no gradient depends on it)
     dz = _input(dout, "dout")
     spec.check_shape("dout", dz.shape, (spec.N, spec.F, spec.out_hw[1]))
     dx, dw, db = backward_with_mode(spec, dz[:, :, None, :], x4, w4, mode, flipped)

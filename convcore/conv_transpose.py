@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .functional import _input, forward_padded, windows
+from .functional import _input, bias_input, forward_padded, windows
 from .spec import ConvSpec
 from .transpose_spec import TransposeSpec
 
@@ -109,10 +109,7 @@ def conv_transpose2d_forward(
         + output_padding + 1
     """
     xa, wa, spec = _arrays(x, w, (stride, padding, output_padding, dilation, groups))
-    ba = None
-    if b is not None:
-        ba = _input(b, "b")
-        spec.check_shape("b", ba.shape, (spec.C_out,))
+    ba = bias_input(b, spec, spec.C_out)
     (ph, pw), (ho, wo) = spec.padding, spec.out_hw
     y = np.ascontiguousarray(stamp_sum(spec, xa, wa)[:, :, ph : ph + ho, pw : pw + wo])
     if ba is not None:
@@ -148,8 +145,7 @@ def conv_transpose2d_backward(
     db : (C_out,), the bias gradient (whether or not the layer has a bias)
     """
     xa, wa, spec = _arrays(x, w, (stride, padding, output_padding, dilation, groups))
-    if b is not None:
-        spec.check_shape("b", _input(b, "b").shape, (spec.C_out,))
+    bias_input(b, spec, spec.C_out)  # (its shape checked: no gradient depends on it)
     dy = _input(dout, "dout")
     spec.check_shape("dout", dy.shape, spec.out_shape)
     on_stamps = dy_on_stamps(spec, dy)

@@ -31,6 +31,7 @@ __all__ = [
     "as_float_array",
     "backward_padded",
     "backward_with_mode",
+    "bias_input",
     "check_flip",
     "conv2d_backward",
     "conv2d_forward",
@@ -250,6 +251,29 @@ def rotate_kernel(w: np.ndarray) -> np.ndarray:
     return w[..., ::-1, ::-1]
 
 
+def bias_input(b: object | None, spec: ConvSpec, channels: int) -> np.ndarray | None:
+    """``b`` as a ``(channels,)`` float64 array, or None for no bias; ConvSpecError
+    naming ``b`` for any other shape (``spec`` says it: a ConvSpec or a TransposeSpec)."""
+    if b is None:
+        return None
+    ba = _input(b, "b")
+    spec.check_shape("b", ba.shape, (channels,))
+    return ba
+
+
+def _conv2d_arguments(
+    x: object, w: object, stride, padding, dilation, groups, padding_mode: object, flip: object
+) -> tuple[np.ndarray, np.ndarray, ConvSpec, str, bool]:
+    """``x``, ``w`` as arrays, their ConvSpec, the padding mode and the flip, each checked."""
+    mode, flipped = check_padding_mode(padding_mode), check_flip(flip)
+    xa = _input(x, "x", 4)
+    wa = _input(w, "w", 4)
+    spec = _spec_for(xa, wa, stride, padding, dilation, groups)
+    if mode != "zeros":
+        check_mode_fits(mode, spec.padding, (spec.H, spec.W))
+    return xa, wa, spec, mode, flipped
+
+
 def forward_with_mode(
     spec: ConvSpec, x: np.ndarray, w: np.ndarray, b: np.ndarray | None, padding_mode: str, flip: bool
 ) -> np.ndarray:
@@ -301,17 +325,8 @@ def conv2d_forward(
     -------
     out : (N, F, Ho, Wo)
     """
-    mode, flipped = check_padding_mode(padding_mode), check_flip(flip)
-    xa = _input(x, "x", 4)
-    wa = _input(w, "w", 4)
-    spec = _spec_for(xa, wa, stride, padding, dilation, groups)
-    if mode != "zeros":
-        check_mode_fits(mode, spec.padding, (spec.H, spec.W))
-    ba = None
-    if b is not None:
-        ba = _input(b, "b")
-        spec.check_shape("b", ba.shape, (spec.F,))
-    return forward_with_mode(spec, xa, wa, ba, mode, flipped)
+    xa, wa, spec, mode, flipped = _conv2d_arguments(x, w, stride, padding, dilation, groups, padding_mode, flip)
+    return forward_with_mode(spec, xa, wa, bias_input(b, spec, spec.F), mode, flipped)
 
 
 def conv2d_backward(
@@ -341,12 +356,7 @@ def conv2d_backward(
     dw : (F, C/groups, KH, KW)
     db : (F,), the bias gradient (whether or not the layer has a bias)
     """
-    mode, flipped = check_padding_mode(padding_mode), check_flip(flip)
-    xa = _input(x, "x", 4)
-    wa = _input(w, "w", 4)
-    spec = _spec_for(xa, wa, stride, padding, dilation, groups)
-    if mode != "zeros":
-        check_mode_fits(mode, spec.padding, (spec.H, spec.W))
+    xa, wa, spec, mode, flipped = _conv2d_arguments(x, w, stride, padding, dilation, groups, padding_mode, flip)
     dz = _input(dout, "dout")
     spec.check_shape("dout", dz.shape, spec.out_shape)
     return backward_with_mode(spec, dz, xa, wa, mode, flipped)

@@ -24,7 +24,7 @@ from functools import cached_property
 from typing import Any
 
 from .messages import shorten
-from .spec import MAX_INDEX, ConvSpec, ConvSpecError, _shape4, resolve_pair
+from .spec import MAX_INDEX, ConvSpec, ConvSpecError, _shape4, resolve_pair, tap_slices
 from .values import is_int
 
 __all__ = ["TransposeSpec"]
@@ -170,18 +170,7 @@ class TransposeSpec:
     @cached_property
     def tap_slices(self) -> tuple[tuple[int, int, slice, slice], ...]:
         """Per kernel tap (k, l), row-major: (k, l, rows, columns), where the stamps of
-        that tap land among the stamped rows and columns, one per input row and column
-        (step 1 when there is one, so that a huge stride never reaches NumPy)."""
-        (sh, sw), (dh, dw) = self.stride, self.dilation
-        return tuple(
-            (
-                k,
-                l,
-                slice(k * dh, k * dh + (self.H - 1) * sh + 1, sh if self.H > 1 else 1),
-                slice(l * dw, l * dw + (self.W - 1) * sw + 1, sw if self.W > 1 else 1),
-            )
-            for k in range(self.KH)
-            for l in range(self.KW)
-        )
+        that tap land among the stamped rows and columns, one per input row and column."""
+        return tap_slices((self.H, self.W), self.stride, self.dilation, (self.KH, self.KW))
 
     check_shape = ConvSpec.check_shape  # (name, shape, expected): ConvSpecError unless equal
