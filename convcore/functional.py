@@ -7,7 +7,9 @@ over the KH·KW kernel offsets when gradients are scattered back into the padded
 
 Two levels:
 - ``conv2d_forward`` / ``conv2d_backward`` take PyTorch's keyword arguments and
-  validate everything, for callers outside convcore;
+  validate everything, for callers outside convcore; with ``padding_mode`` (as
+  ``torch.nn.Conv2d``'s: convcore.padding_modes) and ``flip`` (a true convolution, the
+  kernel rotated 180°) besides;
 - ``pad_input``, ``forward_padded``, ``backward_padded`` and ``crop_padding`` take a
   resolved ``ConvSpec`` and trust their inputs, for the trace engine.
 """
@@ -20,17 +22,24 @@ from functools import lru_cache
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from .spec import ConvSpec, PaddingArg
+from .messages import shorten
+from .padding_modes import check_mode_fits, check_padding_mode, fold_padding, pad_with_mode
+from .spec import ConvSpec, ConvSpecError, PaddingArg
 from .tensor_input import to_array
 
 __all__ = [
     "as_float_array",
     "backward_padded",
+    "backward_with_mode",
+    "bias_input",
+    "check_flip",
     "conv2d_backward",
     "conv2d_forward",
     "crop_padding",
     "forward_padded",
+    "forward_with_mode",
     "pad_input",
+    "rotate_kernel",
     "windows",
 ]
 
@@ -230,6 +239,62 @@ def _frozen(value: object) -> object:
     return tuple(_frozen(v) for v in value) if isinstance(value, (list, tuple)) else value
 
 
+def check_flip(flip: object) -> bool:
+    """``flip`` if it is a bool (Python's or NumPy's); ConvSpecError naming it otherwise."""
+    if isinstance(flip, (bool, np.bool_)):
+        return bool(flip)
+    raise ConvSpecError(f"flip must be True (convolution) or False (cross-correlation), got {shorten(flip)}", "flip")
+
+
+def rotate_kernel(w: np.ndarray) -> np.ndarray:
+    """``w: (..., KH, KW)`` rotated 180° in its last two axes (a view)."""
+    return w[..., ::-1, ::-1]
+
+
+def bias_input(b: object | None, spec: ConvSpec, channels: int) -> np.ndarray | None:
+    """``b`` as a ``(channels,)`` float64 array, or None for no bias; ConvSpecError
+    naming ``b`` for any other shape (``spec`` says it: a ConvSpec or a TransposeSpec)."""
+    if b is None:
+        return None
+    ba = _input(b, "b")
+    spec.check_shape("b", ba.shape, (channels,))
+    return ba
+
+
+def _conv2d_arguments(
+    x: object, w: object, stride, padding, dilation, groups, padding_mode: object, flip: object
+) -> tuple[np.ndarray, np.ndarray, ConvSpec, str, bool]:
+    """``x``, ``w`` as arrays, their ConvSpec, the padding mode and the flip, each checked."""
+    mode, flipped = check_padding_mode(padding_mode), check_flip(flip)
+    xa = _input(x, "x", 4)
+    wa = _input(w, "w", 4)
+    spec = _spec_for(xa, wa, stride, padding, dilation, groups)
+    if mode != "zeros":
+        check_mode_fits(mode, spec.padding, (spec.H, spec.W))
+    return xa, wa, spec, mode, flipped
+
+
+def forward_with_mode(
+    spec: ConvSpec, x: np.ndarray, w: np.ndarray, b: np.ndarray | None, padding_mode: str, flip: bool
+) -> np.ndarray:
+    """``z: (N, F, Ho, Wo)`` from ``x: (N, C, H, W)``, ``w: (F, C/G, KH, KW)``, ``b: (F,)``
+    or None: ``x`` padded in ``padding_mode``, ``w`` rotated 180° when ``flip``."""
+    xp = pad_input(spec, x) if padding_mode == "zeros" else pad_with_mode(x, spec.padding, padding_mode)
+    return forward_padded(spec, xp, rotate_kernel(w) if flip else w, b)
+
+
+def backward_with_mode(
+    spec: ConvSpec, dz: np.ndarray, x: np.ndarray, w: np.ndarray, padding_mode: str, flip: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(dx: (N, C, H, W), dw: (F, C/G, KH, KW), db: (F,))`` from ``dz: (N, F, Ho, Wo)``:
+    the padding's gradient folded back onto the cells it copied (dropped for zeros), and
+    with ``flip`` the rotated kernel's gradient rotated back onto ``w``."""
+    xp = pad_input(spec, x) if padding_mode == "zeros" else pad_with_mode(x, spec.padding, padding_mode)
+    dxp, dw, db = backward_padded(spec, dz, xp, rotate_kernel(w) if flip else w)
+    dx = crop_padding(spec, dxp) if padding_mode == "zeros" else fold_padding(dxp, spec.padding, padding_mode)
+    return dx, (np.ascontiguousarray(rotate_kernel(dw)) if flip else dw), db
+
+
 def conv2d_forward(
     x: object,
     w: object,
@@ -238,6 +303,8 @@ def conv2d_forward(
     padding: PaddingArg = 0,
     dilation: int | Sequence[int] = 1,
     groups: int = 1,
+    padding_mode: str = "zeros",
+    flip: bool = False,
 ) -> np.ndarray:
     """Forward pass of a 2-D convolution, as ``torch.nn.functional.conv2d``.
 
@@ -249,19 +316,17 @@ def conv2d_forward(
     stride, dilation : int or (h, w)
     padding : int, (h, w), (top, bottom, left, right), "valid" or "same"
     groups : int dividing C and F
+    padding_mode : "zeros", "reflect", "replicate" or "circular", as
+        ``torch.nn.Conv2d(padding_mode=...)``: ``F.pad(x, padding, mode)`` then no padding
+    flip : False (cross-correlation, what PyTorch computes) or True (convolution: the
+        kernel rotated 180°, as ``conv2d`` with ``torch.flip(w, (2, 3))``)
 
     Returns
     -------
     out : (N, F, Ho, Wo)
     """
-    xa = _input(x, "x", 4)
-    wa = _input(w, "w", 4)
-    spec = _spec_for(xa, wa, stride, padding, dilation, groups)
-    ba = None
-    if b is not None:
-        ba = _input(b, "b")
-        spec.check_shape("b", ba.shape, (spec.F,))
-    return forward_padded(spec, pad_input(spec, xa), wa, ba)
+    xa, wa, spec, mode, flipped = _conv2d_arguments(x, w, stride, padding, dilation, groups, padding_mode, flip)
+    return forward_with_mode(spec, xa, wa, bias_input(b, spec, spec.F), mode, flipped)
 
 
 def conv2d_backward(
@@ -272,6 +337,8 @@ def conv2d_backward(
     padding: PaddingArg = 0,
     dilation: int | Sequence[int] = 1,
     groups: int = 1,
+    padding_mode: str = "zeros",
+    flip: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Backward pass of a 2-D convolution.
 
@@ -280,18 +347,16 @@ def conv2d_backward(
     dout : (N, F, Ho, Wo), the gradient of the loss with respect to the output
     x : (N, C, H, W)
     w : (F, C/groups, KH, KW)
-    stride, padding, dilation, groups : as in ``conv2d_forward``
+    stride, padding, dilation, groups, padding_mode, flip : as in ``conv2d_forward``
 
     Returns
     -------
-    dx : (N, C, H, W)
+    dx : (N, C, H, W) (with a padding_mode other than zeros, the padding's gradient
+        added onto the cells it copied)
     dw : (F, C/groups, KH, KW)
     db : (F,), the bias gradient (whether or not the layer has a bias)
     """
-    xa = _input(x, "x", 4)
-    wa = _input(w, "w", 4)
-    spec = _spec_for(xa, wa, stride, padding, dilation, groups)
+    xa, wa, spec, mode, flipped = _conv2d_arguments(x, w, stride, padding, dilation, groups, padding_mode, flip)
     dz = _input(dout, "dout")
     spec.check_shape("dout", dz.shape, spec.out_shape)
-    dxp, dw, db = backward_padded(spec, dz, pad_input(spec, xa), wa)
-    return crop_padding(spec, dxp), dw, db
+    return backward_with_mode(spec, dz, xa, wa, mode, flipped)

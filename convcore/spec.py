@@ -21,7 +21,7 @@ from .messages import shorten
 from .values import is_int
 
 # shorten stays importable from here for callers written before convcore.messages
-__all__ = ["ConvSpec", "ConvSpecError", "PaddingArg", "resolve_padding4", "resolve_pair", "shorten"]
+__all__ = ["ConvSpec", "ConvSpecError", "PaddingArg", "resolve_padding4", "resolve_pair", "shorten", "tap_slices"]
 
 
 class ConvSpecError(ValueError):
@@ -70,6 +70,26 @@ def resolve_padding4(padding: Any, name: str = "padding") -> tuple[int, int, int
     if min(pads) < 0:
         raise ConvSpecError(f"{name} must not be negative, got {shorten(min(pads))} in {shorten(pads)}", name)
     return pads  # type: ignore[return-value]
+
+
+def tap_slices(
+    positions: tuple[int, int], stride: tuple[int, int], dilation: tuple[int, int], kernel: tuple[int, int]
+) -> tuple[tuple[int, int, slice, slice], ...]:
+    """Per kernel tap (k, l), row-major: (k, l, rows, columns), the cells tap (k, l)
+    meets at each of ``positions`` (rows, columns) windows: row ``i·stride + k·dilation``
+    for i < positions[0]. Step 1 when there is one position, so that a huge stride never
+    reaches NumPy's index arithmetic."""
+    (ho, wo), (sh, sw), (dh, dw) = positions, stride, dilation
+    return tuple(
+        (
+            k,
+            l,
+            slice(k * dh, k * dh + (ho - 1) * sh + 1, sh if ho > 1 else 1),
+            slice(l * dw, l * dw + (wo - 1) * sw + 1, sw if wo > 1 else 1),
+        )
+        for k in range(kernel[0])
+        for l in range(kernel[1])
+    )
 
 
 def _shape4(shape: Any, name: str, axes: str) -> tuple[int, int, int, int]:
@@ -266,19 +286,8 @@ class ConvSpec:
     @cached_property
     def tap_slices(self) -> tuple[tuple[int, int, slice, slice], ...]:
         """Per kernel tap (k, l), row-major: (k, l, rows, columns), the rows and columns
-        of the padded input it reads, one per output row and column (step 1 when there
-        is one, so that a huge stride never reaches NumPy's index arithmetic)."""
-        (ho, wo), (sh, sw), (dh, dw) = self.out_hw, self.stride, self.dilation
-        return tuple(
-            (
-                k,
-                l,
-                slice(k * dh, k * dh + (ho - 1) * sh + 1, sh if ho > 1 else 1),
-                slice(l * dw, l * dw + (wo - 1) * sw + 1, sw if wo > 1 else 1),
-            )
-            for k in range(self.KH)
-            for l in range(self.KW)
-        )
+        of the padded input it reads, one per output row and column."""
+        return tap_slices(self.out_hw, self.stride, self.dilation, (self.KH, self.KW))
 
     @cached_property
     def macs_per_output(self) -> int:
