@@ -85,12 +85,11 @@ def conv_transpose2d_forward(
     stride: int | Sequence[int] = 1,
     padding: int | Sequence[int] = 0,
     output_padding: int | Sequence[int] = 0,
-    dilation: int | Sequence[int] = 1,
     groups: int = 1,
+    dilation: int | Sequence[int] = 1,
 ) -> np.ndarray:
-    """Forward pass of a transposed 2-D convolution, as ``torch.nn.functional.conv_transpose2d``
-    (whose positional order is ``..., output_padding, groups, dilation``: pass these two
-    by name).
+    """Forward pass of a transposed 2-D convolution, as ``torch.nn.functional.conv_transpose2d``,
+    in its positional order (``..., output_padding, groups, dilation``: unlike conv2d's).
 
     Parameters
     ----------
@@ -125,8 +124,8 @@ def conv_transpose2d_backward(
     stride: int | Sequence[int] = 1,
     padding: int | Sequence[int] = 0,
     output_padding: int | Sequence[int] = 0,
-    dilation: int | Sequence[int] = 1,
     groups: int = 1,
+    dilation: int | Sequence[int] = 1,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Backward pass of a transposed 2-D convolution.
 

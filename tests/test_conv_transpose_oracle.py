@@ -50,3 +50,19 @@ def test_transposed_output_size_is_torchs(stride, padding, output_padding, dilat
     x, w = np.zeros((1, 2, 4, 3)), np.zeros((2, 3, 3, 2))
     theirs = F.conv_transpose2d(torch.tensor(x), torch.tensor(w), **kw).shape
     assert conv_transpose2d_forward(x, w, **kw).shape == tuple(theirs)
+
+
+def test_positional_arguments_are_in_torchs_order():
+    """Code written for F.conv_transpose2d (input, weight, bias, stride, padding,
+    output_padding, groups, dilation) passes its arguments by position and means the same."""
+    import inspect
+
+    torch = require_torch()
+    ours = list(inspect.signature(conv_transpose2d_forward).parameters)[:8]
+    assert ours == ["x", "w", "b", "stride", "padding", "output_padding", "groups", "dilation"]
+    x = np.random.default_rng(5).normal(size=(1, 4, 3, 3))
+    w = np.random.default_rng(6).normal(size=(4, 1, 3, 3))
+    theirs = torch.nn.functional.conv_transpose2d(torch.from_numpy(x), torch.from_numpy(w), None, 2, 1, 1, 2, 2)
+    np.testing.assert_allclose(
+        conv_transpose2d_forward(x, w, None, 2, 1, 1, 2, 2), theirs.numpy(), rtol=1e-10, atol=1e-12
+    )
