@@ -157,3 +157,20 @@ def test_a_mistake_lesson_strikes_its_mistaken_lines_and_shows_where_it_diverges
         f"{mistake}: the diverging step runs {sorted(ran)}, none of the mistaken lines {code['changed']}"
     )
     assert got["current"] == ev["line"]
+
+
+def test_an_animation_can_show_the_line_each_step_runs(open_page, base_url):
+    """Export → Animation with "the line of code each step runs" (convscope export --code):
+    each frame's code line, joined, is the line the event runs, numbered, whole."""
+    page = open_page("/#s=0&l=cs231n", viewport=(1366, 768)).page
+    doc = server_document(base_url, _config(base_url, "cs231n"))
+    backward = next(p for p in doc["phases"] if p["name"] == "backward")
+    first, last = backward["start"], backward["start"] + 3
+    asked = {"from": first, "to": last, "size": {"width": 1280, "height": 720}, "fps": 2, "format": "gif", "code": True}
+    page.evaluate("(a) => window.convscope.recordAnimation(a)", asked)
+    frames = page.evaluate("window.convscope.recordedFrames()")
+    assert [f["step"] for f in frames] == list(range(first, last + 1))
+    for f in frames:
+        ev = doc["events"][f["step"]]
+        want = f"{ev['line']}  {doc['code']['lines'][ev['line'] - 1].strip()}"
+        assert "".join(f["code"]) == want, (f["step"], f["code"], want)

@@ -55,7 +55,8 @@ class AnimationError(ValueError):
 @dataclass(frozen=True)
 class AnimationRequest:
     """What to record: steps ``first``..``last`` (0-based, inclusive) at width×height,
-    ``fps`` steps per second, as ``format`` ("gif" or "webm"), in projector mode or not."""
+    ``fps`` steps per second, as ``format`` ("gif" or "webm"), in projector mode or not,
+    with the line of code each step runs under its equation (``code``) or not."""
 
     first: int
     last: int
@@ -64,6 +65,7 @@ class AnimationRequest:
     fps: float
     format: str
     projector: bool = False
+    code: bool = False
 
     @property
     def frames(self) -> int:
@@ -217,6 +219,7 @@ def record_animation(lesson: dict[str, Any], request: AnimationRequest, *, execu
             "size": {"width": request.width, "height": request.height},
             "fps": request.fps,
             "format": request.format,
+            "code": request.code,
         }
         encoded = _evaluate(browser, session, f"window.convscope.recordAnimation({json.dumps(asked)})")
     if not isinstance(encoded, str) or not encoded:

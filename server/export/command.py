@@ -33,9 +33,9 @@ from .lesson import lesson_document, lesson_file, lesson_source
 
 __all__ = ["add_export_command", "export_command"]
 
-ANIMATION_OPTIONS = ("phase", "steps", "size", "fps", "projector", "timeout")
+ANIMATION_OPTIONS = ("phase", "steps", "size", "fps", "projector", "code", "timeout")
 # (a handout is printed black on white: projector mode's white on black is not for paper)
-ANIMATION_ONLY = {"--size", "--fps", "--projector"}
+ANIMATION_ONLY = {"--size", "--fps", "--projector", "--code"}
 
 
 def add_export_command(commands: argparse._SubParsersAction) -> None:
@@ -89,6 +89,12 @@ def add_export_command(commands: argparse._SubParsersAction) -> None:
     export.add_argument("--fps", type=float, default=None, help="animation: steps per second (default 4)")
     export.add_argument(
         "--projector", action="store_true", default=None, help="animation: draw the page in projector mode"
+    )
+    export.add_argument(
+        "--code",
+        action="store_true",
+        default=None,
+        help="animation: the line of code each step runs under its equation (where the setting has a listing)",
     )
     export.add_argument(
         "--timeout",
@@ -260,7 +266,9 @@ def _export_animation(
         return _fail(refused)
     lesson = lesson_document(settings=settings, **source)
     first, last = frame_range(lesson["lines"][0], phase=args.phase, steps=steps, max_frames=int(limits["MAX_FRAMES"]))
-    request = AnimationRequest(first, last, width, height, fps, kind, projector=bool(args.projector))
+    request = AnimationRequest(
+        first, last, width, height, fps, kind, projector=bool(args.projector), code=bool(args.code)
+    )
     started = time.perf_counter()
     data, status = _in_browser(
         args,

@@ -36,6 +36,11 @@ test("bandFor: room for the phase line and the longest equation's lines; smaller
   // a long text in a small frame: the text gets smaller rather than the band taking the frame
   const long = bandFor(ctx, [EQ.repeat(4)], 640, 360);
   assert.ok(long.font < 14 && long.font >= 12, long.font);
+  // the line of code each step runs: the longest's lines more, none for a step without one
+  const coded = bandFor(ctx, ["z = 1", EQ], 1280, 720, [null, "27  dx = dxp[:, :, 1:6, 1:6]"]);
+  assert.equal(coded.codeLines, 1);
+  assert.equal(coded.height, 24 + coded.line * 4);
+  assert.equal(bandFor(ctx, ["z = 1"], 1280, 720, [null]).codeLines, 0);
 });
 
 test("reduce: recording holds the frame's stage size until it ends", () => {

@@ -16,6 +16,7 @@ import { AnimationDialog } from "../panels/animation-dialog.js";
 import { LabView } from "../panels/lab-view.js";
 import { CompareDialog } from "../panels/compare-dialog.js";
 import { CodePanel } from "../panels/code-panel.js";
+import { codeOf, codeLineText } from "../model/code-view.js";
 import { Classroom } from "../io/classroom.js";
 import { initialSetupOpen } from "../io/setup-memory.js";
 import { Probe } from "./probe.js";
@@ -60,6 +61,8 @@ export const animations = new AnimationDialog({
   show: ask("showForExport"),
   layout: (size) => dispatch({ type: "recording", size }),
   textAt: (step) => store.state.trace.model.compiled[step].text,
+  codeAt: (step) => codeLineText(codeOf(store.state.trace.model), store.state.trace.model.compiled[step]),
+  codeShown: () => store.state.codeOpen,
   here: () => currentStep(store.state),
   stage: $("stage"),
 });

@@ -38,28 +38,32 @@ export function wrapText(text, width, measure) {
 
 /**
  * The band over the stage that holds the phase, the step and the equation of every step
- * of the recording whole (texts: the equations), in a frame width×height: {font, line,
- * height}. Its text is as large as a slide's (3.4% of the height), smaller only when the
- * longest equation would take more than BAND_SHARE of the frame (and no smaller than
- * 12 px: then the band grows instead).
+ * of the recording whole (texts: the equations; codes: the line of code each step runs,
+ * or null: none shown), in a frame width×height: {font, line, height, codeLines}. Its
+ * text is as large as a slide's (3.4% of the height), smaller only when the longest
+ * equation and line of code would take more than BAND_SHARE of the frame (and no smaller
+ * than 12 px: then the band grows instead).
  */
-export function bandFor(ctx, texts, width, height) {
+export function bandFor(ctx, texts, width, height, codes = null) {
   let font = Math.max(14, Math.round(height * 0.034));
   for (;;) {
     ctx.font = `600 ${font}px ${MONO}`;
     const room = width - 2 * font;
-    const most = Math.max(1, ...texts.map((t) => wrapText(t, room, (x) => ctx.measureText(x).width).length));
+    const linesOf = (t) => (t ? wrapText(t, room, (x) => ctx.measureText(x).width).length : 0);
+    const most = Math.max(1, ...texts.map(linesOf));
+    const codeLines = codes ? Math.max(0, ...codes.map(linesOf)) : 0;
     const line = Math.round(font * 1.3);
-    const band = Math.ceil(font * 0.5) * 2 + line * (1 + most);
-    if (band <= height * BAND_SHARE || font <= 12) return { font, line, height: band };
+    const band = Math.ceil(font * 0.5) * 2 + line * (1 + most + codeLines);
+    if (band <= height * BAND_SHARE || font <= 12) return { font, line, height: band, codeLines };
     font -= 1;
   }
 }
 
-/** Draw the current step onto `ctx` (width×height): the phase, the step and the whole
- *  equation on top (band: bandFor), the stage below at its own size (laid out for the
- *  room below the band). What it drew: {phase, lines, scale}. */
-function drawFrame(ctx, width, height, stage, band) {
+/** Draw the current step onto `ctx` (width×height): the phase, the step, the whole
+ *  equation and (code: its text, or null) the line of code it runs on top (band:
+ *  bandFor), the stage below at its own size (laid out for the room below the band).
+ *  What it drew: {phase, lines, code (the code lines drawn), scale}. */
+function drawFrame(ctx, width, height, stage, band, code = null) {
   const bg = getComputedStyle(document.body).backgroundColor || "#fff";
   ctx.fillStyle = bg;
   ctx.fillRect(0, 0, width, height);
@@ -76,6 +80,14 @@ function drawFrame(ctx, width, height, stage, band) {
   ctx.font = `600 ${font}px ${MONO}`;
   const lines = wrapText($("eq-text").textContent, width - 2 * font, (x) => ctx.measureText(x).width);
   lines.forEach((l, i) => ctx.fillText(l.trimEnd(), font, top + line * (i + 1.5)));
+  // the line of code under the equation, in the colour of what the step writes
+  const codeLines = code ? wrapText(code, width - 2 * font, (x) => ctx.measureText(x).width) : [];
+  if (codeLines.length) {
+    ctx.fillStyle = getComputedStyle(document.body).getPropertyValue("--write").trim() || color;
+    const below = top + line * (lines.length + 1.5);
+    codeLines.forEach((l, i) => ctx.fillText(l.trimEnd(), font, below + line * i));
+    ctx.fillStyle = color;
+  }
   const picture = paintStage(stage, 1, true);
   const room = { w: width, h: height - band.height };
   // (the stage was laid out for this room: drawn at its own size, shrunk only if it is larger)
@@ -84,7 +96,7 @@ function drawFrame(ctx, width, height, stage, band) {
   const h = picture.height * s;
   ctx.imageSmoothingQuality = "high";
   ctx.drawImage(picture, (width - w) / 2, band.height + (room.h - h) / 2, w, h);
-  return { phase, lines, scale: s };
+  return { phase, lines, code: codeLines, scale: s };
 }
 
 /** The smallest text (px) of the numbers in the stage's drawn cells, and how many cells
@@ -104,12 +116,14 @@ function measureCells(stage) {
  * Steps `from`..`to` (inclusive) as an animation. show(step) draws the page at a step
  * (synchronously); layout(size) lays the stage out for `size` ({width, height} px: the
  * frame less its equation band; null: the page again); textAt(step) the step's equation
- * (the band is made high enough for the longest); size {width, height}; fps steps per
- * second; format "gif" or "webm"; progress(done, total); measure: also report the drawn
- * cells' text size per frame (the tests). Resolves to {blob, frames: [{step, phase,
- * lines (the equation as drawn, joined: the step's text), scale, cellFont?, tags?}]}.
+ * (the band is made high enough for the longest); codeAt(step): the line of code it runs
+ * ("27  dx = …", or null; codeAt null: no code line); size {width, height}; fps steps
+ * per second; format "gif" or "webm"; progress(done, total); measure: also report the
+ * drawn cells' text size per frame (the tests). Resolves to {blob, frames: [{step,
+ * phase, lines (the equation as drawn, joined: the step's text), code (the code line as
+ * drawn), scale, cellFont?, tags?}]}.
  */
-export async function recordAnimation({ from, to, show, layout, textAt, stage, size, fps, format, progress = () => {}, measure = false }) {
+export async function recordAnimation({ from, to, show, layout, textAt, codeAt = null, stage, size, fps, format, progress = () => {}, measure = false }) {
   const { width, height } = size;
   const canvas = document.createElement("canvas");
   canvas.width = width;
@@ -117,10 +131,10 @@ export async function recordAnimation({ from, to, show, layout, textAt, stage, s
   const ctx = canvas.getContext("2d", { willReadFrequently: format === "gif" });
   const steps = [];
   for (let k = from; k <= to; k++) steps.push(k);
-  const band = bandFor(ctx, steps.map(textAt), width, height);
+  const band = bandFor(ctx, steps.map(textAt), width, height, codeAt ? steps.map(codeAt) : null);
   const frames = [];
   const draw = (target, k) => {
-    const drawn = drawFrame(target, width, height, stage, band);
+    const drawn = drawFrame(target, width, height, stage, band, codeAt ? codeAt(k) : null);
     frames.push({ step: k, ...drawn, ...(measure ? measureCells(stage) : {}) });
   };
   layout({ width, height: height - band.height });

@@ -5,6 +5,7 @@
 
 import { currentStep } from "../model/page-state.js";
 import { recordAnimation } from "../encode/animation.js";
+import { codeOf, codeLineText } from "../model/code-view.js";
 import { buildHandout, handoutTitle } from "../panels/handout.js";
 import { SPEEDS } from "../model/player.js";
 
@@ -113,10 +114,10 @@ export function install(page) {
     /**
      * `convscope export anim.gif|anim.webm`: steps from..to (0-based, inclusive) as the
      * Animation dialog makes them (js/encode/animation.js), size {width, height}, fps,
-     * format "gif" or "webm"; resolves to the file's bytes in base64. The page returns to
-     * its step.
+     * format "gif" or "webm", code (the line of code each step runs under its equation);
+     * resolves to the file's bytes in base64. The page returns to its step.
      */
-    recordAnimation: async ({ from, to, size, fps, format }) => {
+    recordAnimation: async ({ from, to, size, fps, format, code = false }) => {
       const back = state().trace ? currentStep(state()) : 0;
       try {
         const { blob, frames } = await recordAnimation({
@@ -128,6 +129,7 @@ export function install(page) {
           show,
           layout: (room) => store.dispatch({ type: "recording", size: room }),
           textAt: (step) => state().trace.model.compiled[step].text,
+          codeAt: code ? (step) => codeLineText(codeOf(state().trace.model), state().trace.model.compiled[step]) : null,
           stage: document.getElementById("stage"),
           measure: true,
         });

@@ -82,6 +82,13 @@ export function writesOfLine(event, n) {
   return event.line === n ? event.writes : [];
 }
 
+/** The line `event` runs as an animation's frame says it: "27  dx = dxp[...]" (its
+ *  number, then the line without its indent); null without a listing or a line. */
+export function codeLineText(code, event) {
+  if (!code || !event || !event.line || !code.lines[event.line - 1]) return null;
+  return `${event.line}  ${code.lines[event.line - 1].trim()}`;
+}
+
 /** The first step after `from` (wrapping round to the start) whose event runs line `n`
  *  of the listing, among the `received` events of `compiled`; null if none does. */
 export function nextStepRunning(compiled, received, from, n) {

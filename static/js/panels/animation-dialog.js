@@ -27,18 +27,22 @@ export function readAnimationForm(values, total) {
   const fps = Number(values.fps);
   if (!Number.isFinite(fps) || fps < MIN_FPS || fps > MAX_FPS) return { error: `steps per second must be from ${MIN_FPS} to ${MAX_FPS}, not "${values.fps}"` };
   const [width, height] = String(values.size).split("x").map(Number);
-  return { from: from.n - 1, to: to.n - 1, fps, size: { width, height }, format: values.format === "webm" ? "webm" : "gif" };
+  return { from: from.n - 1, to: to.n - 1, fps, size: { width, height }, format: values.format === "webm" ? "webm" : "gif", code: values.code === "on" };
 }
 
 export class AnimationDialog {
   /** range(): {from, to, total} (0-based, the current phase); show(step): draw the page
    *  at a step now; layout(size): lay the stage out for a frame's room (null: the page's);
-   *  textAt(step): the step's equation; here(): the step shown; stage: the stage element. */
-  constructor({ range, show, layout, textAt, here, stage }) {
+   *  textAt(step): the step's equation; codeAt(step): the line of code it runs (null:
+   *  the trace has no listing); codeShown(): the code panel is open (the box's default);
+   *  here(): the step shown; stage: the stage element. */
+  constructor({ range, show, layout, textAt, codeAt, codeShown, here, stage }) {
     this.range = range;
     this.show = show;
     this.layout = layout;
     this.textAt = textAt;
+    this.codeAt = codeAt;
+    this.codeShown = codeShown;
     this.here = here;
     this.stage = stage;
     this.busy = false;
@@ -55,6 +59,10 @@ export class AnimationDialog {
     const form = $("anim-form");
     form.elements.from.value = String(from + 1);
     form.elements.to.value = String(to + 1);
+    // (the line of code: offered where the trace has a listing, ticked when the panel is open)
+    const listed = this.codeAt(from) !== null;
+    form.elements.code.disabled = !listed;
+    form.elements.code.checked = listed && this.codeShown();
     $("anim-note").textContent = "";
     $("anim-dialog").showModal();
   }
@@ -77,6 +85,7 @@ export class AnimationDialog {
         show: this.show,
         layout: this.layout,
         textAt: this.textAt,
+        codeAt: req.code ? this.codeAt : null,
         stage: this.stage,
         progress: (done, all) => (note.textContent = `frame ${done} of ${all}…`),
       });
