@@ -87,8 +87,11 @@ def test_animation_options_on_a_lesson_file_and_unknown_outputs_are_refused(tmp_
     assert code == 2 and err == "convscope: --fps, --projector: only for animations (.gif, .webm), not a lesson file", (
         err
     )
-    code, err = _export(tmp_path, capsys, "--preset", "d2l", "--code", output="lesson.html")
-    assert code == 2 and err == "convscope: --code: only for animations (.gif, .webm), not a lesson file", err
+    code, err = _export(tmp_path, capsys, "--preset", "d2l", "--code", output="handout.pdf")
+    assert (
+        code == 2
+        and err == "convscope: --code: only for a lesson file (.html) or an animation (.gif, .webm), not a handout"
+    ), err
     code, err = _export(tmp_path, capsys, "--preset", "d2l", output="anim.mp4")
     assert code == 2 and "the output must end in .html (a lesson file), .gif or .webm (an animation)" in err, err
     assert not marking_browser.exists()

@@ -393,3 +393,22 @@ def test_export_step_sets_where_the_lesson_file_opens(browser, tmp_path, capsys)
     assert main(["export", str(tmp_path / "a.gif"), "--preset", "cs231n", "--step", "3"]) == 2
     assert "--step: only for a lesson file" in capsys.readouterr().err
     assert not (tmp_path / "a.gif").exists()
+
+
+def test_export_code_opens_the_lesson_file_with_the_code_panel(browser, tmp_path):
+    """`convscope export lesson.html --code` (and the page's download with the panel open):
+    the file opens offline with the code panel, the step's line marked."""
+    out = tmp_path / "code.html"
+    assert main(["export", str(out), "--preset", "cs231n", "--step", "30", "--code"]) == 0
+    assert _embedded(out)["code"] is True
+    doc = build_trace(PRESETS["cs231n"].config)
+    view = OfflinePage(browser, out)
+    try:
+        wait_until(view.page, "window.convscope.shownStep === 29 && !document.getElementById('code').hidden")
+        line = doc["events"][29]["line"]
+        wait_until(view.page, f"document.querySelector('#code .code-line.current')?.dataset.line === '{line}'")
+    finally:
+        view.close()
+    plain = tmp_path / "plain.html"
+    assert main(["export", str(plain), "--preset", "cs231n"]) == 0
+    assert _embedded(plain)["code"] is False

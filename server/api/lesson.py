@@ -47,6 +47,7 @@ class LessonRequest(BaseModel):
         le=10**9,
         description="the step the file opens at (the one shown when it was downloaded; past the last, the last)",
     )
+    code: bool = Field(False, description="the file opens with the code panel open (the line each step runs)")
 
 
 LESSON_EXAMPLES = {
@@ -85,6 +86,7 @@ async def lesson(body: Annotated[LessonRequest, Body(openapi_examples=LESSON_EXA
             title=body.title,
             sentence=body.sentence,
             step=body.step,
+            code=body.code,
             settings=state.settings,
         )
         yield html.encode("utf-8")

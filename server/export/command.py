@@ -33,9 +33,9 @@ from .lesson import lesson_document, lesson_file, lesson_source
 
 __all__ = ["add_export_command", "export_command"]
 
-ANIMATION_OPTIONS = ("phase", "steps", "size", "fps", "projector", "code", "timeout")
+ANIMATION_OPTIONS = ("phase", "steps", "size", "fps", "projector", "timeout")
 # (a handout is printed black on white: projector mode's white on black is not for paper)
-ANIMATION_ONLY = {"--size", "--fps", "--projector", "--code"}
+ANIMATION_ONLY = {"--size", "--fps", "--projector"}
 
 
 def add_export_command(commands: argparse._SubParsersAction) -> None:
@@ -94,7 +94,10 @@ def add_export_command(commands: argparse._SubParsersAction) -> None:
         "--code",
         action="store_true",
         default=None,
-        help="animation: the line of code each step runs under its equation (where the setting has a listing)",
+        help=(
+            "lesson file: it opens with the code panel open; animation: the line of code each step runs under its"
+            " equation (where the setting has a listing)"
+        ),
     )
     export.add_argument(
         "--timeout",
@@ -171,6 +174,8 @@ def export_command(args: argparse.Namespace) -> int:
             return _fail(
                 f"{', '.join(given)}: only for animations (.gif, .webm), not a handout (printed black on white)"
             )
+        if args.code is not None:
+            return _fail("--code: only for a lesson file (.html) or an animation (.gif, .webm), not a handout")
     elif args.paper is not None:
         return _fail("--paper: only for handouts (.pdf), not an animation")
     if args.step is not None and kind not in ("html", "htm"):
@@ -195,7 +200,7 @@ def _export(args: argparse.Namespace, output: Path, kind: str) -> int:
         if kind == "pdf":
             return _export_handout(args, output, source, settings)
         started = time.perf_counter()
-        lesson = lesson_document(settings=settings, **source)
+        lesson = lesson_document(settings=settings, code=bool(args.code), **source)
         if args.step is not None:
             total = int(lesson["lines"][0]["total_events"])
             if not 1 <= args.step <= total:

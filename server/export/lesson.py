@@ -51,10 +51,12 @@ def lesson_document(
     title: str = "A convolution, step by step",
     sentence: str = "",
     step: int = 0,
+    code: bool = False,
     settings: Settings | None = None,
 ) -> dict[str, Any]:
     """The lesson a lesson file embeds: {schema, preset, lines (header, events, end), meta,
-    step (where the file opens: the page's step when it was downloaded)}.
+    step (where the file opens: the page's step when it was downloaded), code (it opens
+    with the code panel open)}.
 
     Raises ApiError (with the field and the numbers) for a config the service would
     refuse under ``settings`` (default: its limits).
@@ -71,6 +73,7 @@ def lesson_document(
         # what the page builds its controls from (GET /api/meta), for a page with no server
         "meta": build_meta(settings.limits()).model_dump(mode="json"),
         "step": step,
+        "code": code,
     }
 
 

@@ -58,6 +58,7 @@ export async function start() {
   const lessons = store.state.lessons;
   const first = lessons.find((p) => p.name === "d2l") ?? lessons[0];
   const embedded = embeddedLesson(); // (a lesson file opens where it was downloaded)
+  if (embedded && embedded.code === true) dispatch({ type: "codeOpen", on: true });
   if (first) await openLesson(first.name, { push: false, ...(embedded ? { step: embeddedStep(embedded) } : {}) });
   else {
     const config = defaultConfig();

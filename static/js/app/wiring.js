@@ -83,7 +83,7 @@ async function downloadLesson() {
   const lesson = state.lessons.find((p) => p.name === state.trace.lesson);
   const meta = lesson ? { name: lesson.name, title: lesson.title, sentence: lesson.sentence } : { name: "custom", title: "A convolution, step by step", sentence: "" };
   try {
-    download(await fetchLessonFile(state.trace.config, meta, currentStep(state)), `convscope-${meta.name}.html`);
+    download(await fetchLessonFile(state.trace.config, meta, currentStep(state), state.codeOpen), `convscope-${meta.name}.html`);
     notify("Lesson file downloaded: it plays offline, from any folder or USB stick.");
   } catch (err) {
     notify(`No lesson file: ${err.message}`);

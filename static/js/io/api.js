@@ -23,12 +23,13 @@ async function errorOf(response) {
   return new ApiError(response.status, detail);
 }
 
-/** The offline lesson file of `config` (POST /api/lesson) as a Blob; it opens at `step`. */
-export async function fetchLessonFile(config, { name, title, sentence }, step = 0) {
+/** The offline lesson file of `config` (POST /api/lesson) as a Blob; it opens at `step`,
+ *  with the code panel open if `code`. */
+export async function fetchLessonFile(config, { name, title, sentence }, step = 0, code = false) {
   const response = await fetch("/api/lesson", {
     method: "POST",
     headers: { "Content-Type": "application/json" },
-    body: JSON.stringify({ setup: config, name, title, sentence, step }),
+    body: JSON.stringify({ setup: config, name, title, sentence, step, code }),
   });
   if (!response.ok) throw await errorOf(response);
   return response.blob();
