@@ -1,7 +1,9 @@
 """The listings' line map is the trace's: run a listing under ``sys.settrace``, record
-each marked line it executes with its loop variables, and the sequence equals, event
-for event, the lines the trace engine's events map to (``Listing.event_lines``) with
-the events' ``loop`` values, for the same config (convcore/listings/, docs/listings.md).
+each marked line it executes with its loop variables and the scalars it reads, and the
+sequence equals, event for event, the lines the trace engine's events carry (``lines``,
+``line`` the last; the same as ``Listing.event_lines``) with the events' ``loop`` and
+``scalars`` values, for the same config (convcore/listings/, docs/listings.md,
+convcore/trace/code.py).
 
 One difference is the engine's, by design: without padding the trace has no pad and
 no crop phase (only steps that compute; its ``aliases`` say xp is x), while the
@@ -34,6 +36,7 @@ def executed(listing, case) -> list[tuple[int, dict[str, int]]]:
     """(listing line, {loop letter: value}) of every marked line the listing runs, in
     order: its forward, then its backward, on the case's arrays."""
     marked = {mark.line for mark in listing.marks}
+    names = set(LETTERS) | {name for mark in listing.marks for name, _ in mark.scalars}
     paths = {section.path for section in listing.sections}
     seen: list[tuple[int, dict[str, int]]] = []
 
@@ -41,7 +44,7 @@ def executed(listing, case) -> list[tuple[int, dict[str, int]]]:
         if event == "line":
             line = listing.listing_line(frame.f_code.co_filename, frame.f_lineno)
             if line in marked:
-                seen.append((line, {k: v for k, v in frame.f_locals.items() if k in LETTERS}))
+                seen.append((line, {k: v for k, v in frame.f_locals.items() if k in names}))
         return local
 
     def start(frame, event, arg):
@@ -57,8 +60,24 @@ def executed(listing, case) -> list[tuple[int, dict[str, int]]]:
 
 
 def expected(listing, doc) -> list[tuple[int, dict[str, int]]]:
-    """(line, the event's loop) for each line each event of ``doc`` runs."""
-    return [(line, event["loop"]) for event in doc["events"] for line in listing.event_lines(event, doc["aliases"])]
+    """(line, the event's loop and scalars) for each line each event of ``doc`` runs (its
+    ``lines``, which are the listing's ``event_lines``; ``line`` the last of them)."""
+    assert doc["code"]["lines"] == list(listing.lines) and doc["code"]["convention"] == listing.convention
+    want = []
+    for event in doc["events"]:
+        assert event["lines"] == list(listing.event_lines(event, doc["aliases"])), event["text"]
+        assert event["line"] == (event["lines"][-1] if event["lines"] else None)
+        want += [(line, {**event["loop"], **event.get("scalars", {})}) for line in event["lines"]]
+    return want
+
+
+def as_if(listing, doc) -> dict:
+    """``doc`` with ``listing`` as its code: the events' lines as that listing maps them."""
+    events = []
+    for event in doc["events"]:
+        lines = list(listing.event_lines(event, doc["aliases"]))
+        events.append(dict(event, lines=lines, line=lines[-1] if lines else None))
+    return dict(doc, events=events, code={"convention": listing.convention, "lines": list(listing.lines)})
 
 
 def compare(listing, case, doc) -> None:
@@ -77,14 +96,14 @@ def compare(listing, case, doc) -> None:
 @given(data=st.data())
 def test_the_listing_runs_the_lines_of_the_trace_events(listing, data):
     case = data.draw(SMALL[listing.convention], label="case")
-    compare(listing, case, build_trace(case_config(case, **setting(listing))))
+    compare(listing, case, build_trace(case_config(case, code=listing.convention, **setting(listing))))
 
 
 def test_another_loop_order_is_told_apart():
     """The check can fail: the same lines in another loop order carry other loop values."""
     listing = get_listing("cs231n", granularity="window")
     case = ConvCase((2, 2, 4, 4), (2, 2, 2, 2), 1, 1, 1, 1, True, seed=3)
-    doc = build_trace(case_config(case, **dict(setting(listing), loop_order="jifn")))
+    doc = as_if(listing, build_trace(case_config(case, **dict(setting(listing), loop_order="jifn"))))
     with pytest.raises(AssertionError, match="step 2 "):
         compare(listing, case, doc)
 
@@ -93,6 +112,6 @@ def test_a_missing_step_is_told_apart():
     """The check can fail: a trace without the listing's backward has other lines."""
     listing = get_listing("cs231n", granularity="mac", backward="separate")
     case = ConvCase((1, 1, 3, 3), (1, 1, 2, 2), 1, 0, 1, 1, True, seed=4)
-    doc = build_trace(case_config(case, **setting(listing), phases="forward"))
+    doc = as_if(listing, build_trace(case_config(case, **setting(listing), phases="forward")))
     with pytest.raises(AssertionError):
         compare(listing, case, doc)

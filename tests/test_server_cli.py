@@ -45,7 +45,7 @@ def test_trace_writes_ndjson(tmp_path):
 def test_trace_of_a_preset_to_stdout(capsysbinary):
     assert main(["trace", "preset:d2l"]) == 0
     doc = json.loads(capsysbinary.readouterr().out)
-    assert doc["schema"] == "convscope.trace/2"
+    assert doc["schema"] == "convscope.trace/3"
 
 
 def test_trace_stops_quietly_when_the_reader_leaves(tmp_path):

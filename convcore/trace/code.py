@@ -1,0 +1,220 @@
+"""The code beside the step: which listing a trace shows (``convcore.listings``), the
+header's ``code`` object and each event's ``line``, ``lines`` and ``scalars``.
+
+The config's ``code`` names the convention of the listing: "cs231n"
+(``conv_forward_naive`` / ``conv_backward_naive``), "torch" (``conv2d_forward`` /
+``conv2d_backward``), "layer" (seed 001's NHWC layer class) or "auto" (the default):
+the NHWC layout's lessons in the layer style, NCHW in CS231n's, and a setting CS231n's
+``conv_param`` cannot say (a stride or padding per axis or per side, dilation, groups)
+in the torch style. A convention asked for by name that has no listing for the setting
+is a config error (field ``code``); "auto" without one gives no code (``None``: the
+header's ``code`` is null and the events have no line keys).
+
+``resolve_code(...)`` (the config's check) -> the convention or None;
+``TraceCode(rc, ref)`` annotates a trace's events: ``line`` the 1-based line of the
+listing the step runs (of its last write), ``lines`` one per write in order, and
+``scalars`` the values of the scalars those lines read (``g = dout[n, f, i, j]``), each
+evaluated from the listing's own expression (``convcore.listings.marks``) on the
+trace's tensors. A step the listing has no line for (the activation phases: the
+listings compute the convolution only) has ``line`` null and ``lines`` [].
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+__all__ = ["CODE_CHOICES", "TraceCode", "auto_convention", "code_header", "resolve_code", "trace_listing"]
+
+CODE_CHOICES = ("auto", "cs231n", "torch", "layer")
+CODE_TITLES = {
+    "auto": "the lesson's (CS231n, the layer for NHWC, PyTorch-style where CS231n cannot say it)",
+    "cs231n": "CS231n conv_forward_naive / conv_backward_naive",
+    "torch": "PyTorch-style conv2d_forward / conv2d_backward",
+    "layer": "seed 001's NHWC layer class",
+}
+
+
+def cs231n_can_say(spec: Any) -> str | None:
+    """None when CS231n's conv_param (one stride, one pad) says the spec, else why not."""
+    if len(set(spec.stride)) != 1:
+        return f"stride {list(spec.stride)} differs per axis"
+    if len(set(spec.padding)) != 1:
+        return f"padding {list(spec.padding)} differs per side"
+    if tuple(spec.dilation) != (1, 1):
+        return f"dilation {list(spec.dilation)}"
+    if spec.groups != 1:
+        return f"groups {spec.groups}"
+    return None
+
+
+def torch_can_say(spec: Any) -> str | None:
+    """None when the torch-style call (padding per axis) says the spec, else why not."""
+    top, bottom, left, right = spec.padding
+    if top != bottom or left != right:
+        return f"padding {list(spec.padding)} differs between the two sides of an axis"
+    return None
+
+
+def auto_convention(spec: Any, layout: str) -> str:
+    """The convention a lesson's listing follows (module notes)."""
+    if layout == "NHWC":
+        return "layer"
+    return "cs231n" if cs231n_can_say(spec) is None else "torch"
+
+
+@lru_cache(maxsize=256)
+def _listing(convention, view, granularity, backward, loop_order, dx_loop_order, phases):
+    from ..listings import ListingNotFound, get_listing
+
+    try:
+        return get_listing(convention, view, granularity, backward, loop_order, dx_loop_order, phases), None
+    except ListingNotFound as exc:
+        return None, str(exc)
+
+
+def _find(convention: str, spec: Any, view, granularity, backward, loop_order, dx_loop_order, phases):
+    """(listing or None, why there is none)."""
+    why = {"cs231n": cs231n_can_say, "torch": torch_can_say}.get(convention, lambda s: None)(spec)
+    if why is not None:
+        return None, f"{convention}'s code cannot say this layer: {why}"
+    dx_order = dx_loop_order if backward == "separate" else loop_order
+    return _listing(convention, view, granularity, backward, loop_order, dx_order, phases)
+
+
+def resolve_code(asked: str, spec: Any, layout: str, **setting: str) -> str | None:
+    """The convention of the trace's listing (``setting``: view, granularity, backward,
+    loop_order, dx_loop_order, phases), None when "auto" finds none. Raises
+    TraceConfigError (field ``code``) for a named convention without a listing."""
+    from .config import TraceConfigError
+
+    convention = auto_convention(spec, layout) if asked == "auto" else asked
+    listing, why = _find(convention, spec, **setting)
+    if listing is not None:
+        return convention
+    if asked == "auto":
+        return None
+    raise TraceConfigError(
+        f"code {asked!r} has no listing for this trace: {why.split('; there are:')[0]} "
+        f"(code 'auto' shows the code there is, or none)",
+        "code",
+    )
+
+
+def trace_listing(rc: Any):
+    """The Listing of a ResolvedConfig ``rc`` (``rc.code`` its convention), or None."""
+    if rc.code is None:
+        return None
+    listing, _ = _find(
+        rc.code, rc.spec, rc.view, rc.granularity, rc.backward, rc.loop_order, rc.dx_loop_order, rc.phases
+    )
+    return listing
+
+
+def code_header(listing: Any) -> dict[str, Any] | None:
+    """The header's ``code``: {convention, name, lines}, or None without a listing."""
+    if listing is None:
+        return None
+    return {"convention": listing.convention, "name": listing.name, "lines": list(listing.lines)}
+
+
+def _python(value: Any) -> Any:
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _namespace(rc: Any, ref: Mapping[str, np.ndarray]) -> dict[str, Any]:
+    """The names a listing's scalar expressions read, as the listing's functions have
+    them: its tensors (the trace's dz is the listing's dout: the listings have no
+    activation) and its geometry."""
+    spec = rc.spec
+    (sh, sw), (top, _, left, _), (dh, dw) = spec.stride, spec.padding, spec.dilation
+    tensors: dict[str, Any] = {"x": ref["x"], "w": ref["w"], "xp": ref.get("xp", ref["x"])}
+    tensors["dout"] = ref.get("dz", ref.get("dout"))
+    b = ref.get("b")
+    tensors["b"] = b if b is not None or rc.code != "cs231n" else np.zeros(spec.F)
+    if rc.code == "layer":  # the layer works on NHWC / HWIO arrays
+        tensors = {k: _layer_order(k, v) for k, v in tensors.items()}
+    geometry = {
+        "N": spec.N,
+        "C": spec.C,
+        "F": spec.F,
+        "HH": spec.KH,
+        "WW": spec.KW,
+        "KH": spec.KH,
+        "KW": spec.KW,
+        "Cg": spec.channels_per_group,
+        "groups": spec.groups,
+        "H_out": spec.out_hw[0],
+        "W_out": spec.out_hw[1],
+        "s": sh,
+        "sh": sh,
+        "sw": sw,
+        "pad": top,
+        "ph": top,
+        "pw": left,
+        "dil_h": dh,
+        "dil_w": dw,
+        "np": np,
+    }
+    return {**geometry, **tensors}
+
+
+def _layer_order(name: str, arr: Any) -> Any:
+    if arr is None or arr.ndim != 4:
+        return arr
+    return arr.transpose(1, 2, 3, 0) if name == "w" else arr.transpose(0, 2, 3, 1)
+
+
+class TraceCode:
+    """The listing of one trace and the line keys of its events (module notes).
+
+    ``rc``: the ResolvedConfig; ``ref``: the trace's tensors by name, internal order
+    (x: (N, C, H, W), w: (F, C/groups, KH, KW), dz: (N, F, Ho, Wo), ...); ``aliases``:
+    the header's."""
+
+    def __init__(self, rc: Any, ref: Mapping[str, np.ndarray], aliases: Mapping[str, str]):
+        self.listing = trace_listing(rc)
+        self.aliases = dict(aliases)
+        self._lines: dict[tuple, tuple[tuple[int, ...], tuple]] = {}
+        self._ns = _namespace(rc, ref) if self.listing is not None else {}
+
+    def header(self) -> dict[str, Any] | None:
+        return code_header(self.listing)
+
+    def _plan(self, phase: str, tensors: tuple[str, ...]) -> tuple[tuple[int, ...], tuple]:
+        """The lines of a step of ``phase`` that writes ``tensors``, and the compiled
+        expressions of the scalars they read."""
+        key = (phase, tensors)
+        if key not in self._lines:
+            lines: list[int] = []
+            for tensor in tensors:
+                try:
+                    lines.append(self.listing.line_of(phase, tensor, self.aliases))
+                except KeyError:
+                    continue
+            scalars: dict[str, Any] = {}
+            for mark in self.listing.marks:
+                if mark.line in lines:
+                    for name, source in mark.scalars:
+                        scalars.setdefault(name, compile(source, f"<{self.listing.name}: {name}>", "eval"))
+            self._lines[key] = (tuple(lines), tuple(scalars.items()))
+        return self._lines[key]
+
+    def annotate(self, events: Iterable[dict]) -> Iterator[dict]:
+        """``events`` with ``line``, ``lines`` and (where its lines read any) ``scalars``
+        set; unchanged when the trace has no listing."""
+        if self.listing is None:
+            yield from events
+            return
+        ns = self._ns
+        for event in events:
+            lines, scalars = self._plan(event["phase"], tuple(w["tensor"] for w in event["writes"]))
+            event["line"] = lines[-1] if lines else None
+            event["lines"] = list(lines)
+            if scalars:
+                ns.update(event["loop"])
+                event["scalars"] = {name: _python(eval(code, ns)) for name, code in scalars}  # noqa: S307
+            yield event
