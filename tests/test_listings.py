@@ -139,15 +139,50 @@ def test_one_pass_alone():
 @pytest.mark.parametrize(
     "asked",
     [
-        {"convention": "layer"},
+        {"convention": "fortran"},
         {"view": "im2col"},
-        {"granularity": "mac", "loop_order": "nfijklc"},
-        {"granularity": "window", "backward": "separate", "dx_loop_order": "jinf"},
+        {"granularity": "mac", "loop_order": "nfij"},
+        {"granularity": "window", "backward": "separate", "dx_loop_order": "jinx"},
     ],
 )
 def test_a_setting_without_a_listing_is_refused_with_what_there_is(asked):
-    with pytest.raises(ListingNotFound, match="there are: cs231n forward window nfij.* torch backward mac separate"):
+    with pytest.raises(ListingNotFound, match="there are, each in every loop order .*: cs231n forward window.* torch"):
         get_listing(**asked)
+
+
+# every (convention, granularity, backward) in other loop orders (convcore/listings/orders.py)
+FORMS = [(c, g, b) for c in CASES for g in ("window", "mac") for b in ("fused", "separate")]
+
+
+def orders(granularity):
+    return st.permutations(list("nfij" if granularity == "window" else "nfijckl")).map("".join)
+
+
+def reordered(data, convention, granularity, backward):
+    loop_order = data.draw(orders(granularity), label="loop_order")
+    dx_order = data.draw(orders(granularity), label="dx_loop_order") if backward == "separate" else None
+    return get_listing(convention, "direct", granularity, backward, loop_order, dx_order)
+
+
+@pytest.mark.parametrize(("convention", "granularity", "backward"), FORMS)
+@settings(max_examples=examples(100), deadline=None)
+@given(data=st.data())
+def test_every_loop_order_matches_torch_and_the_trace_header(convention, granularity, backward, data):
+    test_every_listing_matches_torch_and_the_trace_header.hypothesis.inner_test(
+        reordered(data, convention, granularity, backward), data
+    )
+
+
+@pytest.mark.parametrize(("convention", "granularity", "backward"), FORMS)
+def test_another_loop_order_rewrites_only_the_loop_lines(convention, granularity, backward):
+    default = get_listing(convention, "direct", granularity, backward)
+    order = default.loop_order[::-1]
+    other = get_listing(convention, "direct", granularity, backward, order, order[1:] + order[0])
+    changed = [k for k, (a, b) in enumerate(zip(default.lines, other.lines)) if a != b]
+    assert len(default.lines) == len(other.lines) and changed
+    assert all("in np.ndindex(" in other.lines[k] for k in changed)
+    assert other.loop_order == order and f"in loop order {order}" in other.name
+    assert other.line_map == default.line_map  # the same lines write
 
 
 def test_listing_files_import_numpy_only():

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import ConvCase, cs231n_cases, examples, torch_style_cases
-from test_listings import LISTINGS, run, setting
+from test_listings import FORMS, LISTINGS, reordered, run, setting
 from trace_checks import case_config
 
 from convcore.listings import get_listing
@@ -97,6 +97,15 @@ def compare(listing, case, doc) -> None:
 def test_the_listing_runs_the_lines_of_the_trace_events(listing, data):
     case = data.draw(SMALL[listing.convention], label="case")
     compare(listing, case, build_trace(case_config(case, code=listing.convention, **setting(listing))))
+
+
+@pytest.mark.parametrize(("convention", "granularity", "backward"), FORMS)
+@settings(max_examples=examples(50), deadline=None)
+@given(data=st.data())
+def test_every_loop_order_runs_the_lines_of_the_trace_events(convention, granularity, backward, data):
+    listing = reordered(data, convention, granularity, backward)
+    case = data.draw(SMALL[convention], label="case")
+    compare(listing, case, build_trace(case_config(case, code=convention, **setting(listing))))
 
 
 def test_another_loop_order_is_told_apart():

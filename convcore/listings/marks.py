@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import re
+import textwrap
 from dataclasses import dataclass
 
 __all__ = ["MARK", "ListingMarkError", "Mark", "read_marks"]
@@ -62,7 +63,7 @@ def _loop_names(node: ast.For) -> tuple[str, ...]:
 
 def read_marks(lines: list[str] | tuple[str, ...]) -> list[Mark]:
     """The marked lines of a listing, in line order."""
-    tree = ast.parse("\n".join(lines))
+    tree = ast.parse(textwrap.dedent("\n".join(lines)))  # (a method: indented)
     statements: dict[int, ast.stmt] = {}
     loops: list[ast.For] = []
     for node in ast.walk(tree):
