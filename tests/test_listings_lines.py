@@ -5,10 +5,12 @@ sequence equals, event for event, the lines the trace engine's events carry (``l
 ``scalars`` values, for the same config (convcore/listings/, docs/listings.md,
 convcore/trace/code.py).
 
-One difference is the engine's, by design: without padding the trace has no pad and
-no crop phase (only steps that compute; its ``aliases`` say xp is x), while the
-listing still runs its ``np.pad`` and its crop line, copies of x and dxp; those lines
-are left out of the recorded sequence then.
+Differences by design: without padding the trace has no pad and no crop phase (only
+steps that compute; its ``aliases`` say xp is x), with the identity no activation
+phases, and without a bias no db write, while the listing still runs its ``np.pad``,
+its crop, the layer's activation lines and ``db[f] += g`` (copies, or on zeros); those
+lines are left out of the recorded sequence then. A line outside every loop runs once
+for all the steps of its phase (the activation's rows, ``copies: "each"``'s rows).
 """
 
 from __future__ import annotations
@@ -18,8 +20,8 @@ import sys
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import ConvCase, cs231n_cases, examples, torch_style_cases
-from test_listings import FORMS, LISTINGS, reordered, run, setting
+from strategies import ConvCase, cs231n_cases, examples
+from test_listings import ACTIVATIONS, FORMS, LISTINGS, layer_cases, reordered, run, setting, torch_cases
 from trace_checks import case_config
 
 from convcore.listings import get_listing
@@ -28,11 +30,12 @@ from convcore.trace import build_trace
 LETTERS = "nfijckl"
 SMALL = {  # settrace runs a callback per line: smaller specs than test_listings'
     "cs231n": cs231n_cases(max_n=2, max_cf=2, max_hw=5, max_k=3),
-    "torch": torch_style_cases(max_n=2, max_cf=2, max_hw=5, max_k=3, max_dilation=2),
+    "torch": torch_cases(max_n=2, max_cf=2, max_hw=5, max_k=3, max_dilation=2),
+    "layer": layer_cases(max_n=2, max_cf=2, max_hw=5, max_k=3),
 }
 
 
-def executed(listing, case) -> list[tuple[int, dict[str, int]]]:
+def executed(listing, case, activation="identity") -> list[tuple[int, dict[str, int]]]:
     """(listing line, {loop letter: value}) of every marked line the listing runs, in
     order: its forward, then its backward, on the case's arrays."""
     marked = {mark.line for mark in listing.marks}
@@ -53,7 +56,7 @@ def executed(listing, case) -> list[tuple[int, dict[str, int]]]:
     before = sys.gettrace()
     sys.settrace(start)
     try:
-        run(listing, case)
+        run(listing, case, activation)
     finally:
         sys.settrace(before)
     return seen
@@ -80,15 +83,28 @@ def as_if(listing, doc) -> dict:
     return dict(doc, events=events, code={"convention": listing.convention, "lines": list(listing.lines)})
 
 
-def compare(listing, case, doc) -> None:
-    seen = executed(listing, case)
-    if "xp" in doc["aliases"]:  # no pad and no crop phase without padding (module notes)
-        copies = {line for phase in ("pad", "crop") for line in listing.line_map[phase].values()}
-        seen = [(line, loop) for line, loop in seen if line not in copies]
+def compare(listing, case, doc, activation="identity") -> None:
+    marks = {mark.line: (mark.phase, mark.target) for mark in listing.marks}
+    seen = executed(listing, case, activation)
+    # no pad and no crop phase without padding, no activation phases with the identity
+    # (module notes): the listing's lines of phases the trace does not have run no step
+    # and without a bias no db write (its line runs on zeros: docs/trace-format.md)
+    aliases = doc["aliases"]
+    absent = ({"pad", "crop"} if "xp" in aliases else set()) | (
+        {"activation", "activation grad"} if "z" in aliases else set()
+    )
+    unwritten = set() if doc["spec"]["bias"] else {"db"}
+    seen = [(line, loop) for line, loop in seen if marks[line][0] not in absent and marks[line][1] not in unwritten]
     want = expected(listing, doc)
+    # a line outside every loop (np.pad, the crop, the layer's activation) runs once for
+    # the steps of its phase (copies "each": a step per row; the activation: per row)
+    outside = {mark.line for mark in listing.marks if not mark.loops}
+    want = [item for k, item in enumerate(want) if not (item[0] in outside and k and want[k - 1][0] == item[0])]
     assert [line for line, _ in seen] == [line for line, _ in want], listing.name
     for k, ((line, values), (_, loop)) in enumerate(zip(seen, want)):
-        assert {key: values[key] for key in loop} == loop, f"{listing.name}: step {k} (line {line})"
+        if line not in outside:  # (scalars: the listing sums in its own order, the trace's core in BLAS's)
+            got = {key: pytest.approx(values[key], rel=1e-12, abs=1e-12) for key in loop}
+            assert loop == got, f"{listing.name}: step {k} (line {line})"
 
 
 @pytest.mark.parametrize("listing", LISTINGS, ids=lambda listing: listing.name)
@@ -96,7 +112,9 @@ def compare(listing, case, doc) -> None:
 @given(data=st.data())
 def test_the_listing_runs_the_lines_of_the_trace_events(listing, data):
     case = data.draw(SMALL[listing.convention], label="case")
-    compare(listing, case, build_trace(case_config(case, code=listing.convention, **setting(listing))))
+    activation = data.draw(st.sampled_from(ACTIVATIONS[listing.convention]), label="activation")
+    config = case_config(case, nhwc=listing.convention == "layer", activation=activation, **setting(listing))
+    compare(listing, case, build_trace(dict(config, code=listing.convention)), activation)
 
 
 @pytest.mark.parametrize(("convention", "granularity", "backward"), FORMS)
@@ -105,7 +123,8 @@ def test_the_listing_runs_the_lines_of_the_trace_events(listing, data):
 def test_every_loop_order_runs_the_lines_of_the_trace_events(convention, granularity, backward, data):
     listing = reordered(data, convention, granularity, backward)
     case = data.draw(SMALL[convention], label="case")
-    compare(listing, case, build_trace(case_config(case, code=convention, **setting(listing))))
+    config = case_config(case, nhwc=convention == "layer", code=convention, **setting(listing))
+    compare(listing, case, build_trace(config))
 
 
 def test_another_loop_order_is_told_apart():

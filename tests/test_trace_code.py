@@ -26,8 +26,12 @@ NCHW = {"x": {"fill": "randint", "shape": [1, 2, 5, 5], "seed": 0}, "w": {"fill"
         ({"groups": 2, "w": {"fill": "randint", "shape": [2, 1, 3, 3]}}, "torch"),
         ({"stride": [2, 1]}, "torch"),
         ({"padding": [1, 0]}, "torch"),
-        ({"padding": [1, 0, 1, 1]}, None),  # the torch style pads both sides of an axis alike
+        ({"padding": [1, 0, 1, 1]}, "torch"),  # padding (top, bottom, left, right)
+        ({"padding": "same", "w": {"fill": "randint", "shape": [2, 2, 2, 2]}}, "torch"),
         ({"view": "transposed"}, None),
+        ({"layout": "NHWC", "x": None, "w": None, "padding": "same"}, "layer"),  # any padding
+        ({"layout": "NHWC", "x": None, "w": None, "stride": [2, 1], "granularity": "mac"}, "layer"),
+        ({"layout": "NHWC", "x": None, "w": None, "dilation": 2}, "torch"),  # the layer has none
     ],
 )
 def test_auto_picks_the_lessons_convention(settings, convention):
@@ -38,7 +42,9 @@ def test_auto_picks_the_lessons_convention(settings, convention):
     else:
         assert header["code"]["convention"] == convention
         assert header["code"]["lines"][0] == "import numpy as np"
-        assert header["code"]["name"].startswith({"cs231n": "cs231n/", "torch": "torch_style/"}[convention])
+        assert header["code"]["name"].startswith(
+            {"cs231n": "cs231n/", "torch": "torch_style/", "layer": "layer/"}[convention]
+        )
 
 
 def test_the_schema_is_3_and_code_is_a_config_choice():
@@ -63,8 +69,9 @@ def test_a_named_convention_switches_the_listing():
     [
         ({"code": "cs231n", "dilation": 2}, ["code 'cs231n'", "dilation [2, 2]"]),
         ({"code": "cs231n", "stride": [1, 2]}, ["stride [1, 2]", "per axis"]),
-        ({"code": "torch", "padding": [1, 0, 1, 1]}, ["padding [1, 0, 1, 1]", "two sides"]),
+        ({"code": "cs231n", "padding": [1, 0, 1, 1]}, ["padding [1, 0, 1, 1]", "per side"]),
         ({"code": "cs231n", "view": "im2col"}, ["no listing", "im2col"]),
+        ({"code": "layer", "groups": 2, "w": {"fill": "ones", "shape": [2, 1, 3, 3]}}, ["layer", "groups 2"]),
         ({"code": "fortran"}, ["'auto', 'cs231n', 'torch', 'layer'", "fortran"]),
     ],
 )

@@ -54,7 +54,7 @@ _EVERY_SETTING = (
     "backward_mac_fused",
     "backward_mac_separate",
 )
-FILES: dict[str, tuple[str, ...]] = {"cs231n": _EVERY_SETTING, "torch": _EVERY_SETTING}
+FILES: dict[str, tuple[str, ...]] = {"cs231n": _EVERY_SETTING, "torch": _EVERY_SETTING, "layer": _EVERY_SETTING}
 
 HEAD = ("import numpy as np",)  # every listing's first line; its functions follow, two blank lines apart
 VIEW = "direct"  # the view whose loops the listings are

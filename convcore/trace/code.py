@@ -4,9 +4,9 @@ header's ``code`` object and each event's ``line``, ``lines`` and ``scalars``.
 The config's ``code`` names the convention of the listing: "cs231n"
 (``conv_forward_naive`` / ``conv_backward_naive``), "torch" (``conv2d_forward`` /
 ``conv2d_backward``), "layer" (seed 001's NHWC layer class) or "auto" (the default):
-the NHWC layout's lessons in the layer style, NCHW in CS231n's, and a setting CS231n's
-``conv_param`` cannot say (a stride or padding per axis or per side, dilation, groups)
-in the torch style. A convention asked for by name that has no listing for the setting
+the NHWC layout's lessons in the layer style (when it says the layer: no dilation, no
+groups), NCHW in CS231n's, and a setting CS231n's ``conv_param`` cannot say (a stride
+or padding per axis or per side, dilation, groups) in the torch style. A convention asked for by name that has no listing for the setting
 is a config error (field ``code``); "auto" without one gives no code (``None``: the
 header's ``code`` is null and the events have no line keys).
 
@@ -52,16 +52,25 @@ def cs231n_can_say(spec: Any) -> str | None:
 
 
 def torch_can_say(spec: Any) -> str | None:
-    """None when the torch-style call (padding per axis) says the spec, else why not."""
-    top, bottom, left, right = spec.padding
-    if top != bottom or left != right:
-        return f"padding {list(spec.padding)} differs between the two sides of an axis"
+    """None: the torch-style call says every spec (padding as (top, bottom, left, right))."""
     return None
+
+
+def layer_can_say(spec: Any) -> str | None:
+    """None when seed 001's layer (a stride per axis, any padding) says the spec."""
+    if tuple(spec.dilation) != (1, 1):
+        return f"dilation {list(spec.dilation)}"
+    if spec.groups != 1:
+        return f"groups {spec.groups}"
+    return None
+
+
+CAN_SAY = {"cs231n": cs231n_can_say, "torch": torch_can_say, "layer": layer_can_say}
 
 
 def auto_convention(spec: Any, layout: str) -> str:
     """The convention a lesson's listing follows (module notes)."""
-    if layout == "NHWC":
+    if layout == "NHWC" and layer_can_say(spec) is None:
         return "layer"
     return "cs231n" if cs231n_can_say(spec) is None else "torch"
 
@@ -78,7 +87,7 @@ def _listing(convention, view, granularity, backward, loop_order, dx_loop_order,
 
 def _find(convention: str, spec: Any, view, granularity, backward, loop_order, dx_loop_order, phases):
     """(listing or None, why there is none)."""
-    why = {"cs231n": cs231n_can_say, "torch": torch_can_say}.get(convention, lambda s: None)(spec)
+    why = CAN_SAY[convention](spec)
     if why is not None:
         return None, f"{convention}'s code cannot say this layer: {why}"
     dx_order = dx_loop_order if backward == "separate" else loop_order
@@ -130,11 +139,11 @@ def _namespace(rc: Any, ref: Mapping[str, np.ndarray]) -> dict[str, Any]:
     them: its tensors (the trace's dz is the listing's dout: the listings have no
     activation) and its geometry."""
     spec = rc.spec
-    (sh, sw), (top, _, left, _), (dh, dw) = spec.stride, spec.padding, spec.dilation
+    (sh, sw), top, (dh, dw) = spec.stride, spec.padding[0], spec.dilation
     tensors: dict[str, Any] = {"x": ref["x"], "w": ref["w"], "xp": ref.get("xp", ref["x"])}
-    tensors["dout"] = ref.get("dz", ref.get("dout"))
+    tensors["dout"] = tensors["dz"] = ref.get("dz", ref.get("dout"))  # (the layer names it dz)
     b = ref.get("b")
-    tensors["b"] = b if b is not None or rc.code != "cs231n" else np.zeros(spec.F)
+    tensors["b"] = b if b is not None or rc.code == "torch" else np.zeros(spec.F)  # the others pass zeros
     if rc.code == "layer":  # the layer works on NHWC / HWIO arrays
         tensors = {k: _layer_order(k, v) for k, v in tensors.items()}
     geometry = {
@@ -153,8 +162,6 @@ def _namespace(rc: Any, ref: Mapping[str, np.ndarray]) -> dict[str, Any]:
         "sh": sh,
         "sw": sw,
         "pad": top,
-        "ph": top,
-        "pw": left,
         "dil_h": dh,
         "dil_w": dw,
         "np": np,
