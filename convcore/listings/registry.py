@@ -31,7 +31,17 @@ from ..trace.views import get_view
 from .marks import Mark, read_marks
 from .orders import reorder
 
-__all__ = ["CALLS", "FILES", "Listing", "ListingNotFound", "get_listing", "listing_for", "listings"]
+__all__ = [
+    "CALLS",
+    "FILES",
+    "HEAD",
+    "Listing",
+    "ListingNotFound",
+    "compiled_listing",
+    "get_listing",
+    "listing_for",
+    "listings",
+]
 
 # each convention's functions by pass, as the grader calls them (convcore.mistakes.conventions)
 CALLS: dict[str, dict[str, str]] = {
@@ -335,6 +345,22 @@ def _in_order(part: _Part, loop_order: str, dx_loop_order: str) -> _Part:
     if (part.loop_order, part.dx_loop_order) == (loop_order, dx_order):
         return part
     return _reordered(part, loop_order, dx_loop_order)
+
+
+def compiled_listing(name: str, convention: str, lines: tuple[str, ...], **setting: str) -> Listing:
+    """A listing made from its ``lines`` alone (``HEAD`` and the functions of
+    ``CALLS[convention]``), compiled as one module named ``<name>`` so that it runs as
+    shown: the mistakes lab's code and each mistake's (``convcore.mistakes.listing``).
+    ``setting``: the Listing's view, granularity, backward, loop orders, phases."""
+    path = f"<{name}>"
+    namespace: dict[str, Any] = {}
+    exec(compile("\n".join(lines) + "\n", path, "exec"), namespace)  # noqa: S102 - the listing's own code
+    functions = {d: namespace[f] for d, f in CALLS[convention].items() if f in namespace}
+    defaults = {"view": VIEW, "granularity": "window", "backward": "fused", "loop_order": "nfij", "phases": "both"}
+    defaults.update(setting)
+    defaults.setdefault("dx_loop_order", defaults["loop_order"])
+    return Listing(name=name, convention=convention, lines=tuple(lines), functions=functions,
+                   marks=tuple(read_marks(lines)), sections=(_Section(path, 1, 1, len(lines)),), **defaults)  # fmt: skip
 
 
 def listing_for(rc: Any, convention: str = "cs231n") -> Listing:

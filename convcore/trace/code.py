@@ -21,6 +21,7 @@ listings compute the convolution only) has ``line`` null and ``lines`` [].
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterable, Iterator, Mapping
 from functools import lru_cache
 from typing import Any
@@ -130,8 +131,10 @@ def code_header(listing: Any) -> dict[str, Any] | None:
     return {"convention": listing.convention, "name": listing.name, "lines": list(listing.lines)}
 
 
-def _python(value: Any) -> Any:
-    return value.item() if isinstance(value, np.generic) else value
+def _plain(source: str) -> str:
+    """A scalar's expression giving a Python number: a tensor's cell as a float (its
+    NumPy scalar converted), index arithmetic as the int it is."""
+    return f"float({source})" if any(isinstance(n, ast.Subscript) for n in ast.walk(ast.parse(source))) else source
 
 
 def _namespace(rc: Any, ref: Mapping[str, np.ndarray]) -> dict[str, Any]:
@@ -180,20 +183,23 @@ class TraceCode:
 
     ``rc``: the ResolvedConfig; ``ref``: the trace's tensors by name, internal order
     (x: (N, C, H, W), w: (F, C/groups, KH, KW), dz: (N, F, Ho, Wo), ...); ``aliases``:
-    the header's."""
+    {the listing's name: the trace's} (the header's); ``listing``: another listing than
+    the config's (a mistake's: ``convcore.mistakes.listing``)."""
 
-    def __init__(self, rc: Any, ref: Mapping[str, np.ndarray], aliases: Mapping[str, str]):
-        self.listing = trace_listing(rc)
+    def __init__(self, rc: Any, ref: Mapping[str, np.ndarray], aliases: Mapping[str, str], listing: Any = None):
+        self.listing = listing if listing is not None else trace_listing(rc)
         self.aliases = dict(aliases)
-        self._lines: dict[tuple, tuple[tuple[int, ...], tuple]] = {}
-        self._ns = _namespace(rc, ref) if self.listing is not None else {}
+        self._lines: dict[tuple, tuple[int | None, list[int], Any]] = {}
+        has_scalars = self.listing is not None and any(mark.scalars for mark in self.listing.marks)
+        self._ns = _namespace(rc, ref) if has_scalars else {}
 
     def header(self) -> dict[str, Any] | None:
         return code_header(self.listing)
 
-    def _plan(self, phase: str, tensors: tuple[str, ...]) -> tuple[tuple[int, ...], tuple]:
-        """The lines of a step of ``phase`` that writes ``tensors``, and the compiled
-        expressions of the scalars they read."""
+    def _plan(self, phase: str, tensors: tuple[str, ...]) -> tuple[int | None, list[int], Any]:
+        """The line, the lines of a step of ``phase`` that writes ``tensors``, and a
+        function of the step's loop values giving the scalars those lines read (None
+        when they read none)."""
         key = (phase, tensors)
         if key not in self._lines:
             lines: list[int] = []
@@ -202,13 +208,24 @@ class TraceCode:
                     lines.append(self.listing.line_of(phase, tensor, self.aliases))
                 except KeyError:
                     continue
-            scalars: dict[str, Any] = {}
+            scalars: dict[str, str] = {}
             for mark in self.listing.marks:
                 if mark.line in lines:
                     for name, source in mark.scalars:
-                        scalars.setdefault(name, compile(source, f"<{self.listing.name}: {name}>", "eval"))
-            self._lines[key] = (tuple(lines), tuple(scalars.items()))
+                        scalars.setdefault(name, source)
+            self._lines[key] = (lines[-1] if lines else None, lines, self._scalars(scalars))
         return self._lines[key]
+
+    def _scalars(self, scalars: Mapping[str, str]) -> Any:
+        """``def scalars(n=0, f=0, …): return {name: expression, …}``, compiled once with
+        the listing's tensors and geometry as its globals (``_namespace``)."""
+        if not scalars:
+            return None
+        letters = ", ".join(f"{letter}=0" for letter in "nfijckl")
+        body = ", ".join(f"{name!r}: {_plain(source)}" for name, source in scalars.items())
+        source = f"def scalars({letters}, **_):\n    return {{{body}}}\n"
+        exec(compile(source, f"<scalars of {self.listing.name}>", "exec"), self._ns)  # noqa: S102 - the listing's own expressions
+        return self._ns.pop("scalars")
 
     def annotate(self, events: Iterable[dict]) -> Iterator[dict]:
         """``events`` with ``line``, ``lines`` and (where its lines read any) ``scalars``
@@ -216,12 +233,11 @@ class TraceCode:
         if self.listing is None:
             yield from events
             return
-        ns = self._ns
+        plan = self._plan
         for event in events:
-            lines, scalars = self._plan(event["phase"], tuple(w["tensor"] for w in event["writes"]))
-            event["line"] = lines[-1] if lines else None
-            event["lines"] = list(lines)
-            if scalars:
-                ns.update(event["loop"])
-                event["scalars"] = {name: _python(eval(code, ns)) for name, code in scalars}  # noqa: S307
+            line, lines, scalars = plan(event["phase"], tuple([w["tensor"] for w in event["writes"]]))
+            event["line"] = line
+            event["lines"] = lines  # shared by the steps of one kind: read-only, as the Boxes are
+            if scalars is not None:
+                event["scalars"] = scalars(**event["loop"])
             yield event

@@ -14,7 +14,9 @@ work, so that a service can refuse what it cannot afford. It returns
   the extra of phases whose events each gather many taps (the transposed view's dx:
   one event-equivalent per three taps it sums): on a 2-core laptop an event costs
   4–12 µs to generate and encode, a written cell about 0.2 µs, a transposed dx event
-  about 100 µs for 36 taps (bench/server.py measures the worst allowed requests).
+  about 100 µs for 36 taps (bench/server.py measures the worst allowed requests);
+  with a listing in the header each event a quarter more for its line keys
+  (``CODE_EVENT_WORK``: the scalars are evaluated per step).
 
 How ``bytes`` bounds the document: a number is at most ``NUMBER_BYTES`` as orjson
 writes it (``-1.2345678901234567e-100,``), and fewer when every input is an integer
@@ -55,6 +57,7 @@ BOX_BYTES = 100
 HEADER_BASE_BYTES = 1500
 HEADER_TENSOR_BYTES = 150
 CELLS_PER_EVENT_OF_WORK = 32
+CODE_EVENT_WORK = 0.25  # event-equivalents of work an event's line keys add (bench: +0.3 on a MAC trace)
 LINE_BYTES = 48  # ,"line":NNNN,"lines":[NNNN,NNNN,NNNN],"scalars":{}
 SCALAR_BYTES = 12  # "name": (the number's bytes apart)
 BYTES_FACTOR = 4  # the real size is at least bytes / BYTES_FACTOR (tests/test_cost.py)
@@ -219,5 +222,5 @@ def trace_cost(rc: ResolvedConfig) -> TraceCost:
         + BOX_BYTES * boxes
         + 2 * number * cells
     )
-    work = events + cells // CELLS_PER_EVENT_OF_WORK + extra
+    work = events + cells // CELLS_PER_EVENT_OF_WORK + extra + (round(events * CODE_EVENT_WORK) if line_bytes else 0)
     return TraceCost(events=events, cells_written=cells, header_cells=header_cells, bytes=size, work=work)

@@ -401,8 +401,8 @@ class TraceDocument(BaseModel):
     )
     divergence: dict[str, Any] | None = Field(
         None,
-        description="Mistake traces: {event, stopped, phase, did, should, wrong, fix}: that step, what the "
-        "code did there and what it should have done.",
+        description="Mistake traces: {event, stopped, phase, did, should, wrong, fix, line}: that step, what "
+        "the code did there and what it should have done, and the line of `code` where it diverged.",
     )
 
 
