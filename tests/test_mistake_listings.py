@@ -12,8 +12,9 @@ import sys
 import numpy as np
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 from oracle import geometry, torch_layer
-from strategies import cs231n_cases, examples
+from strategies import cs231n_cases, examples, torch_style_cases
 from trace_checks import assert_close
 
 from convcore.mistakes import MISTAKES, Case, Subject, get_convention, get_mistake, outcome_equal
@@ -21,7 +22,14 @@ from convcore.mistakes.lab import build_mistake_trace
 from convcore.mistakes.listing import LAB_ALIASES, correct_listing, mistake_code, mistake_listing
 
 WITH_CODE = [m for m in MISTAKES.values() if mistake_listing(m) is not None]
-SMALL = cs231n_cases(max_n=2, max_cf=2, max_hw=5, max_k=3)
+SMALL = {
+    "cs231n": cs231n_cases(max_n=2, max_cf=2, max_hw=5, max_k=3),
+    "torch": torch_style_cases(max_n=2, max_cf=2, max_hw=5, max_k=3, max_dilation=2),
+}
+CASES = {
+    "cs231n": cs231n_cases(max_n=2, max_cf=3, max_hw=6, max_k=4, max_pad=3),
+    "torch": torch_style_cases(max_n=2, max_cf=4, max_hw=6, max_k=3, max_dilation=2),
+}
 
 
 def integer_case(case) -> Case:
@@ -40,14 +48,16 @@ def test_the_catalogue_s_most_common_cs231n_mistakes_have_code():
     have = {m.id for m in WITH_CODE}
     assert {"assign_dx", "assign_dw", "empty_crop", "crop_hardcoded_1", "pad_hardcoded_1"} <= have
     assert {"stride_one_index_grid", "column_stride_missing", "bias_not_added", "output_size_parentheses"} <= have
-    assert all(m.convention == "cs231n" for m in WITH_CODE)
+    assert {"flipped_kernel_forward", "dw_rotated", "db_wrong_axes", "groups_ignored"} <= have
+    assert all(m.convention in ("cs231n", "torch") for m in WITH_CODE)
 
 
+@pytest.mark.parametrize("convention", sorted(CASES))
 @settings(max_examples=examples(100), deadline=None)
-@given(case=cs231n_cases(max_n=2, max_cf=3, max_hw=6, max_k=3))
-def test_the_lab_s_correct_listing_is_correct(case):
-    listing = correct_listing("cs231n")
-    got = listing_results(listing, integer_case(case))
+@given(data=st.data())
+def test_the_lab_s_correct_listing_is_correct(convention, data):
+    case = data.draw(CASES[convention])
+    got = listing_results(correct_listing(convention), integer_case(case))
     x, w, b, dout = integer_case(case).arrays
     truth = torch_layer(x, w, b, dout, **geometry(case.spec))
     for name in ("out", "dx", "dw", "db"):
@@ -56,8 +66,9 @@ def test_the_lab_s_correct_listing_is_correct(case):
 
 @pytest.mark.parametrize("mistake", WITH_CODE, ids=lambda m: m.id)
 @settings(max_examples=examples(100), deadline=None)
-@given(case=cs231n_cases(max_n=2, max_cf=3, max_hw=6, max_k=4, max_pad=3))
-def test_the_mistaken_listing_computes_what_the_mistake_computes(mistake, case):
+@given(data=st.data())
+def test_the_mistaken_listing_computes_what_the_mistake_computes(mistake, data):
+    case = data.draw(CASES[mistake.convention])
     mistaken, _, _ = mistake_listing(mistake)
     inputs = integer_case(case)
     got, expected = listing_results(mistaken, inputs), mistake.results(inputs)
@@ -78,7 +89,7 @@ def test_the_diff_marks_exactly_the_changed_lines(mistake):
     mistaken, correct, changed = mistake_listing(mistake)
     code = mistake_code(mistake)
     assert code["lines"] == list(mistaken.lines) and code["correct"] == list(correct.lines)
-    assert code["correct_name"] == correct.name and code["convention"] == "cs231n"
+    assert code["correct_name"] == correct.name and code["convention"] == mistake.convention
     assert len(mistaken.lines) == len(correct.lines)
     differ = [k for k, (a, b) in enumerate(zip(correct.lines, mistaken.lines), start=1) if a != b]
     assert code["changed"] == list(changed) == differ and differ
@@ -142,9 +153,9 @@ def test_the_mistake_trace_runs_the_lines_of_the_mistaken_code(mistake):
 
 @pytest.mark.parametrize("mistake", WITH_CODE, ids=lambda m: m.id)
 @settings(max_examples=examples(25), deadline=None)
-@given(case=SMALL)
-def test_the_mistake_trace_runs_its_lines_on_random_specs(mistake, case):
-    check_lines(mistake, integer_case(case))
+@given(data=st.data())
+def test_the_mistake_trace_runs_its_lines_on_random_specs(mistake, data):
+    check_lines(mistake, integer_case(data.draw(SMALL[mistake.convention])))
 
 
 def test_the_divergence_names_the_changed_line():
@@ -154,7 +165,7 @@ def test_the_divergence_names_the_changed_line():
     assert "] += np.tensordot(" in doc["code"]["correct"][doc["divergence"]["line"] - 1]
 
 
-@pytest.mark.parametrize("mistake_id", ["squeeze_one_image", "flipped_kernel_forward", "input_size_loops"])
+@pytest.mark.parametrize("mistake_id", ["squeeze_one_image", "input_size_loops"])
 def test_a_mistake_without_code_has_code_null(mistake_id):
     doc = build_mistake_trace(get_mistake(mistake_id).setup_config(), mistake_id)
     assert doc["code"] is None and not any("line" in e for e in doc["events"])

@@ -27,6 +27,7 @@ __all__ = ["LAB_FILES", "correct_listing", "mistake_code", "mistake_listing"]
 # per convention, the lab's code: the files of its forward and backward functions
 LAB_FILES: dict[str, tuple[str, str]] = {
     "cs231n": ("convcore.listings.cs231n.forward_window", "convcore.listings.cs231n.backward_by_position"),
+    "torch": ("convcore.listings.torch_style.forward_window", "convcore.listings.torch_style.backward_by_position"),
 }
 # the lab's loops write z, the listing's code out (its activation phase has no line)
 LAB_ALIASES = {"out": "z"}

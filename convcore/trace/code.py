@@ -131,6 +131,11 @@ def code_header(listing: Any) -> dict[str, Any] | None:
     return {"convention": listing.convention, "name": listing.name, "lines": list(listing.lines)}
 
 
+def _letters(source: str) -> set[str]:
+    """The loop letters an expression reads."""
+    return {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name) and n.id in "nfijckl"}
+
+
 def _plain(source: str) -> str:
     """A scalar's expression giving a Python number: a tensor's cell as a float (its
     NumPy scalar converted), index arithmetic as the int it is."""
@@ -196,10 +201,11 @@ class TraceCode:
     def header(self) -> dict[str, Any] | None:
         return code_header(self.listing)
 
-    def _plan(self, phase: str, tensors: tuple[str, ...]) -> tuple[int | None, list[int], Any]:
+    def _plan(self, phase: str, tensors: tuple[str, ...], loop: Mapping[str, int]) -> tuple[int | None, list[int], Any]:
         """The line, the lines of a step of ``phase`` that writes ``tensors``, and a
         function of the step's loop values giving the scalars those lines read (None
-        when they read none)."""
+        when they read none). A scalar whose expression reads a loop letter the step's
+        ``loop`` lacks (the lab's backward step runs every filter f) is left out."""
         key = (phase, tensors)
         if key not in self._lines:
             lines: list[int] = []
@@ -212,7 +218,8 @@ class TraceCode:
             for mark in self.listing.marks:
                 if mark.line in lines:
                     for name, source in mark.scalars:
-                        scalars.setdefault(name, source)
+                        if _letters(source) <= set(loop):
+                            scalars.setdefault(name, source)
             self._lines[key] = (lines[-1] if lines else None, lines, self._scalars(scalars))
         return self._lines[key]
 
@@ -235,7 +242,7 @@ class TraceCode:
             return
         plan = self._plan
         for event in events:
-            line, lines, scalars = plan(event["phase"], tuple([w["tensor"] for w in event["writes"]]))
+            line, lines, scalars = plan(event["phase"], tuple([w["tensor"] for w in event["writes"]]), event["loop"])
             event["line"] = line
             event["lines"] = lines  # shared by the steps of one kind: read-only, as the Boxes are
             if scalars is not None:

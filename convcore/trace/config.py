@@ -317,17 +317,15 @@ def resolve_config(
     if check_spec is not None:
         check_spec(spec, view)  # a caller's limits, before dout (output-sized) is made
 
-    code = resolve_code(
-        code,
-        spec,
-        layout,
-        view=view.name,
-        granularity=granularity,
-        backward=backward,
-        loop_order=loop_order,
-        dx_loop_order=dx_loop_order,
-        phases=phases,
-    )
+    setting = {
+        "view": view.name,
+        "granularity": granularity,
+        "backward": backward,
+        "loop_order": loop_order,
+        "dx_loop_order": dx_loop_order,
+        "phases": phases,
+    }
+    code = resolve_code(code, spec, layout, **setting)
 
     b = None
     if config.get("b") is not None:
@@ -363,12 +361,7 @@ def resolve_config(
         dout_given=dout_given,
         layout=layout,
         activation=activation,
-        view=view.name,
-        granularity=granularity,
-        loop_order=loop_order,
-        dx_loop_order=dx_loop_order,
-        backward=backward,
-        phases=phases,
+        **setting,
         copies=copies,
         code=code,
     )

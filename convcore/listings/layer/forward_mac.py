@@ -13,8 +13,8 @@ class Conv2D:
         Seven loops: output cell (n, f, i, j), then channel c and kernel cell (k, l);
         each multiply-add adds one input cell times one weight, the first one of a
         cell also its filter's bias; out is the activation of z."""
-        (sh, sw), (top, bottom, left, right) = self.stride, self.pad
         x, w, b = X, self.W, self.b
+        (sh, sw), (top, bottom, left, right) = self.stride, self.pad
         xp = np.pad(x, ((0, 0), (top, bottom), (left, right), (0, 0)))  # step: pad
         (KH, KW, C, F), N = w.shape, x.shape[0]
         H_out, W_out = 1 + (xp.shape[1] - KH) // sh, 1 + (xp.shape[2] - KW) // sw
