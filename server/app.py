@@ -41,7 +41,7 @@ __all__ = ["create_app", "create_app_from_env"]
 DESCRIPTION = """\
 ConvScope shows, step by step, how a 2-D convolution computes its output and how the
 backward pass accumulates dW, dX and db. The trace endpoints return the steps as a JSON
-document (schema `convscope.trace/2`) or as NDJSON lines; `/api/conv` returns the
+document (schema `convscope.trace/3`) or as NDJSON lines; `/api/conv` returns the
 numbers only. Tensors are nested lists of numbers or fill specs; parameters have
 PyTorch's names. Bad input gets a 422 naming the field and the numbers; requests over
 the limits (see `/api/health`) get a 413 naming the measure, its value and the limit;

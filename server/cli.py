@@ -2,6 +2,7 @@
 
     convscope serve [--host 127.0.0.1] [--port 8000] [--open] [--workers N] [limits...]
     convscope trace CONFIG.json [--ndjson] [-o FILE]
+    convscope trace CONFIG.json --code [--step N]
     convscope export LESSON.html (--preset NAME | --setup CONFIG.json)
     convscope export ANIM.gif|ANIM.webm (--preset NAME | --setup CONFIG.json) [--phase NAME | --steps FROM-TO]
         [--size 1920x1080] [--fps 4] [--view V] [--projector]
@@ -96,9 +97,17 @@ def build_parser() -> argparse.ArgumentParser:
         description="Write a trace document (or NDJSON lines) for a config file.",
     )
     trace.add_argument("config", help="a JSON trace config file, '-' for standard input, or preset:NAME")
-    trace.add_argument(
+    form = trace.add_mutually_exclusive_group()
+    form.add_argument(
         "--ndjson", action="store_true", help="write NDJSON lines (header, events, end) instead of one document"
     )
+    form.add_argument(
+        "--code",
+        action="store_true",
+        help="print the code beside the steps (the listing, numbered) instead of the trace; with --step, "
+        "that step's line marked >> (its other lines > ) under the step's loop values and text",
+    )
+    trace.add_argument("--step", type=int, metavar="N", help="with --code: the step (0-based event index) to mark")
     trace.add_argument("-o", "--output", help="output file (default standard output)")
     add_export_command(commands)
 
@@ -287,6 +296,24 @@ def _read_config(source: str) -> dict[str, Any]:
     return config
 
 
+def _code(config: dict[str, Any], step: int | None) -> str:
+    """``trace --code``: the listing with step ``step``'s lines marked (generated up to
+    that step only)."""
+    from itertools import islice
+
+    from convcore.trace import iter_trace
+    from convcore.trace.code_text import code_text
+
+    lines = iter_trace(config)
+    header = next(lines)
+    if step is None:
+        return code_text(header)
+    if not 0 <= step < header["total_events"]:
+        raise ValueError(f"--step {step}: the trace has steps 0 to {header['total_events'] - 1}")
+    event = next(islice(lines, step, None))
+    return code_text(header, event, step)
+
+
 def write_trace(args: argparse.Namespace) -> int:
     from convcore.spec import ConvSpecError
     from convcore.trace import build_trace, iter_trace
@@ -304,7 +331,9 @@ def write_trace(args: argparse.Namespace) -> int:
         print(f"convscope: {args.config}: the JSON {what} to read ({type(exc).__name__})", file=sys.stderr)
         return 2
     try:
-        if args.ndjson:
+        if args.code:
+            out.write(_code(config, args.step).encode("utf-8"))
+        elif args.ndjson:
             for line in iter_trace(config, arrays=True):  # encode_json writes the arrays
                 out.write(encode_json(line) + b"\n")
         else:
@@ -312,6 +341,9 @@ def write_trace(args: argparse.Namespace) -> int:
     except ConvSpecError as exc:  # bad input; anything else is a bug and shows its traceback
         field = exc.field
         print(f"convscope: {field + ': ' if field else ''}{exc}", file=sys.stderr)
+        return 2
+    except ValueError as exc:  # --code: no listing, a step out of range
+        print(f"convscope: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:
         # the reader left (e.g. `| head`): stop quietly, as Unix tools do

@@ -133,7 +133,7 @@ def test_health_reports_version_and_limits(api_client, api_settings):
     body = api_client.get("/api/health").json()
     assert body["status"] == "ok"
     assert body["version"] == __version__
-    assert body["trace_schema"] == "convscope.trace/2"
+    assert body["trace_schema"] == "convscope.trace/3"
     assert body["encoder"] in ("orjson", "json")
     assert body["limits"] == {
         "max_tensor_elements": api_settings.max_tensor_elements,

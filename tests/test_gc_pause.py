@@ -60,4 +60,4 @@ def test_the_service_builds_a_document_without_switching_the_collector(monkeypat
     monkeypatch.setattr(gc, "disable", refuse)
     monkeypatch.setattr(gc, "enable", refuse)
     prepared = tracing.prepare({"granularity": "mac", "backward": "separate"}, Settings())
-    assert tracing.document_bytes(prepared).startswith(b'{"schema":"convscope.trace/2"')
+    assert tracing.document_bytes(prepared).startswith(b'{"schema":"convscope.trace/3"')

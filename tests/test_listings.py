@@ -6,6 +6,7 @@ finds each by its trace setting; the files import NumPy only; the marks parse.""
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -13,9 +14,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from oracle import geometry, torch_layer
-from strategies import ConvCase, cs231n_cases, examples, torch_style_cases
+from strategies import ConvCase, conv_cases, cs231n_cases, examples
 from trace_checks import assert_close, case_config, tensor, traced
 
+from convcore.activations import get_activation
 from convcore.listings import (
     ListingMarkError,
     ListingNotFound,
@@ -24,6 +26,7 @@ from convcore.listings import (
     listings,
     read_marks,
 )
+from convcore.listings.layer.conv2d import Conv2D
 from convcore.trace import resolve_config, trace_header
 
 LISTINGS = listings()
@@ -31,24 +34,45 @@ FOLDER = Path(__file__).resolve().parent.parent / "convcore" / "listings"
 RTOL = 1e-10
 
 
+def torch_cases(**limits):
+    """``conv_cases`` with a bias (the torch style's backward always returns db): every
+    padding, (top, bottom, left, right) too."""
+    return conv_cases(**limits).map(lambda case: replace(case, bias=True))
+
+
+def layer_cases(**limits):
+    """``conv_cases`` in seed 001's layer's reach: no dilation, no groups (any stride and
+    padding, with or without a bias)."""
+    return conv_cases(**limits, max_dilation=1).filter(lambda case: case.groups == 1)
+
+
 # each convention's specs (tests/strategies.py), small: a listing runs one Python step a loop
 CASES = {
     "cs231n": cs231n_cases(max_n=2, max_cf=3, max_hw=6, max_k=3),
-    "torch": torch_style_cases(max_n=2, max_cf=3, max_hw=6, max_k=3, max_dilation=2),
+    "torch": torch_cases(max_n=2, max_cf=3, max_hw=6, max_k=3, max_dilation=2),
+    "layer": layer_cases(max_n=2, max_cf=3, max_hw=6, max_k=3),
 }
+# the layer computes its activation: its listings are tested with one
+ACTIVATIONS = {"cs231n": ("identity",), "torch": ("identity",), "layer": ("identity", "relu", "tanh")}
 
 
-def run(listing, case) -> dict[str, np.ndarray]:
+def run(listing, case, activation="identity") -> dict[str, np.ndarray]:
     """Call the listing's forward then backward on a case's arrays as its convention
-    calls them (convcore.mistakes.conventions): {out, dx, dw, db}."""
+    calls them (convcore.mistakes.conventions): {out, dx, dw, db}, NCHW / OIHW."""
     x, w, b, dout = case.arrays()
     forward, backward = listing.functions["forward"], listing.functions["backward"]
+    if listing.convention == "layer":
+        act = None if activation == "identity" else get_activation(activation)
+        layer = Conv2D(w.transpose(2, 3, 1, 0), b, case.spec.stride, case.spec.padding, act)
+        out = forward(layer, x.transpose(0, 2, 3, 1))
+        dx = backward(layer, dout.transpose(0, 2, 3, 1))
+        dw, db = layer.dW.transpose(3, 2, 0, 1), layer.db
+        return {"out": out.transpose(0, 3, 1, 2), "dx": dx.transpose(0, 3, 1, 2), "dw": dw, "db": db}
     if listing.convention == "cs231n":
         out, cache = forward(x, w, b, {"stride": case.stride, "pad": case.padding})
         dx, dw, db = backward(dout, cache)
     else:
-        top, _, left, _ = case.spec.padding
-        kwargs = {"stride": case.spec.stride, "padding": (top, left), "dilation": case.spec.dilation}
+        kwargs = {"stride": case.spec.stride, "padding": case.spec.padding, "dilation": case.spec.dilation}
         out = forward(x, w, b, groups=case.groups, **kwargs)
         dx, dw, db = backward(dout, x, w, groups=case.groups, **kwargs)
     return {"out": out, "dx": dx, "dw": dw, "db": db}
@@ -68,11 +92,12 @@ def setting(listing) -> dict:
 @given(data=st.data())
 def test_every_listing_matches_torch_and_the_trace_header(listing, data):
     case = data.draw(CASES[listing.convention], label="case")
-    got = run(listing, case)
+    activation = data.draw(st.sampled_from(ACTIVATIONS[listing.convention]), label="activation")
+    got = run(listing, case, activation)
     x, w, b, dout = case.arrays()
-    truth = torch_layer(x, w, b, dout, **geometry(case.spec))
-    header = trace_header(case_config(case, **setting(listing)))
-    for name in ("out", "dx", "dw", "db"):
+    truth = torch_layer(x, w, b, dout, **geometry(case.spec), activation=activation)
+    header = trace_header(case_config(case, activation=activation, **setting(listing)))
+    for name in ("out", "dx", "dw", "db") if b is not None else ("out", "dx", "dw"):
         assert_close(got[name], getattr(truth, name), f"{listing.name} {name} against torch", RTOL)
         assert_close(got[name], tensor(header, traced(header, name)), f"{listing.name} {name} against the header", RTOL)
 
@@ -95,6 +120,9 @@ def test_the_registry_finds_each_listing_by_its_setting(listing):
     assert set(found.functions) == {"forward", "backward"}
     for mark in found.marks:  # a marked line writes the name its mark says
         assert found.lines[mark.line - 1].lstrip().startswith(mark.target)
+    namespace = {}
+    exec("\n".join(found.lines), namespace)  # the listing as a student copies it runs as one file
+    assert {"conv2d_forward", "conv_forward_naive", "Conv2D"} & set(namespace)
 
 
 def test_the_default_listing_and_its_line_map():
@@ -139,20 +167,55 @@ def test_one_pass_alone():
 @pytest.mark.parametrize(
     "asked",
     [
-        {"convention": "layer"},
+        {"convention": "fortran"},
         {"view": "im2col"},
-        {"granularity": "mac", "loop_order": "nfijklc"},
-        {"granularity": "window", "backward": "separate", "dx_loop_order": "jinf"},
+        {"granularity": "mac", "loop_order": "nfij"},
+        {"granularity": "window", "backward": "separate", "dx_loop_order": "jinx"},
     ],
 )
 def test_a_setting_without_a_listing_is_refused_with_what_there_is(asked):
-    with pytest.raises(ListingNotFound, match="there are: cs231n forward window nfij.* torch backward mac separate"):
+    with pytest.raises(ListingNotFound, match="there are, each in every loop order .*: cs231n forward window.* torch"):
         get_listing(**asked)
+
+
+# every (convention, granularity, backward) in other loop orders (convcore/listings/orders.py)
+FORMS = [(c, g, b) for c in CASES for g in ("window", "mac") for b in ("fused", "separate")]
+
+
+def orders(granularity):
+    return st.permutations(list("nfij" if granularity == "window" else "nfijckl")).map("".join)
+
+
+def reordered(data, convention, granularity, backward):
+    loop_order = data.draw(orders(granularity), label="loop_order")
+    dx_order = data.draw(orders(granularity), label="dx_loop_order") if backward == "separate" else None
+    return get_listing(convention, "direct", granularity, backward, loop_order, dx_order)
+
+
+@pytest.mark.parametrize(("convention", "granularity", "backward"), FORMS)
+@settings(max_examples=examples(100), deadline=None)
+@given(data=st.data())
+def test_every_loop_order_matches_torch_and_the_trace_header(convention, granularity, backward, data):
+    test_every_listing_matches_torch_and_the_trace_header.hypothesis.inner_test(
+        reordered(data, convention, granularity, backward), data
+    )
+
+
+@pytest.mark.parametrize(("convention", "granularity", "backward"), FORMS)
+def test_another_loop_order_rewrites_only_the_loop_lines(convention, granularity, backward):
+    default = get_listing(convention, "direct", granularity, backward)
+    order = default.loop_order[::-1]
+    other = get_listing(convention, "direct", granularity, backward, order, order[1:] + order[0])
+    changed = [k for k, (a, b) in enumerate(zip(default.lines, other.lines)) if a != b]
+    assert len(default.lines) == len(other.lines) and changed
+    assert all("in np.ndindex(" in other.lines[k] for k in changed)
+    assert other.loop_order == order and f"in loop order {order}" in other.name
+    assert other.line_map == default.line_map  # the same lines write
 
 
 def test_listing_files_import_numpy_only():
     files = sorted(p for p in FOLDER.glob("*/*.py") if p.name != "__init__.py")
-    assert len(files) >= 12
+    assert len(files) >= 19
     for path in files:
         tree = ast.parse(path.read_text(encoding="utf-8"))
         imports = [node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))]

@@ -45,7 +45,36 @@ def test_trace_writes_ndjson(tmp_path):
 def test_trace_of_a_preset_to_stdout(capsysbinary):
     assert main(["trace", "preset:d2l"]) == 0
     doc = json.loads(capsysbinary.readouterr().out)
-    assert doc["schema"] == "convscope.trace/2"
+    assert doc["schema"] == "convscope.trace/3"
+
+
+def test_trace_code_marks_the_steps_line(capsysbinary):
+    """--code --step N: the listing, numbered, the step's line marked >> and its other
+    lines (a fused backward step's db and dw) > , under the step's loop values."""
+    doc = build_trace(PRESETS["cs231n"].config)
+    step = next(k for k, e in enumerate(doc["events"]) if e["phase"] == "backward" and e["loop"]["j"] == 1)
+    event = doc["events"][step]
+    assert main(["trace", "preset:cs231n", "--code", "--step", str(step)]) == 0
+    out = capsysbinary.readouterr().out.decode()
+    title, where, text, blank, *listing = out.splitlines()
+    assert title == f"{doc['code']['name']} (cs231n)" and text == event["text"] and blank == ""
+    assert where.startswith(f"step {step} of {doc['total_events']} · backward · n=0 f=0 i=0 j=1 · g=")
+    assert len(listing) == len(doc["code"]["lines"])
+    marked = {int(line.split()[0]): line.split()[1] for line in listing if line.split()[1:2] in ([">>"], [">"])}
+    assert marked == {event["lines"][0]: ">", event["lines"][1]: ">", event["line"]: ">>"}
+    assert listing[event["line"] - 1].endswith(doc["code"]["lines"][event["line"] - 1])
+
+
+def test_trace_code_without_a_step_and_its_errors(tmp_path, capsysbinary):
+    assert main(["trace", "preset:nhwc_relu", "--code"]) == 0
+    out = capsysbinary.readouterr().out.decode().splitlines()
+    assert out[0].startswith("layer/forward_window") and out[1] == "" and "class Conv2D:" in out[5]
+    assert not any(line.split()[1:2] == [">>"] for line in out[2:] if line.split())
+    assert main(["trace", "preset:d2l", "--code", "--step", "8"]) == 2
+    assert "--step 8: the trace has steps 0 to 7" in capsysbinary.readouterr().err.decode()
+    (tmp_path / "c.json").write_text(json.dumps({"view": "im2col"}))
+    assert main(["trace", str(tmp_path / "c.json"), "--code"]) == 2
+    assert "no code beside its steps" in capsysbinary.readouterr().err.decode()
 
 
 def test_trace_stops_quietly_when_the_reader_leaves(tmp_path):

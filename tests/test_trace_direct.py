@@ -51,6 +51,8 @@ def test_worked_example_forward_event_exactly():
             }
         ],
         "text": "out[0,0,1,0] = 3·0 + 4·1 + 6·2 + 7·3 = 37",
+        "line": 19,  # out[n, f, i, j] = np.sum(window * w[f]) + b[f] in CS231n's listing
+        "lines": [19],
     }
 
 
@@ -70,6 +72,9 @@ def test_worked_example_fused_backward_event():
     assert dx["tensor"] == "dx" and dx["start"] == [0, 0, 1, 0] and dx["delta"] == [0, 1, 2, 3]
     assert e["text"] == "dout[0,0,1,0] = 1: dw[0] += 1·x[0,0,1:3,0:2]; dx[0,0,1:3,0:2] += 1·w[0]"
     assert tensor(doc, "dw").ravel().tolist() == [8, 12, 20, 24]
+    # the listing's dw and dxp lines (no bias: no db write), g = dout[n, f, i, j] = 1
+    assert (e["line"], e["lines"], e["scalars"]) == (39, [38, 39], {"g": 1})
+    assert doc["code"]["lines"][38].strip().startswith("dxp[n, :, i * s : i * s + HH, j * s : j * s + WW] += g")
 
 
 def test_shared_phases_text_and_boxes():
@@ -376,10 +381,11 @@ def test_documents_are_strict_json_and_counts_match():
             "loop_names",
             "torch_setup",
             "phases",
+            "code",
             "events",
             "total_events",
         ]
-        assert doc["schema"] == "convscope.trace/2"
+        assert doc["schema"] == "convscope.trace/3"
 
 
 @pytest.mark.parametrize("view", ["direct", "transposed"])

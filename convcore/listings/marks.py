@@ -4,7 +4,10 @@ A line that ends with ``# step: <phase>`` is the line a trace step of that phase
 the innermost line, where the step writes. The tensor it writes is the name its
 statement assigns to (``db[f] += g`` writes db, ``xp = np.pad(...)`` writes xp), and
 its loops are the variables of the ``for`` statements around it, outermost first
-(``for n, f, i, j in np.ndindex(...)`` gives n, f, i, j).
+(``for n, f, i, j in np.ndindex(...)`` gives n, f, i, j), and its scalars the names it
+reads that its innermost loop assigned before it from a scalar expression (no slice, no
+call: ``g = dout[n, f, i, j]``, ``bias = b[f] if c == k == l == 0 else 0.0``), each with the
+source of that expression (a trace evaluates it per step: ``convcore.trace.code``).
 
 ``read_marks(lines)`` -> ``[Mark]``, from the listing's lines (one string a line, valid
 Python as a whole). A marked line must be one whole statement that assigns to a name or
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import re
+import textwrap
 from dataclasses import dataclass
 
 __all__ = ["MARK", "ListingMarkError", "Mark", "read_marks"]
@@ -29,13 +33,15 @@ class ListingMarkError(ValueError):
 @dataclass(frozen=True)
 class Mark:
     """One marked line: ``line`` (1-based, in the listing), the trace ``phase`` whose
-    steps run it, the tensor it writes (``target``, the listing's own name) and the
-    loop variables around it (``loops``, outermost first)."""
+    steps run it, the tensor it writes (``target``, the listing's own name), the
+    loop variables around it (``loops``, outermost first) and the scalars it reads
+    (``scalars``: (name, the source of the expression its loop assigned it))."""
 
     line: int
     phase: str
     target: str
     loops: tuple[str, ...]
+    scalars: tuple[tuple[str, str], ...] = ()
 
 
 def _target(node: ast.stmt) -> str | None:
@@ -57,7 +63,7 @@ def _loop_names(node: ast.For) -> tuple[str, ...]:
 
 def read_marks(lines: list[str] | tuple[str, ...]) -> list[Mark]:
     """The marked lines of a listing, in line order."""
-    tree = ast.parse("\n".join(lines))
+    tree = ast.parse(textwrap.dedent("\n".join(lines)))  # (a method: indented)
     statements: dict[int, ast.stmt] = {}
     loops: list[ast.For] = []
     for node in ast.walk(tree):
@@ -79,5 +85,28 @@ def read_marks(lines: list[str] | tuple[str, ...]) -> list[Mark]:
         around = sorted(
             (loop for loop in loops if loop.body[0].lineno <= number <= loop.end_lineno), key=lambda n: n.lineno
         )
-        marks.append(Mark(number, found["phase"], target, tuple(v for loop in around for v in _loop_names(loop))))
+        loop_vars = tuple(v for loop in around for v in _loop_names(loop))
+        marks.append(Mark(number, found["phase"], target, loop_vars, _scalars(node, around[-1] if around else None)))
     return marks
+
+
+def _scalars(node: ast.stmt, loop: ast.For | None) -> tuple[tuple[str, str], ...]:
+    """The names ``node`` reads that ``loop``'s body assigned before it from an
+    expression without a slice, each with that expression's source, in reading order."""
+    if loop is None:
+        return ()
+    assigned: dict[str, str] = {}
+    for inner in ast.walk(loop):
+        if not isinstance(inner, ast.Assign) or inner.lineno >= node.lineno or len(inner.targets) != 1:
+            continue
+        target, value = inner.targets[0], inner.value
+        pairs = [(target, value)]
+        if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and len(target.elts) == len(value.elts):
+            pairs = list(zip(target.elts, value.elts))  # channel, row, col = ..., ..., ...
+        for name, expression in pairs:
+            if isinstance(name, ast.Name) and not any(
+                isinstance(n, (ast.Slice, ast.Call)) for n in ast.walk(expression)
+            ):
+                assigned[name.id] = ast.unparse(expression)
+    read = [n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+    return tuple((name, assigned[name]) for name in dict.fromkeys(read) if name in assigned)

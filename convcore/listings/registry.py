@@ -15,26 +15,45 @@ of them. Raises ``ListingNotFound`` (a LookupError) naming what exists.
 
 from __future__ import annotations
 
+import ast
 import importlib
 import inspect
+import textwrap
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
+
+import numpy as np
 
 from ..trace.loops import sub_order
 from ..trace.views import get_view
 from .marks import Mark, read_marks
+from .orders import reorder
 
-__all__ = ["CALLS", "FILES", "Listing", "ListingNotFound", "get_listing", "listing_for", "listings"]
+__all__ = [
+    "CALLS",
+    "FILES",
+    "HEAD",
+    "Listing",
+    "ListingNotFound",
+    "compiled_listing",
+    "get_listing",
+    "listing_for",
+    "listings",
+]
 
 # each convention's functions by pass, as the grader calls them (convcore.mistakes.conventions)
 CALLS: dict[str, dict[str, str]] = {
     "cs231n": {"forward": "conv_forward_naive", "backward": "conv_backward_naive"},
     "torch": {"forward": "conv2d_forward", "backward": "conv2d_backward"},
+    "layer": {"forward": "forward", "backward": "backward"},  # methods of the class Conv2D
 }
 # the package of each convention's files (convcore/listings/<package>/)
-PACKAGES: dict[str, str] = {"cs231n": "cs231n", "torch": "torch_style"}
+PACKAGES: dict[str, str] = {"cs231n": "cs231n", "torch": "torch_style", "layer": "layer"}
+# a convention written as a class: (its module with the constructor, the class's name);
+# each pass's file holds the class with that pass's method, the listing is one class
+CLASSES: dict[str, tuple[str, str]] = {"layer": ("conv2d", "Conv2D")}
 
 # the listing files of each convention (modules under convcore/listings/<package>/)
 _EVERY_SETTING = (
@@ -45,7 +64,7 @@ _EVERY_SETTING = (
     "backward_mac_fused",
     "backward_mac_separate",
 )
-FILES: dict[str, tuple[str, ...]] = {"cs231n": _EVERY_SETTING, "torch": _EVERY_SETTING}
+FILES: dict[str, tuple[str, ...]] = {"cs231n": _EVERY_SETTING, "torch": _EVERY_SETTING, "layer": _EVERY_SETTING}
 
 HEAD = ("import numpy as np",)  # every listing's first line; its functions follow, two blank lines apart
 VIEW = "direct"  # the view whose loops the listings are
@@ -152,17 +171,10 @@ def _one(orders: list[str], what: str) -> str:
     return orders[0]
 
 
-def _part(convention: str, module_name: str) -> _Part:
-    """Read one listing file: its function, lines and the setting of its loops."""
-    module = importlib.import_module(f"{__package__}.{PACKAGES[convention]}.{module_name}")
-    where = f"{PACKAGES[convention]}/{module_name}"
-    found = [(d, getattr(module, name)) for d, name in CALLS[convention].items() if hasattr(module, name)]
-    if len(found) != 1:
-        raise ValueError(f"{where} must define exactly one of {', '.join(CALLS[convention].values())}")
-    (direction, function), letters = found[0], get_view(VIEW).letters
-    source, first = inspect.getsourcelines(function)
-    lines = tuple(line.rstrip("\n") for line in source)
-    marks = read_marks(lines)
+def _setting(where: str, direction: str, lines: tuple[str, ...]) -> tuple[str, str | None, str, str | None]:
+    """(granularity, backward, loop order, dx loop order) of a pass's lines, read from the
+    loops around its marked lines."""
+    marks, letters = read_marks(lines), get_view(VIEW).letters
     every = "".join(sorted(set(letters["mac"])))
     backward = dx_order = None
     if direction == "forward":
@@ -177,8 +189,65 @@ def _part(convention: str, module_name: str) -> _Part:
     db = _loops(marks, "db", every)
     if db and _one(db, f"{where}'s db") != ("f" if granularity == "window" else sub_order(order, "nfij")):
         raise ValueError(f"{where}: the db loops {db[0]!r} are not the trace's for loop order {order!r}")
+    return granularity, backward, order, dx_order
+
+
+def _part(convention: str, module_name: str) -> _Part:
+    """Read one listing file: its function, lines and the setting of its loops."""
+    module = importlib.import_module(f"{__package__}.{PACKAGES[convention]}.{module_name}")
+    where = f"{PACKAGES[convention]}/{module_name}"
+    holder = getattr(module, CLASSES[convention][1]) if convention in CLASSES else module
+    found = [(d, getattr(holder, name)) for d, name in CALLS[convention].items() if hasattr(holder, name)]
+    if len(found) != 1:
+        raise ValueError(f"{where} must define exactly one of {', '.join(CALLS[convention].values())}")
+    direction, function = found[0]
+    source, first = inspect.getsourcelines(function)
+    lines = tuple(line.rstrip("\n") for line in source)
+    granularity, backward, order, dx_order = _setting(where, direction, lines)
     return _Part(convention, module_name, direction, function, inspect.getsourcefile(function), first, lines,
                  granularity, backward, order, dx_order)  # fmt: skip
+
+
+def _phases_of_loops(lines: tuple[str, ...]) -> dict[int, set[str]]:
+    """{line of a ``for`` statement: the phases of the marks in its body}."""
+    marks = read_marks(lines)
+    found: dict[int, set[str]] = {}
+    for node in ast.walk(ast.parse(textwrap.dedent("\n".join(lines)))):
+        if isinstance(node, ast.For):
+            inside = {m.phase for m in marks if node.body[0].lineno <= m.line <= node.end_lineno}
+            found[node.lineno] = inside
+    return found
+
+
+@cache
+def _reordered(part: _Part, loop_order: str, dx_loop_order: str) -> _Part:
+    """``part`` in other loop orders (``orders.reorder``): each loop nest in
+    ``loop_order`` (its own letters of it: db's n, f, i, j), the nest of the dx marks in
+    ``dx_loop_order``; compiled from the rewritten lines, so that it runs as shown."""
+    phases = _phases_of_loops(part.lines)
+
+    def order_of(line: int, letters: str) -> str:
+        return sub_order(dx_loop_order if "dx" in phases.get(line, ()) else loop_order, letters)
+
+    lines = reorder(part.lines, order_of)
+    where = f"{PACKAGES[part.convention]}/{part.module} in loop order {loop_order}"
+    if part.backward == "separate":
+        where += f", dx loop order {dx_loop_order}"
+    path = f"<{where}>"
+    namespace: dict[str, Any] = {"np": np}
+    method = lines[0].startswith(" ")  # a class's method: compiled in a class of its own
+    source = ("class Listing:\n" if method else "") + "\n".join(lines) + "\n"
+    exec(compile(source, path, "exec"), namespace)  # noqa: S102 - the listing's own code
+    holder = namespace["Listing"].__dict__ if method else namespace
+    function = holder[part.function.__name__]
+    granularity, backward, order, dx_order = _setting(where, part.direction, lines)
+    expected = dx_loop_order if backward == "separate" else (None if part.direction == "forward" else loop_order)
+    if (order, dx_order) != (loop_order, expected):
+        raise ValueError(f"{where}: the rewritten loops run in order {order!r}, dx {dx_order!r}")
+    first = 2 if method else 1
+    return replace(
+        part, function=function, path=path, first=first, lines=lines, loop_order=order, dx_loop_order=dx_order
+    )
 
 
 @cache
@@ -186,19 +255,37 @@ def _parts() -> tuple[_Part, ...]:
     return tuple(_part(convention, name) for convention, names in FILES.items() for name in names)
 
 
+def _constructor(convention: str) -> Callable[..., Any]:
+    """The ``__init__`` of a class convention's listing (``CLASSES``)."""
+    module_name, class_name = CLASSES[convention]
+    module = importlib.import_module(f"{__package__}.{PACKAGES[convention]}.{module_name}")
+    return getattr(module, class_name).__init__
+
+
+def _label(part: _Part) -> str:
+    """``cs231n/forward_mac``, or ``cs231n/forward_mac in loop order nijklfc`` when reordered."""
+    return part.path[1:-1] if part.path.startswith("<") else f"{PACKAGES[part.convention]}/{part.module}"
+
+
 def _assemble(convention: str, phases: str, forward: _Part | None, backward: _Part | None) -> Listing:
     lines: list[str] = list(HEAD)
     sections, functions = [], {}
+    if convention in CLASSES:  # the class line and its constructor, then the passes' methods
+        init = _constructor(convention)
+        lines += ["", "", f"class {CLASSES[convention][1]}:"]
+        source, first = inspect.getsourcelines(init)
+        sections.append(_Section(inspect.getsourcefile(init), first, len(lines) + 1, len(source)))
+        lines += [line.rstrip("\n") for line in source]
     for part in (forward, backward):
         if part is None:
             continue
-        lines += ["", ""]
+        lines += [""] if convention in CLASSES else ["", ""]
         sections.append(_Section(part.path, part.first, len(lines) + 1, len(part.lines)))
         lines += part.lines
         functions[part.direction] = part.function
     main = backward or forward
     return Listing(
-        name=" + ".join(f"{PACKAGES[p.convention]}/{p.module}" for p in (forward, backward) if p is not None),
+        name=" + ".join(_label(p) for p in (forward, backward) if p is not None),
         convention=convention,
         view=VIEW,
         granularity=main.granularity,
@@ -225,28 +312,55 @@ def get_listing(
     """The listing of a trace setting (defaults as ``convcore.trace.config``'s: the
     view's letters for ``loop_order``, ``loop_order`` for ``dx_loop_order``); with
     ``phases`` "forward" or "backward" only that pass's function."""
-    if view == VIEW and granularity in get_view(VIEW).letters:
-        loop_order = loop_order or get_view(VIEW).letters[granularity]
+    letters = get_view(VIEW).letters.get(granularity) if view == VIEW else None
+    if letters is not None:
+        loop_order = loop_order or letters
         dx_loop_order = dx_loop_order or loop_order
         passes = {"forward": ("forward",), "backward": ("backward",)}.get(phases, ("forward", "backward"))
         found: dict[str, _Part] = {}
         for part in _parts():
-            if (part.convention, part.granularity, part.loop_order) != (convention, granularity, loop_order):
+            if (part.convention, part.granularity) != (convention, granularity):
                 continue
-            if part.direction == "forward" or (part.backward, part.dx_loop_order) == (backward, dx_loop_order):
-                found[part.direction] = part
-        if all(p in found for p in passes):
-            return _assemble(
-                convention, phases, *(found.get(p) if p in passes else None for p in ("forward", "backward"))
-            )
+            if part.direction == "forward" or part.backward == backward:
+                found.setdefault(part.direction, part)
+        orders = sorted(loop_order) == sorted(letters) == sorted(dx_loop_order)
+        if orders and all(p in found for p in passes):
+            dx_order = dx_loop_order if backward == "separate" else loop_order
+            chosen = [
+                _in_order(found[p], loop_order, dx_order) if p in passes else None for p in ("forward", "backward")
+            ]
+            return _assemble(convention, phases, *chosen)
     there = ", ".join(
-        f"{p.convention} {p.direction} {p.granularity} {p.backward or ''} {p.loop_order}".replace("  ", " ")
-        for p in _parts()
+        f"{p.convention} {p.direction} {p.granularity} {p.backward or ''}".replace("  ", " ").strip() for p in _parts()
     )
     raise ListingNotFound(
         f"no listing for {convention} {view} {granularity} backward {backward} loop_order {loop_order} "
-        f"dx_loop_order {dx_loop_order} ({phases}); there are: {there}"
+        f"dx_loop_order {dx_loop_order} ({phases}); there are, each in every loop order of its letters: {there}"
     )
+
+
+def _in_order(part: _Part, loop_order: str, dx_loop_order: str) -> _Part:
+    """The file's part itself when its loops run in these orders, else it reordered."""
+    dx_order = dx_loop_order if part.backward == "separate" else (None if part.direction == "forward" else loop_order)
+    if (part.loop_order, part.dx_loop_order) == (loop_order, dx_order):
+        return part
+    return _reordered(part, loop_order, dx_loop_order)
+
+
+def compiled_listing(name: str, convention: str, lines: tuple[str, ...], **setting: str) -> Listing:
+    """A listing made from its ``lines`` alone (``HEAD`` and the functions of
+    ``CALLS[convention]``), compiled as one module named ``<name>`` so that it runs as
+    shown: the mistakes lab's code and each mistake's (``convcore.mistakes.listing``).
+    ``setting``: the Listing's view, granularity, backward, loop orders, phases."""
+    path = f"<{name}>"
+    namespace: dict[str, Any] = {}
+    exec(compile("\n".join(lines) + "\n", path, "exec"), namespace)  # noqa: S102 - the listing's own code
+    functions = {d: namespace[f] for d, f in CALLS[convention].items() if f in namespace}
+    defaults = {"view": VIEW, "granularity": "window", "backward": "fused", "loop_order": "nfij", "phases": "both"}
+    defaults.update(setting)
+    defaults.setdefault("dx_loop_order", defaults["loop_order"])
+    return Listing(name=name, convention=convention, lines=tuple(lines), functions=functions,
+                   marks=tuple(read_marks(lines)), sections=(_Section(path, 1, 1, len(lines)),), **defaults)  # fmt: skip
 
 
 def listing_for(rc: Any, convention: str = "cs231n") -> Listing:

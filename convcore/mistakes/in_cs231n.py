@@ -56,6 +56,8 @@ def _out(case: Case) -> tuple[int, int]:
 
 
 class PadHardCodedOne(PlainLoops):
+    listing_change = (("(pad, pad), (pad, pad)", "(1, 1), (1, 1)"),)  # both passes' np.pad
+
     def pads(self):
         return (1, 1, 1, 1)  # the mistake: 1, not conv_param['pad']
 
@@ -95,6 +97,8 @@ _mistake(
 
 
 class StrideOneIndexGrid(PlainLoops):
+    listing_change = (("i * s : i * s + HH, j * s : j * s + WW", "i : i + HH, j : j + WW"),)
+
     def origin(self, i, stride):
         return i  # the mistake: the index grid steps by 1 whatever the stride
 
@@ -120,6 +124,11 @@ _mistake(
 
 
 class OutputSizeParentheses(PlainLoops):
+    listing_change = (
+        ("1 + (x.shape[2] + 2 * pad - HH) // s", "int((x.shape[2] - HH) + (2 * pad) / s) + 1"),
+        ("1 + (x.shape[3] + 2 * pad - WW) // s", "int((x.shape[3] - WW) + (2 * pad) / s) + 1"),
+    )
+
     def out_hw(self):
         s, pad = self.spec.stride[0], self.spec.padding[0]
         return (
@@ -206,6 +215,8 @@ _mistake(
 
 
 class BiasNotAdded(PlainLoops):
+    listing_change = ((") + b[f]  # step", ")  # step"),)
+
     def bias(self, b, f):
         return 0.0  # the mistake: + b[f] forgotten
 
@@ -226,6 +237,8 @@ _mistake(
 
 
 class EmptyCrop(PlainLoops):
+    listing_change = (("pad : pad + x.shape[2], pad : pad + x.shape[3]", "pad:-pad, pad:-pad"),)
+
     def crop(self, h, w):
         pad = self.spec.padding[0]
         return slice(pad, -pad), slice(pad, -pad)  # the mistake: empty when pad == 0
@@ -244,6 +257,8 @@ _mistake(
 
 
 class CropHardCodedOne(PlainLoops):
+    listing_change = (("pad : pad + x.shape[2], pad : pad + x.shape[3]", "1:-1, 1:-1"),)
+
     def crop(self, h, w):
         return slice(1, -1), slice(1, -1)  # the mistake: one cell, whatever the padding
 
@@ -261,6 +276,8 @@ _mistake(
 
 
 class PadOnlyIfPad(PlainLoops):
+    listing_change = (("(pad, pad), (pad, pad)))", "(pad, pad), (pad, pad))) if pad else xp"),)  # no else: unbound
+
     def pads(self):
         if self.spec.padding[0] == 0:
             raise UnboundLocalError("cannot access local variable 'xp' where it is not associated with a value")
@@ -282,6 +299,7 @@ _mistake(
 
 
 class AssignDx(PlainLoops):
+    listing_change = (("] += np.tensordot(", "] = np.tensordot("),)  # the mistake: = instead of +=
     assign_dx = True
 
 
@@ -309,6 +327,7 @@ _mistake(
 
 
 class AssignDw(PlainLoops):
+    listing_change = (("dw[f] += ", "dw[f] = "),)  # the mistake: = instead of +=
     assign_dw = True
 
 
@@ -329,6 +348,8 @@ _mistake(
 
 
 class KernelHardCodedThree(PlainLoops):
+    listing_change = (("window * w[f]", "window * np.stack([w[f, c].reshape(3, 3) for c in range(w.shape[1])])"),)
+
     def kernel(self, w, f):
         """w: (F, C, HH, WW) -> filter f as the code reshapes it, channel by channel: (C, 3, 3)."""
         return np.stack([w[f, c].reshape(3, 3) for c in range(w.shape[1])])  # the mistake: 3×3 whatever HH, WW
@@ -356,6 +377,8 @@ _mistake(
 
 
 class ColumnStrideMissing(PlainLoops):
+    listing_change = (("j * s : j * s + WW", "j : j + WW"),)
+
     def column_origin(self, j, stride):
         return j  # the mistake: x_pad[..., i*stride:i*stride+HH, j:j+WW], the columns step by 1
 
@@ -379,6 +402,12 @@ _mistake(
 
 
 class DxUnfinished(PlainLoops):
+    listing_change = (
+        (
+            "dxp[n, :, i * s : i * s + HH, j * s : j * s + WW] += np.tensordot(dout[n, :, i, j], w, axes=1)  # step: backward",
+            "pass  # TODO: dx",
+        ),
+    )
     unwritten = ("dx",)  # the mistake: dx = np.zeros_like(x), and the loop that fills it never written
 
 
@@ -402,6 +431,10 @@ _mistake(
 
 
 class DwUnfinished(PlainLoops):
+    listing_change = (
+        ("dxp, dw = np.zeros(xp.shape), np.zeros(w.shape)", "dxp, dw = np.zeros(xp.shape), None"),
+        ("dw[f] += xp[n, :, i * s : i * s + HH, j * s : j * s + WW] * dout[n, f, i, j]  # step: backward", "pass"),
+    )
     unwritten = ("dw",)  # the mistake: the dw loop never written ...
     left_none = ("dw",)  # ... and dw left as the starter's None
 

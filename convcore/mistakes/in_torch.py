@@ -38,6 +38,8 @@ _not_1x1 = Condition(
 
 
 class FlippedKernelForward(PlainLoops):
+    listing_change = (("window * w[f]", "window * w[f, :, ::-1, ::-1]"),)  # the mistake: a true convolution
+
     def forward_kernel(self, kernel):
         """kernel: (C/groups, KH, KW) turned 180°."""
         return kernel[:, ::-1, ::-1]  # the mistake: a true convolution
@@ -60,6 +62,9 @@ _mistake(
 
 
 class DwRotated(PlainLoops):
+    listing_change = (
+        ("xp[n, c0 : c0 + Cg, rows, cols] * dout", "xp[n, c0 : c0 + Cg, rows, cols][:, ::-1, ::-1] * dout"),
+    )
     dw_words = " turned 180°"
 
     def dw_window(self, window):
@@ -81,6 +86,7 @@ _mistake(
 
 
 class DbWrongAxes(PlainLoops):
+    listing_change = (("db = np.sum(dout, axis=(0, 2, 3))", "db = np.sum(dout, axis=(0, 1, 2))"),)
     db_words = "Σ dz over axes 0, 1, 2 (n, f, i)"
 
     def db(self, dz):
@@ -104,6 +110,7 @@ _mistake(
 
 
 class DbAveraged(PlainLoops):
+    listing_change = (("db = np.sum(dout, axis=(0, 2, 3))", "db = np.mean(dout, axis=(0, 2, 3))"),)
     db_words = "the mean of dz over n, i, j"
 
     def db(self, dz):
@@ -131,6 +138,11 @@ _mistake(
 
 
 class DilationIgnoredBackward(PlainLoops):
+    listing_change = (
+        ("i * sh + dil_h * (KH - 1) + 1, dil_h)", "i * sh + KH)"),
+        ("j * sw + dil_w * (KW - 1) + 1, dil_w)", "j * sw + KW)"),
+    )
+
     def backward_dilation(self):
         return (1, 1)  # the mistake: the backward pass forgets the dilation
 
@@ -155,6 +167,8 @@ _mistake(
 
 
 class GroupsIgnored(PlainLoops):
+    listing_change = (("f // (F // groups) * Cg", "0"),)  # the mistake: every filter reads the first channels
+
     def channels(self, f):
         return slice(0, self.spec.channels_per_group)  # the mistake: every filter reads the first channels
 

@@ -34,6 +34,7 @@ import numpy as np
 from ..compare import compare_tensor, values_equal
 from ..layer import layer_results
 from ..trace.axes import kind_of
+from ..trace.code import TraceCode
 from ..trace.config import resolve_config
 from ..trace.document import trace_header
 from ..trace.drawing import DRAWINGS, tensor_drawing
@@ -42,6 +43,7 @@ from .case import Case
 from .catalogue import Mistake
 from .conventions import Failure
 from .lab_config import check_lab_config, lab_mistake
+from .listing import LAB_ALIASES, mistake_code, mistake_listing
 from .plain_loops import RESULTS, PlainLoops, Run
 
 __all__ = ["build_mistake_trace", "first_divergence", "iter_mistake_trace", "mistake_header"]
@@ -151,6 +153,18 @@ def _failures(run: Run, rc: Any, mistake: Mistake) -> dict[str, dict[str, Any]]:
     return failures
 
 
+def _diverging_line(event: Mapping | None, correct: Mapping | None, stopped: bool) -> int | None:
+    """The line (of the header's code) of the event's first write that differs from the
+    correct step's; the event's line when none does one for one (None without code)."""
+    if event is None or "lines" not in event:
+        return None
+    if not stopped and correct is not None:
+        for k, (a, b) in enumerate(zip(event["writes"], correct["writes"])):
+            if not _same_writes({"writes": [a]}, {"writes": [b]}) and k < len(event["lines"]):
+                return event["lines"][k]
+    return event["line"]
+
+
 def _divergence(k: int | None, run: Run, correct: Mapping | None, failures: Mapping, mistake: Mistake) -> dict | None:
     if k is None:
         return None
@@ -164,6 +178,7 @@ def _divergence(k: int | None, run: Run, correct: Mapping | None, failures: Mapp
     should = correct["text"] if correct is not None else "no further step: the truth is complete"
     return {
         "event": at,
+        "line": _diverging_line(events[at] if events else None, correct, stopped),
         "stopped": stopped,
         "phase": events[at]["phase"] if events else None,
         "did": did,
@@ -202,6 +217,7 @@ def mistake_header(rc: Any, mistake: Mistake, run: Run) -> dict[str, Any]:
         "aliases": {},  # a mistake trace keeps every step of the code, copies included: mistakes live there
         "loop_names": {letter: words for letter, words in LOOP_WORDS.items() if letter in letters},
         "phases": run.phases,
+        "code": mistake_code(mistake),
         "total_events": len(run.events),
         "mistake": {key: getattr(mistake, key) for key in ("id", "title", "wrong", "should", "source", "convention")},
         "truth": truth,
@@ -216,7 +232,11 @@ def _runs(config: Any, mistake_id: Any) -> tuple[Any, Mistake, Run]:
     mistake = lab_mistake(mistake_id)
     rc = resolve_config(config)
     check_lab_config(rc, mistake)
-    return rc, mistake, mistake.loops(rc, mistake.convention).run(record=True)
+    run = mistake.loops(rc, mistake.convention).run(record=True)
+    found = mistake_listing(mistake)
+    if found is not None:  # each step's line in the mistaken code (docs/trace-format.md)
+        run.events[:] = TraceCode(rc, run.tensors, LAB_ALIASES, found[0]).annotate(run.events)
+    return rc, mistake, run
 
 
 def build_mistake_trace(config: Any, mistake_id: Any) -> dict[str, Any]:

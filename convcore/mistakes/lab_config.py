@@ -17,11 +17,14 @@ padding; ``plain_loops``' table of phases), not from the engine's trace, whose p
 differ. Its work counts the runs a mistake trace makes (the mistaken loops, the correct
 ones up to the first divergence, the catalogue's code for a crash's message) and what
 one of their steps costs beside one of the engine's (``LOOP_WORK``, measured by
-bench/mistakes.py). The service holds it to the same limits as every trace.
+bench/mistakes.py). Its bytes count the header's code (the mistaken and the correct
+lines) and each event's line keys. The service holds it to the same limits as every
+trace.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
@@ -32,16 +35,19 @@ from ..trace.cost import (
     EVENT_BASE_BYTES,
     HEADER_BASE_BYTES,
     HEADER_TENSOR_BYTES,
+    LINE_BYTES,
     NUMBER_BYTES,
     TraceCost,
 )
 from .catalogue import MISTAKES, Mistake
+from .listing import mistake_code
 
 __all__ = ["LAB_SETTINGS", "check_lab_config", "lab_mistake", "mistake_cost"]
 
 # the settings a mistake trace shows (the config's defaults): the naive loops
 LAB_SETTINGS = {"view": "direct", "granularity": "window", "backward": "fused", "phases": "both"}
 
+LINE_NUMBER_BYTES = 5  # one more line number in an event's lines (a write more)
 RUNS = 3  # the mistaken loops, the correct loops, the catalogue's code (for a crash's message)
 # work of one event of these loops, in the engine's event-equivalents: they compute with
 # NumPy window by window, as student code does (bench/mistakes.py measures the ratio)
@@ -148,8 +154,13 @@ def mistake_cost(rc: ResolvedConfig, mistake: Mistake) -> TraceCost:
     inputs = math.prod(spec.x_shape) + math.prod(spec.w_shape) + spec.F + math.prod(spec.out_shape)
     truth = math.prod(spec.out_shape) + math.prod(spec.x_shape) + math.prod(spec.w_shape) + spec.F
     header_cells = inputs + 3 * padded + 2 * outputs + math.prod(spec.w_shape) + phases[4][3] + truth
+    code = mistake_code(mistake)  # the header's code (lines and the correct ones) and each event's lines
+    code_bytes = len(json.dumps(code, ensure_ascii=False).encode()) if code else 0
+    line_bytes = (LINE_BYTES * events + LINE_NUMBER_BYTES * writes) if code else 0
     size = (
         HEADER_BASE_BYTES
+        + code_bytes
+        + line_bytes
         + HEADER_TENSOR_BYTES * 16
         + NUMBER_BYTES * header_cells
         + HEADER_EXTRA_BYTES

@@ -172,6 +172,9 @@ class PlainSteps:
     unwritten: tuple[str, ...] = ()  # "dx", "dw": the backward loop never adds into them (left unfinished)
     left_none: tuple[str, ...] = ()  # results returned as None (the assignment's `dx, dw, db = None, None, None`)
     dx_by_rotation = False  # dxp by a gather over dz and the rotated kernel (``dx_gather``)
+    # the mistake in the code beside its steps: (text, replacement) pairs applied to the lines
+    # of the lab's correct listing (``convcore.mistakes.listing``); () where none is written
+    listing_change: tuple[tuple[str, str], ...] = ()
 
     def crop(self, h: int, w: int) -> tuple[slice, slice]:
         """The rows and columns of dxp that dx keeps (by the padding the code was given)."""

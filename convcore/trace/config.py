@@ -19,6 +19,7 @@ is the key at fault and whose message names the allowed values and the numbers.
 | backward      | "fused" or "separate"                              | "fused"            |
 | phases        | "forward", "backward" or "both"                    | "both"             |
 | copies        | "one" (a copy phase is one step) or "each" (one step per row) | "one"   |
+| code          | "auto", "cs231n", "torch" or "layer": the listing beside the steps (``code``) | "auto" |
 
 Copies. The pad and crop phases only copy numbers (x into the padded xp, dxp's interior
 into dx). With ``copies="one"`` each is one step that writes the whole copy; with
@@ -49,6 +50,7 @@ from ..layout import hwio_to_oihw, nhwc_to_nchw
 from ..messages import shorten
 from ..spec import ConvSpec, ConvSpecError
 from ..tensor_input import to_array
+from .code import CODE_CHOICES, CODE_TITLES, resolve_code
 from .views import View, get_view, view_names
 
 __all__ = [
@@ -88,6 +90,7 @@ DEFAULTS: dict[str, Any] = {
     "backward": "fused",
     "phases": "both",
     "copies": "one",
+    "code": "auto",
 }
 
 CHOICES = _CHOICES = {
@@ -96,6 +99,7 @@ CHOICES = _CHOICES = {
     "backward": ("fused", "separate"),
     "phases": ("forward", "backward", "both"),
     "copies": ("one", "each"),
+    "code": CODE_CHOICES,
 }
 
 # what each choice is called for people (a page's menus); the keys are _CHOICES's values
@@ -105,6 +109,7 @@ CHOICE_TITLES: dict[str, dict[str, str]] = {
     "backward": {"fused": "fused", "separate": "db, dW, dX apart"},
     "phases": {"both": "forward + backward", "forward": "forward only", "backward": "backward only"},
     "copies": {"one": "one step each", "each": "row by row"},
+    "code": CODE_TITLES,
 }
 
 # the generator a tensor gets when a person turns it on or resizes typed values away
@@ -140,6 +145,8 @@ class ResolvedConfig:
     dout : (N, F, Ho, Wo) (ones when not given; ``dout_given`` says which)
     layout, view, granularity, loop_order, dx_loop_order, backward, phases, copies : str
     activation : convcore.activations.Activation
+    code : the convention of the listing beside the steps ("cs231n", "torch", "layer"),
+        or None when there is none for the setting (``convcore.trace.code``)
     """
 
     spec: ConvSpec
@@ -157,6 +164,7 @@ class ResolvedConfig:
     backward: str
     phases: str
     copies: str = "one"
+    code: str | None = None
 
     @property
     def has_bias(self) -> bool:
@@ -259,6 +267,7 @@ def resolve_config(
     backward = _choice(config, "backward", _CHOICES["backward"])
     phases = _choice(config, "phases", _CHOICES["phases"])
     copies = _choice(config, "copies", _CHOICES["copies"])
+    code = _choice(config, "code", _CHOICES["code"])
     view_name = config.get("view", DEFAULTS["view"])
     view_name = DEFAULTS["view"] if view_name is None else view_name
     view = get_view(view_name) if isinstance(view_name, str) else None
@@ -308,6 +317,16 @@ def resolve_config(
     if check_spec is not None:
         check_spec(spec, view)  # a caller's limits, before dout (output-sized) is made
 
+    setting = {
+        "view": view.name,
+        "granularity": granularity,
+        "backward": backward,
+        "loop_order": loop_order,
+        "dx_loop_order": dx_loop_order,
+        "phases": phases,
+    }
+    code = resolve_code(code, spec, layout, **setting)
+
     b = None
     if config.get("b") is not None:
         b = _tensor(config, "b", layout, max_elements, max_abs, 1)
@@ -342,13 +361,9 @@ def resolve_config(
         dout_given=dout_given,
         layout=layout,
         activation=activation,
-        view=view.name,
-        granularity=granularity,
-        loop_order=loop_order,
-        dx_loop_order=dx_loop_order,
-        backward=backward,
-        phases=phases,
+        **setting,
         copies=copies,
+        code=code,
     )
 
 

@@ -14,7 +14,9 @@ work, so that a service can refuse what it cannot afford. It returns
   the extra of phases whose events each gather many taps (the transposed view's dx:
   one event-equivalent per three taps it sums): on a 2-core laptop an event costs
   4–12 µs to generate and encode, a written cell about 0.2 µs, a transposed dx event
-  about 100 µs for 36 taps (bench/server.py measures the worst allowed requests).
+  about 100 µs for 36 taps (bench/server.py measures the worst allowed requests);
+  with a listing in the header each event a quarter more for its line keys
+  (``CODE_EVENT_WORK``: the scalars are evaluated per step).
 
 How ``bytes`` bounds the document: a number is at most ``NUMBER_BYTES`` as orjson
 writes it (``-1.2345678901234567e-100,``), and fewer when every input is an integer
@@ -23,7 +25,10 @@ no larger than ``A²·K + A`` (A the largest input magnitude, K the most terms a
 of the trace adds), written as its digits and ``.0``; an event's fixed part (type, phase, loop,
 text: the text lists at most nine products or eight values) at most
 ``EVENT_BASE_BYTES``; a Box (tensor, start, stop, step, with up to four axes of up to
-five digits) at most ``BOX_BYTES``. Measured over random specs (tests/test_cost.py)
+five digits) at most ``BOX_BYTES``. With a listing in the header (``code.py``) each event also carries its
+``line``, ``lines`` and ``scalars``: at most ``LINE_BYTES`` plus ``SCALAR_BYTES`` and
+a number per scalar its lines read, and the header holds the listing (its JSON, counted
+exactly). Measured over random specs (tests/test_cost.py)
 the real size lies between ``1 / BYTES_FACTOR`` of the bound and the bound.
 
 A phase this module does not know (a new view's) is charged as if each of its events
@@ -32,6 +37,7 @@ wrote its largest tensor whole: safe, and loud in the tests (they list every vie
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -39,6 +45,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from .aliases import trace_aliases
+from .code import code_header, trace_listing
 from .config import ResolvedConfig
 from .document import plan_phases
 
@@ -50,6 +57,9 @@ BOX_BYTES = 100
 HEADER_BASE_BYTES = 1500
 HEADER_TENSOR_BYTES = 150
 CELLS_PER_EVENT_OF_WORK = 32
+CODE_EVENT_WORK = 0.25  # event-equivalents of work an event's line keys add (bench: +0.3 on a MAC trace)
+LINE_BYTES = 48  # ,"line":NNNN,"lines":[NNNN,NNNN,NNNN],"scalars":{}
+SCALAR_BYTES = 12  # "name": (the number's bytes apart)
 BYTES_FACTOR = 4  # the real size is at least bytes / BYTES_FACTOR (tests/test_cost.py)
 
 
@@ -174,6 +184,17 @@ def number_bytes(rc: ResolvedConfig) -> int:
     return min(NUMBER_BYTES, len(str(int(bound))) + 4)  # minus sign, digits, ".0", comma
 
 
+def _code_bytes(rc: ResolvedConfig, number: int) -> tuple[int, int]:
+    """(the header's listing, the most an event's line keys take), in bytes."""
+    listing = trace_listing(rc)
+    if listing is None:
+        return 0, 0
+    scalars = max((len(mark.scalars) for mark in listing.marks), default=0)
+    scalars = max(scalars, len({name for mark in listing.marks for name, _ in mark.scalars}))
+    header = len(json.dumps(code_header(listing), ensure_ascii=False).encode())
+    return header, LINE_BYTES + scalars * (SCALAR_BYTES + number)
+
+
 def trace_cost(rc: ResolvedConfig) -> TraceCost:
     """The cost of the trace of ``rc`` (a ResolvedConfig), without generating it."""
     shapes = _tensor_shapes(rc)
@@ -190,13 +211,16 @@ def trace_cost(rc: ResolvedConfig) -> TraceCost:
         boxes += round(phase.count * n_boxes)
     header_cells = sum(math.prod(s) for s in shapes.values())
     number = number_bytes(rc)
+    code_bytes, line_bytes = _code_bytes(rc, number)
     size = (
         HEADER_BASE_BYTES
+        + code_bytes
+        + line_bytes * events
         + HEADER_TENSOR_BYTES * len(shapes)
         + number * header_cells
         + EVENT_BASE_BYTES * events
         + BOX_BYTES * boxes
         + 2 * number * cells
     )
-    work = events + cells // CELLS_PER_EVENT_OF_WORK + extra
+    work = events + cells // CELLS_PER_EVENT_OF_WORK + extra + (round(events * CODE_EVENT_WORK) if line_bytes else 0)
     return TraceCost(events=events, cells_written=cells, header_cells=header_cells, bytes=size, work=work)

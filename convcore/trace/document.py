@@ -18,7 +18,9 @@ it does x, w, b and dout).
 
 Roles: "input" — no event writes it (x, w, b, dout, and xp, z, out in a backward-only
 trace); "intermediate" — xp, z, dz, dxp and a view's extra tensors; "result" — out,
-db, dw, dx. Events are ``model.Event``; the stream tags each line with its type
+db, dw, dx. The header's ``code`` is the listing beside the steps and each event
+carries its ``line`` (``code.py``; null code and no line keys when the setting has no
+listing). Events are ``model.Event``; the stream tags each line with its type
 (``model.event_lines``), the document lists the events untagged.
 
 Plain data or arrays: by default every ``delta`` and ``value`` is a list of floats.
@@ -41,6 +43,7 @@ import numpy as np
 from ..layer import layer_results
 from .aliases import has_padding, is_identity, trace_aliases
 from .axes import kind_of
+from .code import TraceCode
 from .config import ResolvedConfig, resolve_config
 from .drawing import tensor_drawing
 from .events import TraceContext
@@ -52,7 +55,7 @@ from .views import Phase
 
 __all__ = ["SCHEMA", "build_document", "build_trace", "count_events", "iter_trace", "plan_phases", "trace_header"]
 
-SCHEMA = "convscope.trace/2"
+SCHEMA = "convscope.trace/3"
 
 ConfigLike = Mapping[str, Any] | ResolvedConfig | None
 
@@ -185,13 +188,14 @@ def _header(
         "loop_names": loop_names(letters, groups=rc.spec.groups, padded=has_padding(rc)),
         "torch_setup": torch_setup(rc.spec, rc.layout, rc.activation.name, "b" in tensors),
         "phases": phases,
+        "code": TraceCode(rc, ref, aliases).header(),
         "total_events": start,
     }
 
 
 def trace_header(config: ConfigLike) -> dict:
-    """The header alone (schema, spec, tensors, aliases, loop_names, phases,
-    total_events), no events."""
+    """The header alone (schema, spec, tensors, aliases, loop_names, torch_setup,
+    phases, code, total_events), no events."""
     rc = resolve_config(config)
     plan = plan_phases(rc)
     ref, roles = _reference(rc)
@@ -208,8 +212,9 @@ def _phase_events(
     """Each phase's events, phase by phase (the per-cell tables of a phase are released
     when the next one starts)."""
     ctx = _context(rc, ref, roles, arrays)
+    code = TraceCode(rc, ref, trace_aliases(rc))
     for phase in plan:
-        yield phase.events(ctx)
+        yield code.annotate(phase.events(ctx))
         ctx.release_cells()
 
 
@@ -237,8 +242,8 @@ def iter_trace(config: ConfigLike, *, arrays: bool = False) -> Iterator[dict]:
 
 
 def build_trace(config: ConfigLike, *, arrays: bool = False) -> dict:
-    """The whole trace document: {schema, spec, tensors, aliases, loop_names, phases,
-    events, total_events}.
+    """The whole trace document: {schema, spec, tensors, aliases, loop_names,
+    torch_setup, phases, code, events, total_events}.
 
     ``arrays=True``: the delta and value rows a view makes in bulk are 1-D float64
     arrays instead of lists, with the same numbers (module notes); for encoders.

@@ -1,4 +1,4 @@
-"""The event model of schema ``convscope.trace/2`` in code: Box, Write, Event and the
+"""The event model of schema ``convscope.trace/3`` in code: Box, Write, Event and the
 stream's lines, each built by one function here and nowhere else.
 
 ```
@@ -7,6 +7,7 @@ Box   = {tensor, start, stop, step}          # a strided rectangle of one tensor
 Write = Box + {delta, value}                 # delta added to the Box's cells (row-major);
                                              # value = those cells after the add
 Event = {phase, loop, reads: [Box], writes: [Write], text}
+        + {line, lines, scalars}             # where the header has a listing (code.py)
 ```
 
 A document (``build_trace``) lists the events as they are; the stream (``iter_trace``)
@@ -46,14 +47,22 @@ class Write(Box):
     value: Numbers
 
 
-class Event(TypedDict):
-    """One step: where it is in the loops, what it reads and writes, and the step in words."""
-
+class _EventCore(TypedDict):
     phase: str
     loop: dict[str, int]
     reads: list[Box]
     writes: list[Write]
     text: str
+
+
+class Event(_EventCore, total=False):
+    """One step: where it is in the loops, what it reads and writes, and the step in
+    words; with a listing in the header also the ``line`` it runs (the last of its
+    ``lines``, one per write) and the ``scalars`` those lines read (``code.py``)."""
+
+    line: int | None
+    lines: list[int]
+    scalars: dict[str, float]
 
 
 def make_box(tensor: str, start: Sequence[int], stop: Sequence[int], step: Sequence[int]) -> Box:

@@ -69,7 +69,7 @@ class Meta(BaseModel):
     activations: list[ActivationInfo]
     views: list[ViewInfo]
     choices: dict[str, list[Choice]] = Field(
-        description="layout, granularity, backward, phases, copies: the allowed values."
+        description="layout, granularity, backward, phases, copies, code: the allowed values."
     )
     padding_forms: list[PaddingForm]
     fills: list[FillInfo]

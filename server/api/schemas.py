@@ -157,6 +157,14 @@ class TraceConfig(ConvRequest):
         list(CHOICES["copies"]),
         "The pad and crop phases, which only copy numbers: one step each (default) or one step per row.",
     ) = None
+    code: _choice(
+        list(CHOICES["code"]),
+        "The listing beside the steps (header `code`, each event's `line`): 'cs231n' (conv_forward_naive / "
+        "conv_backward_naive), 'torch' (conv2d_forward / conv2d_backward), 'layer' (seed 001's NHWC layer) "
+        "or 'auto' (default: NCHW lessons in CS231n's code, NHWC in the layer's, what CS231n cannot say "
+        "(a stride or padding per axis, dilation, groups) in the torch style). A named convention without a "
+        "listing for the setting is refused (field `code`); 'auto' without one gives `code` null.",
+    ) = None
     compare: _doc(
         {
             "type": "object",
@@ -230,7 +238,7 @@ class Limits(BaseModel):
 class Health(BaseModel):
     status: Literal["ok"] = "ok"
     version: str
-    trace_schema: str = Field(description="The schema of trace documents, e.g. convscope.trace/2.")
+    trace_schema: str = Field(description="The schema of trace documents, e.g. convscope.trace/3.")
     encoder: str = Field(description="The JSON encoder of large bodies (orjson or json).")
     limits: Limits
 
@@ -290,6 +298,26 @@ class Event(BaseModel):
     reads: list[Box]
     writes: list[Write]
     text: str
+    line: int | None = Field(
+        None,
+        description="The 1-based line of the header's `code` this step runs (where it writes; of its last "
+        "write); null for a step the listing has no line for. Absent when the header's `code` is null.",
+    )
+    lines: list[int] | None = Field(
+        None, description="The lines of its writes, in order (a fused backward step: the db, dw and dxp lines)."
+    )
+    scalars: dict[str, float] | None = Field(
+        None, description="The values of the scalars its lines read, e.g. {'g': 2} for g = dout[n, f, i, j]."
+    )
+
+
+class TraceCode(BaseModel):
+    """The listing beside the steps: the plain loops a student writes for this setting."""
+
+    model_config = ConfigDict(extra="allow")
+    convention: str = Field(description="cs231n, torch or layer.")
+    name: str = Field(description="The listing's files, e.g. cs231n/forward_window + cs231n/backward_window_fused.")
+    lines: list[str] = Field(description="The listing, one string a line; events' `line` is 1-based in it.")
 
 
 class TensorData(BaseModel):
@@ -318,7 +346,7 @@ class GradientCheck(BaseModel):
 
 
 class TraceDocument(BaseModel):
-    """A whole trace (schema convscope.trace/2): header fields plus every event."""
+    """A whole trace (schema convscope.trace/3): header fields plus every event."""
 
     model_config = ConfigDict(extra="allow", populate_by_name=True)
     schema_: str = Field(alias="schema")
@@ -331,6 +359,12 @@ class TraceDocument(BaseModel):
     )
     loop_names: dict[str, str] = Field(description="Each letter of the events' `loop` in words (i: output row, ...).")
     phases: list[Phase]
+    code: TraceCode | None = Field(
+        None,
+        description="The listing of the trace's setting in the config's `code` convention; null when there is "
+        "none (the im2col and transposed views, ...). A mistake trace's is the mistaken code, with `changed` "
+        "(its lines that differ from the correct listing) and `correct` (that listing's lines).",
+    )
     events: list[Event]
     total_events: int
     check: GradientCheck | None = Field(
@@ -367,8 +401,8 @@ class TraceDocument(BaseModel):
     )
     divergence: dict[str, Any] | None = Field(
         None,
-        description="Mistake traces: {event, stopped, phase, did, should, wrong, fix}: that step, what the "
-        "code did there and what it should have done.",
+        description="Mistake traces: {event, stopped, phase, did, should, wrong, fix, line}: that step, what "
+        "the code did there and what it should have done, and the line of `code` where it diverged.",
     )
 
 

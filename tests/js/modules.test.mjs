@@ -122,7 +122,7 @@ test("consumeTrace reads a chunked NDJSON stream with batched and single events"
     onEvents: (evs) => got.push(...evs),
     onEnd: (m) => (end = m),
   });
-  assert.equal(head.schema, "convscope.trace/2");
+  assert.equal(head.schema, "convscope.trace/3");
   assert.equal(got.length, events.length);
   assert.deepEqual(got[7], events[7]);
   assert.equal(end.total_events, events.length);

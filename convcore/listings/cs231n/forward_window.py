@@ -16,8 +16,8 @@ def conv_forward_naive(x, w, b, conv_param):
     s, pad = conv_param["stride"], conv_param["pad"]
     xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))  # step: pad
     N, F, HH, WW = x.shape[0], w.shape[0], w.shape[2], w.shape[3]
-    H_out = 1 + (xp.shape[2] - HH) // s
-    W_out = 1 + (xp.shape[3] - WW) // s
+    H_out = 1 + (x.shape[2] + 2 * pad - HH) // s
+    W_out = 1 + (x.shape[3] + 2 * pad - WW) // s
     out = np.zeros((N, F, H_out, W_out))
     for n, f, i, j in np.ndindex(N, F, H_out, W_out):
         window = xp[n, :, i * s : i * s + HH, j * s : j * s + WW]

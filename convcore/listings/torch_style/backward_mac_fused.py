@@ -15,10 +15,10 @@ def conv2d_backward(dout, x, w, stride=1, padding=0, dilation=1, groups=1):
     has two factors, so dout[n, f, i, j] flows to each times the other; the bias was
     added once per output cell, so db[f] gets it once."""
     sh, sw = np.broadcast_to(stride, 2)
-    ph, pw = np.broadcast_to(padding, 2)
+    top, bottom, left, right = padding if np.size(padding) == 4 else np.repeat(np.broadcast_to(padding, 2), 2)
     dil_h, dil_w = np.broadcast_to(dilation, 2)
     (F, Cg, KH, KW), (N, _, H_out, W_out) = w.shape, dout.shape
-    xp = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+    xp = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)))
     dxp, dw, db = np.zeros(xp.shape), np.zeros(w.shape), np.zeros(F)
     for n, f, i, j, c, k, l in np.ndindex(N, F, H_out, W_out, Cg, KH, KW):
         channel, row, col = f // (F // groups) * Cg + c, i * sh + k * dil_h, j * sw + l * dil_w
@@ -26,5 +26,5 @@ def conv2d_backward(dout, x, w, stride=1, padding=0, dilation=1, groups=1):
             db[f] += dout[n, f, i, j]  # step: backward
         dw[f, c, k, l] += xp[n, channel, row, col] * dout[n, f, i, j]  # step: backward
         dxp[n, channel, row, col] += w[f, c, k, l] * dout[n, f, i, j]  # step: backward
-    dx = dxp[:, :, ph : ph + x.shape[2], pw : pw + x.shape[3]]  # step: crop
+    dx = dxp[:, :, top : top + x.shape[2], left : left + x.shape[3]]  # step: crop
     return dx, dw, db

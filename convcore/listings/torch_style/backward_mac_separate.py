@@ -15,9 +15,9 @@ def conv2d_backward(dout, x, w, stride=1, padding=0, dilation=1, groups=1):
     weight multiplied, times dout; dxp adds the weight times dout at that input cell
     (channel: the c-th of the filter's group; rows and columns dilation apart)."""
     sh, sw = np.broadcast_to(stride, 2)
-    ph, pw = np.broadcast_to(padding, 2)
+    top, bottom, left, right = padding if np.size(padding) == 4 else np.repeat(np.broadcast_to(padding, 2), 2)
     dil_h, dil_w = np.broadcast_to(dilation, 2)
-    xp = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+    xp = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)))
     (F, Cg, KH, KW), (N, _, H_out, W_out) = w.shape, dout.shape
     dxp, dw, db = np.zeros(xp.shape), np.zeros(w.shape), np.zeros(F)
     for n, f, i, j in np.ndindex(N, F, H_out, W_out):
@@ -28,5 +28,5 @@ def conv2d_backward(dout, x, w, stride=1, padding=0, dilation=1, groups=1):
     for n, f, i, j, c, k, l in np.ndindex(N, F, H_out, W_out, Cg, KH, KW):
         channel = f // (F // groups) * Cg + c
         dxp[n, channel, i * sh + k * dil_h, j * sw + l * dil_w] += w[f, c, k, l] * dout[n, f, i, j]  # step: dx
-    dx = dxp[:, :, ph : ph + x.shape[2], pw : pw + x.shape[3]]  # step: crop
+    dx = dxp[:, :, top : top + x.shape[2], left : left + x.shape[3]]  # step: crop
     return dx, dw, db

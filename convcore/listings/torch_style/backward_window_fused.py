@@ -15,11 +15,11 @@ def conv2d_backward(dout, x, w, stride=1, padding=0, dilation=1, groups=1):
     window it read) and into that window of dxp (times the filter). The gradient
     landing on the padding is cropped away at the end."""
     sh, sw = np.broadcast_to(stride, 2)
-    ph, pw = np.broadcast_to(padding, 2)
+    top, bottom, left, right = padding if np.size(padding) == 4 else np.repeat(np.broadcast_to(padding, 2), 2)
     dil_h, dil_w = np.broadcast_to(dilation, 2)
     F, Cg, KH, KW = w.shape
     span_h, span_w = dil_h * (KH - 1) + 1, dil_w * (KW - 1) + 1
-    xp = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+    xp = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)))
     dxp, dw, db = np.zeros(xp.shape), np.zeros(w.shape), np.zeros(F)
     for n, f, i, j in np.ndindex(*dout.shape):
         c0 = f // (F // groups) * Cg  # the first channel of the filter's group
@@ -27,5 +27,5 @@ def conv2d_backward(dout, x, w, stride=1, padding=0, dilation=1, groups=1):
         db[f] += dout[n, f, i, j]  # step: backward
         dw[f] += dout[n, f, i, j] * xp[n, c0 : c0 + Cg, rows, cols]  # step: backward
         dxp[n, c0 : c0 + Cg, rows, cols] += dout[n, f, i, j] * w[f]  # step: backward
-    dx = dxp[:, :, ph : ph + x.shape[2], pw : pw + x.shape[3]]  # step: crop
+    dx = dxp[:, :, top : top + x.shape[2], left : left + x.shape[3]]  # step: crop
     return dx, dw, db

@@ -15,10 +15,10 @@ def conv2d_backward(dout, x, w, stride=1, padding=0, dilation=1, groups=1):
     cell; the window of dxp adds the filter times it, over the channels of the
     filter's group. The gradient landing on the padding is cropped away at the end."""
     sh, sw = np.broadcast_to(stride, 2)
-    ph, pw = np.broadcast_to(padding, 2)
+    top, bottom, left, right = padding if np.size(padding) == 4 else np.repeat(np.broadcast_to(padding, 2), 2)
     dil_h, dil_w = np.broadcast_to(dilation, 2)
     F, Cg, KH, KW = w.shape
-    xp = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+    xp = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)))
     dxp, dw, db = np.zeros(xp.shape), np.zeros(w.shape), np.zeros(F)
 
     def window(n, f, i, j):
@@ -33,5 +33,5 @@ def conv2d_backward(dout, x, w, stride=1, padding=0, dilation=1, groups=1):
         dw[f] += dout[n, f, i, j] * xp[window(n, f, i, j)]  # step: dw
     for n, f, i, j in np.ndindex(*dout.shape):
         dxp[window(n, f, i, j)] += dout[n, f, i, j] * w[f]  # step: dx
-    dx = dxp[:, :, ph : ph + x.shape[2], pw : pw + x.shape[3]]  # step: crop
+    dx = dxp[:, :, top : top + x.shape[2], left : left + x.shape[3]]  # step: crop
     return dx, dw, db

@@ -14,9 +14,9 @@ def conv2d_forward(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
     group, w's second axis) and kernel cell (k, l); each multiply-add adds one input
     cell times one weight, the first one of a cell also the bias."""
     sh, sw = np.broadcast_to(stride, 2)
-    ph, pw = np.broadcast_to(padding, 2)
+    top, bottom, left, right = padding if np.size(padding) == 4 else np.repeat(np.broadcast_to(padding, 2), 2)
     dil_h, dil_w = np.broadcast_to(dilation, 2)
-    xp = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))  # step: pad
+    xp = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)))  # step: pad
     (F, Cg, KH, KW), N = w.shape, x.shape[0]
     H_out = 1 + (xp.shape[2] - dil_h * (KH - 1) - 1) // sh
     W_out = 1 + (xp.shape[3] - dil_w * (KW - 1) - 1) // sw

@@ -14,9 +14,9 @@ def conv2d_forward(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
     the channels of the filter's group) times the filter, summed, plus the bias.
     np.ndindex runs the loops n, f, i, j as nested for loops would, the last fastest."""
     sh, sw = np.broadcast_to(stride, 2)
-    ph, pw = np.broadcast_to(padding, 2)
+    top, bottom, left, right = padding if np.size(padding) == 4 else np.repeat(np.broadcast_to(padding, 2), 2)
     dil_h, dil_w = np.broadcast_to(dilation, 2)
-    xp = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))  # step: pad
+    xp = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)))  # step: pad
     (F, Cg, KH, KW), N = w.shape, x.shape[0]
     span_h, span_w = dil_h * (KH - 1) + 1, dil_w * (KW - 1) + 1
     out = np.zeros((N, F, 1 + (xp.shape[2] - span_h) // sh, 1 + (xp.shape[3] - span_w) // sw))
