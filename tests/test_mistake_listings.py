@@ -112,7 +112,11 @@ def executed(listing, case: Case) -> list[int]:
         return local
 
     before = sys.gettrace()
-    sys.settrace(lambda frame, event, arg: local if frame.f_code.co_filename == section.path else None)
+
+    def start(frame, event, arg):  # the listing's functions, not a comprehension's frame in their lines
+        return local if frame.f_code.co_filename == section.path and not frame.f_code.co_name.startswith("<") else None
+
+    sys.settrace(start)
     try:
         listing_results(listing, case)
     finally:

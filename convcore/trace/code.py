@@ -95,22 +95,18 @@ def _find(convention: str, spec: Any, view, granularity, backward, loop_order, d
     return _listing(convention, view, granularity, backward, loop_order, dx_order, phases)
 
 
-def resolve_code(asked: str, spec: Any, layout: str, **setting: str) -> str | None:
-    """The convention of the trace's listing (``setting``: view, granularity, backward,
-    loop_order, dx_loop_order, phases), None when "auto" finds none. Raises
-    TraceConfigError (field ``code``) for a named convention without a listing."""
-    from .config import TraceConfigError
-
+def resolve_code(asked: str, spec: Any, layout: str, **setting: str) -> tuple[str | None, str | None]:
+    """(the convention of the trace's listing, None) — ``setting``: view, granularity,
+    backward, loop_order, dx_loop_order, phases — with None for it when "auto" finds
+    none; (None, why) for a named convention without a listing, which the config
+    refuses (field ``code``)."""
     convention = auto_convention(spec, layout) if asked == "auto" else asked
     listing, why = _find(convention, spec, **setting)
-    if listing is not None:
-        return convention
-    if asked == "auto":
-        return None
-    raise TraceConfigError(
+    if listing is not None or asked == "auto":
+        return (convention if listing is not None else None), None
+    return None, (
         f"code {asked!r} has no listing for this trace: {why.split('; there are:')[0]} "
-        f"(code 'auto' shows the code there is, or none)",
-        "code",
+        f"(code 'auto' shows the code there is, or none)"
     )
 
 

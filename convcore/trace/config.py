@@ -325,7 +325,9 @@ def resolve_config(
         "dx_loop_order": dx_loop_order,
         "phases": phases,
     }
-    code = resolve_code(code, spec, layout, **setting)
+    code, no_code = resolve_code(code, spec, layout, **setting)
+    if no_code:
+        raise TraceConfigError(no_code, "code")
 
     b = None
     if config.get("b") is not None:
