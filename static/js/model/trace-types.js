@@ -1,4 +1,4 @@
-// The trace's event model (schema convscope.trace/2) as JSDoc types: the same shapes as
+// The trace's event model (schema convscope.trace/3) as JSDoc types: the same shapes as
 // convcore/trace/model.py (Box, Write, Event) and the stream's lines. Types only; import
 // them in JSDoc with  /** @typedef {import("./trace-types.js").Event} Event */
 
@@ -49,7 +49,7 @@
 /**
  * The trace's header: the document without its events.
  * @typedef {object} Header
- * @property {"convscope.trace/2"} schema
+ * @property {"convscope.trace/3"} schema
  * @property {Object<string, *>} spec
  * @property {Object<string, TensorInfo>} tensors
  * @property {Object<string, string>} aliases  names that are another tensor here ({xp: "x"}: no padding)
