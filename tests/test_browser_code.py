@@ -135,9 +135,13 @@ def test_a_mistake_lesson_strikes_its_mistaken_lines_and_shows_where_it_diverges
     entry = MISTAKES[mistake]
     doc = server_document(base_url, entry["request"])
     code = doc.get("code")
-    if not code or not code.get("changed"):
-        pytest.fail(f"{mistake}: the trace has no listing of its mistaken code")
     page = open_page(f"/#s=0&l=mistake-{mistake}&k=1", viewport=(1920, 1080)).page
+    if not code:
+        # (a mistake whose code is not listed yet: the panel says so, never blank)
+        wait_until(page, "!document.getElementById('code').hidden")
+        assert page.is_visible("#code .code-empty") and page.locator("#code .code-line").count() == 0
+        return
+    assert code.get("changed"), f"{mistake}: its listing marks no mistaken line"
     wait_until(page, "document.querySelectorAll('#code .code-line').length > 0")
     got = page.evaluate(PANEL_JS)
     assert got["changed"] == sorted(code["changed"])
@@ -152,11 +156,16 @@ def test_a_mistake_lesson_strikes_its_mistaken_lines_and_shows_where_it_diverges
     wait_until(page, f"window.convscope.step === {first}")
     got = page.evaluate(f"async () => await new Promise((done) => requestAnimationFrame(() => done(({PANEL_JS})())))")
     ev = doc["events"][first]
-    ran = set(ev.get("lines") or [ev["line"]])
-    assert ran & set(code["changed"]), (
-        f"{mistake}: the diverging step runs {sorted(ran)}, none of the mistaken lines {code['changed']}"
-    )
     assert got["current"] == ev["line"]
+    # the mistaken lines lit, the first in the panel's view; a step later, no longer
+    lit = page.evaluate("""() => { const panel = document.querySelector('#code .code-lines').getBoundingClientRect();
+        return Array.from(document.querySelectorAll('#code .code-line.diverged'), (l) => { const r = l.getBoundingClientRect();
+          return [Number(l.dataset.line), r.top >= panel.top - 1 && r.bottom <= panel.bottom + 1]; }); }""")
+    assert [n for n, _ in lit] == sorted(code["changed"]), (mistake, lit)
+    assert lit[0][1], f"{mistake}: the first mistaken line is out of the panel's view"
+    other = first + 1 if first + 1 < doc["total_events"] else first - 1
+    page.evaluate(f"window.convscope.seek({other})")
+    wait_until(page, f"window.convscope.step === {other} && !document.querySelector('#code .code-line.diverged')")
 
 
 def test_an_animation_can_show_the_line_each_step_runs(open_page, base_url):

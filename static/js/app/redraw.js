@@ -140,7 +140,7 @@ export function redraw(cause = "request") {
   if (!fast) stage.followEvent();
   lab.draw(trace.model, frame.step, trace.config.compare);
   // (brief where the stage needs the room: the current line and its loops)
-  codePanel.draw(trace.model, frame.event, { open: state.codeOpen, brief: state.projector || !state.fits });
+  codePanel.draw(trace.model, frame.event, { open: state.codeOpen, brief: state.projector || !state.fits, diverges: frame.step === trace.model.header.first_divergence });
   if (!state.playing) hover.follow();
   // (after this frame, from its layout; not on a phone's stacked stage, where they would
   // cross the figures between)

@@ -28,7 +28,7 @@ export class CodePanel {
     head.append(this.name, this.vars);
     this.list = el("ol", "code-lines");
     this.list.setAttribute("aria-label", "The code this step runs");
-    this.empty = el("p", "code-empty", "No listing for this setting: the code panel shows the direct, im2col and transposed views' loops where there is one.");
+    this.empty = el("p", "code-empty", "This setting has no listing yet: the code panel shows the direct view's loops, in CS231n's, PyTorch's or the layer class's style.");
     section.replaceChildren(head, this.list, this.empty);
     this.list.addEventListener("pointerover", (e) => {
       const li = e.target.closest(".code-line");
@@ -42,8 +42,9 @@ export class CodePanel {
   }
 
   /** Draw the panel for `model` at `event` (compiled, or null); open: shown at all;
-   *  brief: only the current line and its loops. */
-  draw(model, event, { open, brief }) {
+   *  brief: only the current line and its loops; diverges: the step is a mistake's first
+   *  divergence (its mistaken lines are lit and brought into view). */
+  draw(model, event, { open, brief, diverges = false }) {
     const section = this.section;
     if (section.hidden === open) section.hidden = !open;
     section.classList.toggle("brief", brief);
@@ -73,6 +74,12 @@ export class CodePanel {
     if (this.vars.textContent !== vars) this.vars.textContent = vars;
     this.shown = step;
     if (step.current !== was.current) this.follow();
+    // (after the current line: at a divergence the mistaken line is the one to see)
+    if (diverges !== this.diverged) {
+      this.diverged = diverges;
+      for (const n of code.changed ?? []) this.lineEls[n - 1]?.classList.toggle("diverged", diverges);
+      if (diverges) this.reveal(code.changed?.[0]);
+    }
   }
 
   /** The listing's lines, once per listing (null: the setting has none). */
@@ -80,6 +87,7 @@ export class CodePanel {
     this.code = code;
     this.shown = { current: null, runs: new Set(), headers: new Set(), notes: {} };
     this.lineEls = [];
+    this.diverged = false;
     this.list.replaceChildren();
     this.empty.hidden = Boolean(code);
     this.name.textContent = code ? `${code.name} · ${code.convention}` : "";
@@ -88,7 +96,12 @@ export class CodePanel {
       const n = k + 1;
       const li = el("li", "code-line");
       li.dataset.line = String(n);
-      li.append(el("span", "ln", String(n)), el("code", "src", text || " "));
+      // (the indent apart: a brief strip leaves it out)
+      const src = el("code", "src");
+      const body = text.trimStart();
+      if (body.length < text.length) src.append(el("span", "indent", text.slice(0, text.length - body.length)));
+      src.append(body || " ");
+      li.append(el("span", "ln", String(n)), src);
       li.note = el("span", "code-note");
       li.append(li.note);
       const correct = correctLine(code, n);
@@ -109,7 +122,12 @@ export class CodePanel {
 
   /** Keep the current line in the panel's view (the panel scrolls, never the page). */
   follow() {
-    const cur = this.lineEls[this.shown.current - 1];
+    this.reveal(this.shown.current);
+  }
+
+  /** Scroll the panel (never the page) to show line `n`. */
+  reveal(n) {
+    const cur = this.lineEls[n - 1];
     const box = this.list;
     if (!cur || box.scrollHeight <= box.clientHeight) return;
     const top = cur.offsetTop - box.offsetTop;
