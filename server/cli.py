@@ -107,7 +107,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="print the code beside the steps (the listing, numbered) instead of the trace; with --step, "
         "that step's line marked >> (its other lines > ) under the step's loop values and text",
     )
-    trace.add_argument("--step", type=int, metavar="N", help="with --code: the step (0-based event index) to mark")
+    trace.add_argument(
+        "--step", type=int, metavar="N", help="with --code: the step to mark, numbered from 1 as the page shows it"
+    )
     trace.add_argument("-o", "--output", help="output file (default standard output)")
     add_export_command(commands)
 
@@ -308,9 +310,10 @@ def _code(config: dict[str, Any], step: int | None) -> str:
     header = next(lines)
     if step is None:
         return code_text(header)
-    if not 0 <= step < header["total_events"]:
-        raise ValueError(f"--step {step}: the trace has steps 0 to {header['total_events'] - 1}")
-    event = next(islice(lines, step, None))
+    # (numbered from 1, as the page and `convscope export --step` number steps)
+    if not 1 <= step <= header["total_events"]:
+        raise ValueError(f"--step {step}: this trace has steps 1 to {header['total_events']}")
+    event = next(islice(lines, step - 1, None))
     return code_text(header, event, step)
 
 

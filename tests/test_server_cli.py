@@ -54,11 +54,11 @@ def test_trace_code_marks_the_steps_line(capsysbinary):
     doc = build_trace(PRESETS["cs231n"].config)
     step = next(k for k, e in enumerate(doc["events"]) if e["phase"] == "backward" and e["loop"]["j"] == 1)
     event = doc["events"][step]
-    assert main(["trace", "preset:cs231n", "--code", "--step", str(step)]) == 0
+    assert main(["trace", "preset:cs231n", "--code", "--step", str(step + 1)]) == 0
     out = capsysbinary.readouterr().out.decode()
     title, where, text, blank, *listing = out.splitlines()
     assert title == f"{doc['code']['name']} (cs231n)" and text == event["text"] and blank == ""
-    assert where.startswith(f"step {step} of {doc['total_events']} · backward · n=0 f=0 i=0 j=1 · g=")
+    assert where.startswith(f"step {step + 1} of {doc['total_events']} · backward · n=0 f=0 i=0 j=1 · g=")
     assert len(listing) == len(doc["code"]["lines"])
     marked = {int(line.split()[0]): line.split()[1] for line in listing if line.split()[1:2] in ([">>"], [">"])}
     assert marked == {event["lines"][0]: ">", event["lines"][1]: ">", event["line"]: ">>"}
@@ -70,8 +70,10 @@ def test_trace_code_without_a_step_and_its_errors(tmp_path, capsysbinary):
     out = capsysbinary.readouterr().out.decode().splitlines()
     assert out[0].startswith("layer/forward_window") and out[1] == "" and "class Conv2D:" in out[5]
     assert not any(line.split()[1:2] == [">>"] for line in out[2:] if line.split())
-    assert main(["trace", "preset:d2l", "--code", "--step", "8"]) == 2
-    assert "--step 8: the trace has steps 0 to 7" in capsysbinary.readouterr().err.decode()
+    assert main(["trace", "preset:d2l", "--code", "--step", "9"]) == 2
+    assert "--step 9: this trace has steps 1 to 8" in capsysbinary.readouterr().err.decode()
+    assert main(["trace", "preset:d2l", "--code", "--step", "0"]) == 2
+    assert "--step 0: this trace has steps 1 to 8" in capsysbinary.readouterr().err.decode()
     (tmp_path / "c.json").write_text(json.dumps({"view": "im2col"}))
     assert main(["trace", str(tmp_path / "c.json"), "--code"]) == 2
     assert "no code beside its steps" in capsysbinary.readouterr().err.decode()

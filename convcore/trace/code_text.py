@@ -23,8 +23,9 @@ def _values(values: Mapping[str, Any]) -> str:
 
 
 def code_text(header: Mapping[str, Any], event: Mapping[str, Any] | None = None, step: int | None = None) -> str:
-    """The listing of ``header`` with ``event``'s lines marked (module notes). Raises
-    ValueError when the header has no code."""
+    """The listing of ``header`` with ``event``'s lines marked (module notes); ``step``:
+    the event's number from 1, as the page shows it. Raises ValueError when the header
+    has no code."""
     code = header.get("code")
     if not code:
         raise ValueError("this trace has no code beside its steps (header code is null: no listing for its setting)")
