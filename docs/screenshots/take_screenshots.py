@@ -201,6 +201,7 @@ def teach(browser, base) -> None:
 def grader(browser, base) -> None:
     """class-report-1366x768.png: `convscope check FOLDER --class-report` on the test
     suite's class of 33 files whose truth is known (tests/test_grader_class.py)."""
+    import socket
     import subprocess
     import tempfile
 
@@ -208,7 +209,11 @@ def grader(browser, base) -> None:
 
     with tempfile.TemporaryDirectory() as folder:
         klass = Path(folder) / "class"
-        make_class(klass, "convscope-screenshot-marker", Path(folder) / "home-file")
+        # (the hostile file's socket: a loopback port nothing listens on)
+        with socket.socket() as free:
+            free.bind(("127.0.0.1", 0))
+            port = free.getsockname()[1]
+        make_class(klass, "convscope-screenshot-marker", Path(folder) / "home-file", port)
         report = Path(folder) / "class.html"
         subprocess.run(
             [
