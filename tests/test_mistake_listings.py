@@ -3,63 +3,140 @@ lab's correct listing with its mistake's ``listing_change``; run as code, it com
 exactly what the mistake's own loops compute (the catalogue's implementation, on random
 specs: the same arrays, or a failure of the same kind), the diff marks exactly the lines
 it changed, and the mistake trace's events carry the lines the listing runs under
-``sys.settrace``."""
+``sys.settrace``. Every catalogued mistake has its code but those listed in
+``NO_LISTING``, each with why its mistake is no line change."""
 
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from oracle import geometry, torch_layer
-from strategies import cs231n_cases, examples, torch_style_cases
+from strategies import conv_cases, cs231n_cases, examples, torch_style_cases
 from trace_checks import assert_close
 
-from convcore.mistakes import MISTAKES, Case, Subject, get_convention, get_mistake, outcome_equal
+from convcore.mistakes import MISTAKES, Case, Failure, Subject, get_convention, get_mistake, outcome_equal
 from convcore.mistakes.lab import build_mistake_trace
 from convcore.mistakes.listing import LAB_ALIASES, correct_listing, mistake_code, mistake_listing
 
+# the mistakes whose code is not the lab's listing with lines replaced, and why
+NO_LISTING = {
+    "rotated_kernel_ignores_stride": "its dX is a gather of its own (a loop over the cells of dxp, phase 'dx', after "
+    "the backward loop), not a line of the listing's scatter changed: writing it adds lines",
+}
 WITH_CODE = [m for m in MISTAKES.values() if mistake_listing(m) is not None]
+
+
+def layer_cases(**limits):
+    """Specs the lab's layer code takes: one stride, any padding, no dilation or groups, a bias."""
+    cases = conv_cases(**limits, max_dilation=1).filter(lambda c: c.groups == 1 and len(set(c.spec.stride)) == 1)
+    return cases.map(lambda case: replace(case, bias=True))
+
+
 SMALL = {
     "cs231n": cs231n_cases(max_n=2, max_cf=2, max_hw=5, max_k=3),
     "torch": torch_style_cases(max_n=2, max_cf=2, max_hw=5, max_k=3, max_dilation=2),
+    "layer": layer_cases(max_n=2, max_cf=2, max_hw=5, max_k=3),
 }
 CASES = {
     "cs231n": cs231n_cases(max_n=2, max_cf=3, max_hw=6, max_k=4, max_pad=3),
     "torch": torch_style_cases(max_n=2, max_cf=4, max_hw=6, max_k=3, max_dilation=2),
+    "layer": layer_cases(max_n=2, max_cf=3, max_hw=6, max_k=3),
 }
+# the layer computes its activation (its mistakes are in the derivative): drawn from these
+ACTIVATIONS = {"cs231n": ("identity",), "torch": ("identity",), "layer": ("identity", "relu", "tanh")}
+LAYOUTS = {"cs231n": "NCHW", "torch": "NCHW", "layer": "NHWC"}
 
 
-def integer_case(case) -> Case:
-    """``case``'s geometry with small integer inputs: every sum exact, whatever its order."""
+def integer_case(case, activation: str = "identity") -> Case:
+    """``case``'s geometry with small integer inputs: every sum exact, whatever its order
+    (up to the activation's values)."""
     rng = np.random.default_rng(case.seed)
     x, w, b, dout = (rng.integers(-3, 4, size=a.shape).astype(float) for a in case.arrays())
-    return Case.with_inputs(case.spec, "identity", x, w, b, dout)
+    return Case.with_inputs(case.spec, activation, x, w, b, dout)
+
+
+def layer_subject(listing) -> Subject:
+    """The listing's ``Conv2D`` in the layer convention's calling form (the grader's:
+    ``Cls(n_out, kernel_shape, stride=, pad=, activation=)``, ``parameters``,
+    ``gradients``); the listing's activation is the lab's own object."""
+    forward, backward = listing.functions["forward"], listing.functions["backward"]
+    conv2d = forward.__globals__["Conv2D"]  # the listing's own class (compiled with its lines)
+
+    class Layer:
+        def __init__(self, n_out, kernel_shape, stride=1, pad=0, activation=None):
+            self.args = stride, pad, activation
+
+        def forward(self, X):
+            stride, pad, activation = self.args
+            self.code = conv2d(self.parameters["W"], self.parameters["b"].reshape(-1), stride, pad, activation)
+            return forward(self.code, X)
+
+        def backward(self, dLdY):
+            dX = backward(self.code, dLdY)
+            self.gradients = {"W": self.code.dW, "b": self.code.db.reshape(1, -1)}
+            return dX
+
+    return Subject(layer=Layer)
 
 
 def listing_results(listing, case: Case) -> dict:
+    if listing.convention == "layer":
+        return get_convention("layer").run(layer_subject(listing), case)
     subject = Subject(forward=listing.functions["forward"], backward=listing.functions["backward"])
     return get_convention(listing.convention).run(subject, case)
 
 
-def test_the_catalogue_s_most_common_cs231n_mistakes_have_code():
-    have = {m.id for m in WITH_CODE}
-    assert {"assign_dx", "assign_dw", "empty_crop", "crop_hardcoded_1", "pad_hardcoded_1"} <= have
-    assert {"stride_one_index_grid", "column_stride_missing", "bias_not_added", "output_size_parentheses"} <= have
-    assert {"flipped_kernel_forward", "dw_rotated", "db_wrong_axes", "groups_ignored"} <= have
-    assert all(m.convention in ("cs231n", "torch") for m in WITH_CODE)
+def same_outcome(got, expected, exact: bool) -> bool:
+    """``outcome_equal``, or (not ``exact``: a tanh's values, summed in another order) the
+    same shape with values equal to 1e-12."""
+    if exact or isinstance(got, Failure) or isinstance(expected, Failure) or got.shape != expected.shape:
+        return outcome_equal(got, expected)
+    return bool(np.allclose(got, expected, rtol=1e-12, atol=1e-12, equal_nan=True))
+
+
+EVERY_MISTAKE = [
+    pytest.param(
+        m, id=m.id, marks=[pytest.mark.xfail(strict=True, reason=NO_LISTING[m.id])] if m.id in NO_LISTING else []
+    )
+    for m in MISTAKES.values()
+]
+
+
+@pytest.mark.parametrize("mistake", EVERY_MISTAKE)
+def test_every_catalogued_mistake_s_trace_has_its_code(mistake):
+    """A mistake added without a ``listing_change`` fails here (unless NO_LISTING says why)."""
+    doc = build_mistake_trace(mistake.setup_config(), mistake.id)
+    assert doc["code"] is not None, f"{mistake.id}: its trace has no code (give its loops a listing_change)"
+    assert doc["code"]["changed"] and doc["code"]["convention"] == mistake.convention
+    assert all("line" in event for event in doc["events"])
+
+
+def test_every_convention_s_lab_has_code():
+    assert {m.convention for m in WITH_CODE} == {"cs231n", "torch", "layer"}
+    assert set(NO_LISTING) <= set(MISTAKES) and not set(NO_LISTING) & {m.id for m in WITH_CODE}
 
 
 @pytest.mark.parametrize("convention", sorted(CASES))
 @settings(max_examples=examples(100), deadline=None)
 @given(data=st.data())
 def test_the_lab_s_correct_listing_is_correct(convention, data):
-    case = data.draw(CASES[convention])
-    got = listing_results(correct_listing(convention), integer_case(case))
-    x, w, b, dout = integer_case(case).arrays
-    truth = torch_layer(x, w, b, dout, **geometry(case.spec))
+    case, activation = data.draw(CASES[convention]), data.draw(st.sampled_from(ACTIVATIONS[convention]))
+    inputs = integer_case(case, activation)
+    got = listing_results(correct_listing(convention), inputs)
+    x, w, b, dout = inputs.arrays
+    truth = torch_layer(x, w, b, dout, **geometry(case.spec), activation=activation)
+    if convention == "layer":  # the grader's layout: NHWC, HWIO, db (1, F)
+        got = {
+            "out": got["out"].transpose(0, 3, 1, 2),
+            "dx": got["dx"].transpose(0, 3, 1, 2),
+            "dw": got["dw"].transpose(3, 2, 0, 1),
+            "db": got["db"].reshape(-1),
+        }
     for name in ("out", "dx", "dw", "db"):
         assert_close(got[name], getattr(truth, name), name, 1e-12)
 
@@ -69,11 +146,18 @@ def test_the_lab_s_correct_listing_is_correct(convention, data):
 @given(data=st.data())
 def test_the_mistaken_listing_computes_what_the_mistake_computes(mistake, data):
     case = data.draw(CASES[mistake.convention])
+    activation = data.draw(st.sampled_from(ACTIVATIONS[mistake.convention]))
     mistaken, _, _ = mistake_listing(mistake)
-    inputs = integer_case(case)
+    inputs = integer_case(case, activation)
     got, expected = listing_results(mistaken, inputs), mistake.results(inputs)
+    after_failed_forward = mistake.convention == "layer" and isinstance(expected["out"], Failure)
     for name in ("out", "dx", "dw", "db"):
-        assert outcome_equal(got[name], expected[name]), f"{mistake.id} {name}: {got[name]} != {expected[name]}"
+        if after_failed_forward and name != "out":
+            # a layer whose forward raised has no cache: its backward fails, in words of the calling form's
+            assert isinstance(got[name], Failure) and isinstance(expected[name], Failure), (mistake.id, name)
+            continue
+        same = same_outcome(got[name], expected[name], activation != "tanh")
+        assert same, f"{mistake.id} {name}: {got[name]} != {expected[name]}"
 
 
 def test_a_listing_that_drifted_would_be_told_apart():
@@ -133,14 +217,13 @@ def event_lines(doc) -> list[int]:
 
 
 def check_lines(mistake, case: Case) -> None:
-    doc = build_mistake_trace(case.trace_config("NCHW"), mistake.id)
+    doc = build_mistake_trace(case.trace_config(LAYOUTS[mistake.convention]), mistake.id)
     mistaken, _, _ = mistake_listing(mistake)
     assert doc["code"]["lines"] == list(mistaken.lines)
-    line_map = mistaken.line_map
-    for event in doc["events"]:  # one line per write the code has a line for (the activation: none)
-        lines = [line_map[event["phase"]][name] for name in ("out", "db", "dxp", "dw", "dx", "xp")
-                 for write in event["writes"] if LAB_ALIASES.get(name, name) == write["tensor"]
-                 and name in line_map.get(event["phase"], {})]  # fmt: skip
+    line_map, aliases = mistaken.line_map, LAB_ALIASES[mistake.convention]
+    for event in doc["events"]:  # one line per write the code has a line for (CS231n's activation: none)
+        lines = [line for name, line in line_map.get(event["phase"], {}).items()
+                 for write in event["writes"] if aliases.get(name, name) == write["tensor"]]  # fmt: skip
         assert sorted(event["lines"]) == sorted(lines) and event["line"] == (lines and event["lines"][-1] or None)
     want, seen = event_lines(doc), executed(mistaken, case)
     # a step whose later line raised is no event (the lab makes its writes together), but
@@ -159,7 +242,8 @@ def test_the_mistake_trace_runs_the_lines_of_the_mistaken_code(mistake):
 @settings(max_examples=examples(25), deadline=None)
 @given(data=st.data())
 def test_the_mistake_trace_runs_its_lines_on_random_specs(mistake, data):
-    check_lines(mistake, integer_case(data.draw(SMALL[mistake.convention])))
+    activation = data.draw(st.sampled_from(ACTIVATIONS[mistake.convention]))
+    check_lines(mistake, integer_case(data.draw(SMALL[mistake.convention]), activation))
 
 
 def test_the_divergence_names_the_changed_line():
@@ -169,7 +253,7 @@ def test_the_divergence_names_the_changed_line():
     assert "] += np.tensordot(" in doc["code"]["correct"][doc["divergence"]["line"] - 1]
 
 
-@pytest.mark.parametrize("mistake_id", ["squeeze_one_image", "input_size_loops"])
+@pytest.mark.parametrize("mistake_id", sorted(NO_LISTING))
 def test_a_mistake_without_code_has_code_null(mistake_id):
     doc = build_mistake_trace(get_mistake(mistake_id).setup_config(), mistake_id)
     assert doc["code"] is None and not any("line" in e for e in doc["events"])

@@ -349,13 +349,14 @@ def _in_order(part: _Part, loop_order: str, dx_loop_order: str) -> _Part:
 
 def compiled_listing(name: str, convention: str, lines: tuple[str, ...], **setting: str) -> Listing:
     """A listing made from its ``lines`` alone (``HEAD`` and the functions of
-    ``CALLS[convention]``), compiled as one module named ``<name>`` so that it runs as
+    ``CALLS[convention]``, the methods of its class for a class convention), compiled as one module named ``<name>`` so that it runs as
     shown: the mistakes lab's code and each mistake's (``convcore.mistakes.listing``).
     ``setting``: the Listing's view, granularity, backward, loop orders, phases."""
     path = f"<{name}>"
     namespace: dict[str, Any] = {}
     exec(compile("\n".join(lines) + "\n", path, "exec"), namespace)  # noqa: S102 - the listing's own code
-    functions = {d: namespace[f] for d, f in CALLS[convention].items() if f in namespace}
+    holder = vars(namespace[CLASSES[convention][1]]) if convention in CLASSES else namespace  # a class's methods
+    functions = {d: holder[f] for d, f in CALLS[convention].items() if f in holder}
     defaults = {"view": VIEW, "granularity": "window", "backward": "fused", "loop_order": "nfij", "phases": "both"}
     defaults.update(setting)
     defaults.setdefault("dx_loop_order", defaults["loop_order"])

@@ -160,6 +160,12 @@ _mistake(
 
 
 class SqueezeOneImage(PlainLoops):
+    listing_change = (  # image 0 only, its padded input squeezed to 2-D, channel 0 of the filter
+        ("np.ndindex(N, F, H_out, W_out)", "np.ndindex(1, F, H_out, W_out)"),
+        ("window = xp[n, :, ", "window = xp.squeeze()["),
+        ("window * w[f]", "window * w[f, 0]"),
+    )
+
     def images(self):
         return range(1)  # out[0, f, i, j]: only image 0 is written
 

@@ -40,6 +40,16 @@ def _cols(spec, pad_sum: int, kernel: int) -> int:
 
 
 class InputSizeLoops(PlainLoops):
+    # the output size in the forward and in the backward (the layer counts its positions again)
+    listing_change = (
+        (
+            "H_out, W_out = 1 + (xp.shape[1] - KH) // sh, 1 + (xp.shape[2] - KW) // sw",
+            "H_out, W_out = x.shape[1], x.shape[2]",
+        ),
+        ("1 + (x.shape[1] + top + bottom - KH) // sh", "x.shape[1]"),
+        ("1 + (x.shape[2] + left + right - KW) // sw", "x.shape[2]"),
+    )
+
     def out_hw(self):
         return (self.spec.H, self.spec.W)  # the mistake: the input's rows and columns
 
@@ -66,6 +76,11 @@ _mistake(
 
 
 class KernelHeightForWidth(PlainLoops):
+    listing_change = (
+        ("1 + (xp.shape[2] - KW) // sw", "1 + (xp.shape[2] - KH) // sw"),
+        ("left + right - KW) // sw", "left + right - KH) // sw"),
+    )
+
     def out_hw(self):
         top, bottom, left, right = self.spec.padding
         return (self.spec.out_hw[0], _cols(self.spec, left + right, self.spec.KH))
@@ -89,6 +104,11 @@ _mistake(
 
 
 class RowPaddingForColumns(PlainLoops):
+    listing_change = (  # p[0] + p[1] for the columns, in both passes
+        ("1 + (xp.shape[2] - KW) // sw", "1 + (x.shape[2] + top + bottom - KW) // sw"),
+        ("x.shape[2] + left + right - KW", "x.shape[2] + top + bottom - KW"),
+    )
+
     def out_hw(self):
         top, bottom, left, right = self.spec.padding
         return (self.spec.out_hw[0], _cols(self.spec, top + bottom, self.spec.KW))
@@ -115,6 +135,10 @@ _mistake(
 
 
 class CropBottomPlusRows(PlainLoops):
+    listing_change = (
+        ("top : top + x.shape[1], left : left + x.shape[2]", "top : bottom + x.shape[1], left : right + x.shape[2]"),
+    )
+
     def crop(self, h, w):
         top, bottom, left, right = self.spec.padding
         return slice(top, bottom + h), slice(left, right + w)
@@ -138,6 +162,14 @@ _mistake(
 
 
 class SymmetricFromFourTuple(PlainLoops):
+    listing_change = (  # the sizes from 2·bottom and 2·left in both passes, the crop from the bottom padding
+        ("1 + (xp.shape[1] - KH) // sh", "1 + (x.shape[1] + 2 * bottom - KH) // sh"),
+        ("1 + (xp.shape[2] - KW) // sw", "1 + (x.shape[2] + 2 * left - KW) // sw"),
+        ("x.shape[1] + top + bottom - KH", "x.shape[1] + 2 * bottom - KH"),
+        ("x.shape[2] + left + right - KW", "x.shape[2] + 2 * left - KW"),
+        ("top : top + x.shape[1]", "bottom : bottom + x.shape[1]"),
+    )
+
     def out_hw(self):
         spec, (_, bottom, left, _) = self.spec, self.spec.padding
         s = spec.stride[0]
@@ -206,6 +238,8 @@ _mistake(
 
 
 class DerivativeSkipped(PlainLoops):
+    listing_change = (("dLdY if self.activation is None else self.activation.backward(z, dLdY)", "dLdY"),)
+
     dz_words = "dout (f′(z) left out)"
 
     def dz(self, z, out, dout):
@@ -227,6 +261,11 @@ _mistake(
 
 
 class DerivativeOfOutput(PlainLoops):
+    # the layer's output again: f'(out), not f'(z)
+    listing_change = (
+        ("self.activation.backward(z, dLdY)", "self.activation.backward(self.activation.forward(z), dLdY)"),
+    )
+
     dz_words = "dout·f′(out)"
 
     def dz(self, z, out, dout):

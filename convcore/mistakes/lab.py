@@ -235,7 +235,7 @@ def _runs(config: Any, mistake_id: Any) -> tuple[Any, Mistake, Run]:
     run = mistake.loops(rc, mistake.convention).run(record=True)
     found = mistake_listing(mistake)
     if found is not None:  # each step's line in the mistaken code (docs/trace-format.md)
-        run.events[:] = TraceCode(rc, run.tensors, LAB_ALIASES, found[0]).annotate(run.events)
+        run.events[:] = TraceCode(rc, run.tensors, LAB_ALIASES[mistake.convention], found[0]).annotate(run.events)
     return rc, mistake, run
 
 

@@ -19,18 +19,21 @@ import inspect
 from functools import cache
 from typing import Any
 
-from ..listings.registry import HEAD, Listing, compiled_listing
+from ..listings.registry import CLASSES, HEAD, Listing, compiled_listing
 from .catalogue import Mistake
 
-__all__ = ["LAB_FILES", "correct_listing", "mistake_code", "mistake_listing"]
+__all__ = ["LAB_ALIASES", "LAB_FILES", "correct_listing", "mistake_code", "mistake_listing"]
 
 # per convention, the lab's code: the files of its forward and backward functions
 LAB_FILES: dict[str, tuple[str, str]] = {
     "cs231n": ("convcore.listings.cs231n.forward_window", "convcore.listings.cs231n.backward_by_position"),
     "torch": ("convcore.listings.torch_style.forward_window", "convcore.listings.torch_style.backward_by_position"),
+    "layer": ("convcore.listings.layer.forward_window", "convcore.listings.layer.backward_by_position"),
 }
-# the lab's loops write z, the listing's code out (its activation phase has no line)
-LAB_ALIASES = {"out": "z"}
+# per convention, {the listing's name: the lab's}: CS231n and torch code compute no
+# activation, so the lab's z is their out (their activation phases have no line); the
+# layer's listing names z, out and dz as the lab does
+LAB_ALIASES: dict[str, dict[str, str]] = {"cs231n": {"out": "z"}, "torch": {"out": "z"}, "layer": {}}
 
 
 @cache
@@ -41,10 +44,17 @@ def correct_listing(convention: str) -> Listing | None:
     import importlib
 
     lines = list(HEAD)
+    if convention in CLASSES:  # one class: its constructor, then each file's method (as the registry's)
+        module_name, class_name = CLASSES[convention]
+        package = LAB_FILES[convention][0].rsplit(".", 1)[0]
+        init = getattr(importlib.import_module(f"{package}.{module_name}"), class_name).__init__
+        lines += ["", "", f"class {class_name}:", *(line.rstrip("\n") for line in inspect.getsourcelines(init)[0])]
     for module_name in LAB_FILES[convention]:
         module = importlib.import_module(module_name)
-        function = next(v for v in vars(module).values() if inspect.isfunction(v) and v.__module__ == module.__name__)
-        lines += ["", "", *(line.rstrip("\n") for line in inspect.getsourcelines(function)[0])]
+        holder = vars(getattr(module, CLASSES[convention][1])) if convention in CLASSES else vars(module)
+        function = next(v for v in holder.values() if inspect.isfunction(v) and v.__module__ == module.__name__)
+        blank = [""] if convention in CLASSES else ["", ""]
+        lines += [*blank, *(line.rstrip("\n") for line in inspect.getsourcelines(function)[0])]
     name = " + ".join(m.removeprefix("convcore.listings.").replace(".", "/") for m in LAB_FILES[convention])
     return compiled_listing(name, convention, tuple(lines), backward="by position")
 
