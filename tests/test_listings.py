@@ -168,7 +168,8 @@ def test_one_pass_alone():
     "asked",
     [
         {"convention": "fortran"},
-        {"view": "im2col"},
+        {"view": "transposed"},
+        {"convention": "torch", "view": "im2col"},
         {"granularity": "mac", "loop_order": "nfij"},
         {"granularity": "window", "backward": "separate", "dx_loop_order": "jinx"},
     ],
@@ -199,6 +200,51 @@ def test_every_loop_order_matches_torch_and_the_trace_header(convention, granula
     test_every_listing_matches_torch_and_the_trace_header.hypothesis.inner_test(
         reordered(data, convention, granularity, backward), data
     )
+
+
+# the im2col view's listings: one a convention, in every order of its letters f, n, i, j
+IM2COL = [listing.convention for listing in LISTINGS if listing.view == "im2col"]
+
+
+def im2col_reordered(data, convention):
+    loop_order = data.draw(st.permutations(list("fnij")).map("".join), label="loop_order")
+    return get_listing(convention, "im2col", loop_order=loop_order)
+
+
+@pytest.mark.parametrize("convention", IM2COL)
+@settings(max_examples=examples(100), deadline=None)
+@given(data=st.data())
+def test_every_im2col_loop_order_matches_torch_and_the_trace_header(convention, data):
+    test_every_listing_matches_torch_and_the_trace_header.hypothesis.inner_test(
+        im2col_reordered(data, convention), data
+    )
+
+
+def test_the_im2col_listing_and_its_line_map():
+    listing = get_listing("cs231n", "im2col")
+    assert listing.name == "cs231n/forward_im2col + cs231n/backward_im2col"
+    assert (listing.granularity, listing.loop_order, listing.dx_loop_order) == ("window", "fnij", "fnij")
+    assert listing.line_map == {
+        "pad": {"xp": 13},
+        "im2col": {"cols": 20},
+        "forward": {"out": 25},
+        "db": {"db": 42},
+        "dw": {"dw": 45},
+        "dcols": {"dcols": 51},
+        "col2im": {"dxp": 55},
+        "crop": {"dx": 56},
+    }
+    # the engine ignores backward and dx_loop_order in this view: so does the registry
+    assert get_listing("cs231n", "im2col", backward="separate", dx_loop_order="jifn").lines == listing.lines
+    # its backward orders the columns only: the forward's f moves, the backward stays
+    assert get_listing("cs231n", "im2col", loop_order="nfij").name == (
+        "cs231n/forward_im2col in loop order nfij + cs231n/backward_im2col"
+    )
+    backward = get_listing("cs231n", "im2col", loop_order="jifn", phases="backward")
+    assert set(backward.line_map) == {"db", "dw", "dcols", "col2im", "crop"}
+    assert backward.loop_order == "jifn" and "for f, c, k, l in np.ndindex(F, C, HH, WW):" in "\n".join(
+        backward.lines
+    )  # dW runs row-major whatever the order, as the engine's dw does
 
 
 @pytest.mark.parametrize(("convention", "granularity", "backward"), FORMS)

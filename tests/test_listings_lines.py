@@ -21,7 +21,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import ConvCase, cs231n_cases, examples
-from test_listings import ACTIVATIONS, FORMS, LISTINGS, layer_cases, reordered, run, setting, torch_cases
+from test_listings import (
+    ACTIVATIONS,
+    FORMS,
+    IM2COL,
+    LISTINGS,
+    im2col_reordered,
+    layer_cases,
+    reordered,
+    run,
+    setting,
+    torch_cases,
+)
 from trace_checks import case_config
 
 from convcore.listings import get_listing
@@ -125,6 +136,15 @@ def test_every_loop_order_runs_the_lines_of_the_trace_events(convention, granula
     case = data.draw(SMALL[convention], label="case")
     config = case_config(case, nhwc=convention == "layer", code=convention, **setting(listing))
     compare(listing, case, build_trace(config))
+
+
+@pytest.mark.parametrize("convention", IM2COL)
+@settings(max_examples=examples(50), deadline=None)
+@given(data=st.data())
+def test_every_im2col_loop_order_runs_the_lines_of_the_trace_events(convention, data):
+    listing = im2col_reordered(data, convention)
+    case = data.draw(SMALL[convention], label="case")
+    compare(listing, case, build_trace(case_config(case, code=convention, **setting(listing))))
 
 
 def test_another_loop_order_is_told_apart():

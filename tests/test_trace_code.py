@@ -70,7 +70,8 @@ def test_a_named_convention_switches_the_listing():
         ({"code": "cs231n", "dilation": 2}, ["code 'cs231n'", "dilation [2, 2]"]),
         ({"code": "cs231n", "stride": [1, 2]}, ["stride [1, 2]", "per axis"]),
         ({"code": "cs231n", "padding": [1, 0, 1, 1]}, ["padding [1, 0, 1, 1]", "per side"]),
-        ({"code": "cs231n", "view": "im2col"}, ["no listing", "im2col"]),
+        ({"code": "cs231n", "view": "transposed"}, ["no listing", "transposed"]),
+        ({"code": "torch", "view": "im2col"}, ["no listing", "im2col"]),
         ({"code": "layer", "groups": 2, "w": {"fill": "ones", "shape": [2, 1, 3, 3]}}, ["layer", "groups 2"]),
         ({"code": "fortran"}, ["'auto', 'cs231n', 'torch', 'layer'", "fortran"]),
     ],
@@ -88,7 +89,7 @@ def test_events_without_a_line_and_a_trace_without_code():
     lines = {e["phase"]: (e["line"], e["lines"]) for e in relu["events"]}
     assert lines["activation"] == lines["activation grad"] == (None, [])  # the listings compute conv only
     assert lines["backward"][1] == [37, 38, 39]  # db, dw, dxp
-    none = build_trace({**NCHW, "view": "im2col"})
+    none = build_trace({**NCHW, "view": "transposed"})
     assert none["code"] is None
     assert not any({"line", "lines", "scalars"} & set(e) for e in none["events"])
 
