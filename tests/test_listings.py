@@ -168,8 +168,8 @@ def test_one_pass_alone():
     "asked",
     [
         {"convention": "fortran"},
-        {"view": "transposed"},
         {"convention": "torch", "view": "im2col"},
+        {"convention": "torch", "view": "transposed"},
         {"granularity": "mac", "loop_order": "nfij"},
         {"granularity": "window", "backward": "separate", "dx_loop_order": "jinx"},
     ],
@@ -202,22 +202,41 @@ def test_every_loop_order_matches_torch_and_the_trace_header(convention, granula
     )
 
 
-# the im2col view's listings: one a convention, in every order of its letters f, n, i, j
-IM2COL = [listing.convention for listing in LISTINGS if listing.view == "im2col"]
+# the other views' listings (im2col, transposed): one a convention, in every order of the view's letters
+VIEWS = [(listing.view, listing.convention) for listing in LISTINGS if listing.view != "direct"]
 
 
-def im2col_reordered(data, convention):
-    loop_order = data.draw(st.permutations(list("fnij")).map("".join), label="loop_order")
-    return get_listing(convention, "im2col", loop_order=loop_order)
+def view_reordered(data, view, convention):
+    loop_order = data.draw(st.permutations(list("fnij" if view == "im2col" else "nfij")).map("".join), label="order")
+    return get_listing(convention, view, loop_order=loop_order)
 
 
-@pytest.mark.parametrize("convention", IM2COL)
+@pytest.mark.parametrize(("view", "convention"), VIEWS)
 @settings(max_examples=examples(100), deadline=None)
 @given(data=st.data())
-def test_every_im2col_loop_order_matches_torch_and_the_trace_header(convention, data):
+def test_every_loop_order_of_another_view_matches_torch_and_the_trace_header(view, convention, data):
     test_every_listing_matches_torch_and_the_trace_header.hypothesis.inner_test(
-        im2col_reordered(data, convention), data
+        view_reordered(data, view, convention), data
     )
+
+
+def test_the_transposed_listing_and_its_line_map():
+    listing = get_listing("cs231n", "transposed", loop_order="jifn")
+    assert listing.name == "cs231n/forward_window in loop order jifn + cs231n/backward_transposed"
+    assert listing.line_map == {
+        "pad": {"xp": 12},
+        "forward": {"out": 19},
+        "db": {"db": 42},
+        "dw": {"dw": 45},
+        "dilate dz": {"dz_dilated": 48},
+        "rotate w": {"w_rot": 51},
+        "dx": {"dxp": 54},
+        "crop": {"dx": 55},
+    }
+    # the forward is the direct view's window forward; the backward runs row-major
+    forward = get_listing("cs231n", loop_order="jifn", phases="forward").lines
+    assert listing.lines[: len(forward)] == forward
+    assert "    for n, c, y, x in np.ndindex(N, C, Hp, Wp):" in listing.lines
 
 
 def test_the_im2col_listing_and_its_line_map():

@@ -67,10 +67,18 @@ _EVERY_SETTING = (
 FILES: dict[str, tuple[str, ...]] = {"cs231n": _EVERY_SETTING, "torch": _EVERY_SETTING, "layer": _EVERY_SETTING}
 # the listing files of the other views, by view and convention (one setting each: the
 # view's one granularity and one backward form, the engine ignores ``backward``)
-VIEW_FILES: dict[str, dict[str, tuple[str, ...]]] = {"im2col": {"cs231n": ("forward_im2col", "backward_im2col")}}
+# (the transposed view's forward is the direct view's window forward)
+VIEW_FILES: dict[str, dict[str, tuple[str, ...]]] = {
+    "im2col": {"cs231n": ("forward_im2col", "backward_im2col")},
+    "transposed": {"cs231n": ("forward_window", "backward_transposed")},
+}
 # the phase whose marked line's loops give a pass's loop order, by view (the direct
-# view's: ``_setting``); the backward of im2col orders the columns only (n, i, j)
-ORDER_PHASES: dict[str, dict[str, str]] = {"im2col": {"forward": "forward", "backward": "col2im"}}
+# view's: ``_setting``); the backward of im2col orders the columns only (n, i, j), the
+# transposed view's backward runs row-major whatever the loop order (None: no letters)
+ORDER_PHASES: dict[str, dict[str, str | None]] = {
+    "im2col": {"forward": "forward", "backward": "col2im"},
+    "transposed": {"forward": "forward", "backward": None},
+}
 
 HEAD = ("import numpy as np",)  # every listing's first line; its functions follow, two blank lines apart
 VIEW = "direct"  # the view of FILES' listings
@@ -185,7 +193,8 @@ def _view_setting(
     one granularity, its loop order the loops of the pass's ``ORDER_PHASES`` mark (in the
     view's loop letters), every other mark's loops in that order too."""
     marks, (granularity, letters) = read_marks(lines), next(iter(get_view(view).letters.items()))
-    order = _one(_loops(marks, ORDER_PHASES[view][direction], letters), f"{where}'s {direction}")
+    phase = ORDER_PHASES[view][direction]
+    order = "" if phase is None else _one(_loops(marks, phase, letters), f"{where}'s {direction}")
     for mark in marks:
         if "".join(v for v in mark.loops if v in order) != sub_order(order, "".join(mark.loops)):
             raise ValueError(f"{where}: line {mark.line}'s loops {mark.loops} are not in the order {order!r}")
@@ -250,12 +259,13 @@ def _phases_of_loops(lines: tuple[str, ...]) -> dict[int, set[str]]:
 def _reordered(part: _Part, loop_order: str, dx_loop_order: str) -> _Part:
     """``part`` in other loop orders (``orders.reorder``): each loop nest in
     ``loop_order`` (its own letters of it: db's n, f, i, j), the nest of the dx marks in
-    ``dx_loop_order``; a nest over letters outside the order (im2col's dw over f, c, k,
-    l) as it is; compiled from the rewritten lines, so that it runs as shown."""
+    ``dx_loop_order``; a nest over letters the part's own order does not hold (im2col's
+    dw over f, c, k, l; the transposed view's backward, row-major) as it is; compiled
+    from the rewritten lines, so that it runs as shown."""
     phases = _phases_of_loops(part.lines)
 
     def order_of(line: int, letters: str) -> str:
-        if not set(letters) <= set(loop_order):
+        if not set(letters) <= set(part.loop_order):
             return letters
         return sub_order(dx_loop_order if "dx" in phases.get(line, ()) else loop_order, letters)
 
