@@ -168,7 +168,8 @@ def test_one_pass_alone():
     "asked",
     [
         {"convention": "fortran"},
-        {"view": "im2col"},
+        {"convention": "torch", "view": "im2col"},
+        {"convention": "torch", "view": "transposed"},
         {"granularity": "mac", "loop_order": "nfij"},
         {"granularity": "window", "backward": "separate", "dx_loop_order": "jinx"},
     ],
@@ -199,6 +200,61 @@ def test_every_loop_order_matches_torch_and_the_trace_header(convention, granula
     test_every_listing_matches_torch_and_the_trace_header.hypothesis.inner_test(
         reordered(data, convention, granularity, backward), data
     )
+
+
+# the other views' listings (im2col, transposed): one a convention, in every order of the view's letters
+VIEWS = [(listing.view, listing.convention) for listing in LISTINGS if listing.view != "direct"]
+
+
+def view_reordered(data, view, convention):
+    loop_order = data.draw(st.permutations(list("fnij" if view == "im2col" else "nfij")).map("".join), label="order")
+    return get_listing(convention, view, loop_order=loop_order)
+
+
+@pytest.mark.parametrize(("view", "convention"), VIEWS)
+@settings(max_examples=examples(100), deadline=None)
+@given(data=st.data())
+def test_every_loop_order_of_another_view_matches_torch_and_the_trace_header(view, convention, data):
+    test_every_listing_matches_torch_and_the_trace_header.hypothesis.inner_test(
+        view_reordered(data, view, convention), data
+    )
+
+
+def said(line_map) -> str:
+    """A line map in one line: ``pad xp 13, forward out 19, ...``."""
+    return ", ".join(f"{phase} {tensor} {line}" for phase, lines in line_map.items() for tensor, line in lines.items())
+
+
+def test_the_transposed_listing_and_its_line_map():
+    listing = get_listing("cs231n", "transposed", loop_order="jifn")
+    assert listing.name == "cs231n/forward_window in loop order jifn + cs231n/backward_transposed"
+    assert said(listing.line_map) == (
+        "pad xp 12, forward out 19, db db 42, dw dw 45, dilate dz dz_dilated 48, rotate w w_rot 51, dx dxp 54, crop dx 55"
+    )
+    # the forward is the direct view's window forward; the backward runs row-major
+    forward = get_listing("cs231n", loop_order="jifn", phases="forward").lines
+    assert listing.lines[: len(forward)] == forward
+    assert "    for n, c, y, x in np.ndindex(N, C, Hp, Wp):" in listing.lines
+
+
+def test_the_im2col_listing_and_its_line_map():
+    listing = get_listing("cs231n", "im2col")
+    assert listing.name == "cs231n/forward_im2col + cs231n/backward_im2col"
+    assert (listing.granularity, listing.loop_order, listing.dx_loop_order) == ("window", "fnij", "fnij")
+    assert said(listing.line_map) == (
+        "pad xp 13, im2col cols 20, forward out 25, db db 42, dw dw 45, dcols dcols 51, col2im dxp 55, crop dx 56"
+    )
+    # the engine ignores backward and dx_loop_order in this view: so does the registry
+    assert get_listing("cs231n", "im2col", backward="separate", dx_loop_order="jifn").lines == listing.lines
+    # its backward orders the columns only: the forward's f moves, the backward stays
+    assert get_listing("cs231n", "im2col", loop_order="nfij").name == (
+        "cs231n/forward_im2col in loop order nfij + cs231n/backward_im2col"
+    )
+    backward = get_listing("cs231n", "im2col", loop_order="jifn", phases="backward")
+    assert set(backward.line_map) == {"db", "dw", "dcols", "col2im", "crop"}
+    assert backward.loop_order == "jifn" and "for f, c, k, l in np.ndindex(F, C, HH, WW):" in "\n".join(
+        backward.lines
+    )  # dW runs row-major whatever the order, as the engine's dw does
 
 
 @pytest.mark.parametrize(("convention", "granularity", "backward"), FORMS)

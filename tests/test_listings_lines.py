@@ -21,13 +21,24 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import ConvCase, cs231n_cases, examples
-from test_listings import ACTIVATIONS, FORMS, LISTINGS, layer_cases, reordered, run, setting, torch_cases
+from test_listings import (
+    ACTIVATIONS,
+    FORMS,
+    LISTINGS,
+    VIEWS,
+    layer_cases,
+    reordered,
+    run,
+    setting,
+    torch_cases,
+    view_reordered,
+)
 from trace_checks import case_config
 
 from convcore.listings import get_listing
 from convcore.trace import build_trace
 
-LETTERS = "nfijckl"
+LETTERS = "nfijcklyx"  # (y, x: the transposed view's dxp cell)
 SMALL = {  # settrace runs a callback per line: smaller specs than test_listings'
     "cs231n": cs231n_cases(max_n=2, max_cf=2, max_hw=5, max_k=3),
     "torch": torch_cases(max_n=2, max_cf=2, max_hw=5, max_k=3, max_dilation=2),
@@ -125,6 +136,15 @@ def test_every_loop_order_runs_the_lines_of_the_trace_events(convention, granula
     case = data.draw(SMALL[convention], label="case")
     config = case_config(case, nhwc=convention == "layer", code=convention, **setting(listing))
     compare(listing, case, build_trace(config))
+
+
+@pytest.mark.parametrize(("view", "convention"), VIEWS)
+@settings(max_examples=examples(50), deadline=None)
+@given(data=st.data())
+def test_every_loop_order_of_another_view_runs_the_lines_of_the_trace_events(view, convention, data):
+    listing = view_reordered(data, view, convention)
+    case = data.draw(SMALL[convention], label="case")
+    compare(listing, case, build_trace(case_config(case, code=convention, **setting(listing))))
 
 
 def test_another_loop_order_is_told_apart():

@@ -74,7 +74,7 @@ def test_trace_code_without_a_step_and_its_errors(tmp_path, capsysbinary):
     assert "--step 9: this trace has steps 1 to 8" in capsysbinary.readouterr().err.decode()
     assert main(["trace", "preset:d2l", "--code", "--step", "0"]) == 2
     assert "--step 0: this trace has steps 1 to 8" in capsysbinary.readouterr().err.decode()
-    (tmp_path / "c.json").write_text(json.dumps({"view": "im2col"}))
+    (tmp_path / "c.json").write_text(json.dumps({"view": "im2col", "stride": [1, 2]}))
     assert main(["trace", str(tmp_path / "c.json"), "--code"]) == 2
     assert "no code beside its steps" in capsysbinary.readouterr().err.decode()
 

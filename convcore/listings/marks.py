@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 __all__ = ["MARK", "ListingMarkError", "Mark", "read_marks"]
 
-MARK = re.compile(r"#\s*step:\s*(?P<phase>[a-z][a-z ]*[a-z])\s*$")
+MARK = re.compile(r"#\s*step:\s*(?P<phase>[a-z][a-z0-9 ]*[a-z0-9])\s*$")  # (im2col, col2im)
 
 
 class ListingMarkError(ValueError):

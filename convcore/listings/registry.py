@@ -65,9 +65,23 @@ _EVERY_SETTING = (
     "backward_mac_separate",
 )
 FILES: dict[str, tuple[str, ...]] = {"cs231n": _EVERY_SETTING, "torch": _EVERY_SETTING, "layer": _EVERY_SETTING}
+# the listing files of the other views, by view and convention (one setting each: the
+# view's one granularity and one backward form, the engine ignores ``backward``)
+# (the transposed view's forward is the direct view's window forward)
+VIEW_FILES: dict[str, dict[str, tuple[str, ...]]] = {
+    "im2col": {"cs231n": ("forward_im2col", "backward_im2col")},
+    "transposed": {"cs231n": ("forward_window", "backward_transposed")},
+}
+# the phase whose marked line's loops give a pass's loop order, by view (the direct
+# view's: ``_setting``); the backward of im2col orders the columns only (n, i, j), the
+# transposed view's backward runs row-major whatever the loop order (None: no letters)
+ORDER_PHASES: dict[str, dict[str, str | None]] = {
+    "im2col": {"forward": "forward", "backward": "col2im"},
+    "transposed": {"forward": "forward", "backward": None},
+}
 
 HEAD = ("import numpy as np",)  # every listing's first line; its functions follow, two blank lines apart
-VIEW = "direct"  # the view whose loops the listings are
+VIEW = "direct"  # the view of FILES' listings
 
 
 class ListingNotFound(LookupError):
@@ -89,6 +103,7 @@ class _Part:
     backward: str | None  # "fused" / "separate"; None for a forward pass
     loop_order: str
     dx_loop_order: str | None
+    view: str = VIEW
 
 
 @dataclass(frozen=True)
@@ -171,9 +186,30 @@ def _one(orders: list[str], what: str) -> str:
     return orders[0]
 
 
-def _setting(where: str, direction: str, lines: tuple[str, ...]) -> tuple[str, str | None, str, str | None]:
+def _view_setting(
+    where: str, direction: str, lines: tuple[str, ...], view: str
+) -> tuple[str, str | None, str, str | None]:
+    """``_setting`` of a file of another view than the direct one (``VIEW_FILES``): its
+    one granularity, its loop order the loops of the pass's ``ORDER_PHASES`` mark (in the
+    view's loop letters), every other mark's loops in that order too."""
+    marks, (granularity, letters) = read_marks(lines), next(iter(get_view(view).letters.items()))
+    phase = ORDER_PHASES[view][direction]
+    order = "" if phase is None else _one(_loops(marks, phase, letters), f"{where}'s {direction}")
+    for mark in marks:
+        if "".join(v for v in mark.loops if v in order) != sub_order(order, "".join(mark.loops)):
+            raise ValueError(f"{where}: line {mark.line}'s loops {mark.loops} are not in the order {order!r}")
+    if direction == "forward":
+        return granularity, None, order, None
+    return granularity, "fused", order, order
+
+
+def _setting(
+    where: str, direction: str, lines: tuple[str, ...], view: str = VIEW
+) -> tuple[str, str | None, str, str | None]:
     """(granularity, backward, loop order, dx loop order) of a pass's lines, read from the
     loops around its marked lines."""
+    if view != VIEW:
+        return _view_setting(where, direction, lines, view)
     marks, letters = read_marks(lines), get_view(VIEW).letters
     every = "".join(sorted(set(letters["mac"])))
     backward = dx_order = None
@@ -192,7 +228,7 @@ def _setting(where: str, direction: str, lines: tuple[str, ...]) -> tuple[str, s
     return granularity, backward, order, dx_order
 
 
-def _part(convention: str, module_name: str) -> _Part:
+def _part(convention: str, module_name: str, view: str = VIEW) -> _Part:
     """Read one listing file: its function, lines and the setting of its loops."""
     module = importlib.import_module(f"{__package__}.{PACKAGES[convention]}.{module_name}")
     where = f"{PACKAGES[convention]}/{module_name}"
@@ -203,9 +239,9 @@ def _part(convention: str, module_name: str) -> _Part:
     direction, function = found[0]
     source, first = inspect.getsourcelines(function)
     lines = tuple(line.rstrip("\n") for line in source)
-    granularity, backward, order, dx_order = _setting(where, direction, lines)
+    granularity, backward, order, dx_order = _setting(where, direction, lines, view)
     return _Part(convention, module_name, direction, function, inspect.getsourcefile(function), first, lines,
-                 granularity, backward, order, dx_order)  # fmt: skip
+                 granularity, backward, order, dx_order, view)  # fmt: skip
 
 
 def _phases_of_loops(lines: tuple[str, ...]) -> dict[int, set[str]]:
@@ -223,10 +259,14 @@ def _phases_of_loops(lines: tuple[str, ...]) -> dict[int, set[str]]:
 def _reordered(part: _Part, loop_order: str, dx_loop_order: str) -> _Part:
     """``part`` in other loop orders (``orders.reorder``): each loop nest in
     ``loop_order`` (its own letters of it: db's n, f, i, j), the nest of the dx marks in
-    ``dx_loop_order``; compiled from the rewritten lines, so that it runs as shown."""
+    ``dx_loop_order``; a nest over letters the part's own order does not hold (im2col's
+    dw over f, c, k, l; the transposed view's backward, row-major) as it is; compiled
+    from the rewritten lines, so that it runs as shown."""
     phases = _phases_of_loops(part.lines)
 
     def order_of(line: int, letters: str) -> str:
+        if not set(letters) <= set(part.loop_order):
+            return letters
         return sub_order(dx_loop_order if "dx" in phases.get(line, ()) else loop_order, letters)
 
     lines = reorder(part.lines, order_of)
@@ -240,9 +280,8 @@ def _reordered(part: _Part, loop_order: str, dx_loop_order: str) -> _Part:
     exec(compile(source, path, "exec"), namespace)  # noqa: S102 - the listing's own code
     holder = namespace["Listing"].__dict__ if method else namespace
     function = holder[part.function.__name__]
-    granularity, backward, order, dx_order = _setting(where, part.direction, lines)
-    expected = dx_loop_order if backward == "separate" else (None if part.direction == "forward" else loop_order)
-    if (order, dx_order) != (loop_order, expected):
+    granularity, backward, order, dx_order = _setting(where, part.direction, lines, part.view)
+    if (order, dx_order) != _orders(part, loop_order, dx_loop_order):
         raise ValueError(f"{where}: the rewritten loops run in order {order!r}, dx {dx_order!r}")
     first = 2 if method else 1
     return replace(
@@ -252,7 +291,14 @@ def _reordered(part: _Part, loop_order: str, dx_loop_order: str) -> _Part:
 
 @cache
 def _parts() -> tuple[_Part, ...]:
-    return tuple(_part(convention, name) for convention, names in FILES.items() for name in names)
+    direct = [_part(convention, name) for convention, names in FILES.items() for name in names]
+    views = [
+        _part(convention, name, view)
+        for view, files in VIEW_FILES.items()
+        for convention, names in files.items()
+        for name in names
+    ]
+    return tuple(direct + views)
 
 
 def _constructor(convention: str) -> Callable[..., Any]:
@@ -267,7 +313,11 @@ def _label(part: _Part) -> str:
     return part.path[1:-1] if part.path.startswith("<") else f"{PACKAGES[part.convention]}/{part.module}"
 
 
-def _assemble(convention: str, phases: str, forward: _Part | None, backward: _Part | None) -> Listing:
+def _assemble(
+    convention: str, phases: str, forward: _Part | None, backward: _Part | None, loop_order: str | None = None
+) -> Listing:
+    """The listing of these parts; ``loop_order``: another view's, whose backward
+    orders only some of its letters (and which has no dx loop order of its own)."""
     lines: list[str] = list(HEAD)
     sections, functions = [], {}
     if convention in CLASSES:  # the class line and its constructor, then the passes' methods
@@ -287,11 +337,11 @@ def _assemble(convention: str, phases: str, forward: _Part | None, backward: _Pa
     return Listing(
         name=" + ".join(_label(p) for p in (forward, backward) if p is not None),
         convention=convention,
-        view=VIEW,
+        view=main.view,
         granularity=main.granularity,
         backward=backward.backward if backward else "fused",
-        loop_order=main.loop_order,
-        dx_loop_order=backward.dx_loop_order if backward else main.loop_order,
+        loop_order=loop_order or main.loop_order,
+        dx_loop_order=loop_order or (backward.dx_loop_order if backward else main.loop_order),
         phases=phases,
         lines=tuple(lines),
         functions=functions,
@@ -311,15 +361,27 @@ def get_listing(
 ) -> Listing:
     """The listing of a trace setting (defaults as ``convcore.trace.config``'s: the
     view's letters for ``loop_order``, ``loop_order`` for ``dx_loop_order``); with
-    ``phases`` "forward" or "backward" only that pass's function."""
+    ``phases`` "forward" or "backward" only that pass's function. Another view than the
+    direct one (``VIEW_FILES``) has one listing a convention, in every loop order of its
+    letters; the engine ignores ``backward`` and ``dx_loop_order`` there, and so does
+    this."""
+    passes = {"forward": ("forward",), "backward": ("backward",)}.get(phases, ("forward", "backward"))
+    if view in VIEW_FILES and granularity in get_view(view).letters:
+        letters = get_view(view).letters[granularity]
+        loop_order = loop_order or letters
+        mine = {p.direction: p for p in _parts() if (p.convention, p.view) == (convention, view)}
+        if sorted(loop_order) == sorted(letters) and all(p in mine for p in passes):
+            chosen = [
+                _in_order(mine[p], loop_order, loop_order) if p in passes else None for p in ("forward", "backward")
+            ]
+            return _assemble(convention, phases, *chosen, loop_order=loop_order)
     letters = get_view(VIEW).letters.get(granularity) if view == VIEW else None
     if letters is not None:
         loop_order = loop_order or letters
         dx_loop_order = dx_loop_order or loop_order
-        passes = {"forward": ("forward",), "backward": ("backward",)}.get(phases, ("forward", "backward"))
         found: dict[str, _Part] = {}
         for part in _parts():
-            if (part.convention, part.granularity) != (convention, granularity):
+            if (part.convention, part.view, part.granularity) != (convention, VIEW, granularity):
                 continue
             if part.direction == "forward" or part.backward == backward:
                 found.setdefault(part.direction, part)
@@ -331,7 +393,10 @@ def get_listing(
             ]
             return _assemble(convention, phases, *chosen)
     there = ", ".join(
-        f"{p.convention} {p.direction} {p.granularity} {p.backward or ''}".replace("  ", " ").strip() for p in _parts()
+        " ".join(
+            w for w in (p.convention, p.view if p.view != VIEW else "", p.direction, p.granularity, p.backward) if w
+        )
+        for p in _parts()
     )
     raise ListingNotFound(
         f"no listing for {convention} {view} {granularity} backward {backward} loop_order {loop_order} "
@@ -339,10 +404,17 @@ def get_listing(
     )
 
 
+def _orders(part: _Part, loop_order: str, dx_loop_order: str) -> tuple[str, str | None]:
+    """(loop order, dx loop order) a part's marks have in these orders: the letters of
+    ``loop_order`` it loops over (im2col's backward: n, i, j), dx's for a separate backward."""
+    order = sub_order(loop_order, part.loop_order)
+    dx_order = dx_loop_order if part.backward == "separate" else (None if part.direction == "forward" else order)
+    return order, dx_order
+
+
 def _in_order(part: _Part, loop_order: str, dx_loop_order: str) -> _Part:
     """The file's part itself when its loops run in these orders, else it reordered."""
-    dx_order = dx_loop_order if part.backward == "separate" else (None if part.direction == "forward" else loop_order)
-    if (part.loop_order, part.dx_loop_order) == (loop_order, dx_order):
+    if (part.loop_order, part.dx_loop_order) == _orders(part, loop_order, dx_loop_order):
         return part
     return _reordered(part, loop_order, dx_loop_order)
 
@@ -373,7 +445,9 @@ def listings() -> list[Listing]:
     """Every listing there is (both passes)."""
     made = {}
     for part in _parts():
-        if part.direction == "backward":
+        if part.direction == "backward" and part.view != VIEW:
+            made[part.view, part.convention] = get_listing(part.convention, part.view, part.granularity)
+        elif part.direction == "backward":
             made[part.module, part.convention] = get_listing(
                 part.convention, VIEW, part.granularity, part.backward, part.loop_order, part.dx_loop_order
             )
