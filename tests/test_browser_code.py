@@ -11,7 +11,15 @@ from __future__ import annotations
 import httpx
 import pytest
 from test_browser_fit import _check_screen
-from test_browser_helpers import event_cells, require_chromium, server_document, wait_complete, wait_until
+from test_browser_helpers import (
+    IM2COL,
+    event_cells,
+    lesson_path,
+    require_chromium,
+    server_document,
+    wait_complete,
+    wait_until,
+)
 
 from convcore.mistakes.lessons import mistake_lessons
 
@@ -67,6 +75,23 @@ def test_the_panel_marks_each_events_line_and_names_its_loop(open_page, base_url
         assert got["inPanel"], f"step {step}: the current line is scrolled out of the panel"
         for k, v in ev["loop"].items():
             assert f"{k}={v}" in got["vars"], (step, ev["loop"], got["vars"])
+
+
+@pytest.mark.parametrize("view", ["im2col", "transposed"])
+def test_the_other_views_mark_their_listings_lines(open_page, base_url, view):
+    """The im2col view's columns, product and col2im, the transposed view's dilation,
+    rotation and gather: each step's line marked as the event says."""
+    config = {**IM2COL, "view": view}
+    page = open_page(lesson_path(config) + "&k=1", viewport=(1920, 1080)).page
+    doc = server_document(base_url, config)
+    assert doc["code"] and doc["code"]["convention"] == "cs231n"
+    wait_until(page, "document.querySelectorAll('#code .code-line').length > 0")
+    for step in _steps(doc):
+        page.evaluate(f"window.convscope.seek({step})")
+        got = page.evaluate(
+            f"async () => await new Promise((done) => requestAnimationFrame(() => done(({PANEL_JS})())))"
+        )
+        assert got["current"] == doc["events"][step]["line"], (view, step, doc["events"][step]["phase"], got["current"])
 
 
 def test_key_c_opens_the_panel_the_address_keeps_it_and_a_click_goes_to_the_next_step_running_a_line(
