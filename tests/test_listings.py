@@ -168,8 +168,9 @@ def test_one_pass_alone():
     "asked",
     [
         {"convention": "fortran"},
-        {"convention": "torch", "view": "im2col"},
-        {"convention": "torch", "view": "transposed"},
+        {"convention": "torch", "view": "im2col", "granularity": "mac"},
+        {"convention": "layer", "view": "transposed", "loop_order": "nfi"},
+        {"view": "lens"},
         {"granularity": "mac", "loop_order": "nfij"},
         {"granularity": "window", "backward": "separate", "dx_loop_order": "jinx"},
     ],
@@ -223,6 +224,14 @@ def test_every_loop_order_of_another_view_matches_torch_and_the_trace_header(vie
 def said(line_map) -> str:
     """A line map in one line: ``pad xp 13, forward out 19, ...``."""
     return ", ".join(f"{phase} {tensor} {line}" for phase, lines in line_map.items() for tensor, line in lines.items())
+
+
+def test_every_view_has_a_listing_in_every_convention():
+    from convcore.trace import view_names
+
+    assert {(listing.view, listing.convention) for listing in LISTINGS} == {
+        (view, convention) for view in view_names() for convention in CASES
+    }
 
 
 def test_the_transposed_listing_and_its_line_map():

@@ -144,7 +144,8 @@ def test_every_loop_order_runs_the_lines_of_the_trace_events(convention, granula
 def test_every_loop_order_of_another_view_runs_the_lines_of_the_trace_events(view, convention, data):
     listing = view_reordered(data, view, convention)
     case = data.draw(SMALL[convention], label="case")
-    compare(listing, case, build_trace(case_config(case, code=convention, **setting(listing))))
+    config = case_config(case, nhwc=convention == "layer", code=convention, **setting(listing))
+    compare(listing, case, build_trace(config))
 
 
 def test_another_loop_order_is_told_apart():

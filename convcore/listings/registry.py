@@ -69,8 +69,8 @@ FILES: dict[str, tuple[str, ...]] = {"cs231n": _EVERY_SETTING, "torch": _EVERY_S
 # view's one granularity and one backward form, the engine ignores ``backward``)
 # (the transposed view's forward is the direct view's window forward)
 VIEW_FILES: dict[str, dict[str, tuple[str, ...]]] = {
-    "im2col": {"cs231n": ("forward_im2col", "backward_im2col")},
-    "transposed": {"cs231n": ("forward_window", "backward_transposed")},
+    "im2col": {convention: ("forward_im2col", "backward_im2col") for convention in PACKAGES},
+    "transposed": {convention: ("forward_window", "backward_transposed") for convention in PACKAGES},
 }
 # the phase whose marked line's loops give a pass's loop order, by view (the direct
 # view's: ``_setting``); the backward of im2col orders the columns only (n, i, j), the

@@ -7,7 +7,7 @@
 // mode, a phone): only the current line and its loops, large.
 
 import { el } from "../stage/figure.js";
-import { codeOf, codeStep, correctLine, writesOfLine, nextStepRunning } from "../model/code-view.js";
+import { codeOf, codeStep, correctLine, correctUnder, writesOfLine, nextStepRunning } from "../model/code-view.js";
 
 export class CodePanel {
   /** section: the panel's element; cellOf(tensor, flat): a stage cell; where(): {model,
@@ -28,7 +28,7 @@ export class CodePanel {
     head.append(this.name, this.vars);
     this.list = el("ol", "code-lines");
     this.list.setAttribute("aria-label", "The code this step runs");
-    this.empty = el("p", "code-empty", "This setting has no listing yet: the code panel shows the direct view's loops, in CS231n's, PyTorch's or the layer class's style.");
+    this.empty = el("p", "code-empty", "This trace has no listing: its steps have no line of code to show.");
     section.replaceChildren(head, this.list, this.empty);
     this.list.addEventListener("pointerover", (e) => {
       const li = e.target.closest(".code-line");
@@ -111,10 +111,11 @@ export class CodePanel {
       }
       this.list.append(li);
       this.lineEls.push(li);
-      if (correct !== null) {
-        // the correct line under the mistaken one (no data-line: it is not run)
+      const under = correctUnder(code, n);
+      if (under !== null) {
+        // the correct line under the mistaken one(s) (no data-line: it is not run)
         const fix = el("li", "code-correct");
-        fix.append(el("span", "ln", "✓"), el("code", "src", correct));
+        fix.append(el("span", "ln", "✓"), el("code", "src", under));
         this.list.append(fix);
       }
     });
