@@ -161,18 +161,17 @@ def test_a_mistake_lesson_strikes_its_mistaken_lines_and_shows_where_it_diverges
     doc = server_document(base_url, entry["request"])
     code = doc.get("code")
     page = open_page(f"/#s=0&l=mistake-{mistake}&k=1", viewport=(1920, 1080)).page
-    if not code:
-        # (a mistake whose code is not listed yet: the panel says so, never blank)
-        wait_until(page, "!document.getElementById('code').hidden")
-        assert page.is_visible("#code .code-empty") and page.locator("#code .code-line").count() == 0
-        return
-    assert code.get("changed"), f"{mistake}: its listing marks no mistaken line"
+    assert code and code.get("changed"), f"{mistake}: its listing marks no mistaken line"
     wait_until(page, "document.querySelectorAll('#code .code-line').length > 0")
     got = page.evaluate(PANEL_JS)
     assert got["changed"] == sorted(code["changed"])
-    # each mistaken line has the correct one under it
-    fixes = page.evaluate("Array.from(document.querySelectorAll('#code .code-correct .src'), (e) => e.textContent)")
-    assert [f.strip() for f in fixes] == [code["correct"][n - 1].strip() for n in sorted(code["changed"])]
+    # each mistaken line has the correct one under it (a block of lines standing for one
+    # correct line, where the mistake adds code: under its last line, once)
+    fixes = page.evaluate("""Array.from(document.querySelectorAll('#code .code-correct'),
+        (e) => [Number(e.previousElementSibling.dataset.line), e.querySelector('.src').textContent])""")
+    stands_for = dict(zip(code["changed"], code["correct_of"]))
+    last = [n for n in sorted(stands_for) if stands_for.get(n + 1) != stands_for[n]]
+    assert [(n, text.strip()) for n, text in fixes] == [(n, code["correct"][stands_for[n] - 1].strip()) for n in last]
     first = doc["first_divergence"]
     if first is None:
         return

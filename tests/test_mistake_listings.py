@@ -3,11 +3,11 @@ lab's correct listing with its mistake's ``listing_change``; run as code, it com
 exactly what the mistake's own loops compute (the catalogue's implementation, on random
 specs: the same arrays, or a failure of the same kind), the diff marks exactly the lines
 it changed, and the mistake trace's events carry the lines the listing runs under
-``sys.settrace``. Every catalogued mistake has its code but those listed in
-``NO_LISTING``, each with why its mistake is no line change."""
+``sys.settrace``. Every catalogued mistake has its code."""
 
 from __future__ import annotations
 
+import difflib
 import sys
 from dataclasses import replace
 
@@ -23,11 +23,6 @@ from convcore.mistakes import MISTAKES, Case, Failure, Subject, get_convention, 
 from convcore.mistakes.lab import build_mistake_trace
 from convcore.mistakes.listing import LAB_ALIASES, correct_listing, mistake_code, mistake_listing
 
-# the mistakes whose code is not the lab's listing with lines replaced, and why
-NO_LISTING = {
-    "rotated_kernel_ignores_stride": "its dX is a gather of its own (a loop over the cells of dxp, phase 'dx', after "
-    "the backward loop), not a line of the listing's scatter changed: writing it adds lines",
-}
 WITH_CODE = [m for m in MISTAKES.values() if mistake_listing(m) is not None]
 
 
@@ -99,17 +94,9 @@ def same_outcome(got, expected, exact: bool) -> bool:
     return bool(np.allclose(got, expected, rtol=1e-12, atol=1e-12, equal_nan=True))
 
 
-EVERY_MISTAKE = [
-    pytest.param(
-        m, id=m.id, marks=[pytest.mark.xfail(strict=True, reason=NO_LISTING[m.id])] if m.id in NO_LISTING else []
-    )
-    for m in MISTAKES.values()
-]
-
-
-@pytest.mark.parametrize("mistake", EVERY_MISTAKE)
+@pytest.mark.parametrize("mistake", MISTAKES.values(), ids=lambda m: m.id)
 def test_every_catalogued_mistake_s_trace_has_its_code(mistake):
-    """A mistake added without a ``listing_change`` fails here (unless NO_LISTING says why)."""
+    """A mistake added without a ``listing_change`` fails here."""
     doc = build_mistake_trace(mistake.setup_config(), mistake.id)
     assert doc["code"] is not None, f"{mistake.id}: its trace has no code (give its loops a listing_change)"
     assert doc["code"]["changed"] and doc["code"]["convention"] == mistake.convention
@@ -118,7 +105,7 @@ def test_every_catalogued_mistake_s_trace_has_its_code(mistake):
 
 def test_every_convention_s_lab_has_code():
     assert {m.convention for m in WITH_CODE} == {"cs231n", "torch", "layer"}
-    assert set(NO_LISTING) <= set(MISTAKES) and not set(NO_LISTING) & {m.id for m in WITH_CODE}
+    assert len(WITH_CODE) == len(MISTAKES)
 
 
 @pytest.mark.parametrize("convention", sorted(CASES))
@@ -147,7 +134,7 @@ def test_the_lab_s_correct_listing_is_correct(convention, data):
 def test_the_mistaken_listing_computes_what_the_mistake_computes(mistake, data):
     case = data.draw(CASES[mistake.convention])
     activation = data.draw(st.sampled_from(ACTIVATIONS[mistake.convention]))
-    mistaken, _, _ = mistake_listing(mistake)
+    mistaken = mistake_listing(mistake).mistaken
     inputs = integer_case(case, activation)
     got, expected = listing_results(mistaken, inputs), mistake.results(inputs)
     after_failed_forward = mistake.convention == "layer" and isinstance(expected["out"], Failure)
@@ -170,15 +157,26 @@ def test_a_listing_that_drifted_would_be_told_apart():
 
 @pytest.mark.parametrize("mistake", WITH_CODE, ids=lambda m: m.id)
 def test_the_diff_marks_exactly_the_changed_lines(mistake):
-    mistaken, correct, changed = mistake_listing(mistake)
+    mistaken, correct, changed, correct_of = mistake_listing(mistake)
     code = mistake_code(mistake)
     assert code["lines"] == list(mistaken.lines) and code["correct"] == list(correct.lines)
     assert code["correct_name"] == correct.name and code["convention"] == mistake.convention
-    assert len(mistaken.lines) == len(correct.lines)
-    differ = [k for k, (a, b) in enumerate(zip(correct.lines, mistaken.lines), start=1) if a != b]
-    assert code["changed"] == list(changed) == differ and differ
-    for line in differ:  # each changed line holds a replacement of its mistake's change
-        assert any(new in mistaken.lines[line - 1] for _, new in mistake.loops.listing_change)
+    assert code["changed"] == list(changed) and code["correct_of"] == list(correct_of)
+    # difflib's diff of the two listings, line by line: the lines it calls replaced or
+    # inserted are the changed ones, each standing for a replaced line of its hunk
+    differ, stands_for = [], []
+    for tag, a0, a1, b0, b1 in difflib.SequenceMatcher(None, correct.lines, mistaken.lines, False).get_opcodes():
+        assert tag in ("equal", "replace"), (tag, correct.lines[a0:a1], mistaken.lines[b0:b1])  # nothing just dropped
+        if tag == "replace":
+            differ += range(b0 + 1, b1 + 1)
+            stands_for += [range(a0 + 1, a1 + 1)] * (b1 - b0)
+    assert list(changed) == differ and differ
+    assert all(origin in lines for origin, lines in zip(correct_of, stands_for))
+    one_for_one = len(mistaken.lines) == len(correct.lines)
+    assert one_for_one == (list(correct_of) == list(changed))  # a line for a line keeps its number
+    replacements = [part for _, new in mistake.loops.listing_change for part in new.split("\n")]
+    for line in differ:  # each changed line holds (a line of) a replacement of its mistake's change
+        assert any(part.strip() in mistaken.lines[line - 1] for part in replacements)
 
 
 def executed(listing, case: Case) -> list[int]:
@@ -218,7 +216,7 @@ def event_lines(doc) -> list[int]:
 
 def check_lines(mistake, case: Case) -> None:
     doc = build_mistake_trace(case.trace_config(LAYOUTS[mistake.convention]), mistake.id)
-    mistaken, _, _ = mistake_listing(mistake)
+    mistaken = mistake_listing(mistake).mistaken
     assert doc["code"]["lines"] == list(mistaken.lines)
     line_map, aliases = mistaken.line_map, LAB_ALIASES[mistake.convention]
     for event in doc["events"]:  # one line per write the code has a line for (CS231n's activation: none)
@@ -253,7 +251,13 @@ def test_the_divergence_names_the_changed_line():
     assert "] += np.tensordot(" in doc["code"]["correct"][doc["divergence"]["line"] - 1]
 
 
-@pytest.mark.parametrize("mistake_id", sorted(NO_LISTING))
-def test_a_mistake_without_code_has_code_null(mistake_id):
+@pytest.mark.parametrize(
+    ("mistake_id", "holds"), [("rotated_kernel_ignores_stride", "# (no dX in this loop"), ("dw_unfinished", "pass")]
+)
+def test_a_write_left_out_diverges_at_the_line_that_leaves_it_out(mistake_id, holds):
+    """The first diverging step writes less than the correct one: its line is the changed
+    line standing where the correct code writes what is missing, not a line it runs."""
     doc = build_mistake_trace(get_mistake(mistake_id).setup_config(), mistake_id)
-    assert doc["code"] is None and not any("line" in e for e in doc["events"])
+    line = doc["divergence"]["line"]
+    assert line in doc["code"]["changed"] and doc["code"]["lines"][line - 1].strip().startswith(holds)
+    assert line not in doc["events"][doc["divergence"]["event"]]["lines"]

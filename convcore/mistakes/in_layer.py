@@ -206,6 +206,24 @@ _mistake(
 
 class RotatedKernelNoStride(PlainLoops):
     dx_by_rotation = True
+    # no dX in the loop; after it, dX gathered as the full correlation of dz with the
+    # rotated kernel, dz framed by KH − 1 (KW − 1) zeros but with none between its cells
+    listing_change = (
+        (
+            "dxp[n, rows, cols] += np.tensordot(w, dz[n, i, j], axes=1)  # step: backward",
+            "# (no dX in this loop: it is gathered below, from the rotated kernel)",
+        ),
+        (
+            "dx = dxp[:, top : top + x.shape[1], left : left + x.shape[2], :]  # step: crop",
+            "H, W = x.shape[1], x.shape[2]  # (the gather's loop names its column x)\n"
+            "dz_full = np.pad(dz, ((0, 0), (KH - 1, KH - 1), (KW - 1, KW - 1), (0, 0)))  # no zeros between cells\n"
+            "w_rot = w[::-1, ::-1]  # each kernel turned 180°\n"
+            "for n, y, x in np.ndindex(N, min(xp.shape[1], H_out + KH - 1), min(xp.shape[2], W_out + KW - 1)):\n"
+            "    window = dz_full[n, y : y + KH, x : x + KW]  # (KH, KW, F)\n"
+            "    dxp[n, y, x] = np.tensordot(window, w_rot, axes=([0, 1, 2], [0, 1, 3]))  # step: dx\n"
+            "dx = dxp[:, top : top + H, left : left + W, :]  # step: crop",
+        ),
+    )
 
     def full_dz(self, dz):
         """dz: (N, F, Ho, Wo) framed by KH − 1 (KW − 1) zeros."""

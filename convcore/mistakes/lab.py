@@ -153,16 +153,39 @@ def _failures(run: Run, rc: Any, mistake: Mistake) -> dict[str, dict[str, Any]]:
     return failures
 
 
-def _diverging_line(event: Mapping | None, correct: Mapping | None, stopped: bool) -> int | None:
+def _diverging_line(event: Mapping | None, correct: Mapping | None, stopped: bool, mistake: Mistake) -> int | None:
     """The line (of the header's code) of the event's first write that differs from the
-    correct step's; the event's line when none does one for one (None without code)."""
+    correct step's; where the correct step writes a tensor there that this one does not
+    (a write left out), the changed line standing for the correct code's line of that
+    write; the event's line when neither is found (None without code)."""
     if event is None or "lines" not in event:
         return None
     if not stopped and correct is not None:
-        for k, (a, b) in enumerate(zip(event["writes"], correct["writes"])):
+        writes = event["writes"]
+        for k, b in enumerate(correct["writes"]):
+            a = writes[k] if k < len(writes) else None
+            if a is None or a["tensor"] != b["tensor"]:
+                left_out = _changed_line_for(mistake, correct["phase"], b["tensor"])
+                if left_out is not None:
+                    return left_out
+                if a is None:
+                    break
             if not _same_writes({"writes": [a]}, {"writes": [b]}) and k < len(event["lines"]):
                 return event["lines"][k]
     return event["line"]
+
+
+def _changed_line_for(mistake: Mistake, phase: str, tensor: str) -> int | None:
+    """The first changed line of the mistake's code that stands for the correct code's
+    line where a step of ``phase`` writes ``tensor``, or None."""
+    found = mistake_listing(mistake)
+    if found is None:
+        return None
+    try:
+        line = found.correct.line_of(phase, tensor, LAB_ALIASES[mistake.convention])
+    except KeyError:
+        return None
+    return next((n for n, origin in zip(found.changed, found.correct_of) if origin == line), None)
 
 
 def _divergence(k: int | None, run: Run, correct: Mapping | None, failures: Mapping, mistake: Mistake) -> dict | None:
@@ -178,7 +201,7 @@ def _divergence(k: int | None, run: Run, correct: Mapping | None, failures: Mapp
     should = correct["text"] if correct is not None else "no further step: the truth is complete"
     return {
         "event": at,
-        "line": _diverging_line(events[at] if events else None, correct, stopped),
+        "line": _diverging_line(events[at] if events else None, correct, stopped, mistake),
         "stopped": stopped,
         "phase": events[at]["phase"] if events else None,
         "did": did,

@@ -4,11 +4,17 @@ changes (the loops class's ``listing_change``, written beside the step it overri
 ``in_cs231n``, ``in_torch``, ...).
 
 ``listing_change`` is a tuple of (text, replacement) pairs: every line of the correct
-listing that holds ``text`` gets it replaced (one line for one line, so the two listings
-line up); each pair must change some line. ``mistake_listing(mistake)`` -> (the mistaken
-Listing, the correct one, the changed line numbers), or None where the convention's lab
-code has no listing yet or the mistake no ``listing_change``; ``mistake_code(...)`` the
-header's ``code``: {convention, name, lines, changed, correct, correct_name}.
+listing that holds ``text`` gets it replaced; each pair must change some line. A
+replacement is one line for one line, or several (a "\n" in it: the lines after the
+first are indented as the replaced line, plus their own indent), for a mistake that
+adds code (``rotated_kernel_ignores_stride``'s gather). Each line of the correct listing
+becomes a block of the mistaken one; every line of a block that is not that one line
+unchanged is a changed line, and stands for the correct line of its block.
+``mistake_listing(mistake)`` -> ``MistakeListing`` (the mistaken Listing, the correct
+one, the changed line numbers, the correct line each stands for), or None where the
+convention's lab code has no listing yet or the mistake no ``listing_change``;
+``mistake_code(...)`` the header's ``code``: {convention, name, lines, changed,
+correct_of, correct, correct_name}.
 tests/test_mistake_listings.py runs every mistaken listing against the mistake's own
 code on random specs, so that the two descriptions cannot drift.
 """
@@ -17,12 +23,12 @@ from __future__ import annotations
 
 import inspect
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..listings.registry import CLASSES, HEAD, Listing, compiled_listing
 from .catalogue import Mistake
 
-__all__ = ["LAB_ALIASES", "LAB_FILES", "correct_listing", "mistake_code", "mistake_listing"]
+__all__ = ["LAB_ALIASES", "LAB_FILES", "MistakeListing", "correct_listing", "mistake_code", "mistake_listing"]
 
 # per convention, the lab's code: the files of its forward and backward functions
 LAB_FILES: dict[str, tuple[str, str]] = {
@@ -59,33 +65,52 @@ def correct_listing(convention: str) -> Listing | None:
     return compiled_listing(name, convention, tuple(lines), backward="by position")
 
 
-def changed_lines(lines: tuple[str, ...], change: tuple[tuple[str, str], ...], who: str) -> tuple[str, ...]:
-    """``lines`` with every (text, replacement) of ``change`` applied (module notes)."""
-    out = list(lines)
+def changed_lines(
+    lines: tuple[str, ...], change: tuple[tuple[str, str], ...], who: str
+) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """``lines`` with every (text, replacement) of ``change`` applied (module notes), and
+    for each line of the result the 1-based line of ``lines`` it comes from."""
+    out = [(line, k) for k, line in enumerate(lines, start=1)]
     for text, replacement in change:
-        hits = [k for k, line in enumerate(out) if text in line]
+        hits = [k for k, (line, _) in enumerate(out) if text in line]
         if not hits:
             raise ValueError(f"{who}: no line of the correct listing holds {text!r}")
-        for k in hits:
-            out[k] = out[k].replace(text, replacement)
-    return tuple(out)
+        for k in reversed(hits):
+            line, origin = out[k]
+            indent = line[: len(line) - len(line.lstrip())]
+            first, *more = line.replace(text, replacement).split("\n")
+            out[k : k + 1] = [(first, origin), *((indent + part, origin) for part in more)]
+    return tuple(line for line, _ in out), tuple(origin for _, origin in out)
 
 
-def mistake_listing(mistake: Mistake) -> tuple[Listing, Listing, tuple[int, ...]] | None:
-    """(the mistaken listing, the correct one, the changed 1-based lines), or None."""
+class MistakeListing(NamedTuple):
+    """A mistake's code: ``mistaken`` and ``correct`` listings, the 1-based lines of
+    ``mistaken`` that differ (``changed``) and for each the line of ``correct`` it stands
+    for (``correct_of``)."""
+
+    mistaken: Listing
+    correct: Listing
+    changed: tuple[int, ...]
+    correct_of: tuple[int, ...]
+
+
+def mistake_listing(mistake: Mistake) -> MistakeListing | None:
+    """The mistake's code (module notes), or None."""
     return _mistake_listing(mistake.id, mistake.convention, mistake.loops)
 
 
 @cache
-def _mistake_listing(mistake_id: str, convention: str, loops: type):
+def _mistake_listing(mistake_id: str, convention: str, loops: type) -> MistakeListing | None:
     correct = correct_listing(convention)
     change = getattr(loops, "listing_change", ())
     if correct is None or not change:
         return None
-    lines = changed_lines(correct.lines, change, mistake_id)
-    changed = tuple(k for k, (a, b) in enumerate(zip(correct.lines, lines), start=1) if a != b)
+    lines, origins = changed_lines(correct.lines, change, mistake_id)
+    block = {origin: [line for line, o in zip(lines, origins) if o == origin] for origin in set(origins)}
+    same = {origin for origin, found in block.items() if found == [correct.lines[origin - 1]]}
+    changed = tuple(k for k, origin in enumerate(origins, start=1) if origin not in same)
     mistaken = compiled_listing(f"{correct.name}, mistake {mistake_id}", convention, lines, backward="by position")
-    return mistaken, correct, changed
+    return MistakeListing(mistaken, correct, changed, tuple(origins[k - 1] for k in changed))
 
 
 def mistake_code(mistake: Mistake) -> dict[str, Any] | None:
@@ -93,12 +118,13 @@ def mistake_code(mistake: Mistake) -> dict[str, Any] | None:
     found = mistake_listing(mistake)
     if found is None:
         return None
-    mistaken, correct, changed = found
+    mistaken, correct, changed, correct_of = found
     return {
         "convention": mistaken.convention,
         "name": mistaken.name,
         "lines": list(mistaken.lines),
         "changed": list(changed),
+        "correct_of": list(correct_of),
         "correct": list(correct.lines),
         "correct_name": correct.name,
     }

@@ -795,7 +795,7 @@ test("encodeGif: a valid GIF89a whose LZW data decodes, by the spec's decoder, t
 
 // ---- the code beside the step ------------------------------------------------------------
 
-import { loopHeaders, codeStep, writesOfLine, nextStepRunning, correctLine, codeOf } from "../../static/js/model/code-view.js";
+import { loopHeaders, codeStep, writesOfLine, nextStepRunning, correctLine, correctUnder, codeOf } from "../../static/js/model/code-view.js";
 
 const LISTING = [
   "import numpy as np",
@@ -859,6 +859,11 @@ test("nextStepRunning: the next step that runs a line, round to the start; corre
   const code = { lines: ["a", "dx[i] = v", "c"], changed: [2], correct: ["a", "dx[i] += v", "c"] };
   assert.equal(correctLine(code, 2), "dx[i] += v");
   assert.equal(correctLine(code, 1), null);
+  assert.equal(correctUnder(code, 2), "dx[i] += v");
+  // a mistake that adds code: one correct line stands for a block, shown once under it
+  const added = { lines: ["a", "# none here", "b", "loop", "dx[y] = u", "c"], changed: [2, 4, 5], correct_of: [2, 3, 3], correct: ["a", "dx[i] += v", "c"] };
+  assert.deepEqual([1, 2, 3, 4, 5, 6].map((n) => correctLine(added, n)), [null, "dx[i] += v", null, "c", "c", null]);
+  assert.deepEqual([1, 2, 3, 4, 5, 6].map((n) => correctUnder(added, n)), [null, "dx[i] += v", null, null, "c", null]);
   assert.equal(codeOf({ header: {} }), null);
   assert.equal(codeOf({ header: { code: { lines: [] } } }), null);
   assert.equal(codeOf({ header: { code } }), code);

@@ -9,9 +9,10 @@ import { formatLong } from "./number-format.js";
 
 /**
  * @typedef {{convention: string, name: string, lines: string[], changed?: number[],
- *            correct?: string[]}} Code
+ *            correct_of?: number[], correct?: string[]}} Code
  *   (the header's `code`: lines of the listing, 1-based as events' `line` counts them;
- *   changed: the mistaken lines, in a mistake lesson; correct: the correct listing)
+ *   changed: the mistaken lines, in a mistake lesson; correct_of: the correct line each
+ *   stands for; correct: the correct listing)
  */
 
 /** The listing of `model`'s trace (header.code), or null when its setting has none. */
@@ -40,10 +41,28 @@ export function loopHeaders(lines, n) {
   return out;
 }
 
-/** The correct line a mistaken line `n` stands for: the line at `n` of `code.correct`
- *  (a replaced line keeps its number), or null. */
+/** The number in `code.correct` of the correct line a mistaken line `n` stands for
+ *  (`code.correct_of`, parallel to `changed`; without it a replaced line keeps its
+ *  number), or null when line `n` is not a changed line. */
+function correctNumber(code, n) {
+  const at = code.correct && code.changed ? code.changed.indexOf(n) : -1;
+  if (at < 0) return null;
+  return Array.isArray(code.correct_of) ? code.correct_of[at] ?? null : n;
+}
+
+/** The correct line a mistaken line `n` stands for, or null. */
 export function correctLine(code, n) {
-  return code.correct && code.changed && code.changed.includes(n) ? code.correct[n - 1] ?? null : null;
+  const k = correctNumber(code, n);
+  return k === null ? null : code.correct[k - 1] ?? null;
+}
+
+/** The correct line to show under mistaken line `n`: its correct line, once under the
+ *  last line of a block of changed lines standing for it (a mistake that adds code
+ *  replaces one line with several); null elsewhere. */
+export function correctUnder(code, n) {
+  const k = correctNumber(code, n);
+  if (k === null || correctNumber(code, n + 1) === k) return null;
+  return code.correct[k - 1] ?? null;
 }
 
 /**
