@@ -2,6 +2,7 @@
 
     from convscope import show
     lesson = show(x, w, b, stride=2, padding=1)   # the player, inline and offline
+    show(x, w, b, stride=2, code=True)            # ... with the code beside the step
     lesson.trace().tensors["dw"]                  # the trace as NumPy arrays
 
 The player is the offline lesson file (``convscope export``) in an ``<iframe srcdoc>``:
@@ -87,6 +88,7 @@ class Lesson:
     config: dict[str, Any]
     title: str
     height: int = DEFAULT_HEIGHT
+    code: bool = False  # the player opens with the code panel open
 
     def __post_init__(self) -> None:
         self._html: str | None = None
@@ -100,7 +102,7 @@ class Lesson:
             from .http.errors import ApiError
 
             try:
-                self._html = lesson_html(self.config, title=self.title, name="lesson")
+                self._html = lesson_html(self.config, title=self.title, name="lesson", code=self.code)
             except ApiError as exc:  # the service's refusal, as a Python error
                 field = ".".join(str(p) for p in exc.loc if p != "body")
                 raise ValueError(f"{field + ': ' if field else ''}{exc.msg}") from None
@@ -174,6 +176,7 @@ def show(
     title: str | None = None,
     height: int = DEFAULT_HEIGHT,
     display: bool = True,
+    code: bool | str = False,
     **options: Any,
 ) -> Lesson:
     """Show the step-by-step player of one convolution inline (offline) and return it.
@@ -188,6 +191,10 @@ def show(
     config : a whole trace config instead of the arguments above
     preset : a lesson preset's name instead ("cs231n", "d2l", ...)
     display : False to only build the lesson (``.display()`` shows it later)
+    code : True opens the player with the code beside the step (the plain Python loops
+        of this setting, the step's line marked, as the page's C key); a convention
+        ("cs231n", "torch", "layer") also chooses the style (the trace config's
+        ``code``; default: the lesson's own)
 
     Invalid input raises ValueError naming the field and the numbers, as the service
     would answer (its limits apply: a player of 20 000 steps teaches nobody).
@@ -203,7 +210,11 @@ def show(
         chosen = _plain(dict(config))
     else:
         chosen = {k: _plain(v) for k, v in {"x": x, "w": w, "b": b, **options}.items() if v is not None}
-    lesson = Lesson(config=chosen, title=title or "A convolution, step by step", height=height)
+    if isinstance(code, str):
+        chosen = {**chosen, "code": code}
+    elif not isinstance(code, bool):
+        raise ValueError(f"code: True, False or a convention ('cs231n', 'torch', 'layer'), got {code!r}")
+    lesson = Lesson(config=chosen, title=title or "A convolution, step by step", height=height, code=bool(code))
     lesson.html  # noqa: B018 - build now: bad input fails here, not in the notebook's output
     if display:
         try:

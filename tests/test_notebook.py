@@ -13,6 +13,7 @@ from test_browser_helpers import CHROMIUM, CHROMIUM_ARGS, assert_stage_matches, 
 
 from convcore.trace import build_trace
 from convscope import show
+from convscope.traces.presets import PRESETS
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK = ROOT / "docs" / "example.ipynb"
@@ -136,3 +137,29 @@ def test_the_shown_player_plays_in_chromium(executed):
         page.screenshot(path=str(folder / "notebook-player.png"))
         browser.close()
     assert requests == [] and errors == []
+
+
+def test_a_player_shown_with_code_opens_with_the_code_beside_the_step(tmp_path):
+    """``show(..., code=True)``: the inline player opens with the code panel, the first
+    step's line current, and steps with the keys as the page does."""
+    from playwright.sync_api import sync_playwright
+
+    lesson = show(preset="cs231n", code=True, display=False)
+    doc = build_trace(PRESETS["cs231n"].config)
+    page_file = tmp_path / "output.html"
+    page_file.write_text(f"<!doctype html><meta charset='utf-8'><title>notebook output</title>{lesson.iframe()}")
+    current = "document.querySelector('#code .code-line.current')?.dataset.line"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+        page.goto(page_file.as_uri())
+        wait_until(page, "window.frames.length === 1")
+        frame = page.frames[1]
+        wait_until(frame, "document.getElementById('badge').dataset.state === 'ok'")
+        assert frame.is_visible("#code") and frame.locator("#code .code-line").count() == len(doc["code"]["lines"])
+        wait_until(frame, f"{current} === '{doc['events'][0]['line']}'")
+        frame.locator("#stage").click(position={"x": 5, "y": 5})
+        for _ in range(3):
+            page.keyboard.press("ArrowRight")
+        wait_until(frame, f"{current} === '{doc['events'][3]['line']}'")
+        browser.close()
