@@ -116,6 +116,9 @@ def build_parser() -> argparse.ArgumentParser:
     from convcore.grader.command import add_parser as add_check
 
     check = add_check(commands)
+    from convcore.grader.command import add_trace_parser
+
+    add_trace_parser(commands)
     check.add_argument(
         "--lesson",
         metavar="PATH",
@@ -281,6 +284,21 @@ def _case_lesson(config: dict[str, Any], path: Path, title: str) -> None:
     )
 
 
+def _code_lesson(document: dict[str, Any], case: Any, path: Path, title: str) -> None:
+    """`convscope check --trace`, `convscope trace-code`: a student's code's trace as a
+    lesson file (its code panel open at the first step)."""
+    from convcore.mistakes import get_convention
+
+    from .export.lesson import document_lesson, lesson_file
+
+    config = case.trace_config(get_convention(document["mistake"]["convention"]).layout)
+    sentence = "Every write your code makes, beside the truth; D jumps to its first wrong write."
+    path.write_text(
+        lesson_file(document_lesson(document, config, name="your-code", title=title, sentence=sentence)),
+        encoding="utf-8",
+    )
+
+
 def _read_config(source: str) -> dict[str, Any]:
     if source.startswith("preset:"):
         from .traces.presets import get_preset
@@ -373,7 +391,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "check":
         from convcore.grader.command import run as check
 
-        return check(args, write_lesson=_case_lesson)
+        return check(args, write_lesson=_case_lesson, write_trace=_code_lesson)
+    if args.command == "trace-code":
+        from convcore.grader.command import run_trace
+
+        return run_trace(args, _code_lesson)
     if args.command == "export":
         return export_command(args)
     parser.print_help()

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_parser", "add_trace_parser", "case_from_json", "run", "run_trace"]
 
 HELP = "grade your conv layer: the smallest case that breaks it, and the likely mistake"
 
@@ -68,6 +68,12 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     )
     check.add_argument("--memory-limit", type=int, default=MEMORY_MB, help=f"megabytes of memory (default {MEMORY_MB})")
     check.add_argument("--page", default=PAGE, help=f"the ConvScope page the links open (default {PAGE})")
+    check.add_argument(
+        "--trace",
+        metavar="OUT.html",
+        help="also write your own code's trace, every write it makes, on the smallest failing case (the "
+        "grader's first case when nothing fails) as a lesson file: D jumps to its first wrong write",
+    )
     grading = check.add_argument_group("a class at once (FILE is a folder of submissions)")
     grading.add_argument("--jobs", type=int, default=None, help="checks at once (default: the machine's cores)")
     grading.add_argument("--csv", metavar="PATH", help="write one CSV row per submission to PATH")
@@ -85,15 +91,134 @@ def first_failing_case(report: Any) -> tuple[str, dict] | None:
     return None
 
 
-def run(args: argparse.Namespace, write_lesson: Callable[[dict, Path, str], None] | None = None) -> int:
+WriteTrace = Callable[[dict, Any, Path, str], None]  # (document, case, path, title)
+
+
+def add_trace_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """``convscope trace-code FILE[:FUNCTION] --case '{...}' -o OUT.html``."""
+    from ..mistakes import CONVENTIONS
+    from .defaults import MEMORY_MB, TIME_LIMIT
+
+    about = "play your own conv code step by step: every write it makes, beside the truth, its first wrong write marked"
+    trace = commands.add_parser("trace-code", help=about, description=about[0].upper() + about[1:] + ".")
+    trace.add_argument(
+        "target", metavar="FILE[:FUNCTION]", help="your Python file, optionally with the function or class"
+    )
+    trace.add_argument("--convention", choices=list(CONVENTIONS), default="cs231n", help="as for convscope check")
+    trace.add_argument(
+        "--case",
+        default="{}",
+        help="the layer as JSON: n, cg, fg, groups, h, w, kh, kw, stride, padding (top, bottom, left, right), "
+        "dilation, activation (default: a 1×2×4×4 input, 2 filters of 3×3, padding 1; e.g. '{\"stride\": [2, 2]}')",
+    )
+    trace.add_argument("-o", "--output", metavar="OUT.html", required=True, help="the lesson file to write")
+    trace.add_argument("--time-limit", type=float, default=TIME_LIMIT, help=f"seconds in all (default {TIME_LIMIT:g})")
+    trace.add_argument("--memory-limit", type=int, default=MEMORY_MB, help=f"megabytes of memory (default {MEMORY_MB})")
+    return trace
+
+
+DEFAULT_CASE = {"n": 1, "cg": 2, "fg": 2, "h": 4, "w": 4, "kh": 3, "kw": 3, "padding": [1, 1, 1, 1]}
+
+
+def case_from_json(text: str) -> Any:
+    """The Case a ``--case`` JSON object says (DEFAULT_CASE's values where it is silent),
+    with distinct small integers; raises ValueError naming the field and the numbers."""
+    from ..mistakes import Case
+
+    try:
+        given = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"--case is not JSON: {exc}") from None
+    if not isinstance(given, dict):
+        raise ValueError(f"--case must be a JSON object, got {type(given).__name__}")
+    known = set(Case.__dataclass_fields__) - {"values", "seed"}
+    unknown = sorted(set(given) - known)
+    if unknown:
+        raise ValueError(f"--case: unknown field {unknown[0]!r}; the fields are {', '.join(sorted(known))}")
+    fields = {**DEFAULT_CASE, **given}
+    for key, size in (("stride", 2), ("padding", 4), ("dilation", 2)):
+        if key in fields:
+            value = fields[key]
+            fields[key] = tuple([value] * size if isinstance(value, int) else value)
+            if len(fields[key]) != size:
+                raise ValueError(f"--case: {key} takes {size} numbers or one, got {list(fields[key])}")
+    try:
+        case = Case(**fields, values="int")
+        case.spec  # noqa: B018 - the check
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"--case: {exc}") from None
+    return case
+
+
+def trace_case(report: Any, convention: str) -> tuple[Any, str]:
+    """The Case ``--trace`` plays (with distinct small integers) and what it is."""
+    from dataclasses import replace
+
+    from ..mistakes import Case
+    from .space import edge_cases
+
+    failing = first_failing_case(report)
+    if failing is not None:
+        return replace(
+            Case.from_dict(failing[1]["case"]), values="int", seed=0
+        ), f"{failing[0]}'s smallest failing case"
+    return replace(edge_cases(convention)[0], values="int", seed=0), "the grader's first case (nothing fails)"
+
+
+def write_code_trace(
+    target: str, convention: str, case: Any, output: Path, about: str, write_trace: WriteTrace, **limits: Any
+) -> int:
+    """Record and judge ``target``'s code on ``case`` and write the lesson file; 0, or 2
+    with why on standard error."""
+    from .loader import split_target
+    from .sandbox import record_file
+
+    path, function = split_target(target)
+    document, why = record_file(path, function, convention, case, **limits)
+    if document is None:
+        print(f"convscope: cannot trace {target}: {why}", file=sys.stderr)
+        return 2
+    try:
+        write_trace(document, case, output, f"{Path(path).name}: your code on {about}")
+    except Exception as exc:  # noqa: BLE001 - the file is what failed
+        print(f"convscope: cannot write {output}: {exc}", file=sys.stderr)
+        return 2
+    d = document["divergence"]
+    said = f"its first wrong write is step {d['event'] + 1}, {d['did']}" if d else "no write of it is wrong"
+    print(f"trace of your code: {output} ({document['total_events']} steps; {said})")
+    return 0
+
+
+def run_trace(args: argparse.Namespace, write_trace: WriteTrace) -> int:
+    """``convscope trace-code``."""
+    try:
+        case = case_from_json(args.case)
+    except ValueError as exc:
+        print(f"convscope trace-code: {exc}", file=sys.stderr)
+        return 2
+    about = f"the case {case.describe()}"
+    limits = {"time_limit": args.time_limit, "memory_mb": args.memory_limit}
+    return write_code_trace(args.target, args.convention, case, Path(args.output), about, write_trace, **limits)
+
+
+def run(
+    args: argparse.Namespace,
+    write_lesson: Callable[[dict, Path, str], None] | None = None,
+    write_trace: WriteTrace | None = None,
+) -> int:
     """``write_lesson(config, path, title)``: how the host writes a lesson file of a case
-    (``convscope``'s export; convcore itself writes none) for ``--lesson``."""
+    (``convscope``'s export; convcore itself writes none) for ``--lesson``;
+    ``write_trace(document, case, path, title)`` the one of a trace document, for
+    ``--trace``."""
     from .loader import split_target
     from .sandbox import check_file
 
-    if getattr(args, "lesson", None) and Path(args.target).is_dir():
-        print("convscope check: --lesson writes one case's lesson file: give one FILE, not a folder", file=sys.stderr)
-        return 2
+    for flag in ("lesson", "trace"):
+        if getattr(args, flag, None) and Path(args.target).is_dir():
+            print(
+                f"convscope check: --{flag} writes one case's lesson file: give one FILE, not a folder", file=sys.stderr
+            )
+            return 2
 
     for name, value in (("--examples", args.examples), ("--memory-limit", args.memory_limit)):
         if value < 1:
@@ -131,6 +256,11 @@ def run(args: argparse.Namespace, write_lesson: Callable[[dict, Path, str], None
                 return 2
             if not args.json:
                 print(f"lesson file: {args.lesson} opens the {name} case with your {name} compared, with no server")
+    if getattr(args, "trace", None) and write_trace is not None and report.exit_code != 2:
+        case, about = trace_case(report, args.convention)
+        limits = {"time_limit": args.time_limit, "memory_mb": args.memory_limit, "call_seconds": args.call_time_limit}
+        if write_code_trace(args.target, args.convention, case, Path(args.trace), about, write_trace, **limits):
+            return 2
     if args.gradescope:
         try:
             Path(args.gradescope).write_text(

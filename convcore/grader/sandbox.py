@@ -175,6 +175,21 @@ class _Child:
             raise _Stopped(reply["limit"][:2000])
         raise _Stopped("wrote something into the grader's channel that is not an answer, and was stopped")
 
+    def record(self, case: Any) -> Any:
+        """The child's recorded run of its subject on ``case`` (``code_runs.CodeRun``)."""
+        from .code_runs import CodeRun
+
+        self.send({"record": case.to_dict(), "arrays": [encode_array(a) for a in case.arrays]})
+        reply = self.receive()
+        if set(reply) == {"recorded"} and isinstance(reply["recorded"], dict):
+            try:
+                return CodeRun.from_dict(reply["recorded"])
+            except (KeyError, TypeError, ValueError) as exc:
+                raise _Stopped(f"wrote something into the grader's channel that is not a recording ({exc})") from None
+        if set(reply) == {"limit"} and isinstance(reply["limit"], str):
+            raise _Stopped(reply["limit"][:2000])
+        raise _Stopped("wrote something into the grader's channel that is not a recording, and was stopped")
+
     def close(self) -> None:
         self.left = left_processes(self.process.pid, self.isolation.isolated)
         for pid, _ in self.left:  # (a new session leaves the group: each is ended by its number too)
@@ -248,6 +263,49 @@ def check_file(
             "(as the assignment's notebook does)"
         )
     return report
+
+
+def record_file(
+    path: str,
+    function: str | None,
+    convention: str,
+    case: Any,
+    *,
+    time_limit: float = TIME_LIMIT,
+    memory_mb: int = MEMORY_MB,
+    call_seconds: float | None = None,
+) -> tuple[dict[str, Any] | None, str | None]:
+    """The trace document of ``path[:function]``'s own code on ``case``
+    (``convcore.grader.code_trace``): the runs recorded in the same limited child as
+    ``check_file``'s, judged here. Returns (document, None), or (None, why not)."""
+    from .code_trace import code_trace_document, run_and_judge
+
+    target = f"{path}:{function}" if function else path
+    params = {
+        "path": os.path.abspath(path),
+        "function": function,
+        "convention": convention,
+        "memory_mb": memory_mb,
+        "call_seconds": call_seconds,
+        "cpu_seconds": int(time_limit) + 2,
+    }
+    with tempfile.TemporaryDirectory(prefix="convscope-trace-") as scratch:
+        workdir = os.path.join(scratch, "work")
+        os.mkdir(workdir)
+        standins = standins_for(scratch) if isolation().isolated else {}
+        child = _Child(params, workdir, time_limit, standins)
+        try:
+            ready = child.receive()
+            if set(ready) == {"fatal"}:
+                return None, str(ready["fatal"])[:4000]
+            real, verdicts = run_and_judge(None, convention, case, [params["path"]], runner=child.record)
+        except _Stopped as exc:
+            return None, f"{target} {exc}"
+        finally:
+            child.close()
+    source = Path(params["path"]).read_text(encoding="utf-8", errors="replace").splitlines()
+    document = code_trace_document(real, case, convention, verdicts, target=target, source=source, path=path)
+    return document, None
 
 
 def _graded(
@@ -338,13 +396,18 @@ def _load(params: dict[str, Any]) -> tuple[Any, Any] | str:
         return f"importing {params['path']}: it {exc}"
 
 
-def _answer(convention: Any, subject: Any, request: dict[str, Any], call: Any) -> dict[str, Any]:
+def _answer(convention: Any, subject: Any, request: dict[str, Any], call: Any, path: str) -> dict[str, Any]:
     from ..mistakes import Case
     from .grading import LimitExceeded
 
-    case = Case.from_dict(request["case"])
+    recording = "record" in request
+    case = Case.from_dict(request["record"] if recording else request["case"])
     case.__dict__["arrays"] = type(case.arrays)(*(decode_array(a) for a in request["arrays"]))  # the parent's own
     try:
+        if recording:
+            from .code_runs import record_run
+
+            return {"recorded": record_run(convention.name, subject, case, [path], call).to_dict()}
         return {"results": encode_results(convention.run(subject, case, call))}
     except LimitExceeded as exc:
         return {"limit": str(exc)}
@@ -389,7 +452,7 @@ def _child(requests: int, replies: int) -> None:
         except ChannelBroken:  # the parent is done
             os._exit(0)
         try:
-            answer = _answer(convention, subject, request, call)
+            answer = _answer(convention, subject, request, call, params["path"])
         except MemoryError:
             answer = {"limit": f"needs more memory than the limit of {params['memory_mb']} MB"}
         reply(answer)

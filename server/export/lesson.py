@@ -21,6 +21,7 @@ from .bundle import BundleError, inline_page
 __all__ = [
     "LESSON_ELEMENT",
     "LESSON_SCHEMA",
+    "document_lesson",
     "lesson_document",
     "lesson_file",
     "lesson_html",
@@ -71,6 +72,40 @@ def lesson_document(
         "preset": {"name": name, "title": title, "teaches": sentence, "config": config},
         "lines": lines,
         # what the page builds its controls from (GET /api/meta), for a page with no server
+        "meta": build_meta(settings.limits()).model_dump(mode="json"),
+        "step": step,
+        "code": code,
+    }
+
+
+def document_lesson(
+    document: dict[str, Any],
+    config: dict[str, Any],
+    *,
+    name: str = "lesson",
+    title: str,
+    sentence: str = "",
+    step: int = 0,
+    code: bool = True,
+    settings: Settings | None = None,
+) -> dict[str, Any]:
+    """The lesson of a trace document made elsewhere (a student's own code's:
+    ``convcore.grader.code_trace``), as ``lesson_document`` makes one of a config:
+    ``config`` is the setup the page's panel shows (the case's), the lines are the
+    document's header, its events and the end."""
+    from ..api.meta import build_meta
+
+    settings = settings if settings is not None else Settings()
+    header = {k: v for k, v in document.items() if k != "events"}
+    lines = [
+        {"type": "header", **header, "check": None},
+        *({"type": "event", **event} for event in document["events"]),
+        {"type": "end", "total_events": document["total_events"]},
+    ]
+    return {
+        "schema": LESSON_SCHEMA,
+        "preset": {"name": name, "title": title, "teaches": sentence, "config": config},
+        "lines": lines,
         "meta": build_meta(settings.limits()).model_dump(mode="json"),
         "step": step,
         "code": code,

@@ -43,3 +43,11 @@ test("each state has its few words for a projector's one-line bar", () => {
   assert.equal(badgeOf({ ok: false, maxError: 0.5 }, {}).short, "mismatch");
   assert.equal(badgeOf({ ok: true, maxError: 0 }, { mistake: { id: "flip" } }).short, "mistaken code");
 });
+
+test("a trace of a student's own code says so", () => {
+  const b = badgeOf({ ok: true, maxError: 0 }, { mistake: { id: "your-code", student: true } });
+  assert.equal(b.state, "lab");
+  assert.equal(b.short, "your code");
+  assert.ok(b.text.startsWith("your code · replay-checked"));
+  assert.equal(badgeOf({ ok: true, maxError: 0 }, { mistake: { id: "assign_dx" } }).short, "mistaken code");
+});

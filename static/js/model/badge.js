@@ -23,12 +23,14 @@ export function badgeOf(replay, header) {
     title += ` The server verified dx, dw and db with ${server.method}: largest relative error ${server.max_rel_error.toExponential(1)}.`;
   }
   const mistake = Boolean(header.mistake);
+  const student = mistake && Boolean(header.mistake.student);
+  const whose = student ? "your code" : "mistaken code";
   if (mistake) {
     // the replay holds for what the mistaken code computes; its results are not the truth's
-    parts.unshift("mistaken code");
-    title += " This is the mistaken code's trace: the lab bar and the marked cells say where it differs from the truth.";
+    parts.unshift(whose);
+    title += ` This is the ${student ? "trace of your own code" : "mistaken code's trace"}: the lab bar and the marked cells say where it differs from the truth.`;
   }
   const state = !ok ? "bad" : mistake ? "lab" : "ok";
-  const short = { ok: "checked", bad: "mismatch", lab: "mistaken code" }[state];
+  const short = { ok: "checked", bad: "mismatch", lab: whose }[state];
   return { state, text: parts.join(" · "), short, title: `${parts.join(" · ")}. ${title}` };
 }

@@ -36,8 +36,9 @@ function comparisonLine(name, c) {
 }
 
 /**
- * What the lab bar says for `header`: {kind, title, wrong, should, lines: [{tensor, ok,
- * text}], firstDivergence} or null when the trace is neither a mistake nor a comparison.
+ * What the lab bar says for `header`: {kind, student, title, wrong, should, lines:
+ * [{tensor, ok, text}], firstDivergence} or null when the trace is neither a mistake nor
+ * a comparison (student: the trace of a student's own code, `convscope trace-code`).
  */
 export function labSummary(header) {
   const kind = labKind(header);
@@ -52,7 +53,7 @@ export function labSummary(header) {
     const said = { "empty array": `${name}: an empty array (${f.message})`, "returned None": `${name}: the code returned None (${f.message})` };
     lines.push({ tensor: name, ok: false, text: said[f.kind] ?? `${name}: the code raised ${f.kind}: ${f.message}` });
   }
-  return { kind, title: m.title, wrong: m.wrong, should: m.should, lines, firstDivergence: header.first_divergence ?? null };
+  return { kind, student: Boolean(m.student), title: m.title, wrong: m.wrong, should: m.should, lines, firstDivergence: header.first_divergence ?? null };
 }
 
 /**
@@ -94,6 +95,7 @@ export function differenceMarks(header, sent = null) {
 export function divergenceNote(header, step) {
   const d = header && header.mistake ? header.divergence : null;
   if (!d || d.event !== step) return "";
+  if (header.mistake.student) return `Your code's first wrong write. It did: ${d.did}. ${d.should}.`;
   if (d.stopped) return `Here the code stops: ${d.did}. The correct code goes on: ${d.should}. Fix: ${d.fix}`;
   return `Here the code leaves the correct code. It did: ${d.did}. It should have done: ${d.should}. Fix: ${d.fix}`;
 }

@@ -46,8 +46,9 @@ export class LabView {
     $("legend-diff").hidden = !s;
     if (!s) return;
     bar.dataset.kind = s.kind;
-    $("lab-title").textContent = s.kind === "mistake" ? `Mistake: ${s.title}.` : `${s.title}:`;
-    $("lab-wrong").textContent = s.kind === "mistake" ? `${s.wrong} Should: ${s.should}` : "";
+    const mistake = s.kind === "mistake" && !s.student;
+    $("lab-title").textContent = mistake ? `Mistake: ${s.title}.` : s.student ? `${s.title}.` : `${s.title}:`;
+    $("lab-wrong").textContent = mistake ? `${s.wrong} Should: ${s.should}` : s.student ? [s.wrong, s.should].filter(Boolean).join(" ") : "";
     $("lab-lines").replaceChildren(
       ...s.lines.map((line) => {
         const span = document.createElement("span");

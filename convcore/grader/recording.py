@@ -1,0 +1,360 @@
+"""Record every write a piece of NumPy code makes into arrays, with the line that made it.
+
+Used to play a student's own convolution code on the page (``convcore.grader.code_trace``):
+the code runs on arrays of ``RecordedArray``, an ndarray subclass, and while a
+``Recording`` is active every write into one (``a[idx] = v``, ``a[idx] += v``, in-place
+operators and ufuncs with ``out=``, ``np.add.at``, ``a.fill``, ``np.copyto``) becomes a
+``Write``: the buffer it landed in (a ``Root``), the cells it targets (flat indices of
+that buffer, from any index: integer, slice, fancy, boolean, through any view), each
+cell's value before and after, and the line of the code's file that made it.
+
+Which cells a view's write targets is read from memory addresses: every view of a
+buffer maps its elements to the buffer's cells by its data pointer and strides, so
+``dx_pad[:, :, 1:-1, 1:-1]``, transposes and reshapes need no bookkeeping. A buffer
+becomes a Root the first time something writes into it (or when a patched NumPy
+function creates it: ``np.zeros``, ``np.pad``, ``np.einsum``, …, listed in
+``CREATORS``); a Root gets a ``Write`` of its first values (``created``), but one made zero-filled by a
+creator (``np.zeros``), so that replaying the writes from zeros rebuilds every Root.
+
+While a Recording is active, the NumPy functions of ``CREATORS`` are replaced in the
+``numpy`` module (and in the globals of the code's modules that imported them by name)
+by versions that return RecordedArray roots; everything else NumPy does is unchanged.
+Nothing is guessed: code that computes an array outside these functions and returns it
+unwritten is reported by the caller as one whole-array write.
+
+``Recording(paths, max_writes)``: a context manager; ``.writes`` (in order), ``.roots``,
+``.capped`` (writes past ``max_writes`` were made but not recorded), ``.locate(array)``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+__all__ = ["CREATORS", "RecordedArray", "Recording", "Root", "Write", "recorded"]
+
+# NumPy functions whose results become Roots while recording; the zero-filled ones make
+# no write, the others a "created" write of their values at the calling line
+ZERO_CREATORS = ("zeros", "zeros_like", "empty", "empty_like")
+CREATORS = (*ZERO_CREATORS, "ones", "ones_like", "full", "full_like", "pad", "copy", "array", "einsum", "tensordot")
+FRAMES = 40  # frames searched upward for the code's own line
+
+
+@dataclass
+class Root:
+    """A buffer that writes landed in: ``array`` (the owner, its own memory), its index
+    in creation order, the variable name the code gave it (found later: ``name``),
+    ``initial`` its values when first seen, the line that created it (None: unknown)."""
+
+    index: int
+    array: np.ndarray
+    initial: np.ndarray
+    line: int | None
+    name: str | None = None
+    pass_name: str | None = None
+    _flat_of_offset: np.ndarray | None = field(default=None, repr=False)
+
+    def flat_of_offset(self) -> np.ndarray | None:
+        """{element offset from the data pointer: C-order flat index}, for a buffer that is
+        not C-contiguous (None when it is: the offset is the flat index)."""
+        if self.array.flags.c_contiguous:
+            return None
+        if self._flat_of_offset is None:
+            offsets = _offsets(self.array, self.array)
+            table = np.full(int(offsets.max()) + 1, -1, dtype=np.int64)
+            table[offsets.ravel()] = np.arange(offsets.size)
+            self._flat_of_offset = table
+        return self._flat_of_offset
+
+
+@dataclass
+class Write:
+    """One write: into ``root`` (its index), the target ``cells`` (sorted unique flat
+    indices), their values ``before`` and ``after``, the code's ``line`` (None when no
+    frame of the code's files made it), the pass it ran in, and ``how`` it was made
+    ("set", "ufunc", "at", "created")."""
+
+    root: int
+    cells: np.ndarray
+    before: np.ndarray
+    after: np.ndarray
+    line: int | None
+    pass_name: str | None
+    how: str
+
+
+def _offsets(view: np.ndarray, owner: np.ndarray) -> np.ndarray:
+    """Each element of ``view`` as an element offset from ``owner``'s data pointer."""
+    item = owner.itemsize
+    start = view.__array_interface__["data"][0] - owner.__array_interface__["data"][0]
+    grid = np.full(view.shape, start // item, dtype=np.int64)
+    for axis, (n, stride) in enumerate(zip(view.shape, view.strides)):
+        shape = [1] * view.ndim
+        shape[axis] = n
+        grid = grid + (np.arange(n, dtype=np.int64) * (stride // item)).reshape(shape)
+    return grid
+
+
+def _owner(array: np.ndarray) -> np.ndarray:
+    """The ndarray that owns ``array``'s memory (``array`` itself for an owner)."""
+    while isinstance(array.base, np.ndarray):
+        array = array.base
+    return array
+
+
+def _plain(value: Any) -> Any:
+    return value.view(np.ndarray) if isinstance(value, RecordedArray) else value
+
+
+_ACTIVE: list[Recording] = []  # the recording in progress (at most one)
+
+
+class RecordedArray(np.ndarray):
+    """An ndarray whose writes the active Recording sees (module notes). Without an
+    active Recording it is an ndarray."""
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        if _ACTIVE and _ACTIVE[-1].on:
+            _ACTIVE[-1].set(self, index, value)
+        else:
+            np.ndarray.__setitem__(self.view(np.ndarray), index, value)
+
+    def __array_finalize__(self, obj: Any) -> None:
+        # the code's line that made this array (a view: ``dx = dx_pad[...]``), while recording
+        if _ACTIVE and _ACTIVE[-1].on:
+            self._line = _ACTIVE[-1].line()
+
+    def fill(self, value: Any) -> None:
+        self.__setitem__(Ellipsis, value)
+
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, out: Any = None, **kwargs: Any) -> Any:
+        plain = tuple(_plain(i) for i in inputs)
+        targets: list[np.ndarray] = []
+        if out is not None:
+            kwargs["out"] = tuple(_plain(o) for o in out)
+            targets = [o for o in out if isinstance(o, RecordedArray)]
+        recording = _ACTIVE[-1] if _ACTIVE and _ACTIVE[-1].on else None
+        if recording is not None and method == "at" and isinstance(inputs[0], RecordedArray):
+            return recording.mutate(inputs[0], inputs[1], lambda: getattr(ufunc, method)(*plain, **kwargs), "at")
+        if recording is not None and targets:
+            if len(targets) > 1:
+                raise ValueError("recording: a ufunc with several recorded outputs is not supported")
+            recording.mutate(targets[0], Ellipsis, lambda: getattr(ufunc, method)(*plain, **kwargs), "ufunc")
+            return out[0] if len(out) == 1 else out
+        result = getattr(ufunc, method)(*plain, **kwargs)
+        if out is not None:
+            return out[0] if len(out) == 1 else out
+        return recorded(result)
+
+    def __array_function__(self, func: Callable, types: Iterable[type], args: tuple, kwargs: dict) -> Any:
+        if func is np.copyto and _ACTIVE and _ACTIVE[-1].on and isinstance(args[0], RecordedArray):
+            dst, src = args[0], args[1]
+            _ACTIVE[-1].mutate(dst, Ellipsis, lambda: np.copyto(_plain(dst), _plain(src), **kwargs), "set")
+            return None
+        return super().__array_function__(func, types, args, kwargs)
+
+
+def recorded(result: Any) -> Any:
+    """``result`` as a RecordedArray when it is an ndarray (a view: no copy)."""
+    if isinstance(result, np.ndarray) and not isinstance(result, RecordedArray):
+        return result.view(RecordedArray)
+    if isinstance(result, tuple):
+        return tuple(recorded(r) for r in result)
+    return result
+
+
+class Recording:
+    """The writes made while it is active (module notes). ``paths``: the code's files
+    (whose lines the writes name); ``max_writes``: the writes recorded at most."""
+
+    def __init__(self, paths: Iterable[str], max_writes: int = 20_000):
+        self.paths = set(paths)
+        self.max_writes = max_writes
+        self.writes: list[Write] = []
+        self.roots: list[Root] = []
+        self.capped = 0  # writes made past max_writes
+        self.on = False
+        self.pass_name: str | None = None
+        self._by_owner: dict[int, Root] = {}
+        self._saved: list[tuple[Any, str, Any]] = []
+        self.frames: dict[Any, Any] = {}  # the code's latest frame per function, to name the roots from its locals
+
+    # -- the code's line ------------------------------------------------------------
+
+    def line(self) -> int | None:
+        """The line of the innermost frame of the code's files, or None."""
+        frame = sys._getframe(2)
+        for _ in range(FRAMES):
+            if frame is None:
+                return None
+            if frame.f_code.co_filename in self.paths:
+                self.frames[frame.f_code] = frame
+                return frame.f_lineno
+            frame = frame.f_back
+        return None
+
+    # -- roots ------------------------------------------------------------------------
+
+    def root_of(self, array: np.ndarray, line: int | None = None, created: bool = True) -> Root:
+        """The Root of ``array``'s memory, made the first time it is seen, with a "created"
+        write of its values unless ``created`` is False (a zero-filled creator's)."""
+        owner = _owner(array)
+        found = self._by_owner.get(id(owner))
+        if found is not None:
+            return found
+        plain = owner.view(np.ndarray)
+        root = Root(len(self.roots), plain, plain.copy(), line, pass_name=self.pass_name)
+        self._by_owner[id(owner)] = root
+        self.roots.append(root)
+        if created:  # (whatever its values: the writes' sequence must not depend on them)
+            cells = np.arange(plain.size, dtype=np.int64)
+            values = plain.ravel().astype(np.float64, copy=True) if plain.dtype.kind in "biuf" else None
+            if values is not None:
+                self._append(Write(root.index, cells, np.zeros(plain.size), values, line, self.pass_name, "created"))
+        return root
+
+    def cells(self, array: np.ndarray, root: Root) -> np.ndarray:
+        """The root's flat index of each element of ``array`` (a view of its memory)."""
+        offsets = _offsets(array, root.array)
+        table = root.flat_of_offset()
+        return offsets if table is None else table[offsets]
+
+    def locate(self, array: np.ndarray) -> tuple[Root, np.ndarray] | None:
+        """(the Root, the flat index of each element) of an array of a known Root's
+        memory, or None."""
+        if not isinstance(array, np.ndarray):
+            return None
+        root = self._by_owner.get(id(_owner(array)))
+        if root is None or array.itemsize != root.array.itemsize:
+            return None
+        return root, self.cells(array, root)
+
+    # -- writes -----------------------------------------------------------------------
+
+    def _append(self, write: Write) -> None:
+        if len(self.writes) >= self.max_writes:
+            self.capped += 1
+            return
+        self.writes.append(write)
+
+    def mutate(self, target: np.ndarray, index: Any, do: Callable[[], Any], how: str) -> Any:
+        """Run ``do`` (which writes ``target[index]``) and record the write."""
+        line = self.line()
+        self.on = False  # (what this does with arrays is not the code's)
+        try:
+            root = self.root_of(target, line)
+            if target.itemsize != root.array.itemsize:
+                cells = np.arange(root.array.size, dtype=np.int64)  # (a reinterpreting view: every cell)
+            else:
+                cells = np.unique(np.asarray(self.cells(target, root)[index]).ravel())
+            before = _values(root, cells)
+            result = do()
+            after = _values(root, cells)
+            self._append(Write(root.index, cells, before, after, line, self.pass_name, how))
+            return result
+        finally:
+            self.on = True
+
+    def set(self, target: RecordedArray, index: Any, value: Any) -> None:
+        """``target[index] = value``, recorded; a view written back onto itself (what
+        ``a[s] += v`` does after its in-place add) is no write."""
+        if isinstance(value, np.ndarray) and self._onto_itself(target, index, value):
+            return
+        self.mutate(target, index, lambda: np.ndarray.__setitem__(target.view(np.ndarray), index, value), "set")
+
+    def _onto_itself(self, target: np.ndarray, index: Any, value: np.ndarray) -> bool:
+        try:
+            view = np.ndarray.__getitem__(target.view(np.ndarray), index)
+        except (IndexError, TypeError, ValueError):
+            return False
+        return (
+            isinstance(view, np.ndarray)
+            and view.shape == value.shape
+            and view.strides == value.strides
+            and view.__array_interface__["data"][0] == value.__array_interface__["data"][0]
+        )
+
+    # -- numpy's creators ---------------------------------------------------------------
+
+    def _creator(self, name: str, original: Callable) -> Callable:
+        zero = name in ZERO_CREATORS
+
+        def create(*args: Any, **kwargs: Any) -> Any:
+            if not self.on:
+                return original(*args, **kwargs)
+            line = self.line()
+            self.on = False
+            try:
+                result = original(*(_plain(a) for a in args), **kwargs)
+                if not isinstance(result, np.ndarray) or result.dtype.kind not in "biuf":
+                    return recorded(result)
+                result = np.ascontiguousarray(result)
+                self.root_of(result, line, created=not zero)
+                return result.view(RecordedArray)
+            finally:
+                self.on = True
+
+        create.__name__ = original.__name__
+        create.__doc__ = original.__doc__
+        return create
+
+    def __enter__(self) -> Recording:
+        if _ACTIVE:
+            raise RuntimeError("a recording is already active")
+        patched = {name: self._creator(name, getattr(np, name)) for name in CREATORS}
+        originals = {id(getattr(np, name)): name for name in CREATORS}
+        self._saved = [(np, name, getattr(np, name)) for name in CREATORS]
+        for module in list(sys.modules.values()):  # `from numpy import zeros` in the code's modules
+            path = getattr(module, "__file__", None)
+            if path in self.paths:
+                for key, value in list(vars(module).items()):
+                    if id(value) in originals and not key.startswith("__"):
+                        self._saved.append((module, key, value))
+                        setattr(module, key, patched[originals[id(value)]])
+        for name, function in patched.items():
+            setattr(np, name, function)
+        _ACTIVE.append(self)
+        self.on = True
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.on = False
+        _ACTIVE.remove(self)
+        for holder, key, value in reversed(self._saved):
+            setattr(holder, key, value)
+        self._saved = []
+
+    # -- names --------------------------------------------------------------------------
+
+    def name_roots(self, taken: Iterable[str] = ()) -> None:
+        """Give each Root the name of the code's variable that held it (or a view of it),
+        from the locals of the code's frames, innermost last; ``array1``, ``array2``, …
+        where none did. Names already ``taken`` (or given) get a number."""
+        used = set(taken) | {r.name for r in self.roots if r.name}
+        for frame in self.frames.values():  # (the first pass first: its xp is xp)
+            for key, value in frame.f_locals.items():
+                if not isinstance(value, np.ndarray) or key.startswith("_"):
+                    continue
+                root = self._by_owner.get(id(_owner(value)))
+                if root is not None and root.name is None:
+                    name = key
+                    while name in used:  # (xp in the forward and again in the backward: xp′)
+                        name += "′"
+                    root.name = name
+                    used.add(name)
+        for root in self.roots:
+            if root.name is None:
+                k = 1
+                while f"array{k}" in used:
+                    k += 1
+                root.name = f"array{k}"
+                used.add(root.name)
+
+
+def _values(root: Root, cells: np.ndarray) -> np.ndarray:
+    """The values of ``cells`` of ``root``, as floats."""
+    return root.array.reshape(-1, order="C")[cells].astype(np.float64, copy=True)
