@@ -51,6 +51,7 @@ __all__ = ["Judged", "basis_cases", "code_trace_document", "judge", "trace_code"
 
 TOLERANCE = 1e-7  # relative: the cases' numbers are small integers, every sum exact
 MAX_BASIS = 400  # basis runs per pass at most (a pass with more terms is judged by its results)
+JUDGE_BUDGET = 4_000_000  # cells written × basis runs at most (the runs' recordings held at once)
 PASSES = ("forward", "backward")
 
 
@@ -118,7 +119,9 @@ def _term_name(term: str, convention: str) -> str:
 
 
 def _signature(run: CodeRun, pass_name: str) -> list[tuple[int, bytes]]:
-    return [(w.root, w.cells.tobytes()) for w in run.writes if w.pass_name == pass_name]
+    """The pass's writes as (its buffer, numbered by first use in the pass, its cells)."""
+    order: dict[int, int] = {}
+    return [(order.setdefault(w.root, len(order)), w.cells.tobytes()) for w in run.writes if w.pass_name == pass_name]
 
 
 def _reach(run: CodeRun, truths: Mapping[str, np.ndarray]) -> dict[int, list[tuple[str, np.ndarray]]]:
@@ -391,9 +394,10 @@ def code_trace_document(
         if source_.failure is not None:
             failures[name] = {"kind": source_.failure.split(":")[0], "message": source_.failure, "event": None}
             continue
-        results[name] = _output_values(source_, values)
+        shown = _output_values(source_, values)  # (what the writes kept make: the stage's)
+        results[name] = source_.final if source_.final is not None else shown
         if name not in tensors:
-            tensors[name] = _tensor(name, results[name], "result", order, layout)
+            tensors[name] = _tensor(name, shown, "result", order, layout)
             order += 1
     differences = {
         name: compare_tensor(name, truth[name], results[name]).to_dict() for name in results if name in truth
@@ -414,6 +418,12 @@ def code_trace_document(
             "wrong": should,
             "fix": f"look at what line {events[at]['line']} writes into {output}" if not stopped else "make it run",
         }
+    capped = (
+        f" The recording kept its first {len(real.writes)} writes; the {real.capped} it made after them are not"
+        " on the stage (a wrong write among them is not found)."
+        if real.capped
+        else ""
+    )
     if divergence:
         wrong_words = f"Its first wrong write is step {divergence['event'] + 1} (D goes there): {divergence['did']}."
     else:
@@ -432,7 +442,7 @@ def code_trace_document(
         "mistake": {
             "id": "your-code",
             "title": f"Your code: {target}",
-            "wrong": wrong_words,
+            "wrong": wrong_words + capped,
             "should": f"{divergence['should']}." if divergence else "",
             "source": path,
             "convention": convention,
@@ -558,14 +568,23 @@ def run_and_judge(
     call: Callable[..., Any] = call_plainly,
     runner: Callable[..., CodeRun] | None = None,
 ) -> tuple[CodeRun, dict[str, tuple[Judged | None, str]]]:
-    """Record the real case and the basis cases, and judge each pass."""
-    runner = runner or (lambda c: record_run(convention, subject, c, paths, call))
-    real = runner(case)
+    """Record the real case and the basis cases, and judge each pass; ``runner(case,
+    passes)`` records a case, only those passes' writes (default: here, ``record_run``)."""
+    runner = runner or (lambda c, only=PASSES: record_run(convention, subject, c, paths, call, only=only))
+    real = runner(case, PASSES)
     conv = get_convention(convention)
     truth = conv.expected(case)
     verdicts: dict[str, tuple[Judged | None, str]] = {}
     for pass_name, cases in basis_cases(case, [p for p in PASSES if p in real.passes]).items():
-        basis = [(term, runner(c), conv.expected(c)) for term, c in cases]
+        cells = sum(w.cells.size for w in real.writes)
+        if cells * len(cases) > JUDGE_BUDGET:
+            verdicts[pass_name] = (
+                None,
+                f"not judged write by write: {cells} cells written, {len(cases)} terms to tell apart, more than the "
+                f"{JUDGE_BUDGET} the recording judges (a smaller case is judged)",
+            )
+            continue
+        basis = [(term, runner(c, (pass_name,)), conv.expected(c)) for term, c in cases]
         verdicts[pass_name] = judge(real, pass_name, basis, truth, convention)
     for pass_name in real.passes:
         verdicts.setdefault(pass_name, (None, "not judged write by write (too many terms, or an activation)"))

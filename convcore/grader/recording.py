@@ -22,8 +22,9 @@ by versions that return RecordedArray roots; everything else NumPy does is uncha
 Nothing is guessed: code that computes an array outside these functions and returns it
 unwritten is reported by the caller as one whole-array write.
 
-``Recording(paths, max_writes)``: a context manager; ``.writes`` (in order), ``.roots``,
-``.capped`` (writes past ``max_writes`` were made but not recorded), ``.locate(array)``.
+``Recording(paths, max_writes, max_cells)``: a context manager; ``.writes`` (in order),
+``.roots``, ``.capped`` (the writes made past a cap, not recorded: the writes kept are
+always the first ones), ``.locate(array)``.
 """
 
 from __future__ import annotations
@@ -171,9 +172,11 @@ class Recording:
     """The writes made while it is active (module notes). ``paths``: the code's files
     (whose lines the writes name); ``max_writes``: the writes recorded at most."""
 
-    def __init__(self, paths: Iterable[str], max_writes: int = 20_000):
+    def __init__(self, paths: Iterable[str], max_writes: int = 50_000, max_cells: int = 300_000):
         self.paths = set(paths)
         self.max_writes = max_writes
+        self.max_cells = max_cells  # the cells of all writes together, at most
+        self.cells_kept = 0
         self.writes: list[Write] = []
         self.roots: list[Root] = []
         self.capped = 0  # writes made past max_writes
@@ -236,9 +239,10 @@ class Recording:
     # -- writes -----------------------------------------------------------------------
 
     def _append(self, write: Write) -> None:
-        if len(self.writes) >= self.max_writes:
-            self.capped += 1
+        if self.capped or len(self.writes) >= self.max_writes or self.cells_kept + write.cells.size > self.max_cells:
+            self.capped += 1  # (from the first write past a cap on, none: the writes kept are a prefix)
             return
+        self.cells_kept += write.cells.size
         self.writes.append(write)
 
     def mutate(self, target: np.ndarray, index: Any, do: Callable[[], Any], how: str) -> Any:
@@ -247,8 +251,15 @@ class Recording:
         self.on = False  # (what this does with arrays is not the code's)
         try:
             root = self.root_of(target, line)
+            one = _one_cell(target, index)
             if target.itemsize != root.array.itemsize:
                 cells = np.arange(root.array.size, dtype=np.int64)  # (a reinterpreting view: every cell)
+            elif one is not None:  # (the loops' usual write, a[n, f, i, j]: no index grid)
+                offset = (target.__array_interface__["data"][0] - root.array.__array_interface__["data"][0]) // (
+                    target.itemsize
+                ) + sum(i * (st // target.itemsize) for i, st in zip(one, target.strides))
+                table = root.flat_of_offset()
+                cells = np.array([offset if table is None else table[offset]], dtype=np.int64)
             else:
                 cells = np.unique(np.asarray(self.cells(target, root)[index]).ravel())
             before = _values(root, cells)
@@ -353,6 +364,20 @@ class Recording:
                     k += 1
                 root.name = f"array{k}"
                 used.add(root.name)
+
+
+def _one_cell(target: np.ndarray, index: Any) -> tuple[int, ...] | None:
+    """The cell an index of plain integers names (negative ones counted from the end),
+    or None for any other index."""
+    index = index if isinstance(index, tuple) else (index,)
+    if len(index) != target.ndim:
+        return None
+    cell = []
+    for i, n in zip(index, target.shape):
+        if not isinstance(i, (int, np.integer)) or isinstance(i, bool) or not -n <= i < n:
+            return None
+        cell.append(int(i) % n)
+    return tuple(cell)
 
 
 def _values(root: Root, cells: np.ndarray) -> np.ndarray:

@@ -44,6 +44,7 @@ export function doAction(name) {
   } else if (name === "divergence") {
     const d = state.trace ? state.trace.model.header.first_divergence : null;
     if (d != null) dispatch({ type: "goto", step: d });
+    else if (state.trace && state.trace.model.header.mistake?.student) notify("No write of your code is wrong on this case.");
     else if (state.trace && state.trace.model.header.mistake) notify("This setup hides the mistake: the code's steps are the correct ones.");
   } else if (name === "fullscreen") {
     if (document.fullscreenElement) document.exitFullscreen().catch(() => {});

@@ -61,7 +61,8 @@ export class LabView {
     const d = $("lab-divergence");
     d.hidden = s.kind !== "mistake";
     d.disabled = s.firstDivergence == null;
-    d.textContent = s.firstDivergence == null ? "No divergence: this setup hides the mistake" : `First divergence, step ${s.firstDivergence + 1} (D)`;
+    const none = s.student ? "No wrong write on this case" : "No divergence: this setup hides the mistake";
+    d.textContent = s.firstDivergence == null ? none : `${s.student ? "First wrong write" : "First divergence"}, step ${s.firstDivergence + 1} (D)`;
     $("lab-edit").hidden = s.kind !== "compare";
     $("lab-stop").hidden = s.kind !== "compare";
     $("legend-diff-text").textContent =
