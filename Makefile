@@ -44,6 +44,7 @@ bench: $(VENV)/.installed system-deps
 	$(PY) bench/classroom.py --against d021669
 	$(PY) bench/export.py
 	$(PY) bench/grader.py
+	$(PY) bench/code_trace.py
 
 # Debian's Chromium for the browser tests (Playwright's own browser download does not
 # work offline), Node.js for the page's unit tests, redis-server for follow mode's

@@ -51,7 +51,7 @@ __all__ = ["Judged", "basis_cases", "code_trace_document", "judge", "trace_code"
 
 TOLERANCE = 1e-7  # relative: the cases' numbers are small integers, every sum exact
 MAX_BASIS = 400  # basis runs per pass at most (a pass with more terms is judged by its results)
-JUDGE_BUDGET = 4_000_000  # cells written × basis runs at most (the runs' recordings held at once)
+JUDGE_BUDGET = 1_000_000  # a pass's cells written × its basis runs at most (about 10 s of recording)
 PASSES = ("forward", "backward")
 
 
@@ -576,7 +576,7 @@ def run_and_judge(
     truth = conv.expected(case)
     verdicts: dict[str, tuple[Judged | None, str]] = {}
     for pass_name, cases in basis_cases(case, [p for p in PASSES if p in real.passes]).items():
-        cells = sum(w.cells.size for w in real.writes)
+        cells = sum(w.cells.size for w in real.writes if w.pass_name == pass_name)
         if cells * len(cases) > JUDGE_BUDGET:
             verdicts[pass_name] = (
                 None,

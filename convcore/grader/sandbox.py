@@ -306,7 +306,8 @@ def record_file(
         finally:
             child.close()
     source = Path(params["path"]).read_text(encoding="utf-8", errors="replace").splitlines()
-    document = code_trace_document(real, case, convention, verdicts, target=target, source=source, path=path)
+    shown = f"{Path(path).name}:{function}" if function else Path(path).name  # (no folders on a projector)
+    document = code_trace_document(real, case, convention, verdicts, target=shown, source=source, path=path)
     return document, None
 
 

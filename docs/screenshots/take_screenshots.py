@@ -21,7 +21,9 @@ Starts the real app under uvicorn on a free loopback port and drives Debian's Ch
 - class-report-1366x768.png: `convscope check FOLDER --class-report` on a class of 33;
 - code-cs231n-{1920x1080,1366x768,projector-1280x720,phone-390x844}.png: the code panel
   (C) at a backward step; code-assign_dx-1920x1080.png: a mistake's lines at its first
-  divergence.
+  divergence;
+- code-trace-1366x768.png: a student's own code (student_width_stride.py) traced with
+  `convscope trace-code`, at its first wrong write.
 With no argument it takes them all.
 """
 
@@ -264,6 +266,30 @@ def code(browser, base) -> None:
     context.close()
 
 
+STUDENT_FILE = ROOT / "docs" / "screenshots" / "student_width_stride.py"
+
+
+def trace(browser, base) -> None:
+    """Trace your own code: `convscope check student_width_stride.py --trace` (its width
+    stride dropped where dx is scattered), the lesson file at its first wrong write (D)."""
+    import tempfile
+
+    from convscope.cli import main as convscope
+
+    with tempfile.TemporaryDirectory() as folder:
+        out = Path(folder) / "trace.html"
+        convscope(["trace-code", str(STUDENT_FILE), "--case", '{"stride": [2, 2]}', "-o", str(out)])
+        context = browser.new_context(viewport={"width": 1366, "height": 768})
+        page = context.new_page()
+        page.goto(out.as_uri() + "?debug")
+        wait_complete(page)
+        page.locator("#stage").focus()
+        page.keyboard.press("d")
+        wait_until(page, "window.convscope.step === window.convscope.document().first_divergence")
+        save(page, "code-trace-1366x768.png")
+        context.close()
+
+
 GROUPS = {
     "screens": screens,
     "follow": follow,
@@ -272,6 +298,7 @@ GROUPS = {
     "teach": teach,
     "grader": grader,
     "code": code,
+    "trace": trace,
 }
 
 
