@@ -28,6 +28,15 @@ from .recording import Recording, Write, recorded
 __all__ = ["CodeRun", "OutputSource", "record_run"]
 
 INPUT_NAMES = ("x", "w", "b", "dout")
+# the stage's names of each pass's array arguments, in order, by convention
+ARGUMENTS = {
+    ("cs231n", "forward"): ("x", "w", "b"),
+    ("cs231n", "backward"): ("dout",),
+    ("torch", "forward"): ("x", "w", "b"),
+    ("torch", "backward"): ("dout", "x", "w"),
+    ("layer", "forward"): ("x",),
+    ("layer", "backward"): ("dout",),
+}
 TAKEN = (*INPUT_NAMES, *OUTPUTS)  # names a student's buffer cannot have on the stage
 
 
@@ -63,7 +72,16 @@ class CodeRun:
         return {
             "roots": self.roots,
             "writes": [
-                [w.root, w.cells.tolist(), w.before.tolist(), w.after.tolist(), w.line, w.pass_name, w.how]
+                [
+                    w.root,
+                    w.cells.tolist(),
+                    w.before.tolist(),
+                    w.after.tolist(),
+                    w.line,
+                    w.pass_name,
+                    w.how,
+                    [[root, cells.tolist()] for root, cells in w.reads],
+                ]
                 for w in self.writes
             ],
             "outputs": {
@@ -85,8 +103,17 @@ class CodeRun:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CodeRun:
         writes = [
-            Write(int(r), np.asarray(c, dtype=np.int64), np.asarray(b, float), np.asarray(a, float), line, p, how)
-            for r, c, b, a, line, p, how in data["writes"]
+            Write(
+                int(r),
+                np.asarray(c, dtype=np.int64),
+                np.asarray(b, float),
+                np.asarray(a, float),
+                line,
+                p,
+                how,
+                [(int(root), np.asarray(cells, dtype=np.int64)) for root, cells in reads],
+            )
+            for r, c, b, a, line, p, how, reads in data["writes"]
         ]
         outputs = {}
         for name, o in data["outputs"].items():
@@ -163,11 +190,14 @@ def record_run(
     call: Callable[..., Any] = call_plainly,
     max_writes: int = 50_000,
     only: tuple[str, ...] = ("forward", "backward"),
+    reads: bool = True,
 ) -> CodeRun:
     """Run ``subject`` on ``case`` with its writes recorded (module notes); ``paths``:
     the code's files, ``call``: how each of its functions is called (the grader's
-    limits); ``only``: the passes recorded (the others run unrecorded)."""
+    limits); ``only``: the passes recorded (the others run unrecorded); ``reads``: the
+    cells each write's code indexed since the last write too (the stage's reads)."""
     recording = Recording(paths, max_writes)
+    recording.reading = reads
     raw: dict[str, Any] = {}
     return_lines: dict[str, int | None] = {}
     passes: list[str] = []
@@ -178,6 +208,9 @@ def record_run(
             return call(function, *args, **kwargs)
         recording.pass_name = pass_name
         args = tuple(recorded(a) if isinstance(a, np.ndarray) else a for a in args)
+        for name, arg in zip(ARGUMENTS[convention, pass_name], args):
+            if isinstance(arg, np.ndarray):
+                recording.register(arg, name)  # (its reads are the stage's x, w, b, dout)
         with recording:
             returned = call(function, *args, **kwargs)
         passes.append(pass_name)
@@ -195,7 +228,14 @@ def record_run(
             source.line = return_lines.get("forward" if name == "out" else "backward")
     _name(recording, outputs)
     roots = [
-        {"index": r.index, "name": r.name, "shape": tuple(r.array.shape), "line": r.line, "pass": r.pass_name}
+        {
+            "index": r.index,
+            "name": r.name,
+            "shape": tuple(r.array.shape),
+            "line": r.line,
+            "pass": r.pass_name,
+            "input": r.given,
+        }
         for r in recording.roots
     ]
     return CodeRun(roots, recording.writes, outputs, recording.capped, passes)

@@ -298,6 +298,11 @@ def _boxes(cells: np.ndarray, shape: tuple[int, ...]) -> list[tuple[list[int], l
     return [(list(map(int, i)), [int(v) + 1 for v in i], [1] * len(shape), np.array([k])) for k, i in enumerate(index)]
 
 
+def _read_boxes(cells: np.ndarray, shape: tuple[int, ...]) -> list[dict[str, list[int]]]:
+    """The boxes (start, stop, step) of cells read, at most 64 (a window is one)."""
+    return [{"start": a, "stop": b, "step": c} for a, b, c, _ in _boxes(np.unique(cells), shape)[:64]]
+
+
 def _event(pass_name: str, tensor: str, shape: tuple[int, ...], cells, before, after, line, text) -> dict[str, Any]:
     writes = []
     for start, stop, step, at in _boxes(np.asarray(cells, dtype=np.int64), shape):
@@ -349,9 +354,14 @@ def code_trace_document(
     keys = ("X", "W", "b", "dLdY") if convention == "layer" else INPUT_NAMES
     given = {name: inputs[key] for name, key in zip(INPUT_NAMES, keys)}
     reaching = {o.root for o in real.outputs.values() if o.root is not None}
-    kept = [r for r in real.roots if r["index"] in reaching or not r["name"].startswith("array")]
+    given_ = [r for r in real.roots if r.get("input")]  # (read, never drawn again: the header's x, w, b, dout)
+    kept = [
+        r for r in real.roots if not r.get("input") and (r["index"] in reaching or not r["name"].startswith("array"))
+    ]
     names = {r["index"]: r["name"] for r in kept}
     values = {r["index"]: np.zeros(int(np.prod(r["shape"]))) for r in kept}
+    shapes = {name: tuple(np.shape(given[name])) for name in INPUT_NAMES if given.get(name) is not None}
+    readable = {**names, **{r["index"]: r["name"] for r in given_ if shapes.get(r["name"]) == tuple(r["shape"])}}
     events: list[dict[str, Any]] = []
     event_of: dict[int, int] = {}
     current: str | None = None
@@ -369,11 +379,16 @@ def code_trace_document(
         event_of[k] = len(events)
         text = _write_text(names[write.root], root["shape"], write)
         pass_name = write.pass_name or "forward"
-        events.append(
-            _event(
-                pass_name, names[write.root], root["shape"], write.cells, write.before, write.after, write.line, text
-            )
+        event = _event(
+            pass_name, names[write.root], root["shape"], write.cells, write.before, write.after, write.line, text
         )
+        event["reads"] = [
+            {"tensor": readable[r], **box}
+            for r, cells in write.reads
+            if r in readable
+            for box in _read_boxes(cells, real.roots[r]["shape"])
+        ]
+        events.append(event)
     for pass_name in ([current] if current else []) + list(real.passes):
         if pass_name not in flushed:
             events += _output_events(real, names, values, pass_name)
@@ -569,9 +584,10 @@ def run_and_judge(
     runner: Callable[..., CodeRun] | None = None,
 ) -> tuple[CodeRun, dict[str, tuple[Judged | None, str]]]:
     """Record the real case and the basis cases, and judge each pass; ``runner(case,
-    passes)`` records a case, only those passes' writes (default: here, ``record_run``)."""
-    runner = runner or (lambda c, only=PASSES: record_run(convention, subject, c, paths, call, only=only))
-    real = runner(case, PASSES)
+    passes, reads)`` records a case, only those passes' writes, with the reads or not
+    (default: here, ``record_run``)."""
+    runner = runner or (lambda c, only, reads: record_run(convention, subject, c, paths, call, only=only, reads=reads))
+    real = runner(case, PASSES, True)
     conv = get_convention(convention)
     truth = conv.expected(case)
     verdicts: dict[str, tuple[Judged | None, str]] = {}
@@ -584,7 +600,7 @@ def run_and_judge(
                 f"{JUDGE_BUDGET} the recording judges (a smaller case is judged)",
             )
             continue
-        basis = [(term, runner(c, (pass_name,)), conv.expected(c)) for term, c in cases]
+        basis = [(term, runner(c, (pass_name,), False), conv.expected(c)) for term, c in cases]
         verdicts[pass_name] = judge(real, pass_name, basis, truth, convention)
     for pass_name in real.passes:
         verdicts.setdefault(pass_name, (None, "not judged write by write (too many terms, or an activation)"))

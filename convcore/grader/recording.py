@@ -43,6 +43,7 @@ __all__ = ["CREATORS", "RecordedArray", "Recording", "Root", "Write", "recorded"
 ZERO_CREATORS = ("zeros", "zeros_like", "empty", "empty_like")
 CREATORS = (*ZERO_CREATORS, "ones", "ones_like", "full", "full_like", "pad", "copy", "array", "einsum", "tensordot")
 FRAMES = 40  # frames searched upward for the code's own line
+MAX_READ_CELLS = 4096  # cells read between two writes that the second carries, at most
 
 
 @dataclass
@@ -57,6 +58,8 @@ class Root:
     line: int | None
     name: str | None = None
     pass_name: str | None = None
+    given: bool = False  # an input the code was called with (``register``)
+    ptr: int = 0  # its data pointer
     _flat_of_offset: np.ndarray | None = field(default=None, repr=False)
 
     def flat_of_offset(self) -> np.ndarray | None:
@@ -86,6 +89,7 @@ class Write:
     line: int | None
     pass_name: str | None
     how: str
+    reads: list[tuple[int, np.ndarray]] = field(default_factory=list)  # (root, cells) indexed since the last write
 
 
 def _offsets(view: np.ndarray, owner: np.ndarray) -> np.ndarray:
@@ -123,6 +127,12 @@ class RecordedArray(np.ndarray):
             _ACTIVE[-1].set(self, index, value)
         else:
             np.ndarray.__setitem__(self.view(np.ndarray), index, value)
+
+    def __getitem__(self, index: Any) -> Any:
+        result = np.ndarray.__getitem__(self, index)
+        if _ACTIVE and _ACTIVE[-1].on and _ACTIVE[-1].reading:
+            _ACTIVE[-1].read(self, index)
+        return result
 
     def __array_finalize__(self, obj: Any) -> None:
         # the code's line that made this array (a view: ``dx = dx_pad[...]``), while recording
@@ -181,6 +191,9 @@ class Recording:
         self.roots: list[Root] = []
         self.capped = 0  # writes made past max_writes
         self.on = False
+        self.reading = True  # (off once the writes are capped)
+        self._reads: dict[int, set[int]] = {}
+        self._read_cells = 0
         self.pass_name: str | None = None
         self._by_owner: dict[int, Root] = {}
         self._saved: list[tuple[Any, str, Any]] = []
@@ -211,6 +224,7 @@ class Recording:
             return found
         plain = owner.view(np.ndarray)
         root = Root(len(self.roots), plain, plain.copy(), line, pass_name=self.pass_name)
+        root.ptr = plain.__array_interface__["data"][0]
         self._by_owner[id(owner)] = root
         self.roots.append(root)
         if created:  # (whatever its values: the writes' sequence must not depend on them)
@@ -243,7 +257,46 @@ class Recording:
             self.capped += 1  # (from the first write past a cap on, none: the writes kept are a prefix)
             return
         self.cells_kept += write.cells.size
+        write.reads = [(root, _cells_of(parts)) for root, parts in self._reads.items()]
+        self._reads, self._read_cells = {}, 0
         self.writes.append(write)
+
+    def read(self, array: np.ndarray, index: Any) -> None:
+        """Note the cells ``array[index]`` names, of a known Root (the reads the next write
+        carries, at most MAX_READ_CELLS)."""
+        self.on = False
+        try:
+            root = self._by_owner.get(id(_owner(array)))
+            if root is None or array.itemsize != root.array.itemsize or self._read_cells >= MAX_READ_CELLS:
+                return
+            one = _one_cell(array, index)
+            if one is not None:  # (most reads: one cell, kept as a number until the write)
+                self._reads.setdefault(root.index, set()).add(self._offset(array, root, one))
+                self._read_cells += 1
+                return
+            else:
+                try:
+                    cells = np.asarray(self.cells(array, root)[index]).ravel()
+                except (IndexError, TypeError, ValueError):
+                    return
+            self._reads.setdefault(root.index, set()).update(cells.tolist())
+            self._read_cells += cells.size
+        finally:
+            self.on = True
+
+    def _offset(self, view: np.ndarray, root: Root, cell: tuple[int, ...]) -> int:
+        """The root's flat index of ``view[cell]`` (plain integers)."""
+        item = view.itemsize
+        start = (view.__array_interface__["data"][0] - root.ptr) // item
+        offset = start + sum(i * (st // item) for i, st in zip(cell, view.strides))
+        table = root.flat_of_offset()
+        return int(offset if table is None else table[offset])
+
+    def register(self, array: np.ndarray, name: str) -> None:
+        """Make ``array``'s memory a Root named ``name`` (an input: no write of its values)."""
+        if id(_owner(array)) not in self._by_owner:
+            root = self.root_of(array, None, created=False)
+            root.name, root.given = name, True
 
     def mutate(self, target: np.ndarray, index: Any, do: Callable[[], Any], how: str) -> Any:
         """Run ``do`` (which writes ``target[index]``) and record the write."""
@@ -255,11 +308,7 @@ class Recording:
             if target.itemsize != root.array.itemsize:
                 cells = np.arange(root.array.size, dtype=np.int64)  # (a reinterpreting view: every cell)
             elif one is not None:  # (the loops' usual write, a[n, f, i, j]: no index grid)
-                offset = (target.__array_interface__["data"][0] - root.array.__array_interface__["data"][0]) // (
-                    target.itemsize
-                ) + sum(i * (st // target.itemsize) for i, st in zip(one, target.strides))
-                table = root.flat_of_offset()
-                cells = np.array([offset if table is None else table[offset]], dtype=np.int64)
+                cells = np.array([self._offset(target, root, one)], dtype=np.int64)
             else:
                 cells = np.unique(np.asarray(self.cells(target, root)[index]).ravel())
             before = _values(root, cells)
@@ -369,15 +418,21 @@ class Recording:
 def _one_cell(target: np.ndarray, index: Any) -> tuple[int, ...] | None:
     """The cell an index of plain integers names (negative ones counted from the end),
     or None for any other index."""
-    index = index if isinstance(index, tuple) else (index,)
+    index = index if type(index) is tuple else (index,)
     if len(index) != target.ndim:
         return None
     cell = []
     for i, n in zip(index, target.shape):
-        if not isinstance(i, (int, np.integer)) or isinstance(i, bool) or not -n <= i < n:
+        if type(i) is not int and not (isinstance(i, np.integer) and not isinstance(i, np.bool_)):
+            return None
+        if not -n <= i < n:
             return None
         cell.append(int(i) % n)
     return tuple(cell)
+
+
+def _cells_of(cells: set[int]) -> np.ndarray:
+    return np.array(sorted(cells), dtype=np.int64)
 
 
 def _values(root: Root, cells: np.ndarray) -> np.ndarray:

@@ -175,13 +175,13 @@ class _Child:
             raise _Stopped(reply["limit"][:2000])
         raise _Stopped("wrote something into the grader's channel that is not an answer, and was stopped")
 
-    def record(self, case: Any, passes: tuple[str, ...] = ("forward", "backward")) -> Any:
+    def record(self, case: Any, passes: tuple[str, ...] = ("forward", "backward"), reads: bool = True) -> Any:
         """The child's recorded run of its subject on ``case``, those passes recorded
         (``code_runs.CodeRun``)."""
         from .code_runs import CodeRun
 
         arrays = [encode_array(a) for a in case.arrays]
-        self.send({"record": case.to_dict(), "arrays": arrays, "passes": list(passes)})
+        self.send({"record": case.to_dict(), "arrays": arrays, "passes": list(passes), "reads": bool(reads)})
         reply = self.receive()
         if set(reply) == {"recorded"} and isinstance(reply["recorded"], dict):
             try:
@@ -411,7 +411,10 @@ def _answer(convention: Any, subject: Any, request: dict[str, Any], call: Any, p
             from .code_runs import record_run
 
             passes = tuple(p for p in request.get("passes", ()) if p in ("forward", "backward"))
-            return {"recorded": record_run(convention.name, subject, case, [path], call, only=passes).to_dict()}
+            run = record_run(
+                convention.name, subject, case, [path], call, only=passes, reads=request.get("reads") is True
+            )
+            return {"recorded": run.to_dict()}
         return {"results": encode_results(convention.run(subject, case, call))}
     except LimitExceeded as exc:
         return {"limit": str(exc)}
