@@ -164,6 +164,8 @@ def _raw_outputs(convention: str, pass_name: str, returned: Any, function: Any) 
 
 
 def _source(recording: Recording, value: Any, line: int | None) -> OutputSource:
+    if value is None:
+        return OutputSource(failure="returned None: the output is None")
     if isinstance(value, Failure):
         site = value.site or {}
         return OutputSource(failure=str(value), line=site.get("line") if site.get("file") else None)
@@ -224,7 +226,7 @@ def record_run(
     get_convention(convention).run(subject, case, recorded_call)
     outputs = {name: _source(recording, value, None) for name, value in raw.items()}
     for name, source in outputs.items():
-        if source.values is not None and source.line is None:
+        if (source.values is not None or source.failure is not None) and source.line is None:
             source.line = return_lines.get("forward" if name == "out" else "backward")
     _name(recording, outputs)
     roots = [

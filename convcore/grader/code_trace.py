@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from ..compare import compare_tensor
+from ..layout import nchw_to_nhwc
 from ..mistakes.case import Case
 from ..mistakes.conventions import OUTPUTS, Subject, call_plainly, get_convention
 from ..trace.axes import KINDS, TENSOR_KINDS
@@ -65,6 +66,7 @@ class Judged:
     index: tuple[int, ...]
     did: str
     should: str
+    at_output: bool = False  # judged whole, at the step that returns the output
 
 
 # -- the cases -----------------------------------------------------------------------
@@ -124,18 +126,81 @@ def _signature(run: CodeRun, pass_name: str) -> list[tuple[int, bytes]]:
     return [(order.setdefault(w.root, len(order)), w.cells.tobytes()) for w in run.writes if w.pass_name == pass_name]
 
 
-def _reach(run: CodeRun, truths: Mapping[str, np.ndarray]) -> dict[int, list[tuple[str, np.ndarray]]]:
-    """{root: [(output, {root cell: output flat index, −1 none})]} for each output made of
-    a buffer's cells whose shape is the truth's (another shape is not judged cell by cell)."""
-    found: dict[int, list[tuple[str, np.ndarray]]] = {}
-    for name, source in run.outputs.items():
-        if source.root is None or name not in truths or tuple(truths[name].shape) != tuple(source.shape):
+def _root_values(run: CodeRun) -> dict[int, np.ndarray]:
+    """Each root's values after the run's writes kept (zeros where none wrote)."""
+    values = {r["index"]: np.zeros(int(np.prod(r["shape"]))) for r in run.roots}
+    for write in run.writes:
+        values[write.root][write.cells] = write.after
+    return values
+
+
+@dataclass
+class _Targets:
+    """What a pass's writes are judged against: {root: [(the truth's tensor, {root cell:
+    its cell, −1 none}, {root cell: whether its completeness is judged})]}, and the
+    outputs judged whole at the step that returns them."""
+
+    cells: dict[int, list[tuple[str, np.ndarray, np.ndarray]]]
+    wholes: list[str]
+
+
+def _targets(real: CodeRun, truth: Mapping[str, np.ndarray], outputs: Sequence[str]) -> _Targets:
+    """An output that is a whole buffer is judged cell by cell. A view of a buffer of the
+    padded input's shape (``dx = dx_pad[...]``) judges the buffer against the padded
+    gradient dxp (its padding's cells too, their completeness not) and the view whole,
+    where the crop is; another view judges the buffer through the view's cells. Values no
+    recorded write made judge the buffer that holds the same values (``out =
+    activation(z)`` with the identity: z) cell by cell, and the values whole."""
+    found: dict[int, list[tuple[str, np.ndarray, np.ndarray]]] = {}
+    wholes: list[str] = []
+    values: dict[int, np.ndarray] | None = None
+    for name in outputs:
+        source = real.outputs.get(name)
+        if source is None or source.failure is not None or name not in truth:
             continue
-        size = int(np.prod(run.roots[source.root]["shape"]))
-        table = np.full(size, -1, dtype=np.int64)
-        table[source.cells[::-1]] = np.arange(source.cells.size)[::-1]  # (a cell shown twice: its first place)
-        found.setdefault(source.root, []).append((name, table))
-    return found
+        if tuple(truth[name].shape) != tuple(source.shape):
+            continue  # (another shape: said at its first write, not judged cell by cell)
+        root = source.root
+        if root is not None:
+            shape = tuple(real.roots[root]["shape"])
+            size = int(np.prod(shape))
+            reach = np.full(size, -1, dtype=np.int64)
+            reach[source.cells[::-1]] = np.arange(source.cells.size)[::-1]  # (a cell shown twice: its first place)
+            if shape == tuple(source.shape) and np.array_equal(source.cells, np.arange(size)):
+                found.setdefault(root, []).append((name, np.arange(size), np.ones(size, dtype=bool)))
+                continue
+            wholes.append(name)
+            if name == "dx" and "dxp" in truth and tuple(truth["dxp"].shape) == shape:
+                found.setdefault(root, []).append(("dxp", np.arange(size), reach >= 0))
+            else:
+                found.setdefault(root, []).append((name, reach, reach >= 0))
+            continue
+        wholes.append(name)
+        values = values if values is not None else _root_values(real)
+        twin = _twin(real, source, values)
+        if twin is not None:
+            size = int(np.prod(source.shape))
+            found.setdefault(twin, []).append((name, np.arange(size), np.ones(size, dtype=bool)))
+    return _Targets(found, wholes)
+
+
+def _twin(real: CodeRun, source: OutputSource, values: Mapping[int, np.ndarray]) -> int | None:
+    """The buffer written by the code whose values an output made as a whole holds
+    (``out = activation(z)`` with the identity: z), or None."""
+    if source.values is None:
+        return None
+    return next(
+        (
+            r["index"]
+            for r in real.roots
+            if tuple(r["shape"]) == tuple(source.shape)
+            and not r.get("input")
+            and any(w.root == r["index"] for w in real.writes)
+            and r["index"] in values
+            and np.array_equal(values[r["index"]], source.values.ravel())
+        ),
+        None,
+    )
 
 
 def judge(
@@ -146,24 +211,23 @@ def judge(
     convention: str,
 ) -> tuple[Judged | None, str]:
     """The first wrong write of ``pass_name`` in ``real`` (module notes) and a note on how
-    it was judged. ``basis``: (term, its run, its true outputs) per basis case; ``truth``:
-    the real case's true outputs (their shapes say which outputs are judged)."""
+    it was judged. ``basis``: (term, its run, its true tensors) per basis case; ``truth``:
+    the real case's true tensors (out, dx, dw, db, dxp: their shapes say which outputs
+    are judged)."""
     if not basis:
         return None, "not judged write by write (too many terms, or an activation other than the identity)"
     want = _signature(real, pass_name)
     if any(_signature(run, pass_name) != want for _, run, _ in basis):
         return None, "not judged write by write: the code writes other cells when the numbers change"
-    reach = _reach(real, truth)
+    targets = _targets(real, truth, ("out",) if pass_name == "forward" else ("dx", "dw", "db"))
     indices = [k for k, w in enumerate(real.writes) if w.pass_name == pass_name]
     basis_writes = [[w for w in run.writes if w.pass_name == pass_name] for _, run, _ in basis]
     names = [_term_name(term, convention) for term, _, _ in basis]
-    true = {
-        name: np.array([t[name].ravel() for _, _, t in basis]) for name in truth if name in OUTPUTS
-    }  # (terms, cells)
+    true = {name: np.array([t[name].ravel() for _, _, t in basis]) for name in truth}  # (terms, cells)
     last: dict[tuple[str, int], tuple[int, int, np.ndarray]] = {}  # cell: (position, column, its factors)
     for position, k in enumerate(indices):
         write = real.writes[k]
-        for output, table in reach.get(write.root, ()):
+        for output, table, complete in targets.cells.get(write.root, ()):
             places = table[write.cells]
             for column in np.flatnonzero(places >= 0):
                 flat = int(places[column])
@@ -172,10 +236,10 @@ def judge(
                 before = np.array([ws[position].before[column] for ws in basis_writes])
                 verdict = _cell_verdict(g, before, after, names)
                 if verdict is not None:
-                    return _judged(
-                        k, output, flat, truth, verdict, write, column, real.roots[write.root]
-                    ), "judged write by write"
-                last[output, flat] = (k, column, after)
+                    root = real.roots[write.root]
+                    return _judged(k, output, flat, truth, verdict, write, column, root), "judged write by write"
+                if complete[write.cells[column]]:
+                    last[output, flat] = (k, column, after)
     # no write was wrong: the first write after which a cell is done but short of terms
     short = []
     for (output, flat), (k, column, after) in last.items():
@@ -184,13 +248,50 @@ def judge(
             short.append((k, output, flat, column, missing))
     if short:
         k, output, flat, column, missing = min(short, key=lambda item: item[0])
-        g = true[output][:, flat]
-        lost = "; ".join(f"{names[m]} (factor {_num(g[m])})" for m in missing[:3]) + (" …" if missing.size > 3 else "")
-        verdict = f"gets no more writes after this one, but its sum still lacks {lost}"
-        return _judged(
-            k, output, flat, truth, verdict, real.writes[k], column, real.roots[real.writes[k].root]
-        ), "judged write by write"
+        verdict = f"gets no more writes after this one, but its sum still lacks {_terms(missing, true[output][:, flat], names)}"
+        root = real.roots[real.writes[k].root]
+        return _judged(k, output, flat, truth, verdict, real.writes[k], column, root), "judged write by write"
+    for name in targets.wholes:  # the outputs judged whole, at the step that returns them
+        verdict = _whole_verdict(real, name, basis, truth, true[name], names)
+        if verdict is not None:
+            return verdict, "judged write by write"
     return None, "judged write by write"
+
+
+def _whole_verdict(
+    real: CodeRun,
+    name: str,
+    basis: Sequence[tuple[str, CodeRun, Mapping[str, np.ndarray]]],
+    truth: Mapping[str, np.ndarray],
+    true: np.ndarray,
+    names: Sequence[str],
+) -> Judged | None:
+    """The first cell of output ``name`` returned without its whole sum, or None."""
+    finals = [run.outputs.get(name) for _, run, _ in basis]
+    if any(f is None or f.final is None or f.final.shape != truth[name].shape for f in finals):
+        return None
+    factors = np.array([f.final.ravel() for f in finals])  # (terms, cells)
+    for flat in range(factors.shape[1]):
+        g, after = true[:, flat], factors[:, flat]
+        off = np.flatnonzero(~_close(after, g))
+        if not off.size:
+            continue
+        extra = [m for m in off if abs(after[m]) > TOLERANCE]
+        index = tuple(int(i) for i in np.unravel_index(flat, truth[name].shape))
+        cell = f"{name}[{','.join(str(i) for i in index)}]"
+        if extra:
+            m = extra[0]
+            why = f"is returned with {names[m]} at the factor {_num(after[m])} where its sum has {_num(g[m])}"
+        else:
+            why = f"is returned without {_terms(off, g, names)}"
+        did = f"{cell} = {_num(real.outputs[name].final.ravel()[flat])} as the code returns it"
+        return Judged(-1, name, index, did, f"{cell} {why}", at_output=True)
+    return None
+
+
+def _terms(missing: np.ndarray, g: np.ndarray, names: Sequence[str]) -> str:
+    said = "; ".join(f"{names[m]} (factor {_num(g[m])})" for m in missing[:3])
+    return said + (" …" if len(missing) > 3 else "")
 
 
 def _judged(
@@ -417,7 +518,12 @@ def code_trace_document(
     differences = {
         name: compare_tensor(name, truth[name], results[name]).to_dict() for name in results if name in truth
     }
-    candidates = [(event_of[v.write], False, v.did, v.should, v.output) for v, _ in verdicts.values() if v is not None]
+    returned = {e["output"]: k for k, e in enumerate(events) if "output" in e and e["writes"]}
+    candidates = [
+        (returned[v.output] if v.at_output else event_of[v.write], False, v.did, v.should, v.output)
+        for v, _ in verdicts.values()
+        if v is not None and (v.write in event_of or v.output in returned)
+    ]
     candidates += _shape_and_failure_candidates(real, names, events, truth)
     first = min(candidates, key=lambda c: c[0], default=None)
     divergence = None
@@ -431,7 +537,13 @@ def code_trace_document(
             "did": did,
             "should": should,
             "wrong": should,
-            "fix": f"look at what line {events[at]['line']} writes into {output}" if not stopped else "make it run",
+            "fix": (
+                "make it run"
+                if stopped
+                else f"look at what line {events[at]['line']} writes into {output}"
+                if events[at]["line"]
+                else f"look at what writes into {output}"
+            ),
         }
     capped = (
         f" The recording kept its first {len(real.writes)} writes; the {real.capped} it made after them are not"
@@ -500,10 +612,14 @@ def _shape_and_failure_candidates(
         if tuple(source.shape) == tuple(truth[name].shape):
             continue
         whole = source.root is not None and names.get(source.root) == name
+        twin = _twin(run, source, _root_values(run))
+        made = names.get(twin) if twin is not None else None  # (out = activation(z): z's first write)
         hits = [
             k
             for k, e in enumerate(events)
-            if (whole and any(w["tensor"] == name for w in e["writes"])) or e.get("output") == name
+            if (whole and any(w["tensor"] == name for w in e["writes"]))
+            or (made is not None and any(w["tensor"] == made for w in e["writes"]))
+            or e.get("output") == name
         ]
         if hits:
             shape = "×".join(map(str, source.shape)) or "()"
@@ -540,8 +656,11 @@ def _output_events(
         data = _output_values(source, values).ravel()
         cells = np.arange(data.size)
         shape = tuple(source.shape) or (1,)
+        twin = _twin(run, source, values) if source.values is not None else None
         if source.root is not None:
             text = f"{name} = its cells of {names.get(source.root, 'an array')} (what the code returns)"
+        elif twin is not None and twin in names:
+            text = f"{name} = the values of {names[twin]} (what the code returns)"
         else:
             text = f"{name} computed as a whole (the recording saw no write making it)"
         event = _event(pass_name or "forward", name, shape, cells, np.zeros(data.size), data, source.line, text)
@@ -550,8 +669,13 @@ def _output_events(
         source = run.outputs.get(name)
         if source is not None and source.failure is not None:
             where = f"line {source.line}: " if source.line else ""
+            said = (
+                f"{name} is None as the code returns it"
+                if source.failure.startswith("returned None")
+                else f"the code raised {source.failure}"
+            )
             event = _event(pass_name or "forward", name, (1,), [], np.zeros(0), np.zeros(0), source.line, "")
-            events.append({**event, "text": f"{where}the code raised {source.failure}", "output": name})
+            events.append({**event, "text": f"{where}{said}", "output": name})
             break
     return events
 
@@ -575,6 +699,16 @@ def _subject(code: Any, convention: str, backward: Any = None) -> Subject:
     return Subject(forward=code, backward=backward)
 
 
+def _true_tensors(conv: Any, case: Case) -> dict[str, np.ndarray]:
+    """The true out, dx, dw, db in the convention's layout, and dxp (the padded input's
+    gradient: a student's dx_pad is judged against it)."""
+    found = dict(conv.expected(case))
+    dxp = case.truth.dxp
+    if dxp is not None:
+        found["dxp"] = nchw_to_nhwc(dxp, "dx") if conv.layout == "NHWC" else dxp
+    return found
+
+
 def run_and_judge(
     subject: Subject,
     convention: str,
@@ -589,7 +723,7 @@ def run_and_judge(
     runner = runner or (lambda c, only, reads: record_run(convention, subject, c, paths, call, only=only, reads=reads))
     real = runner(case, PASSES, True)
     conv = get_convention(convention)
-    truth = conv.expected(case)
+    truth = _true_tensors(conv, case)
     verdicts: dict[str, tuple[Judged | None, str]] = {}
     for pass_name, cases in basis_cases(case, [p for p in PASSES if p in real.passes]).items():
         cells = sum(w.cells.size for w in real.writes if w.pass_name == pass_name)
@@ -600,7 +734,7 @@ def run_and_judge(
                 f"{JUDGE_BUDGET} the recording judges (a smaller case is judged)",
             )
             continue
-        basis = [(term, runner(c, (pass_name,), False), conv.expected(c)) for term, c in cases]
+        basis = [(term, runner(c, (pass_name,), False), _true_tensors(conv, c)) for term, c in cases]
         verdicts[pass_name] = judge(real, pass_name, basis, truth, convention)
     for pass_name in real.passes:
         verdicts.setdefault(pass_name, (None, "not judged write by write (too many terms, or an activation)"))
@@ -608,14 +742,16 @@ def run_and_judge(
 
 
 def _file_of(code: Any) -> str | None:
-    """The file a function's (or a class's methods') code was compiled from."""
+    """The file a function's code was compiled from; a class's: its forward's (or
+    backward's), wherever in its bases it is defined."""
+    if isinstance(code, type):
+        for name in ("forward", "backward"):
+            method = getattr(code, name, None)
+            if hasattr(method, "__code__"):
+                return method.__code__.co_filename
+        return None
     function = getattr(code, "__func__", code)
-    if hasattr(function, "__code__"):
-        return function.__code__.co_filename
-    for value in vars(code).values() if isinstance(code, type) else ():
-        if hasattr(value, "__code__"):
-            return value.__code__.co_filename
-    return None
+    return function.__code__.co_filename if hasattr(function, "__code__") else None
 
 
 def trace_code(

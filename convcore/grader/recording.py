@@ -139,6 +139,12 @@ class RecordedArray(np.ndarray):
         if _ACTIVE and _ACTIVE[-1].on:
             self._line = _ACTIVE[-1].line()
 
+    @property
+    def flat(self) -> Any:
+        """``a.flat``, whose writes (``a.flat[k] = v``) are recorded too."""
+        plain = np.ndarray.flat.__get__(self.view(np.ndarray))
+        return _RecordedFlat(self, plain) if _ACTIVE and _ACTIVE[-1].on else plain
+
     def fill(self, value: Any) -> None:
         self.__setitem__(Ellipsis, value)
 
@@ -162,10 +168,19 @@ class RecordedArray(np.ndarray):
         return recorded(result)
 
     def __array_function__(self, func: Callable, types: Iterable[type], args: tuple, kwargs: dict) -> Any:
-        if func is np.copyto and _ACTIVE and _ACTIVE[-1].on and isinstance(args[0], RecordedArray):
-            dst, src = args[0], args[1]
-            _ACTIVE[-1].mutate(dst, Ellipsis, lambda: np.copyto(_plain(dst), _plain(src), **kwargs), "set")
-            return None
+        recording = _ACTIVE[-1] if _ACTIVE and _ACTIVE[-1].on else None
+        if recording is not None and args and isinstance(args[0], RecordedArray):
+            target, rest = args[0], tuple(_plain(a) for a in args[1:])
+            if func is np.copyto:
+                recording.mutate(target, Ellipsis, lambda: np.copyto(_plain(target), *rest, **kwargs), "set")
+                return None
+            if func is np.put:  # (flat indices)
+                recording.mutate(target, rest[0], lambda: np.put(_plain(target), *rest, **kwargs), "set", flat=True)
+                return None
+            if func in (np.putmask, np.place):  # (a mask of the array's shape)
+                mask = np.asarray(rest[0], dtype=bool)
+                recording.mutate(target, mask, lambda: func(_plain(target), *rest, **kwargs), "set")
+                return None
         return super().__array_function__(func, types, args, kwargs)
 
 
@@ -298,19 +313,21 @@ class Recording:
             root = self.root_of(array, None, created=False)
             root.name, root.given = name, True
 
-    def mutate(self, target: np.ndarray, index: Any, do: Callable[[], Any], how: str) -> Any:
-        """Run ``do`` (which writes ``target[index]``) and record the write."""
+    def mutate(self, target: np.ndarray, index: Any, do: Callable[[], Any], how: str, flat: bool = False) -> Any:
+        """Run ``do`` (which writes ``target[index]``; with ``flat``, ``target.flat[index]``)
+        and record the write."""
         line = self.line()
         self.on = False  # (what this does with arrays is not the code's)
         try:
             root = self.root_of(target, line)
-            one = _one_cell(target, index)
+            one = None if flat else _one_cell(target, index)
             if target.itemsize != root.array.itemsize:
                 cells = np.arange(root.array.size, dtype=np.int64)  # (a reinterpreting view: every cell)
             elif one is not None:  # (the loops' usual write, a[n, f, i, j]: no index grid)
                 cells = np.array([self._offset(target, root, one)], dtype=np.int64)
             else:
-                cells = np.unique(np.asarray(self.cells(target, root)[index]).ravel())
+                grid = self.cells(target, root)
+                cells = np.unique(np.asarray((grid.ravel() if flat else grid)[index]).ravel())
             before = _values(root, cells)
             result = do()
             after = _values(root, cells)
@@ -346,6 +363,11 @@ class Recording:
         def create(*args: Any, **kwargs: Any) -> Any:
             if not self.on:
                 return original(*args, **kwargs)
+            out = kwargs.get("out")
+            if isinstance(out, np.ndarray):  # (np.einsum(..., out=dw): a write into dw)
+                plain = {**kwargs, "out": _plain(out)}
+                self.mutate(out, Ellipsis, lambda: original(*(_plain(a) for a in args), **plain), "ufunc")
+                return out
             line = self.line()
             self.on = False
             try:
@@ -413,6 +435,31 @@ class Recording:
                     k += 1
                 root.name = f"array{k}"
                 used.add(root.name)
+
+
+class _RecordedFlat:
+    """``a.flat`` while recording: its reads as numpy's, its writes recorded."""
+
+    def __init__(self, array: RecordedArray, plain: Any):
+        self._array, self._plain = array, plain
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._plain[index]
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        def do() -> None:
+            self._plain[index] = _plain(value)
+
+        _ACTIVE[-1].mutate(self._array, index, do, "set", flat=True)
+
+    def __iter__(self) -> Any:
+        return iter(self._plain)
+
+    def __len__(self) -> int:
+        return len(self._plain)
+
+    def __array__(self, *args: Any, **kwargs: Any) -> np.ndarray:
+        return self._plain.__array__(*args, **kwargs)
 
 
 def _one_cell(target: np.ndarray, index: Any) -> tuple[int, ...] | None:
