@@ -185,8 +185,9 @@ def _targets(real: CodeRun, truth: Mapping[str, np.ndarray], outputs: Sequence[s
 
 
 def _twin(real: CodeRun, source: OutputSource, values: Mapping[int, np.ndarray]) -> int | None:
-    """The buffer written by the code whose values an output made as a whole holds
-    (``out = activation(z)`` with the identity: z), or None."""
+    """The buffer the code wrote into (not only made with values: a padded copy of x may
+    hold out's values by chance on a 1×1 case) whose values an output made as a whole
+    holds (``out = activation(z)`` with the identity: z), or None."""
     if source.values is None:
         return None
     return next(
@@ -195,7 +196,7 @@ def _twin(real: CodeRun, source: OutputSource, values: Mapping[int, np.ndarray])
             for r in real.roots
             if tuple(r["shape"]) == tuple(source.shape)
             and not r.get("input")
-            and any(w.root == r["index"] for w in real.writes)
+            and any(w.root == r["index"] and w.how != "created" for w in real.writes)  # (a buffer it computed)
             and r["index"] in values
             and np.array_equal(values[r["index"]], source.values.ravel())
         ),
