@@ -354,7 +354,7 @@ def _did(write: Any, column: int, cell: str) -> str:
 def _axis_facts(name: str, shape: tuple[int, ...], layout: str) -> dict[str, Any]:
     """The header's axes of a tensor: its kind's where its name and rank say one, else
     generic axes with the last two as the grid."""
-    kind = KINDS.get(TENSOR_KINDS.get(name, ""))
+    kind = KINDS.get(TENSOR_KINDS.get(name.rstrip("′"), ""))  # (xp′, the backward's xp: xp's axes)
     if kind is not None and len(kind.axes) == len(shape):
         return kind.axis_facts(layout)
     axes = [f"d{k}" for k in range(len(shape))] or ["d0"]
@@ -364,7 +364,9 @@ def _axis_facts(name: str, shape: tuple[int, ...], layout: str) -> dict[str, Any
 def _tensor(name: str, values: np.ndarray, role: str, order: int, layout: str) -> dict[str, Any]:
     values = np.asarray(values, dtype=np.float64)
     shape = tuple(values.shape) or (1,)
-    title, group, detail = DRAWINGS.get(name, ("your array", "backward" if role != "input" else "inputs", ""))
+    title, group, detail = DRAWINGS.get(
+        name.rstrip("′"), ("your array", "backward" if role != "input" else "inputs", "")
+    )
     facts = {"title": title, "group": group, "order": order}
     if detail:
         facts["detail"] = detail
@@ -553,7 +555,8 @@ def code_trace_document(
         else ""
     )
     if divergence:
-        wrong_words = f"Its first wrong write is step {divergence['event'] + 1} (D goes there): {divergence['did']}."
+        where = f", line {divergence['line']}" if divergence["line"] else ""
+        wrong_words = f"Its first wrong write is step {divergence['event'] + 1}{where}: D goes there and says why."
     else:
         unjudged = [p for p, (_, note) in verdicts.items() if not note.startswith("judged")]
         wrong_words = "No write of this code is wrong" + (
@@ -571,7 +574,7 @@ def code_trace_document(
             "id": "your-code",
             "title": f"Your code: {target}",
             "wrong": wrong_words + capped,
-            "should": f"{divergence['should']}." if divergence else "",
+            "should": "",
             "source": path,
             "convention": convention,
             "student": True,
