@@ -18,7 +18,7 @@ run: $(VENV)/.installed
 # 100 ms health answer); they run after the parallel part, by themselves.
 test: $(VENV)/.installed system-deps lint
 	node --test tests/js/
-	$(PY) -m pytest -n $(JOBS) --dist loadfile -m "not alone"
+	$(PY) -m pytest -n $(JOBS) --dist loadfile -m "not alone" --durations=30
 	$(PY) -m pytest -m alone
 
 # The fast tier for a developer's loop: the page's units and every Python test not marked
