@@ -270,6 +270,7 @@ class Recording:
     def _append(self, write: Write) -> None:
         if self.capped or len(self.writes) >= self.max_writes or self.cells_kept + write.cells.size > self.max_cells:
             self.capped += 1  # (from the first write past a cap on, none: the writes kept are a prefix)
+            self.reading = False
             return
         self.cells_kept += write.cells.size
         write.reads = [(root, _cells_of(parts)) for root, parts in self._reads.items()]
@@ -316,6 +317,13 @@ class Recording:
     def mutate(self, target: np.ndarray, index: Any, do: Callable[[], Any], how: str, flat: bool = False) -> Any:
         """Run ``do`` (which writes ``target[index]``; with ``flat``, ``target.flat[index]``)
         and record the write."""
+        if self.capped:  # (past the cap nothing more is kept: the write only counted)
+            self.on = False
+            try:
+                self.capped += 1
+                return do()
+            finally:
+                self.on = True
         line = self.line()
         self.on = False  # (what this does with arrays is not the code's)
         try:
