@@ -137,9 +137,15 @@ def _settled(page) -> None:
 
 
 def _stale(page) -> str:
-    """The stage's banner when it shows the last good trace, not the form ('' if not)."""
+    """The stage's banner when it shows the last good trace, not the form ('' if not),
+    read after the next two frames: the page draws what an edit changed in the frame
+    after it (one redraw per frame), and a read straight after the edit can come first."""
     return page.evaluate(
-        "(() => { const b = document.getElementById('stale'); return b.hidden ? '' : b.textContent; })()"
+        """async () => {
+             for (let k = 0; k < 2; k++) await new Promise((r) => requestAnimationFrame(r));
+             const b = document.getElementById('stale');
+             return b.hidden ? '' : b.textContent;
+           }"""
     )
 
 
