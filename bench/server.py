@@ -18,6 +18,9 @@
 5. Cold start: time to the first event line of CS231n's trace, the document cache
    off, a new connection per request (as a page's Apply), on both servers. Target
    (issue 29) <= 20 ms.
+6. The page's files over six kept-alive connections (a browser's per-host limit),
+   each server started by its own ``convscope serve``: time to fetch them all and the
+   median request.
 
 Run: .venv/bin/python bench/server.py [--against /tmp/old-server] [--requests 10]
 (e.g. ``git archive 860303d | tar -x -C /tmp/old-server``). The load generator shares
@@ -78,7 +81,7 @@ class Server:
     """ConvScope on a free loopback port: this checkout's ``convscope serve`` or, with
     ``root``, an older checkout's app under plain uvicorn (its own PYTHONPATH)."""
 
-    def __init__(self, root: Path | None = None, workers: int = 1, **env: str):
+    def __init__(self, root: Path | None = None, workers: int = 1, serve: bool = False, **env: str):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/"
         clean = {k: v for k, v in os.environ.items() if not k.startswith("CONVSCOPE_") and k != "PYTHONPATH"}
@@ -99,6 +102,11 @@ class Server:
                 "warning",
             ]
             cwd = ROOT
+        elif serve:  # the older checkout's own `convscope serve` (its socket, its protocol)
+            package, path = _package_of(root)
+            command = [sys.executable, "-m", package, "serve", "--port", str(self.port), "--workers", str(workers)]
+            command += ["--log-level", "warning"]
+            cwd = root
         else:
             package, path = _package_of(root)
             command = [
@@ -336,6 +344,96 @@ def cold_section(repeats: int, against: Path | None) -> None:
         )
 
 
+async def _fetch_files(port: int, paths: list[str], connections: int) -> list[float]:
+    """GET every path over ``connections`` kept-alive connections, each taking the next
+    path when its last reply is in (as a browser loads a page's files); per-request
+    seconds."""
+    queue = list(paths)
+    latencies: list[float] = []
+
+    async def one_connection() -> None:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        try:
+            while queue:
+                path = queue.pop(0)
+                start = time.perf_counter()
+                writer.write(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+                await writer.drain()
+                head = await reader.readuntil(b"\r\n\r\n")
+                assert head.startswith(b"HTTP/1.1 200"), (path, head[:60])
+                length = next(
+                    int(line.split(b":", 1)[1])
+                    for line in head.split(b"\r\n")
+                    if line.lower().startswith(b"content-length:")
+                )
+                await reader.readexactly(length)
+                latencies.append(time.perf_counter() - start)
+        finally:
+            writer.close()
+
+    await asyncio.gather(*(one_connection() for _ in range(connections)))
+    return latencies
+
+
+def files_section(repeats: int, against: Path | None) -> None:
+    """The page's files (index.html, style.css, every module under js/) fetched over six
+    kept-alive connections, a browser's limit per host, from each server's own
+    ``convscope serve`` (its listening socket and protocol), alternating: the time to
+    fetch them all and the median request. A reply that waits for the client's delayed
+    ACK (Nagle's algorithm left on) costs 40 ms per request after a connection's first."""
+    static = ROOT / "static"
+    paths = ["/", "/style.css"] + sorted(
+        "/" + p.relative_to(static).as_posix() for p in (static / "js").rglob("*.js") if p.is_file()
+    )
+    servers = [("this server", Server())]
+    if against is not None:
+        servers.append((str(against), Server(against, serve=True)))
+    totals: dict[str, list[float]] = {name: [] for name, _ in servers}
+    each: dict[str, list[float]] = {name: [] for name, _ in servers}
+    loads: dict[str, list[float]] = {name: [] for name, _ in servers}
+    try:
+        for _ in range(repeats):
+            for name, server in servers:
+                start = time.perf_counter()
+                each[name] += asyncio.run(_fetch_files(server.port, paths, 6))
+                totals[name].append(time.perf_counter() - start)
+        _page_loads(servers, repeats, loads)
+    finally:
+        for _, server in servers:
+            server.stop()
+    print(f"6. the page's {len(paths)} files over 6 kept-alive connections, each server's `serve` (median of {repeats})")
+    for name in totals:
+        print(
+            f"   {name:<12} all {statistics.median(totals[name]) * 1000:7.1f} ms"
+            f"   a request: median {statistics.median(each[name]) * 1000:5.1f} ms, p90 {percentile(each[name], 90) * 1000:5.1f} ms"
+        )
+    print(f"   headless Chromium, a new context each: the address typed to CS231n's trace complete (median of {repeats})")
+    for name in loads:
+        print(f"   {name:<12} {statistics.median(loads[name]) * 1000:7.1f} ms (min {min(loads[name]) * 1000:.1f})")
+
+
+def _page_loads(servers: list, repeats: int, loads: dict[str, list[float]]) -> None:
+    """Each server's page opened in a fresh browser context (an empty cache, as a
+    student's first visit), alternating, timed to its trace complete."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
+        try:
+            for _ in range(repeats):
+                for name, server in servers:
+                    context = browser.new_context(viewport={"width": 1366, "height": 768})
+                    page = context.new_page()
+                    start = time.perf_counter()
+                    page.goto(server.url + "?debug#s=0&l=cs231n")
+                    while not page.evaluate("Boolean(window.convscope && window.convscope.complete)"):
+                        time.sleep(0.005)
+                    loads[name].append(time.perf_counter() - start)
+                    context.close()
+        finally:
+            browser.close()
+
+
 def encoder_section(repeats: int) -> None:
     import orjson
 
@@ -378,9 +476,10 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=10, help="requests per client (100 clients; 300: a third)")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--against", type=Path, help="an older checkout to run side by side (its own app)")
-    parser.add_argument("--only", choices=["latency", "stream", "encoder", "worst", "cold"], action="append")
+    sections = ["latency", "stream", "encoder", "worst", "cold", "files"]
+    parser.add_argument("--only", choices=sections, action="append")
     args = parser.parse_args()
-    run = set(args.only or ["latency", "stream", "encoder", "worst", "cold"])
+    run = set(args.only or sections)
     if "latency" in run:
         latency_section(args.requests, args.against)
     if "stream" in run:
@@ -391,6 +490,8 @@ def main() -> None:
         worst_section(args.against)
     if "cold" in run:
         cold_section(max(args.repeats, 15), args.against)
+    if "files" in run:
+        files_section(max(args.repeats, 9), args.against)
 
 
 if __name__ == "__main__":
