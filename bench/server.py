@@ -401,13 +401,17 @@ def files_section(repeats: int, against: Path | None) -> None:
     finally:
         for _, server in servers:
             server.stop()
-    print(f"6. the page's {len(paths)} files over 6 kept-alive connections, each server's `serve` (median of {repeats})")
+    print(
+        f"6. the page's {len(paths)} files over 6 kept-alive connections, each server's `serve` (median of {repeats})"
+    )
     for name in totals:
         print(
             f"   {name:<12} all {statistics.median(totals[name]) * 1000:7.1f} ms"
             f"   a request: median {statistics.median(each[name]) * 1000:5.1f} ms, p90 {percentile(each[name], 90) * 1000:5.1f} ms"
         )
-    print(f"   headless Chromium, a new context each: the address typed to CS231n's trace complete (median of {repeats})")
+    print(
+        f"   headless Chromium, a new context each: the address typed to CS231n's trace complete (median of {repeats})"
+    )
     for name in loads:
         print(f"   {name:<12} {statistics.median(loads[name]) * 1000:7.1f} ms (min {min(loads[name]) * 1000:.1f})")
 
