@@ -107,22 +107,7 @@ ACTIVATIONS = {"cs231n": ("identity",), "torch": ("identity",), "layer": ("ident
 
 def as_case(drawn, activation: str) -> Case:
     """A drawn spec as the grader's Case: distinct non-zero small integers, seeded."""
-    spec = drawn.spec
-    return Case(
-        n=spec.N,
-        cg=spec.channels_per_group,
-        fg=spec.filters_per_group,
-        groups=spec.groups,
-        h=spec.H,
-        w=spec.W,
-        kh=spec.KH,
-        kw=spec.KW,
-        stride=tuple(spec.stride),
-        padding=tuple(spec.padding),
-        dilation=tuple(spec.dilation),
-        activation=activation,
-        seed=drawn.seed,
-    )
+    return Case.of_spec(drawn.spec, activation, seed=drawn.seed)
 
 
 def assert_stage_shows_the_results(doc: dict[str, Any], name: str, convention: str, case: Case) -> None:

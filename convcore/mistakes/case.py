@@ -150,12 +150,10 @@ class Case:
         return cls(**fields)
 
     @classmethod
-    def with_inputs(
-        cls, spec: ConvSpec, activation: str, x: np.ndarray, w: np.ndarray, b: np.ndarray, dout: np.ndarray
-    ) -> Case:
-        """The Case of ``spec`` with these inputs instead of drawn ones: x (N, C, H, W),
-        w (F, C/groups, KH, KW), b (F,), dout (N, F, Ho, Wo) (a trace request's own numbers)."""
-        case = cls(
+    def of_spec(cls, spec: ConvSpec, activation: str, **fields: Any) -> Case:
+        """The Case of ``spec``'s geometry with ``activation`` (and any other field, e.g.
+        ``seed``)."""
+        return cls(
             n=spec.N,
             cg=spec.channels_per_group,
             fg=spec.filters_per_group,
@@ -168,8 +166,16 @@ class Case:
             padding=tuple(spec.padding),
             dilation=tuple(spec.dilation),
             activation=activation,
-            values="given",
+            **fields,
         )
+
+    @classmethod
+    def with_inputs(
+        cls, spec: ConvSpec, activation: str, x: np.ndarray, w: np.ndarray, b: np.ndarray, dout: np.ndarray
+    ) -> Case:
+        """The Case of ``spec`` with these inputs instead of drawn ones: x (N, C, H, W),
+        w (F, C/groups, KH, KW), b (F,), dout (N, F, Ho, Wo) (a trace request's own numbers)."""
+        case = cls.of_spec(spec, activation, values="given")
         case.__dict__["arrays"] = Arrays(x, w, b, dout)  # the cached property, set once
         return case
 
