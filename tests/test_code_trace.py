@@ -29,7 +29,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import conv_cases, cs231n_cases, examples, torch_style_cases
 
-from convcore.grader.code_trace import JUDGE_BUDGET, trace_code
+from convcore.grader.code_trace import JUDGE_BUDGET, MAX_BASIS, trace_code
 from convcore.mistakes import MISTAKES, OUTPUTS, Case, Subject, get_convention
 from convcore.mistakes.lab import build_mistake_trace
 from convcore.mistakes.listing import mistake_listing
@@ -140,6 +140,12 @@ def test_correct_code_makes_no_wrong_write(name, data):
             over = re.match(r"not judged write by write: (\d+) cells written, (\d+) terms", note)
             if over:
                 assert int(over[1]) * int(over[2]) > JUDGE_BUDGET, f"{name} {pass_name} on {case.describe()}: {note}"
+                continue
+            # (or past the terms it tells apart: one per dout cell, or per x and b cell)
+            terms = re.match(r"not judged write by write: (\d+) terms to tell apart", note)
+            if terms:
+                x, _, b, dout = case.arrays
+                assert int(terms[1]) == (dout.size if pass_name == "backward" else x.size + b.size) > MAX_BASIS, note
                 continue
             assert note.startswith("judged write by write"), f"{name} {pass_name} on {case.describe()}: {note}"
     assert_stage_shows_the_results(doc, name, convention, case)
@@ -346,6 +352,20 @@ def test_the_trace_of_a_mistake_s_code_names_the_catalogue_s_line(mistake):
         f"({elsewhere.why})"
     )
     assert elsewhere.holds(doc), f"{mistake.id}: the reason does not hold: {elsewhere.why}; {doc['divergence']}"
+
+
+def test_a_pass_with_more_terms_than_the_recording_tells_apart_says_how_many():
+    """Hypothesis found it: 432 dout cells (N 2, F 3, 8×9 out of a 1×1 kernel on 4×5
+    padded by 2) is past MAX_BASIS; the backward is judged by its results and says so
+    with its numbers, and the forward, 40 + 3 terms, is judged write by write."""
+    case = Case(n=2, fg=3, h=4, w=5, kh=1, kw=1, padding=(2, 2, 2, 2))
+    doc = trace("torch_style", "torch", case)
+    judged = doc["recording"]["judged"]
+    assert judged["backward"].startswith(
+        f"not judged write by write: 432 terms to tell apart, more than the {MAX_BASIS}"
+    )
+    assert judged["forward"].startswith("judged write by write"), judged["forward"]
+    assert doc["divergence"] is None and all(d["match"] for d in doc["differences"].values())
 
 
 def test_a_copy_made_with_values_is_no_output_s_twin():

@@ -98,6 +98,18 @@ def basis_cases(case: Case, passes: Sequence[str]) -> dict[str, list[tuple[str, 
     return found
 
 
+def _why_no_basis(case: Case, pass_name: str) -> str:
+    """Why ``basis_cases`` gave ``pass_name`` of ``case`` no terms, with the numbers."""
+    x, _, b, dout = case.arrays
+    if pass_name == "forward" and case.activation != "identity":
+        return f"not judged write by write: the forward ends in {case.activation}, not a sum of terms"
+    terms = dout.size if pass_name == "backward" else x.size + b.size
+    return (
+        f"not judged write by write: {terms} terms to tell apart, more than the {MAX_BASIS} the recording "
+        "judges (a smaller case is judged)"
+    )
+
+
 def _index(flat: int, shape: tuple[int, ...]) -> str:
     return "[" + ",".join(str(int(i)) for i in np.unravel_index(flat, shape)) + "]"
 
@@ -741,7 +753,7 @@ def run_and_judge(
         basis = [(term, runner(c, (pass_name,), False), _true_tensors(conv, c)) for term, c in cases]
         verdicts[pass_name] = judge(real, pass_name, basis, truth, convention)
     for pass_name in real.passes:
-        verdicts.setdefault(pass_name, (None, "not judged write by write (too many terms, or an activation)"))
+        verdicts.setdefault(pass_name, (None, _why_no_basis(case, pass_name)))
     return real, verdicts
 
 
