@@ -62,11 +62,27 @@ def lesson_document(
     Raises ApiError (with the field and the numbers) for a config the service would
     refuse under ``settings`` (default: its limits).
     """
-    from ..api.meta import build_meta
     from ..traces.prepare import stream_lines  # NumPy and convcore: only when exporting
 
     settings = settings if settings is not None else Settings()
     lines = list(stream_lines(prepare_lesson(config, settings)))
+    return _lesson(lines, config, name=name, title=title, sentence=sentence, step=step, code=code, settings=settings)
+
+
+def _lesson(
+    lines: list[dict[str, Any]],
+    config: dict[str, Any],
+    *,
+    name: str,
+    title: str,
+    sentence: str,
+    step: int,
+    code: bool,
+    settings: Settings,
+) -> dict[str, Any]:
+    """The lesson of stream ``lines`` (header, events, end) and the setup ``config``."""
+    from ..api.meta import build_meta
+
     return {
         "schema": LESSON_SCHEMA,
         "preset": {"name": name, "title": title, "teaches": sentence, "config": config},
@@ -93,8 +109,6 @@ def document_lesson(
     ``convcore.grader.code_trace``), as ``lesson_document`` makes one of a config:
     ``config`` is the setup the page's panel shows (the case's), the lines are the
     document's header, its events and the end."""
-    from ..api.meta import build_meta
-
     settings = settings if settings is not None else Settings()
     header = {k: v for k, v in document.items() if k != "events"}
     lines = [
@@ -102,14 +116,7 @@ def document_lesson(
         *({"type": "event", **event} for event in document["events"]),
         {"type": "end", "total_events": document["total_events"]},
     ]
-    return {
-        "schema": LESSON_SCHEMA,
-        "preset": {"name": name, "title": title, "teaches": sentence, "config": config},
-        "lines": lines,
-        "meta": build_meta(settings.limits()).model_dump(mode="json"),
-        "step": step,
-        "code": code,
-    }
+    return _lesson(lines, config, name=name, title=title, sentence=sentence, step=step, code=code, settings=settings)
 
 
 def lesson_file(lesson: dict[str, Any], *, static_dir: Path | None = None) -> str:
