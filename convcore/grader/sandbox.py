@@ -235,14 +235,7 @@ def check_file(
     beyond computing (writes outside its folder, connections, processes left running, its
     environment read into its answers) and what became of each."""
     target = f"{path}:{function}" if function else path
-    params = {
-        "path": os.path.abspath(path),
-        "function": function,
-        "convention": convention,
-        "memory_mb": memory_mb,
-        "call_seconds": call_seconds,
-        "cpu_seconds": int(time_limit) + 2,
-    }
+    params = _child_params(path, function, convention, time_limit, memory_mb, call_seconds)
     readable = (str(Path(params["path"]).parent),)
     with tempfile.TemporaryDirectory(prefix="convscope-check-") as scratch:
         workdir = os.path.join(scratch, "work")
@@ -267,6 +260,21 @@ def check_file(
     return report
 
 
+def _child_params(
+    path: str, function: str | None, convention: str, time_limit: float, memory_mb: int, call_seconds: float | None
+) -> dict[str, Any]:
+    """What the limited child is told: the file, the function, the convention and its
+    limits (its CPU seconds: the wall-clock limit and two more)."""
+    return {
+        "path": os.path.abspath(path),
+        "function": function,
+        "convention": convention,
+        "memory_mb": memory_mb,
+        "call_seconds": call_seconds,
+        "cpu_seconds": int(time_limit) + 2,
+    }
+
+
 def record_file(
     path: str,
     function: str | None,
@@ -283,14 +291,7 @@ def record_file(
     from .code_trace import code_trace_document, run_and_judge
 
     target = f"{path}:{function}" if function else path
-    params = {
-        "path": os.path.abspath(path),
-        "function": function,
-        "convention": convention,
-        "memory_mb": memory_mb,
-        "call_seconds": call_seconds,
-        "cpu_seconds": int(time_limit) + 2,
-    }
+    params = _child_params(path, function, convention, time_limit, memory_mb, call_seconds)
     with tempfile.TemporaryDirectory(prefix="convscope-trace-") as scratch:
         workdir = os.path.join(scratch, "work")
         os.mkdir(workdir)
