@@ -22,3 +22,14 @@ def export_cli(tmp_path, capsys, *options: str, output: str) -> tuple[int, str]:
     """``convscope export tmp_path/output OPTIONS``: its exit status and what it said on stderr."""
     code = main(["export", str(tmp_path / output), *options])
     return code, capsys.readouterr().err.strip()
+
+
+def assert_refused_before_any_browser(tmp_path, capsys, marking_browser, options, said: str, *, output: str) -> None:
+    """``convscope export tmp_path/output OPTIONS`` exits 2 with one line holding
+    ``said``, no traceback, having started no browser and written no file."""
+    code, err = export_cli(tmp_path, capsys, *options, output=output)
+    assert code == 2, err
+    assert said in err, err
+    assert err.count("\n") == 0, err  # one line, no traceback
+    assert not marking_browser.exists(), "a browser was started for a request that cannot be made"
+    assert not (tmp_path / output).exists()
