@@ -617,6 +617,7 @@ def _shape_and_failure_candidates(
     truth's (its first write, or the step that returns it: a view's line) and of each
     pass that raised (its last step)."""
     found = []
+    values: dict[int, np.ndarray] | None = None  # the run's buffers' final values, made once if needed
     for name, source in run.outputs.items():
         if name not in truth or not events:
             continue
@@ -628,7 +629,8 @@ def _shape_and_failure_candidates(
         if tuple(source.shape) == tuple(truth[name].shape):
             continue
         whole = source.root is not None and names.get(source.root) == name
-        twin = _twin(run, source, _root_values(run))
+        values = values if values is not None else _root_values(run)
+        twin = _twin(run, source, values)
         made = names.get(twin) if twin is not None else None  # (out = activation(z): z's first write)
         hits = [
             k
