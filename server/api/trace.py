@@ -83,6 +83,15 @@ async def trace(body: TraceBody, request: Request) -> Response:
     content = state.cache.get(key)
     if content is not None:
         return DocumentResponse(content, pace=state.pace)
+    content, build = await document_build(body, request, key)
+    return DocumentResponse(content, pace=state.pace, after=lambda: state.builds.leave(build))
+
+
+async def document_build(body: TraceConfig, request: Request, key: bytes) -> tuple[bytes, SharedBuild]:
+    """The bytes of ``body``'s trace document and the shared build that made them (one
+    for every request with the same ``key``, kept in the document cache under it). The
+    caller leaves the build (``state.builds.leave``) once the bytes are out."""
+    state = request.app.state
     prepared = prepare(
         body.config(), state.settings, compare=body.compare, mistake=body.mistake
     )  # cheap (bounded inputs, no events): no thread to wait for
@@ -105,7 +114,7 @@ async def trace(body: TraceBody, request: Request) -> Response:
     except BaseException:
         state.builds.leave(build)
         raise
-    return DocumentResponse(content, pace=state.pace, after=lambda: state.builds.leave(build))
+    return content, build
 
 
 @router.post(
