@@ -18,7 +18,7 @@ from fastapi.middleware.cors import CORSMiddleware
 
 from convcore import __version__
 
-from .api import debug, health, lesson, meta, mistakes, pages, presets, trace
+from .api import debug, health, lesson, meta, mistakes, pages, presets, questions, trace
 from .follow.broker import BrokerDown
 from .follow.routes import broker_down
 from .follow.routes import router as follow_router
@@ -86,6 +86,7 @@ def create_app(settings: Settings | None = None, static_dir: Path | None = None)
     app.include_router(presets.router)
     app.include_router(mistakes.router)
     app.include_router(trace.router)
+    app.include_router(questions.router)
     app.include_router(lesson.router)
     app.include_router(follow_router)
     app.add_exception_handler(BrokerDown, broker_down)

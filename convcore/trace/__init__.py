@@ -18,7 +18,9 @@ activation, activation grad, crop, db: the phases views share), ``windows``
 fast generators' reference), ``events`` (the context: Boxes and Writes in the trace's
 layout, running state), ``format`` (numbers and indices in text), ``axes`` (tensor axes
 per layout), ``loops`` (loop nests in a chosen order), ``document`` (header, stream,
-counts), ``replay``, ``contributions`` (one cell's writes, in order). The format is described in docs/trace-format.md.
+counts), ``replay``, ``contributions`` (one cell's writes, in order), ``questions``
+(what a step answers, asked before it is shown, and the judging of an answer). The
+format is described in docs/trace-format.md.
 """
 
 from . import direct as _direct  # noqa: F401  (registers the direct view)

@@ -18,6 +18,7 @@ from convcore.fill import FILLS, MAX_SEED
 from convcore.mistakes import MISTAKES
 from convcore.spec import MAX_INDEX
 from convcore.trace.config import CHOICES
+from convcore.trace.questions import KINDS as QUESTION_KINDS
 from convcore.trace.views import get_view, view_names
 
 __all__ = [
@@ -442,3 +443,32 @@ NDJSON_LINE_SCHEMA: dict[str, Any] = {
     "required": ["type"],
     "properties": {"type": {"type": "string", "enum": ["header", "event", "end", "error"]}},
 }
+
+
+# -- questions (predict, then reveal) ---------------------------------------------------
+
+
+class QuestionsRequest(BaseModel):
+    """A trace config and one of its steps: what to ask about before the step is shown."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    config: TraceConfig = Field(description="The trace config, as POST /api/trace takes it.")
+    step: int = Field(ge=0, le=MAX_INDEX, description="The step asked about: an event's index, from 0.")
+
+
+class Question(BaseModel):
+    """One question about a step, with its answer and what explains it."""
+
+    model_config = ConfigDict(extra="allow")
+
+    kind: Literal[QUESTION_KINDS] = Field(
+        description="value: what a written cell holds after the step (a number, right to six significant "
+        "digits, the trace's precision; `cell` names it); reads: the cells of `answer.tensor` the step reads "
+        "(`answer.cells`, indices in the header's axis order); writes: every cell the step writes "
+        "([{tensor, index}]); shape: out's shape (at the forward's first step); changes: whether the step "
+        "changes any cell (at the activation steps: false where the ReLU is dead)."
+    )
+    prompt: str = Field(description="The question, as the page asks it.")
+    answer: Any = Field(description="The answer, from the trace (see `kind`).")
+    explanation: str = Field(description="What the answer is made of, then the step's own text.")
