@@ -17,14 +17,13 @@ shown (predict, then reveal), and the judging of an answer.
 Each question is ``{kind, prompt, answer, explanation}``; an index is in the header's
 axis order (the trace's layout), a cell is ``{tensor, index}``. The explanation says
 what the answer is made of, then (all but ``shape``, which is the spec's) the step's own
-text. Pure: the document in, plain data
-out (``POST /api/questions`` serves it).
+text. Pure: the document in, plain data out (``POST /api/questions`` serves it).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from itertools import product
 from typing import Any
 
@@ -42,15 +41,11 @@ def _cells(box: Mapping[str, Any]) -> Iterator[tuple[int, ...]]:
     return product(*(range(a, b, s) for a, b, s in zip(box["start"], box["stop"], box["step"])))
 
 
-def _label(tensor: str, index: Sequence[int]) -> str:
-    return fmt.cell(tensor, index)
-
-
 def _value_question(event: Mapping[str, Any], write: Mapping[str, Any]) -> dict[str, Any]:
     cells = list(_cells(write))
     deltas, values = list(write["delta"]), list(write["value"])
     k = next((i for i, d in enumerate(deltas) if d != 0), 0)
-    cell = _label(write["tensor"], cells[k])
+    cell = fmt.cell(write["tensor"], cells[k])
     before = values[k] - deltas[k]
     return {
         "kind": "value",
@@ -122,13 +117,14 @@ def _shape_question(document: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _changes_question(event: Mapping[str, Any]) -> dict[str, Any]:
-    changed = [_label(w["tensor"], c) for w in event["writes"] for c, d in zip(_cells(w), w["delta"]) if d != 0]
+def _changes_question(event: Mapping[str, Any], activation: str) -> dict[str, Any]:
+    changed = [fmt.cell(w["tensor"], c) for w in event["writes"] for c, d in zip(_cells(w), w["delta"]) if d != 0]
     said = (
         f"It changes {len(changed)} cell{'s' if len(changed) != 1 else ''} ({', '.join(changed[: fmt.LIST_LIMIT])}"
         f"{', …' if len(changed) > fmt.LIST_LIMIT else ''})."
         if changed
-        else "It adds 0 to every cell it writes: nothing changes (the ReLU is dead there)."
+        else "It adds 0 to every cell it writes: nothing changes"
+        + (" (relu passes nothing where z ≤ 0)." if activation == "relu" else ".")
     )
     return {
         "kind": "changes",
@@ -154,7 +150,7 @@ def step_questions(document: Mapping[str, Any], step: int) -> list[dict[str, Any
     if forward is not None and step == forward["start"]:
         questions.append(_shape_question(document))
     if event["phase"] in ACTIVATION_PHASES:
-        questions.append(_changes_question(event))
+        questions.append(_changes_question(event, document["spec"]["activation"]))
     return questions
 
 
