@@ -88,43 +88,17 @@ class Server:
         # the load comes from one address: its per-address shares are raised, so that this
         # measures the service, not fairness (bench/classroom.py and tests/test_server_fair.py)
         clean.update({f"CONVSCOPE_{k.upper()}": v for k, v in ONE_ADDRESS_CROWD.items()})
+        options = ["--port", str(self.port), "--workers", str(workers), "--log-level", "warning"]
         if root is None:
-            command = [
-                sys.executable,
-                "-m",
-                "convscope",
-                "serve",
-                "--port",
-                str(self.port),
-                "--workers",
-                str(workers),
-                "--log-level",
-                "warning",
-            ]
-            cwd = ROOT
-        elif serve:  # the older checkout's own `convscope serve` (its socket, its protocol)
-            package, path = _package_of(root)
-            command = [sys.executable, "-m", package, "serve", "--port", str(self.port), "--workers", str(workers)]
-            command += ["--log-level", "warning"]
-            cwd = root
+            command, cwd = [sys.executable, "-m", "convscope", "serve", *options], ROOT
         else:
             package, path = _package_of(root)
-            command = [
-                sys.executable,
-                "-m",
-                "uvicorn",
-                f"{package}.app:create_app_from_env",
-                "--factory",  # (its old name)
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(self.port),
-                "--workers",
-                str(workers),
-                "--log-level",
-                "warning",
-            ]
             cwd = root
+            if serve:  # the older checkout's own `convscope serve` (its socket, its protocol)
+                command = [sys.executable, "-m", package, "serve", *options]
+            else:  # (its app factory's old name, under plain uvicorn)
+                command = [sys.executable, "-m", "uvicorn", f"{package}.app:create_app_from_env", "--factory"]
+                command += ["--host", "127.0.0.1", *options]
         self.process = subprocess.Popen(
             command,
             cwd=cwd,
