@@ -77,14 +77,16 @@ def basis_cases(case: Case, passes: Sequence[str]) -> dict[str, list[tuple[str, 
     MAX_BASIS terms, or the forward with an activation, has none."""
     x, w, b, dout = case.arrays
     found: dict[str, list[tuple[str, Case]]] = {}
-    if "backward" in passes and dout.size <= MAX_BASIS:
+    terms = {p: _basis_terms(case, p) for p in passes}
+    judged = {p for p, n in terms.items() if n is not None and n <= MAX_BASIS}
+    if "backward" in judged:
         cases = []
         for m in range(dout.size):
             e = np.zeros(dout.size)
             e[m] = 1.0
             cases.append((f"dout{_index(m, dout.shape)}", _with(case, x, w, b, e.reshape(dout.shape))))
         found["backward"] = cases
-    if "forward" in passes and case.activation == "identity" and x.size + b.size <= MAX_BASIS:
+    if "forward" in judged:
         cases = []
         for m in range(x.size):
             e = np.zeros(x.size)
@@ -98,12 +100,21 @@ def basis_cases(case: Case, passes: Sequence[str]) -> dict[str, list[tuple[str, 
     return found
 
 
+def _basis_terms(case: Case, pass_name: str) -> int | None:
+    """The terms ``pass_name`` of ``case`` sums (one basis run each): a dout cell each for
+    the backward, an x and a b cell each for the forward; None for a forward that ends in
+    an activation other than the identity (not a sum of terms)."""
+    x, _, b, dout = case.arrays
+    if pass_name == "backward":
+        return dout.size
+    return x.size + b.size if case.activation == "identity" else None
+
+
 def _why_no_basis(case: Case, pass_name: str) -> str:
     """Why ``basis_cases`` gave ``pass_name`` of ``case`` no terms, with the numbers."""
-    x, _, b, dout = case.arrays
-    if pass_name == "forward" and case.activation != "identity":
+    terms = _basis_terms(case, pass_name)
+    if terms is None:
         return f"not judged write by write: the forward ends in {case.activation}, not a sum of terms"
-    terms = dout.size if pass_name == "backward" else x.size + b.size
     return (
         f"not judged write by write: {terms} terms to tell apart, more than the {MAX_BASIS} the recording "
         "judges (a smaller case is judged)"
@@ -363,10 +374,16 @@ def _did(write: Any, column: int, cell: str) -> str:
 # -- the document ----------------------------------------------------------------------
 
 
+def _drawn_as(name: str) -> str:
+    """The tensor a recorded array's name is drawn as: xp′ (the backward's own padded x)
+    as xp."""
+    return name.rstrip("′")
+
+
 def _axis_facts(name: str, shape: tuple[int, ...], layout: str) -> dict[str, Any]:
     """The header's axes of a tensor: its kind's where its name and rank say one, else
     generic axes with the last two as the grid."""
-    kind = KINDS.get(TENSOR_KINDS.get(name.rstrip("′"), ""))  # (xp′, the backward's xp: xp's axes)
+    kind = KINDS.get(TENSOR_KINDS.get(_drawn_as(name), ""))
     if kind is not None and len(kind.axes) == len(shape):
         return kind.axis_facts(layout)
     axes = [f"d{k}" for k in range(len(shape))] or ["d0"]
@@ -377,7 +394,7 @@ def _tensor(name: str, values: np.ndarray, role: str, order: int, layout: str) -
     values = np.asarray(values, dtype=np.float64)
     shape = tuple(values.shape) or (1,)
     title, group, detail = DRAWINGS.get(
-        name.rstrip("′"), ("your array", "backward" if role != "input" else "inputs", "")
+        _drawn_as(name), ("your array", "backward" if role != "input" else "inputs", "")
     )
     facts = {"title": title, "group": group, "order": order}
     if detail:
