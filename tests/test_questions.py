@@ -18,23 +18,11 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import conv_cases, examples, small_ints
+from test_browser_helpers import replay
 
 from convcore.trace import build_trace
 from convcore.trace.questions import KINDS, judge, step_questions
 from convscope.traces.presets import PRESETS
-
-
-def _replayed(doc: dict, upto: int) -> dict[str, np.ndarray]:
-    """Every tensor after events 0..upto (inputs from the header, the rest from zero)."""
-    t = {
-        k: np.array(v["data"], float).reshape(v["shape"]) if v["role"] == "input" else np.zeros(v["shape"])
-        for k, v in doc["tensors"].items()
-    }
-    for event in doc["events"][: upto + 1]:
-        for w in event["writes"]:
-            box = tuple(slice(a, b, s) for a, b, s in zip(w["start"], w["stop"], w["step"]))
-            t[w["tensor"]][box] += np.reshape(w["delta"], t[w["tensor"]][box].shape)
-    return t
 
 
 def _box_cells(box: dict, shape: list[int]) -> set[tuple[int, ...]]:
@@ -71,7 +59,7 @@ def check_questions(doc: dict, step: int) -> None:
     shapes = {k: v["shape"] for k, v in doc["tensors"].items()}
     for alias, name in doc["aliases"].items():
         shapes.setdefault(alias, shapes[name])
-    after, before = _replayed(doc, step), _replayed(doc, step - 1)
+    (after, _), (before, _) = replay(doc, step), replay(doc, step - 1)
     asked = step_questions(doc, step)
     kinds = [q["kind"] for q in asked]
     assert set(kinds) <= set(KINDS)
