@@ -21,7 +21,7 @@ from strategies import conv_cases, examples, small_ints
 from test_browser_helpers import replay
 
 from convcore.trace import build_trace
-from convcore.trace.questions import KINDS, judge, step_questions
+from convcore.trace.questions import KINDS, MAX_CLICK_CELLS, accepted, judge, step_questions
 from convscope.traces.presets import PRESETS
 
 
@@ -74,13 +74,15 @@ def check_questions(doc: dict, step: int) -> None:
         assert (tensor, index) in written
         name = doc["aliases"].get(tensor, tensor)
         assert math.isclose(q["answer"], after[name][index], rel_tol=1e-12, abs_tol=1e-12), (q, after[name][index])
-    (writes,) = [q for q in asked if q["kind"] == "writes"]
-    assert {(c["tensor"], tuple(c["index"])) for c in writes["answer"]} == written
-    assert len(writes["answer"]) == len(written)
+    writes = [q for q in asked if q["kind"] == "writes"]
+    assert len(writes) == (len(written) <= MAX_CLICK_CELLS)  # (more is no question to click)
+    for q in writes:
+        assert {(c["tensor"], tuple(c["index"])) for c in q["answer"]} == written
+        assert len(q["answer"]) == len(written)
     reads = [q for q in asked if q["kind"] == "reads"]
-    if event["reads"]:
-        (q,) = reads
-        boxes = [_box_cells(r, shapes[r["tensor"]]) for r in event["reads"]]
+    boxes = [_box_cells(r, shapes[r["tensor"]]) for r in event["reads"]]
+    assert len(reads) == bool(boxes and len(max(boxes, key=len)) <= MAX_CLICK_CELLS)
+    for q in reads:
         assert {tuple(c) for c in q["answer"]["cells"]} == max(boxes, key=len)
         assert q["answer"]["tensor"] in {r["tensor"] for r in event["reads"]}
     forward = next((p for p in doc["phases"] if p["name"] == "forward" and p["stop"] > p["start"]), None)
@@ -139,6 +141,22 @@ def test_every_step_of_every_lesson(name):
         check_questions(doc, step)
 
 
+def test_a_step_that_reads_more_cells_than_a_student_clicks_asks_no_reads_question():
+    # CS231n's padding step copies the whole 3×5×5 input in one step
+    doc = build_trace(PRESETS["cs231n"].config)
+    big = [
+        i
+        for i, e in enumerate(doc["events"])
+        if any(
+            math.prod(len(range(*t)) for t in zip(r["start"], r["stop"], r["step"])) > MAX_CLICK_CELLS
+            for r in e["reads"]
+        )
+    ]
+    assert big
+    for step in big:
+        assert "reads" not in [q["kind"] for q in step_questions(doc, step)]
+
+
 def test_a_dead_relu_step_changes_nothing_and_says_so():
     doc = build_trace(dict(PRESETS["cs231n"].config, activation="relu"))
     answers = {}
@@ -159,16 +177,20 @@ def test_the_shape_rule_is_explained_with_the_specs_numbers():
     assert "Ho = ⌊(5 + 1 + 1 − 1·(3 − 1) − 1) / 2⌋ + 1 = 3 rows" in q["explanation"], q["explanation"]
 
 
+def _value(answer: float) -> dict:
+    return {"kind": "value", "answer": answer, "accept": list(accepted(answer))}
+
+
 def test_a_number_is_judged_to_six_significant_digits():
-    q = {"kind": "value", "answer": 5.525781709334531}
+    q = _value(5.525781709334531)
     assert judge(q, 5.525781709334531) and judge(q, 5.52578) and judge(q, "5.525782")
     assert not judge(q, 5.5258) and not judge(q, 5.52577) and not judge(q, 5.53)
     assert not judge(q, float("nan")) and not judge(q, "five") and not judge(q, True)
-    small = {"kind": "value", "answer": -0.000123456789}
+    small = _value(-0.000123456789)
     assert judge(small, -0.000123457) and not judge(small, -0.00012346)
-    zero = {"kind": "value", "answer": 0.0}
+    zero = _value(0.0)
     assert judge(zero, 0) and judge(zero, -0.0) and not judge(zero, 0.001)
-    big = {"kind": "value", "answer": 1234567.0}
+    big = _value(1234567.0)
     assert judge(big, 1234570) and not judge(big, 1234600)
 
 

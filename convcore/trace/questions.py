@@ -5,10 +5,14 @@ shown (predict, then reveal), and the judging of an answer.
 
 - ``value``: what a cell the step writes holds after it (one per written tensor: its
   first cell the step changes, else its first cell); the answer is a number, right to
-  the trace's precision (``judge``: six significant digits, as every text prints it);
+  the trace's precision (six significant digits, as every text prints it): ``accept``
+  is the closed interval of the numbers judged right, so that a page judges as
+  ``judge`` does without a rule of its own;
 - ``reads``: which cells of a tensor the step reads (its largest read box: the window
   on the input, or the dz cell); the answer is the set of their indices;
 - ``writes``: which cells the step writes, of every tensor;
+- (``reads`` and ``writes`` are asked of at most ``MAX_CLICK_CELLS`` cells: the answer
+  is clicked cell by cell, and a step that copies a whole tensor is no such question);
 - ``shape``: the output's shape, asked at the forward's first step, explained by the
   shape rule with the spec's numbers;
 - ``changes``: whether the step changes anything at all, asked at the activation
@@ -29,11 +33,12 @@ from typing import Any
 
 from . import format as fmt
 
-__all__ = ["KINDS", "judge", "step_questions"]
+__all__ = ["KINDS", "MAX_CLICK_CELLS", "accepted", "judge", "step_questions"]
 
 KINDS = ("value", "reads", "writes", "shape", "changes")
 SIGNIFICANT = 6  # digits a trace's text prints (format.number): the precision of a number answered
 ACTIVATION_PHASES = ("activation", "activation grad")
+MAX_CLICK_CELLS = 64  # cells a reads or writes question may ask to be clicked
 
 
 def _cells(box: Mapping[str, Any]) -> Iterator[tuple[int, ...]]:
@@ -51,6 +56,7 @@ def _value_question(event: Mapping[str, Any], write: Mapping[str, Any]) -> dict[
         "kind": "value",
         "prompt": f"After this step, what does {cell} hold?",
         "answer": float(values[k]),
+        "accept": list(accepted(float(values[k]))),
         "explanation": (
             f"{cell} held {fmt.number(before)}; this step adds {fmt.number(deltas[k])}, so it holds "
             f"{fmt.number(values[k])}. {event['text']}"
@@ -66,6 +72,8 @@ def _reads_question(event: Mapping[str, Any]) -> dict[str, Any] | None:
         math.prod(len(range(a, b, s)) for a, b, s in zip(r["start"], r["stop"], r["step"])) for r in event["reads"]
     ]
     box = event["reads"][max(range(len(sizes)), key=lambda i: sizes[i])]
+    if max(sizes) > MAX_CLICK_CELLS:
+        return None
     cells = sorted(list(c) for c in _cells(box))
     return {
         "kind": "reads",
@@ -75,8 +83,10 @@ def _reads_question(event: Mapping[str, Any]) -> dict[str, Any] | None:
     }
 
 
-def _writes_question(event: Mapping[str, Any]) -> dict[str, Any]:
+def _writes_question(event: Mapping[str, Any]) -> dict[str, Any] | None:
     cells = [{"tensor": w["tensor"], "index": list(c)} for w in event["writes"] for c in _cells(w)]
+    if len(cells) > MAX_CLICK_CELLS:
+        return None
     tensors = ", ".join(dict.fromkeys(w["tensor"] for w in event["writes"]))
     return {
         "kind": "writes",
@@ -142,10 +152,7 @@ def step_questions(document: Mapping[str, Any], step: int) -> list[dict[str, Any
         raise IndexError(f"step {step}: this trace has steps 0 to {len(events) - 1}")
     event = events[step]
     questions = [_value_question(event, w) for w in event["writes"]]
-    reads = _reads_question(event)
-    if reads is not None:
-        questions.append(reads)
-    questions.append(_writes_question(event))
+    questions += [q for q in (_reads_question(event), _writes_question(event)) if q is not None]
     forward = next((p for p in document["phases"] if p["name"] == "forward" and p["stop"] > p["start"]), None)
     if forward is not None and step == forward["start"]:
         questions.append(_shape_question(document))
@@ -154,14 +161,14 @@ def step_questions(document: Mapping[str, Any], step: int) -> list[dict[str, Any
     return questions
 
 
-def _close(given: float, answer: float) -> bool:
-    """``given`` is ``answer`` to six significant digits (half a unit of the sixth)."""
-    if not math.isfinite(given):
-        return False
+def accepted(answer: float) -> tuple[float, float]:
+    """The numbers that are ``answer`` to six significant digits: within half a unit of
+    the sixth (of 0: below half a unit of the sixth decimal), as a closed interval."""
     if answer == 0:
-        return given == 0 or abs(given) < 0.5 * 10.0 ** (-SIGNIFICANT)
-    unit = 10.0 ** (math.floor(math.log10(abs(answer))) - (SIGNIFICANT - 1))
-    return abs(given - answer) <= 0.5 * unit * (1 + 1e-9)
+        half = 0.5 * 10.0 ** (-SIGNIFICANT)
+    else:
+        half = 0.5 * 10.0 ** (math.floor(math.log10(abs(answer))) - (SIGNIFICANT - 1)) * (1 + 1e-9)
+    return answer - half, answer + half
 
 
 def judge(question: Mapping[str, Any], given: Any) -> bool:
@@ -170,7 +177,8 @@ def judge(question: Mapping[str, Any], given: Any) -> bool:
     kind, answer = question["kind"], question["answer"]
     try:
         if kind == "value":
-            return not isinstance(given, bool) and _close(float(given), answer)
+            low, high = question["accept"]
+            return not isinstance(given, bool) and low <= float(given) <= high
         if kind == "reads":
             return {tuple(c) for c in given} == {tuple(c) for c in answer["cells"]}
         if kind == "writes":

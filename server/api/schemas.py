@@ -19,6 +19,7 @@ from convcore.mistakes import MISTAKES
 from convcore.spec import MAX_INDEX
 from convcore.trace.config import CHOICES
 from convcore.trace.questions import KINDS as QUESTION_KINDS
+from convcore.trace.questions import MAX_CLICK_CELLS
 from convcore.trace.views import get_view, view_names
 
 __all__ = [
@@ -464,9 +465,10 @@ class Question(BaseModel):
 
     kind: Literal[QUESTION_KINDS] = Field(
         description="value: what a written cell holds after the step (a number, right to six significant "
-        "digits, the trace's precision; `cell` names it); reads: the cells of `answer.tensor` the step reads "
-        "(`answer.cells`, indices in the header's axis order); writes: every cell the step writes "
-        "([{tensor, index}]); shape: out's shape (at the forward's first step); changes: whether the step "
+        "digits, the trace's precision: `accept` is the interval of numbers judged right; `cell` names it); "
+        "reads: the cells of `answer.tensor` the step reads (`answer.cells`, indices in the header's axis order); "
+        "writes: every cell the step writes ([{tensor, index}]); reads and writes are asked of at most "
+        f"{MAX_CLICK_CELLS} cells (they are clicked one by one); shape: out's shape (at the forward's first step); changes: whether the step "
         "changes any cell (at the activation steps: false where the ReLU is dead)."
     )
     prompt: str = Field(description="The question, as the page asks it.")
