@@ -21,6 +21,8 @@ from test_browser_helpers import (
 
 from convcore.trace import build_trace
 from convscope.cli import main
+from convscope.export.lesson import QUESTION_BYTES, _questions_within
+from convscope.http.encoding import encode_json
 from convscope.traces.presets import PRESETS
 
 pytestmark = pytest.mark.browser
@@ -350,6 +352,15 @@ def _embedded(path) -> dict:
     tag = '<script type="application/json" id="convscope-lesson">'
     start = html.index(tag) + len(tag)
     return json.loads(html[start : html.index("</script>", start)])
+
+
+def test_a_trace_too_long_for_its_questions_carries_none_and_costs_no_more_to_try():
+    doc = json.loads(encode_json(build_trace(PRESETS["depthwise"].config)))
+    whole = _questions_within(doc, QUESTION_BYTES)
+    assert whole is not None and len(whole) == doc["total_events"]
+    size = sum(len(encode_json(asked)) for asked in whole)  # (each step's JSON, as counted)
+    assert _questions_within(doc, size) == whole
+    assert _questions_within(doc, size - 1) is None
 
 
 def test_a_lesson_file_of_a_setup_downloaded_mid_lesson_opens_at_that_step(browser, tmp_path):

@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
-from ..export.lesson import lesson_html, prepare_lesson
+from ..export.lesson import QUESTION_BYTES, lesson_html, prepare_lesson
 from ..http.disconnect import run_until_disconnect
 from ..http.replies import DocumentResponse
 from ..http.static_files import find_static_dir
@@ -91,8 +91,8 @@ async def lesson(body: Annotated[LessonRequest, Body(openapi_examples=LESSON_EXA
         )
         yield html.encode("utf-8")
 
-    # the file holds the trace document and the page's code and style
-    nbytes = prepared.cost.bytes + bundle_bytes(state.static_dir)
+    # the file holds the trace document, its questions and the page's code and style
+    nbytes = prepared.cost.bytes + QUESTION_BYTES + bundle_bytes(state.static_dir)
     build = state.builds.join(("lesson", await request.body()), nbytes, produce)
     try:
         content = await run_until_disconnect(request.receive, build.whole())

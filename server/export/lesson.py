@@ -3,8 +3,9 @@
 The file holds the page (``bundle.inline_page``) and, in
 ``<script type="application/json" id="convscope-lesson">``, the lesson: its preset
 (name, title, sentence, config) and the trace lines the service would stream for it
-(header with its gradient check, events, end). The page's ``js/io/lesson-file.js`` reads
-them instead of calling a server.
+(header with its gradient check, events, end), and each step's questions (Predict,
+``convcore.trace.questions``) while they fit in ``QUESTION_BYTES``. The page's
+``js/io/lesson-file.js`` reads them instead of calling a server.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from ..settings import Settings
 from .bundle import BundleError, inline_page
 
 __all__ = [
+    "QUESTION_BYTES",
     "LESSON_ELEMENT",
     "LESSON_SCHEMA",
     "document_lesson",
@@ -32,6 +34,9 @@ __all__ = [
 
 LESSON_ELEMENT = "convscope-lesson"
 LESSON_SCHEMA = "convscope.lesson/1"
+# what a lesson file's questions may add (more steps than fit: the file has none, and its
+# page's Predict says it needs the server); the lesson route reserves it before work
+QUESTION_BYTES = 4_000_000
 
 
 def prepare_lesson(config: dict[str, Any], settings: Settings):
@@ -83,6 +88,8 @@ def _lesson(
     """The lesson of stream ``lines`` (header, events, end) and the setup ``config``."""
     from ..api.meta import build_meta
 
+    header = {k: v for k, v in lines[0].items() if k not in ("type", "check")}
+    document = {**header, "events": [line for line in lines if line["type"] == "event"]}
     return {
         "schema": LESSON_SCHEMA,
         "preset": {"name": name, "title": title, "teaches": sentence, "config": config},
@@ -91,7 +98,25 @@ def _lesson(
         "meta": build_meta(settings.limits()).model_dump(mode="json"),
         "step": step,
         "code": code,
+        "questions": _questions_within(document, QUESTION_BYTES),
     }
+
+
+def _questions_within(document: dict[str, Any], budget: int) -> list[list[dict[str, Any]]] | None:
+    """Each step's questions, or None once they pass ``budget`` bytes of JSON (the work
+    stops there: a long trace costs no more than a short one's worth)."""
+    from convcore.trace.questions import step_questions
+
+    from ..http.encoding import encode_json
+
+    questions, size = [], 0
+    for step in range(len(document["events"])):
+        asked = step_questions(document, step)
+        size += len(encode_json(asked))
+        if size > budget:
+            return None
+        questions.append(asked)
+    return questions
 
 
 def document_lesson(
