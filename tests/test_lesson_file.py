@@ -20,6 +20,7 @@ from test_browser_helpers import (
 )
 
 from convcore.trace import build_trace
+from convcore.trace.questions import step_questions
 from convscope.cli import main
 from convscope.export.lesson import QUESTION_BYTES, _questions_within
 from convscope.http.encoding import encode_json
@@ -352,6 +353,45 @@ def _embedded(path) -> dict:
     tag = '<script type="application/json" id="convscope-lesson">'
     start = html.index(tag) + len(tag)
     return json.loads(html[start : html.index("</script>", start)])
+
+
+def test_predict_in_the_file_asks_the_questions_it_carries_and_keeps_the_score(browser, cs231n_file):
+    doc = build_trace(PRESETS["cs231n"].config)
+    carried = _embedded(cs231n_file)["questions"]
+    assert carried == json.loads(encode_json([step_questions(doc, k) for k in range(doc["total_events"])]))
+    # (a step whose first question on the page is a written cell's value: no shape, no yes or no)
+    step = next(
+        k
+        for k, qs in enumerate(carried)
+        if k and qs[0]["kind"] == "value" and not {"shape", "changes"} & {q["kind"] for q in qs}
+    )
+    (value,) = [q for q in carried[step] if q["kind"] == "value"][:1]
+    view = OfflinePage(browser, cs231n_file, viewport=(1366, 768))
+    page = view.page
+    try:
+        page.evaluate(f"window.convscope.seek({step - 1})")
+        page.locator("#stage").focus()
+        page.keyboard.press("q")
+        page.keyboard.press("ArrowRight")
+        wait_until(page, "!document.getElementById('ask').hidden && !document.getElementById('ask-form').hidden")
+        assert page.text_content("#ask-prompt") == value["prompt"]
+        assert (
+            page.evaluate("Array.from(document.querySelectorAll('.cell.hidden-answer'), c => c.textContent).join('')")
+            == ""
+        )
+        page.keyboard.type(f"{value['answer']:.6g}")
+        page.keyboard.press("Enter")
+        wait_until(page, "document.getElementById('ask').dataset.verdict === 'right'")
+        assert page.text_content("#ask-score") == "1 of 1 right"
+        page.reload()
+        wait_complete(page)
+        page.evaluate(f"window.convscope.seek({step})")
+        page.locator("#stage").focus()
+        page.keyboard.press("ArrowRight")
+        wait_until(page, "!document.getElementById('ask').hidden")
+        assert page.text_content("#ask-score") == "1 of 1 right", "kept in the browser across a reload"
+    finally:
+        view.close()
 
 
 def test_a_trace_too_long_for_its_questions_carries_none_and_costs_no_more_to_try():

@@ -1,6 +1,6 @@
 """Take the README's screenshots of the page.
 
-    .venv/bin/python docs/screenshots/take_screenshots.py [screens] [follow] [views] [lab] [teach] [grader]
+    .venv/bin/python docs/screenshots/take_screenshots.py [screens] [follow] [views] [lab] [teach] [grader] [code] [trace] [predict]
 
 Starts the real app under uvicorn on a free loopback port and drives Debian's Chromium:
 - {cs231n,depthwise}-{1024x768,1366x768,1920x1080,projector-{1024x768,1280x720,1920x1080},
@@ -23,7 +23,9 @@ Starts the real app under uvicorn on a free loopback port and drives Debian's Ch
   (C) at a backward step; code-assign_dx-1920x1080.png: a mistake's lines at its first
   divergence;
 - code-trace-1366x768.png: a student's own code (student_width_stride.py) traced with
-  `convscope trace-code`, at its first wrong write.
+  `convscope trace-code`, at its first wrong write;
+- predict-phone-390x844.png, predict-verdict-1366x768.png: Predict (Q) on CS231n's
+  forward, a step's question on a phone, and a wrong answer's verdict at 1366x768.
 With no argument it takes them all.
 """
 
@@ -290,6 +292,32 @@ def trace(browser, base) -> None:
         context.close()
 
 
+def predict(browser, base) -> None:
+    """Predict (Q): the question of a forward step of CS231n on a phone, and at 1366x768
+    the verdict of an answer one off."""
+    asked = "!document.getElementById('ask').hidden && !document.getElementById('ask-form').hidden"
+    for name, viewport in (("phone-390x844", (390, 844)), ("verdict-1366x768", (1366, 768))):
+        phone = viewport[0] < 600
+        more = {"is_mobile": True, "has_touch": True, "device_scale_factor": 2} if phone else {}
+        context, page = open_lesson(browser, base, viewport, "/#s=0&l=cs231n", **more)
+        step = phase_step(page, "forward", 4)
+        page.evaluate(f"window.convscope.seek({step - 1})")
+        page.locator("#stage").focus()
+        page.keyboard.press("q")
+        page.keyboard.press("ArrowRight")
+        wait_until(page, asked)
+        if not phone:
+            answer = page.evaluate(
+                f"fetch('api/questions', {{method: 'POST', headers: {{'Content-Type': 'application/json'}}, body: JSON.stringify({{config: window.convscope.config, step: {step}}})}}).then((r) => r.json()).then((qs) => qs[0].answer)"
+            )
+            page.fill("#ask-input", f"{answer + 1:.6g}")
+            page.press("#ask-input", "Enter")
+            wait_until(page, "document.getElementById('ask').dataset.verdict === 'wrong'")
+        save(page, f"predict-{name}.png")
+        page.evaluate("localStorage.clear()")
+        context.close()
+
+
 GROUPS = {
     "screens": screens,
     "follow": follow,
@@ -299,6 +327,7 @@ GROUPS = {
     "grader": grader,
     "code": code,
     "trace": trace,
+    "predict": predict,
 }
 
 

@@ -22,6 +22,10 @@ test("a read cell says so; a cell the step leaves alone says only its value", ()
   assert.equal(cellLabel({ name: "out[0,0,1,0]", shown: "37", part: "read", delta: "+37" }), "out[0,0,1,0] = 37, read by this step");
 });
 
+test("a cell whose value a question hides (Predict) says so, not that it is unwritten", () => {
+  assert.equal(cellLabel({ name: "out[0,0,1,0]", shown: null, part: "write" }), "out[0,0,1,0] = ? (predict it), written by this step");
+});
+
 test("a cell not written yet says so, and the header's mark is said in the server's words", () => {
   assert.equal(cellLabel({ name: "z[0,0,1,1]", shown: "" }), "z[0,0,1,1] = not written yet");
   assert.equal(cellLabel({ name: "xp[0,1,0,0]", mark: WORDS.p, shown: "0", part: "read" }), "xp[0,1,0,0] = 0, padding, read by this step");

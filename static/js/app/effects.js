@@ -3,6 +3,8 @@
 // once for the ticker's step, which comes at the start of a frame; else in the next frame).
 
 import { classPlace, placeOf } from "../model/page-state.js";
+import { fetchQuestions } from "../io/api.js";
+import { keepPredict, keepScore, keptScore } from "../io/predict-memory.js";
 import { store, dispatch, ticker, classroom } from "./page.js";
 import { redraw, requestRedraw, drawNow } from "./redraw.js";
 import { writeUrl } from "./address.js";
@@ -29,6 +31,7 @@ export function installEffects() {
       const began = !prev.follow || prev.follow.role !== "teacher";
       if (place !== JSON.stringify(classPlace(prev)) || began) classroom.publish(classPlace(state));
     }
+    predictEffects(state, prev, action);
     const place = placeOf(state);
     const before = placeOf(prev);
     if (action.type === "header") writeUrl(true, { push: action.push });
@@ -41,4 +44,22 @@ export function installEffects() {
       requestRedraw();
     }
   });
+}
+
+/** Predict: a question opened fetches its step's questions; the score is kept per lesson
+ *  (read back when another lesson's trace arrives); Predict on or off is kept. */
+function predictEffects(state, prev, action) {
+  const a = state.asking;
+  if (a && !a.questions && (!prev.asking || prev.asking.step !== a.step)) {
+    const { step } = a;
+    const { model, config } = state.trace;
+    fetchQuestions(config, step).then(
+      (questions) => dispatch({ type: "questions", step, model, questions }),
+      (err) => dispatch({ type: "questions", step, model, questions: null, error: `No question for this step: ${err.message}` }),
+    );
+  }
+  const lesson = state.trace ? state.trace.lesson || "" : null;
+  if (lesson !== null && lesson !== (prev.trace ? prev.trace.lesson || "" : null)) dispatch({ type: "scoreLoaded", score: keptScore(lesson) });
+  else if (state.score !== prev.score && action.type !== "scoreLoaded" && lesson !== null) keepScore(lesson, state.score);
+  if (state.predict !== prev.predict) keepPredict(state.predict);
 }

@@ -4,7 +4,7 @@
 // fn)` registers it, so that no import circle ties this module to those.
 
 import { createStore } from "../model/store.js";
-import { initialState, reduce, currentStep } from "../model/page-state.js";
+import { initialState, reduce, currentStep, answerHidden } from "../model/page-state.js";
 import { phaseIndexAt } from "../model/trace-model.js";
 import { SPEEDS, Ticker } from "../model/player.js";
 import { Stage } from "../stage/stage.js";
@@ -16,14 +16,16 @@ import { AnimationDialog } from "../panels/animation-dialog.js";
 import { LabView } from "../panels/lab-view.js";
 import { CompareDialog } from "../panels/compare-dialog.js";
 import { CodePanel } from "../panels/code-panel.js";
+import { QuestionCard } from "../panels/question-card.js";
 import { codeOf, codeLineText } from "../model/code-view.js";
 import { Classroom } from "../io/classroom.js";
 import { initialSetupOpen } from "../io/setup-memory.js";
+import { keptPredict } from "../io/predict-memory.js";
 import { Probe } from "./probe.js";
 
 export const $ = (id) => document.getElementById(id);
 
-export const store = createStore(reduce, initialState({ setupOpen: initialSetupOpen() }));
+export const store = createStore(reduce, initialState({ setupOpen: initialSetupOpen(), predict: keptPredict() }));
 export const dispatch = (action) => store.dispatch(action);
 
 const handlers = new Map();
@@ -83,7 +85,21 @@ export const lab = new LabView({
   onCompare: () => compareDialog.open(),
   onStopComparing: () => ask("setCompare")(null),
 });
-export const hover = new Hover($("stage"), cellOf, () => (store.state.trace ? { model: store.state.trace.model, step: currentStep(store.state) } : null));
+// (no links while a question hides the step's answer: they would show what it reads)
+export const hover = new Hover($("stage"), cellOf, () => (store.state.trace && !answerHidden(store.state) ? { model: store.state.trace.model, step: currentStep(store.state) } : null));
+export const questionCard = new QuestionCard({
+  // (answered or shown: the keys go back to the player)
+  answer: (given) => {
+    dispatch({ type: "answer", given });
+    giveKeysToStage();
+  },
+  error: (text) => dispatch({ type: "answerError", text }),
+  reveal: () => {
+    dispatch({ type: "reveal" });
+    giveKeysToStage();
+  },
+  kind: (pick) => dispatch({ type: "askKind", pick }),
+});
 export const lines = new StageLines($("stage"), cellOf);
 export const codePanel = new CodePanel($("code"), {
   cellOf,

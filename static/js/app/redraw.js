@@ -3,11 +3,11 @@
 // prev) is the part a change of mode or form shows in the same tick as its action (a
 // key's projector mode, the setup put in the form); redraw draws it too.
 
-import { currentStep } from "../model/page-state.js";
+import { currentStep, answerHidden, questionOf } from "../model/page-state.js";
 import { frameOf } from "../model/frame.js";
 import { SPEEDS } from "../model/player.js";
 import { drawPhaseMarks } from "../panels/phase-marks.js";
-import { $, store, stage, chrome, inspector, lab, hover, lines, probe, editors, handle, dispatch, codePanel } from "./page.js";
+import { $, store, stage, chrome, inspector, lab, hover, lines, probe, editors, handle, dispatch, codePanel, questionCard } from "./page.js";
 
 const reducedMotion = window.matchMedia("(prefers-reduced-motion: reduce)");
 
@@ -45,7 +45,7 @@ function viewportOf(state) {
 
 /** What follows an action in its own tick: the page's modes and the setup form. */
 export function drawNow(state) {
-  const modes = `${state.projector}|${state.setupOpen}|${state.allTensors}|${state.speedIndex}|${state.codeOpen}`;
+  const modes = `${state.projector}|${state.setupOpen}|${state.allTensors}|${state.speedIndex}|${state.codeOpen}|${state.predict}`;
   if (modes !== drawn.modes) {
     if (drawn.modes !== null && (state.projector !== drawn.projector || state.setupOpen !== drawn.setupOpen)) {
       metrics = null; // another style sheet's sizes
@@ -136,7 +136,11 @@ export function redraw(cause = "request") {
   // flash when one step was taken (a step, a play slow enough to watch), not after a
   // jump: there is no "just" to show then, and the flash costs the jump's frame.
   const fast = state.playing && speed > 12;
-  stage.draw(frame, { flash: (speed <= 8 || !state.playing) && !reducedMotion.matches, changes: !fast });
+  // Predict: the question open on this step hides its answer (model/page-state.js)
+  const hidden = answerHidden(state);
+  const question = questionOf(state);
+  const asking = state.asking && state.asking.step === frame.step ? { hide: hidden, reads: Boolean(question && question.kind === "reads"), picked: question && question.kind === "reads" ? state.asking.picked.map((flat) => ({ tensor: question.answer.tensor, flat })) : [] } : null;
+  stage.draw(frame, { flash: (speed <= 8 || !state.playing) && !reducedMotion.matches, changes: !fast, asking });
   if (!fast) stage.followEvent();
   lab.draw(trace.model, frame.step, trace.config.compare);
   // (brief where the stage needs the room: the current line and its loops)
@@ -144,8 +148,11 @@ export function redraw(cause = "request") {
   if (!state.playing) hover.follow();
   // (after this frame, from its layout; not on a phone's stacked stage, where they would
   // cross the figures between)
-  lines.draw(trace.model, frame.step, state.fits && !(state.playing && speed > 2));
-  if (chrome.drawPanel(frame, state, state.pendingNarration)) {
+  lines.draw(trace.model, frame.step, state.fits && !(state.playing && speed > 2) && !hidden);
+  questionCard.draw(state, frame.event ? frame.event.text : "");
+  // (the step's text and written values would answer the question: drawn once it is)
+  if (hidden) chrome.renarrate();
+  else if (chrome.drawPanel(frame, state, state.pendingNarration)) {
     if (state.pendingNarration) dispatch({ type: "narrated" });
   }
   probe.part?.("panel");

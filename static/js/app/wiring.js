@@ -1,8 +1,8 @@
 // Input: keys, clicks and edits become actions (or the effect they ask for: a lesson, a
 // run, a class session, a download). Nothing here draws.
 
-import { currentStep, classPlace } from "../model/page-state.js";
-import { SPEEDS, speedLabel, keyAction, KEY_SHEET } from "../model/player.js";
+import { currentStep, classPlace, answerHidden, questionOf } from "../model/page-state.js";
+import { SPEEDS, speedLabel, keyAction, KEY_SHEET, isTypingField } from "../model/player.js";
 import { cellKey } from "../stage/cell-keys.js";
 import { fitPhaseMarks } from "../panels/phase-marks.js";
 import { fetchLessonFile } from "../io/api.js";
@@ -10,7 +10,7 @@ import { embeddedLesson } from "../io/lesson-file.js";
 import { exportJson, stagePng, download } from "../io/export.js";
 import { rememberSetupOpen } from "../io/setup-memory.js";
 import { buildHandout, clearHandout, handoutSteps, handoutTitle } from "../panels/handout.js";
-import { $, store, dispatch, stage, classroom, animations, compareDialog, editors, handle, breakAwayIfFollowing, giveKeysToStage } from "./page.js";
+import { $, store, dispatch, stage, classroom, animations, compareDialog, editors, handle, breakAwayIfFollowing, giveKeysToStage, questionCard } from "./page.js";
 import { forgetMetrics, requestRedraw, showForExport, shownStep } from "./redraw.js";
 import { run } from "./streaming.js";
 import { openLesson, notify } from "./lessons.js";
@@ -27,6 +27,7 @@ export function doAction(name) {
   else if (name === "toggle" || name === "faster" || name === "slower") dispatch({ type: name });
   else if (name === "projector") dispatch({ type: "projector", on: !state.projector });
   else if (name === "code") dispatch({ type: "codeOpen", on: !state.codeOpen });
+  else if (name === "predict") dispatch({ type: "predict", on: !state.predict });
   else if (name === "keys") {
     const d = $("keys-dialog");
     if (d.open) d.close();
@@ -140,6 +141,7 @@ function wireButtons() {
   $("projector").addEventListener("click", () => doAction("projector"));
   $("all-tensors").addEventListener("click", () => dispatch({ type: "allTensors", on: !store.state.allTensors }));
   $("code-toggle").addEventListener("click", () => doAction("code"));
+  $("predict-toggle").addEventListener("click", () => doAction("predict"));
   $("toggle-setup").addEventListener("click", () => {
     const open = !store.state.setupOpen;
     rememberSetupOpen(open);
@@ -201,11 +203,44 @@ function wireStage() {
       $("stage").focus({ preventScroll: true });
     }
   });
-  // a click on any cell opens its story
+  // a click on any cell opens its story (picks it, while a question asks for cells)
   $("stage").addEventListener("click", (e) => {
     const cell = e.target.closest(".cell");
-    if (cell) dispatch({ type: "inspect", tensor: cell.dataset.tensor, flat: Number(cell.dataset.idx) });
+    if (cell) clickCell(cell.dataset.tensor, Number(cell.dataset.idx));
   });
+}
+
+/** A cell clicked (or Enter on a focused cell): its story, or an answer's pick. */
+function clickCell(tensor, flat) {
+  if (picksCells()) dispatch({ type: "pickCell", tensor, flat });
+  else dispatch({ type: "inspect", tensor, flat });
+}
+
+const picksCells = () => answerHidden(store.state) && questionOf(store.state)?.kind === "reads";
+
+/** Keys a question on show takes (Predict): Y / N answer a yes-or-no question, Enter
+ *  checks the cells picked, and a number typed on the stage goes to the answer's field.
+ *  True when the key was the question's. */
+function questionKey(e) {
+  if (e.ctrlKey || e.metaKey || e.altKey || !answerHidden(store.state)) return false;
+  const q = questionOf(store.state);
+  if (!q || isTypingField(e.target)) return false;
+  if (q.kind === "changes" && /^[yn]$/i.test(e.key)) {
+    e.preventDefault();
+    dispatch({ type: "answer", given: e.key.toLowerCase() === "y" });
+    return true;
+  }
+  if (q.kind === "reads" && e.key === "Enter" && !e.target.closest?.("button, a, select, summary")) {
+    e.preventDefault();
+    dispatch({ type: "answer" });
+    return true;
+  }
+  // (the key itself lands in the field it focuses)
+  if (questionCard.takesTyping() && e.key.length === 1 && /[\d.,\-−(\[]/.test(e.key)) {
+    questionCard.focusInput();
+    return true;
+  }
+  return false;
 }
 
 /** The player's keys, whatever has focus (capture phase: a focused select, range or
@@ -218,11 +253,15 @@ function onKey(e) {
   if (onCell) {
     e.preventDefault();
     e.stopPropagation();
-    if (onCell === "inspect") dispatch({ type: "inspect", tensor: e.target.dataset.tensor, flat: Number(e.target.dataset.idx) });
+    if (onCell === "inspect") clickCell(e.target.dataset.tensor, Number(e.target.dataset.idx));
     else if (onCell === "leave") {
       if (store.state.inspect) dispatch({ type: "inspect", tensor: null });
       giveKeysToStage();
     }
+    return;
+  }
+  if (questionKey(e)) {
+    e.stopPropagation();
     return;
   }
   if (e.key === "Escape" && store.state.inspect) {

@@ -1,7 +1,7 @@
 // Talking to the page's own server (relative URLs only): presets and the trace stream.
 
 import { readNdjsonBatches, consumeTrace, detailMessage } from "../model/ndjson.js";
-import { embeddedLesson, embeddedPreset, canonical, replayEmbedded, EDITING_NEEDS_SERVER } from "./lesson-file.js";
+import { embeddedLesson, embeddedPreset, canonical, replayEmbedded, EDITING_NEEDS_SERVER, QUESTIONS_NEED_SERVER } from "./lesson-file.js";
 
 /** An Error carrying FastAPI's detail: err.status, err.detail ([{loc, msg}] or string). */
 export class ApiError extends Error {
@@ -106,6 +106,15 @@ export async function streamTrace(config, handlers, signal) {
     if (err.detail) throw new ApiError(422, err.detail);
     throw err;
   }
+}
+
+/** The questions of step `step` of `config`'s trace (POST /api/questions; a lesson file's
+ *  own, which has no server to ask). */
+export async function fetchQuestions(config, step) {
+  const lesson = embeddedLesson();
+  if (!lesson) return sendJson("POST", "api/questions", { config, step });
+  if (!lesson.questions) throw new Error(QUESTIONS_NEED_SERVER);
+  return lesson.questions[step] ?? [];
 }
 
 /** Field of the config a FastAPI error is about: loc ["body", "stride", ...] -> "stride". */

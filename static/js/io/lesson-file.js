@@ -9,9 +9,13 @@ const ELEMENT_ID = "convscope-lesson";
 export const EDITING_NEEDS_SERVER =
   "This lesson file holds one trace: changing the setup needs the ConvScope server (convscope serve). Choose the lesson again to go back to it.";
 
+export const QUESTIONS_NEED_SERVER =
+  "this lesson file is too long to carry its questions: Predict asks them with the ConvScope server (convscope serve).";
+
 let lesson; // undefined: not read yet; null: the page is served
 
-/** The embedded lesson {schema, preset: {name, title, teaches, config}, lines}, or null. */
+/** The embedded lesson {schema, preset: {name, title, teaches, config}, lines, questions
+ *  (each step's, or null: too many to carry)}, or null. */
 export function embeddedLesson() {
   if (lesson === undefined) {
     const element = typeof document === "undefined" ? null : document.getElementById(ELEMENT_ID);

@@ -7,7 +7,8 @@ export const PART_WORDS = { read: "read by this step", write: "written by this s
 /**
  * The accessible name of a drawn cell: its name (trace-model's cellName, "dw[0,0,2,2]"),
  * the header's mark on it in words (GET /api/meta's mark_kinds: "padding", or ""), the
- * value it shows (number-format's formatValue; "" while not written yet), its part in the
+ * value it shows (number-format's formatValue; "" while not written yet; null while a
+ * question hides it: Predict), its part in the
  * current step ("read", "write" or "": a cell both read and written is said written),
  * and what the step added to a written cell (formatDelta: "+2"; undefined: not shown).
  *   "dw[0,0,2,2] = 3, written by this step, +2"
@@ -15,7 +16,7 @@ export const PART_WORDS = { read: "read by this step", write: "written by this s
  *   "z[0,0,1,1] = not written yet"
  */
 export function cellLabel({ name, mark = "", shown, part = "", delta }) {
-  let s = `${name} = ${shown === "" ? "not written yet" : shown}`;
+  let s = `${name} = ${shown === null ? "? (predict it)" : shown === "" ? "not written yet" : shown}`;
   if (mark) s += `, ${mark}`;
   const words = PART_WORDS[part];
   if (words) s += `, ${words}`;

@@ -5,9 +5,11 @@
 
 import { nextPhaseStart, previousPhaseStart } from "./trace-model.js";
 import { SPEEDS, DEFAULT_SPEED } from "./player.js";
+import { askable, isRight, scored, NO_SCORE } from "./predict.js";
 
-/** The page before anything has loaded. setupOpen: the drawer at start. */
-export function initialState({ setupOpen = true } = {}) {
+/** The page before anything has loaded. setupOpen: the drawer at start; predict:
+ *  Predict at start. */
+export function initialState({ setupOpen = true, predict = false } = {}) {
   return {
     lessons: [], // [{name, title, sentence}] as the server lists them
     lesson: "", // the lesson the form's setup is, unchanged ("": a custom setup)
@@ -44,7 +46,45 @@ export function initialState({ setupOpen = true } = {}) {
     narration: null, // words said once (a run that failed): {text, id}
     pendingNarration: "", // said again with the next step drawn (a trace that stopped midway)
     startError: "", // the page could not start: why
+    // Predict (key Q): a step taken forward one at a time is asked before it is shown.
+    // asking: null, or {step, questions (the page's, model/predict.js; null until they
+    // arrive), pick (the one asked), picked (the flat cells clicked), error (why the
+    // typed answer is no answer), verdict: null | {right, given} | {skipped: true}}
+    predict,
+    asking: null,
+    answered: {}, // the steps of this trace asked already: {step: true}
+    score: NO_SCORE, // the lesson's, kept in the browser's storage
   };
+}
+
+/** The question on show (null: none, or its questions have not arrived). */
+export function questionOf(state) {
+  const a = state.asking;
+  return a && a.questions && a.questions.length ? a.questions[a.pick] : null;
+}
+
+/** True while the step's answer is hidden: asked, not yet answered or revealed. */
+export function answerHidden(state) {
+  return Boolean(state.asking && !state.asking.verdict && state.asking.step === currentStep(state));
+}
+
+/** Whether moving from `now` to `to` asks first: Predict on, one step forward, a step
+ *  not asked yet, the page not following a teacher. */
+function asksAt(state, now, to) {
+  const following = state.follow && state.follow.role === "student" && state.follow.following;
+  return state.predict && !following && to === now + 1 && to <= lastReachable(state) && !state.answered[to];
+}
+
+/** State at `to`, asked before it is shown. */
+function ask(state, to) {
+  return { ...state, step: to, playing: false, asking: { step: to, questions: null, pick: 0, picked: [], error: "", verdict: null } };
+}
+
+/** The end of a question at its step (answered or revealed): {verdict} with the score. */
+function settle(state, verdict) {
+  const asking = { ...state.asking, verdict, error: "" };
+  const score = verdict.skipped ? state.score : scored(state.score, verdict.right);
+  return { ...state, asking, score, answered: { ...state.answered, [asking.step]: true } };
 }
 
 /** The last step that has arrived (0 with no trace). */
@@ -109,6 +149,11 @@ function moveTarget(state, how) {
   }
 }
 
+/** A question stays on show at its own step only. */
+function leaveQuestion(state) {
+  return state.asking && state.asking.step !== currentStep(state) ? { ...state, asking: null } : state;
+}
+
 const set = (state, changes) => {
   for (const k in changes) if (state[k] !== changes[k]) return { ...state, ...changes };
   return state;
@@ -145,7 +190,7 @@ export function reduce(state, action) {
       const { model } = action;
       const trace = { model, received: model.received, complete: model.complete, config: action.config, lesson: action.lesson };
       const form = { config: action.config, fresh: false, shown: state.form.shown + 1, header: model.header, errors: {} };
-      return { ...state, trace, form, inspect: null, step: action.step, run: "streaming", badge: { state: "pending", text: "checking…", title: "The replay check runs when the whole trace has arrived." } };
+      return { ...state, trace, form, inspect: null, asking: null, answered: {}, step: action.step, run: "streaming", badge: { state: "pending", text: "checking…", title: "The replay check runs when the whole trace has arrived." } };
     }
     case "events": {
       if (!state.trace || state.trace.model !== action.model) return state;
@@ -171,19 +216,27 @@ export function reduce(state, action) {
       return set(state, { run: "idle" });
     case "goto":
       if (!state.trace) return state;
-      return set(state, { step: clampStep(state, action.step), playing: action.keepPlaying ? state.playing : false });
-    case "move":
+      return leaveQuestion(set(state, { step: clampStep(state, action.step), playing: action.keepPlaying ? state.playing : false }));
+    case "move": {
       if (!state.trace) return state;
-      return set(state, { step: clampStep(state, moveTarget(state, action.how)), playing: false });
+      const now = currentStep(state);
+      // an open question: the first step forward shows its answer
+      if (answerHidden(state) && (action.how === "next" || action.how === "nextPhase")) return settle(state, { skipped: true });
+      const to = clampStep(state, moveTarget(state, action.how));
+      if (asksAt(state, now, to)) return ask(state, to);
+      return leaveQuestion(set(state, { step: to, playing: false }));
+    }
     case "tick": {
       if (!state.trace || !state.playing) return state;
       const last = lastReachable(state);
+      if (asksAt(state, currentStep(state), currentStep(state) + 1)) return ask(state, currentStep(state) + 1);
       const next = currentStep(state) + action.steps;
-      if (next >= last) return set(state, { step: last, playing: state.trace.complete ? false : state.playing });
-      return set(state, { step: next });
+      if (next >= last) return leaveQuestion(set(state, { step: last, playing: state.trace.complete ? false : state.playing }));
+      return leaveQuestion(set(state, { step: next }));
     }
     case "play": {
       if (!state.trace || state.playing) return state;
+      if (answerHidden(state)) return settle(state, { skipped: true }); // (Space on a question shows it)
       const again = currentStep(state) >= state.trace.model.total - 1; // play again from the start
       return set(state, { playing: true, step: again ? 0 : state.step });
     }
@@ -216,6 +269,38 @@ export function reduce(state, action) {
       return set(state, { follow: action.follow });
     case "inspect":
       return set(state, { inspect: action.tensor == null ? null : { tensor: action.tensor, flat: action.flat } });
+    case "predict":
+      return set(state, { predict: action.on, asking: action.on ? state.asking : null });
+    case "questions": {
+      // (a question of a step left already, or of another trace: dropped)
+      if (!state.asking || state.asking.step !== action.step || state.asking.questions || !state.trace || state.trace.model !== action.model) return state;
+      const questions = action.questions ? askable(action.questions) : [];
+      if (!questions.length) return { ...state, asking: null, answered: { ...state.answered, [action.step]: true }, ...(action.error ? { notice: { text: action.error, id: (state.notice ? state.notice.id : 0) + 1 } } : {}) };
+      return { ...state, asking: { ...state.asking, questions } };
+    }
+    case "askKind":
+      if (!answerHidden(state) || !state.asking.questions || !state.asking.questions[action.pick]) return state;
+      return { ...state, asking: { ...state.asking, pick: action.pick, picked: [], error: "" } };
+    case "pickCell": {
+      const q = answerHidden(state) ? questionOf(state) : null;
+      if (!q || q.kind !== "reads" || q.answer.tensor !== action.tensor) return state;
+      const picked = state.asking.picked.includes(action.flat) ? state.asking.picked.filter((f) => f !== action.flat) : [...state.asking.picked, action.flat];
+      return { ...state, asking: { ...state.asking, picked, error: "" } };
+    }
+    case "answerError":
+      return answerHidden(state) ? { ...state, asking: { ...state.asking, error: action.text } } : state;
+    case "answer": {
+      const q = answerHidden(state) ? questionOf(state) : null;
+      if (!q) return state;
+      // (no cell picked is no answer yet: Enter pressed too soon)
+      if (q.kind === "reads" && !state.asking.picked.length) return { ...state, asking: { ...state.asking, error: "Click (or tap) the cells it reads first." } };
+      const given = q.kind === "reads" ? state.asking.picked : action.given;
+      return settle(state, { right: isRight(q, given, q.kind === "reads" ? state.trace.model.tensors[q.answer.tensor] : null), given });
+    }
+    case "reveal":
+      return answerHidden(state) ? settle(state, { skipped: true }) : state;
+    case "scoreLoaded":
+      return set(state, { score: action.score });
     default:
       throw new Error(`unknown action ${action.type}`);
   }

@@ -75,6 +75,9 @@ export function keyAction(event) {
     case "c":
     case "C":
       return "code";
+    case "q":
+    case "Q":
+      return "predict";
     default:
       return null;
   }
@@ -90,6 +93,8 @@ export const KEY_SHEET = [
   ["F", "full screen"],
   ["P", "projector mode"],
   ["C", "the code beside the step: the line it runs (click a line: the next step that runs it)"],
+  ["Q", "Predict: each step forward is asked before it is shown (→ on a question: show it)"],
+  ["Y / N", "yes / no, to a question that asks it; Enter checks the cells picked"],
   ["I", "the story of a cell this step writes (or click any cell)"],
   ["D", "the first step where a mistake's code leaves the correct code (in a mistake lesson)"],
   ["B", "break away from the teacher's screen / rejoin it (in a class session)"],

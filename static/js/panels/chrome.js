@@ -232,6 +232,7 @@ export class Chrome {
     $("toggle-setup").setAttribute("aria-expanded", String(state.setupOpen));
     $("all-tensors").setAttribute("aria-pressed", String(state.allTensors));
     $("code-toggle").setAttribute("aria-pressed", String(state.codeOpen));
+    $("predict-toggle").setAttribute("aria-pressed", String(state.predict));
     const speed = $("speed");
     if (speed.value !== String(state.speedIndex)) speed.value = String(state.speedIndex);
   }

@@ -14,7 +14,8 @@ import { cellLabel } from "../model/cell-label.js";
  */
 export function labelCell(cell) {
   const part = cell.classList.contains("wr") ? "write" : cell.classList.contains("rd") ? "read" : "";
-  const next = cellLabel({ name: cell.cellName, mark: cell.markWords, shown: cell.firstChild.nodeValue, part, delta: cell.dataset.delta });
+  const shown = cell.classList.contains("hidden-answer") ? null : cell.firstChild.nodeValue;
+  const next = cellLabel({ name: cell.cellName, mark: cell.markWords, shown, part, delta: cell.dataset.delta });
   if (next !== cell.getAttribute("aria-label")) cell.setAttribute("aria-label", next);
 }
 
@@ -61,6 +62,17 @@ export class CellPaint {
     else if (!written && wasWritten !== 0) cell.classList.add("empty");
     this.shownValue[flat] = val;
     this.shownWritten[flat] = written;
+    return 1;
+  }
+
+  /** Cell `flat` of view `v` shows no value (a question hides it: stage/marks.js
+   *  hideAnswers); the next paint writes it again. Returns 1 if it changed. */
+  hide(v, flat) {
+    const cell = v.cells[flat];
+    if (cell.firstChild.nodeValue === "") return 0;
+    cell.firstChild.nodeValue = "";
+    this.shownValue[flat] = Number.NaN;
+    labelCell(cell);
     return 1;
   }
 

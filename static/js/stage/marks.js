@@ -111,6 +111,42 @@ export class StepMarks {
     this.writes = [];
     this.outlines = [];
     this.flashes = []; // the running flash animations of the last step's written cells
+    this.hidden = new Map(); // cell -> {view, flat}: written cells whose value a question hides
+    this.picked = new Set(); // cells a student picked as the answer
+  }
+
+  /**
+   * A question open on the step on show (Predict): with `hide`, its written cells carry
+   * hidden-answer and show no value (drawn again on every frame: a repaint of the rows
+   * in view must not show it); without, they show their value again (`frame`'s).
+   * `picked`: [{view, flat}] the cells picked as the answer (class picked).
+   */
+  hideAnswers(frame, hide, picked) {
+    const now = new Map();
+    if (hide) {
+      for (const { view, idx } of this.writes) {
+        for (let i = 0; i < idx.length; i++) {
+          const c = view.cells[idx[i]];
+          if (c) now.set(c, { view, flat: idx[i] });
+        }
+      }
+    }
+    for (const [c, { view, flat }] of this.hidden) {
+      if (now.has(c)) continue;
+      c.classList.remove("hidden-answer");
+      view.paint.cell(view, flat, frame); // (its shown value was forgotten: painted again)
+    }
+    for (const [c, { view, flat }] of now) {
+      const fresh = !c.classList.contains("hidden-answer");
+      if (fresh) c.classList.add("hidden-answer");
+      if (!view.paint.hide(view, flat) && fresh) labelCell(c);
+    }
+    this.hidden = now;
+    const cells = new Set();
+    for (const { view, flat } of picked) if (view.cells[flat]) cells.add(view.cells[flat]);
+    for (const c of this.picked) if (!cells.has(c)) c.classList.remove("picked");
+    for (const c of cells) if (!c.classList.contains("picked")) c.classList.add("picked");
+    this.picked = cells;
   }
 
   /** Mark `event` (compiled, or null) on `views` ({name: view}); flash its written cells;

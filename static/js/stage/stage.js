@@ -121,8 +121,14 @@ export class Stage {
    * the step added (off while playing too fast to read it: a change mark costs each
    * frame more than its cells).
    */
-  draw(frame, { flash: mayFlash = false, changes = true } = {}) {
+  draw(frame, { flash: mayFlash = false, changes = true, asking = null } = {}) {
     if (!this.model) return;
+    // a question open on this step (Predict): no flash, no change marks, no values
+    const hide = Boolean(asking && asking.hide);
+    if (hide) {
+      mayFlash = false;
+      changes = false;
+    }
     // the written cells flash when one step was taken, not after a jump
     const flash = mayFlash && this.lastStep !== undefined && Math.abs(frame.step - this.lastStep) === 1;
     this.lastStep = frame.step;
@@ -155,6 +161,10 @@ export class Stage {
       this.lastEvent = frame.event;
       this.changesShown = changes;
     }
+    const picked = asking ? asking.picked.map(({ tensor, flat }) => ({ view: this.views[tensor], flat })).filter((p) => p.view) : [];
+    if (hide || this.marks.hidden.size || picked.length || this.marks.picked.size) this.marks.hideAnswers(frame, hide, picked);
+    // a question of the cells it reads: the step's own read marks would answer it
+    if (this.container.classList.contains("asking-reads") !== Boolean(hide && asking.reads)) this.container.classList.toggle("asking-reads", Boolean(hide && asking.reads));
     if (this.onPart) this.onPart("highlight");
   }
 
