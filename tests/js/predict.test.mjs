@@ -67,6 +67,13 @@ function withTrace() {
   return { s, model, doc };
 }
 
+/** Predict on, one step forward from step 0: step 1 asked (with `questions` arrived, if given). */
+function askedAtOne(questions = null) {
+  const { s, model } = withTrace();
+  const t = reduce(reduce(s, { type: "predict", on: true }), { type: "move", how: "next" });
+  return { t: questions ? reduce(t, { type: "questions", step: 1, model, questions }) : t, model };
+}
+
 const VALUE = { kind: "value", prompt: "?", answer: 37, accept: [36.99995, 37.00005], explanation: "", cell: { tensor: "out", index: [0, 0, 1, 0] } };
 const READS = { kind: "reads", prompt: "?", answer: { tensor: "x", cells: [[0, 0, 0, 0]] }, explanation: "" };
 
@@ -78,8 +85,7 @@ test("Predict off: the player moves as ever", () => {
 });
 
 test("Predict on: one step forward asks first, hides the answer, and stops a play", () => {
-  const { s, model } = withTrace();
-  let t = reduce(reduce(s, { type: "predict", on: true }), { type: "move", how: "next" });
+  let { t, model } = askedAtOne();
   assert.equal(currentStep(t), 1);
   assert.equal(t.asking.step, 1);
   assert.ok(answerHidden(t));
@@ -100,9 +106,7 @@ test("Predict on: one step forward asks first, hides the answer, and stops a pla
 });
 
 test("an answer is judged, scored once, and its step is not asked again", () => {
-  const { s, model } = withTrace();
-  let t = reduce(reduce(s, { type: "predict", on: true }), { type: "move", how: "next" });
-  t = reduce(t, { type: "questions", step: 1, model, questions: [VALUE] });
+  const { t } = askedAtOne([VALUE]);
   const wrong = reduce(t, { type: "answer", given: 36 });
   assert.deepEqual(wrong.asking.verdict, { right: false, given: 36 });
   assert.deepEqual(wrong.score, { right: 0, asked: 1 });
@@ -118,9 +122,7 @@ test("an answer is judged, scored once, and its step is not asked again", () => 
 });
 
 test("the first step forward on an open question reveals it, unscored; the next moves on", () => {
-  const { s, model } = withTrace();
-  let t = reduce(reduce(s, { type: "predict", on: true }), { type: "move", how: "next" });
-  t = reduce(t, { type: "questions", step: 1, model, questions: [VALUE] });
+  const { t } = askedAtOne([VALUE]);
   const shown = reduce(t, { type: "move", how: "next" });
   assert.equal(currentStep(shown), 1);
   assert.deepEqual(shown.asking.verdict, { skipped: true });
@@ -131,9 +133,7 @@ test("the first step forward on an open question reveals it, unscored; the next 
 });
 
 test("Space on an open question shows it; a play on from there leaves it behind", () => {
-  const { s, model } = withTrace();
-  let t = reduce(reduce(s, { type: "predict", on: true }), { type: "move", how: "next" });
-  t = reduce(t, { type: "questions", step: 1, model, questions: [VALUE] });
+  const { t } = askedAtOne([VALUE]);
   const shown = reduce(t, { type: "toggle" });
   assert.equal(shown.playing, false);
   assert.deepEqual(shown.asking.verdict, { skipped: true });
@@ -145,9 +145,7 @@ test("Space on an open question shows it; a play on from there leaves it behind"
 });
 
 test("a jump, a step back or Predict off closes an open question; it is asked again later", () => {
-  const { s, model } = withTrace();
-  let t = reduce(reduce(s, { type: "predict", on: true }), { type: "move", how: "next" });
-  t = reduce(t, { type: "questions", step: 1, model, questions: [VALUE] });
+  const { t } = askedAtOne([VALUE]);
   for (const away of [{ type: "goto", step: 5 }, { type: "move", how: "prev" }, { type: "move", how: "last" }, { type: "predict", on: false }]) {
     const left = reduce(t, away);
     assert.equal(left.asking, null, JSON.stringify(away));
@@ -157,9 +155,7 @@ test("a jump, a step back or Predict off closes an open question; it is asked ag
 });
 
 test("cells are picked on the asked tensor only, a second click unpicks, and the set is judged", () => {
-  const { s, model } = withTrace();
-  let t = reduce(reduce(s, { type: "predict", on: true }), { type: "move", how: "next" });
-  t = reduce(t, { type: "questions", step: 1, model, questions: [VALUE, READS] });
+  let { t } = askedAtOne([VALUE, READS]);
   assert.equal(reduce(t, { type: "pickCell", tensor: "x", flat: 0 }), t, "the value question takes no cells");
   t = reduce(t, { type: "askKind", pick: 1 });
   assert.equal(questionOf(t), READS);
@@ -176,8 +172,7 @@ test("cells are picked on the asked tensor only, a second click unpicks, and the
 });
 
 test("a step with nothing the page asks is shown at once; a new trace forgets what was asked", () => {
-  const { s, model } = withTrace();
-  let t = reduce(reduce(s, { type: "predict", on: true }), { type: "move", how: "next" });
+  let { t, model } = askedAtOne();
   const none = reduce(t, { type: "questions", step: 1, model, questions: [{ kind: "writes" }] });
   assert.equal(none.asking, null);
   assert.ok(none.answered[1]);
