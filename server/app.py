@@ -20,6 +20,7 @@ from convcore import __version__
 
 from .api import debug, health, lesson, meta, mistakes, pages, presets, questions, trace
 from .follow.broker import BrokerDown
+from .follow.question_routes import router as follow_question_router
 from .follow.routes import broker_down
 from .follow.routes import router as follow_router
 from .http.api_docs import install_docs
@@ -89,6 +90,7 @@ def create_app(settings: Settings | None = None, static_dir: Path | None = None)
     app.include_router(questions.router)
     app.include_router(lesson.router)
     app.include_router(follow_router)
+    app.include_router(follow_question_router)
     app.add_exception_handler(BrokerDown, broker_down)
     if settings.debug:
         app.include_router(debug.router, include_in_schema=False)

@@ -150,6 +150,7 @@ class Settings(BaseModel):
     follow_max_sessions: int = Field(50, ge=0, description="follow mode's open sessions (0 = follow mode off)")
     follow_idle_seconds: float = Field(3600.0, gt=0, description="idle seconds before a follow session ends")
     follow_max_state_bytes: int = Field(65536, ge=2, description="bytes of one teacher state in follow mode")
+    follow_max_answers: int = Field(1000, ge=1, description="answers one class question takes (one per student page)")
     follow_redis_url: str = Field(
         "", description="Redis for follow sessions shared by workers and hosts ('' = in-process)"
     )

@@ -16,7 +16,7 @@ from convcore.trace.questions import step_questions
 from ..http.encoding import encode_json
 from ..http.errors import ApiError
 from ..http.replies import DocumentResponse
-from .schemas import Question, QuestionsRequest
+from .schemas import Question, QuestionsRequest, TraceConfig
 from .trace import EXAMPLES, REFUSALS, document_build
 
 router = APIRouter(prefix="/api", tags=["questions"])
@@ -41,6 +41,33 @@ def _questions(document: bytes, step: int) -> bytes:
         raise ApiError(422, ["body", "step"], str(exc), "value_error") from exc
 
 
+async def questions_of(config: TraceConfig, step: int, request: Request) -> bytes:
+    """The questions of step ``step`` of ``config``'s trace, as JSON (the document built
+    under the trace routes' limits, or taken from the document cache); ApiError for a
+    config the service refuses (its fields under ["body", "config", ...]) or a step the
+    trace does not have."""
+    state = request.app.state
+    # one document per config, whatever step is asked (json, not orjson: a number past
+    # 64 bits is the trace's refusal to make, not this key's)
+    key = (
+        b"questions:"
+        + json.dumps(config.model_dump(mode="json", exclude_unset=True), sort_keys=True, separators=(",", ":")).encode()
+    )
+    content, build = state.cache.get(key), None
+    if content is None:
+        try:
+            content, build = await document_build(config, request, key)
+        except ApiError as exc:  # (the trace's fields are under config here)
+            if exc.loc[:1] == ["body"]:
+                exc.loc = ["body", "config", *exc.loc[1:]]
+            raise
+    try:
+        return await run_in_threadpool(_questions, content, step)
+    finally:
+        if build is not None:
+            state.builds.leave(build)
+
+
 @router.post(
     "/questions",
     response_model=list[Question],
@@ -51,22 +78,4 @@ def _questions(document: bytes, step: int) -> bytes:
     responses=REFUSALS,
 )
 async def questions(body: QuestionsBody, request: Request) -> Response:
-    state = request.app.state
-    # one document per config, whatever step is asked (json, not orjson: a number past
-    # 64 bits is the trace's refusal to make, not this key's)
-    config = body.config.model_dump(mode="json", exclude_unset=True)
-    key = b"questions:" + json.dumps(config, sort_keys=True, separators=(",", ":")).encode()
-    content, build = state.cache.get(key), None
-    if content is None:
-        try:
-            content, build = await document_build(body.config, request, key)
-        except ApiError as exc:  # (the trace's fields are under config here)
-            if exc.loc[:1] == ["body"]:
-                exc.loc = ["body", "config", *exc.loc[1:]]
-            raise
-    try:
-        asked = await run_in_threadpool(_questions, content, body.step)
-    finally:
-        if build is not None:
-            state.builds.leave(build)
-    return DocumentResponse(asked, pace=state.pace)
+    return DocumentResponse(await questions_of(body.config, body.step, request), pace=request.app.state.pace)

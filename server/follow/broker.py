@@ -18,12 +18,16 @@ from .channel import Channel, Message, follow
 from .session import Credentials
 
 __all__ = [
+    "Answered",
     "BrokerDown",
     "Broker",
     "CodeTaken",
     "MemoryBroker",
     "NoSession",
+    "QuestionClosed",
     "StaleDriver",
+    "Tally",
+    "TooManyAnswers",
     "TooManySessions",
     "check_interval",
     "state_message",
@@ -59,6 +63,44 @@ class TooManySessions(Exception):
         self.limit = limit
 
 
+class QuestionClosed(Exception):
+    """The class question asked is not open: the teacher closed it, or asked another
+    since (``current``: the question open now, 0 for none)."""
+
+    def __init__(self, question: int, current: int, open_now: bool):
+        super().__init__(question, current, open_now)
+        self.question = question
+        self.current = current
+        self.open_now = open_now
+
+
+class Answered(Exception):
+    """This page has answered this question already."""
+
+
+class TooManyAnswers(Exception):
+    """The question has as many answers as the server takes for one question."""
+
+    def __init__(self, limit: int):
+        super().__init__(limit)
+        self.limit = limit
+
+
+@dataclass(frozen=True)
+class Tally:
+    """A class question's state: its number, whether it is open, the question (JSON
+    text, with its answer), and how many pages gave each answer (by its JSON key)."""
+
+    question: int
+    open: bool
+    text: str
+    counts: dict[str, int]
+
+    @property
+    def answered(self) -> int:
+        return sum(self.counts.values())
+
+
 def state_message(seq: int, driver: int, state_text: str) -> Message:
     """The message subscribers get for state number ``seq`` (``state_text`` is JSON)."""
     return Message(seq=seq, data=f'{{"seq":{seq},"driver":{driver},"state":{state_text}}}')
@@ -91,6 +133,22 @@ class Broker(Protocol):
 
     async def count(self) -> int: ...
 
+    async def ask(self, session: str, driver: int, question_text: str) -> int:
+        """Open a class question (the one before it closes); its number (NoSession,
+        StaleDriver)."""
+
+    async def answer(self, session: str, question: int, voter: str, key: str, limit: int) -> int:
+        """Count one page's answer (``key``: its JSON) to the open question ``question``;
+        the answers so far (NoSession, QuestionClosed, Answered, TooManyAnswers)."""
+
+    async def tally(self, session: str, question: int) -> Tally:
+        """The question's answers so far (NoSession, QuestionClosed when it is not the
+        session's latest)."""
+
+    async def close_question(self, session: str, driver: int, question: int) -> Tally:
+        """Take no more answers to ``question``; its tally (NoSession, StaleDriver,
+        QuestionClosed when it is not the session's latest)."""
+
     async def followers(self, session: str) -> int:
         """How many event streams follow the session now (every worker's)."""
 
@@ -101,6 +159,17 @@ class Broker(Protocol):
 
 
 @dataclass
+class _Asked:
+    """A session's latest class question."""
+
+    number: int
+    text: str
+    open: bool = True
+    voters: set[str] = field(default_factory=set)
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
 class _Session:
     code: str
     touched: float
@@ -108,6 +177,7 @@ class _Session:
     driver: int = 1
     seq: int = 0
     channel: Channel = field(default_factory=Channel)
+    asked: _Asked | None = None
 
 
 class MemoryBroker:
@@ -200,6 +270,45 @@ class MemoryBroker:
     async def followers(self, session: str) -> int:
         entry = self._sessions.get(session)
         return entry.channel.subscribers if entry is not None else 0
+
+    def _driving(self, session: str, driver: int) -> _Session:
+        entry = self._get(session)
+        if driver != entry.driver:
+            raise StaleDriver(entry.driver)
+        entry.touched = self._clock()
+        return entry
+
+    def _asked(self, entry: _Session, question: int) -> _Asked:
+        asked = entry.asked
+        if asked is None or asked.number != question:
+            raise QuestionClosed(question, asked.number if asked else 0, bool(asked and asked.open))
+        return asked
+
+    async def ask(self, session: str, driver: int, question_text: str) -> int:
+        entry = self._driving(session, driver)
+        entry.asked = _Asked(number=(entry.asked.number if entry.asked else 0) + 1, text=question_text)
+        return entry.asked.number
+
+    async def answer(self, session: str, question: int, voter: str, key: str, limit: int) -> int:
+        asked = self._asked(self._get(session), question)
+        if not asked.open:
+            raise QuestionClosed(question, asked.number, False)
+        if voter in asked.voters:
+            raise Answered(voter)
+        if len(asked.voters) >= limit:
+            raise TooManyAnswers(limit)
+        asked.voters.add(voter)
+        asked.counts[key] = asked.counts.get(key, 0) + 1
+        return len(asked.voters)
+
+    async def tally(self, session: str, question: int) -> Tally:
+        asked = self._asked(self._get(session), question)
+        return Tally(asked.number, asked.open, asked.text, dict(asked.counts))
+
+    async def close_question(self, session: str, driver: int, question: int) -> Tally:
+        asked = self._asked(self._driving(session, driver), question)
+        asked.open = False
+        return Tally(asked.number, asked.open, asked.text, dict(asked.counts))
 
     async def subscribe(self, session: str, last_seq: int) -> AsyncIterator[Message]:
         channel = self._get(session).channel

@@ -19,7 +19,19 @@ import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
-from .broker import BrokerDown, CodeTaken, NoSession, StaleDriver, TooManySessions, check_interval, state_message
+from .broker import (
+    Answered,
+    BrokerDown,
+    CodeTaken,
+    NoSession,
+    QuestionClosed,
+    StaleDriver,
+    Tally,
+    TooManyAnswers,
+    TooManySessions,
+    check_interval,
+    state_message,
+)
 from .channel import Channel, Message, follow
 from .session import Credentials
 
@@ -97,11 +109,64 @@ _END = _lua("""
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
 local code = redis.call('HGET', KEYS[1], 'code')
 redis.call('DEL', KEYS[1], '%(prefix)sc:' .. code)
+redis.call('DEL', '%(prefix)sq:' .. ARGV[1], '%(prefix)sqv:' .. ARGV[1], '%(prefix)sqa:' .. ARGV[1])
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('PUBLISH', '%(prefix)sch:' .. ARGV[1], 'end')
 return 1
 """)
 
+
+# A session's class question: KEYS q (hash: number, text, open), qv (the pages that
+# answered), qa (hash: answer key -> pages), each expiring with the session.
+
+# KEYS: session hash, live set, q, qv, qa. ARGV: id, ttl ms, driver, text. Returns
+# {number} or {-1}/{-2, driver}.
+_ASK = _TOUCH + _lua(
+    """
+if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0} end
+local driver = tonumber(redis.call('HGET', KEYS[1], 'driver'))
+if driver ~= tonumber(ARGV[3]) then return {-2, driver} end
+local number = redis.call('HINCRBY', KEYS[3], 'number', 1)
+redis.call('HSET', KEYS[3], 'text', ARGV[4], 'open', 1)
+redis.call('DEL', KEYS[4], KEYS[5])
+redis.call('PEXPIRE', KEYS[3], ARGV[2])
+touch(KEYS[1], KEYS[2], ARGV[1], ARGV[2])
+return {number, 0}
+"""
+)
+
+# KEYS: session hash, q, qv, qa. ARGV: question, voter, key, limit, ttl ms. Returns
+# {answers so far} or {-1} no session, {-2, latest, open} not open, {-3} answered, {-4} full.
+_ANSWER = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0, 0} end
+local number = tonumber(redis.call('HGET', KEYS[2], 'number') or '0')
+local open = redis.call('HGET', KEYS[2], 'open') == '1' and 1 or 0
+if number ~= tonumber(ARGV[1]) or open == 0 then return {-2, number, open} end
+if redis.call('SISMEMBER', KEYS[3], ARGV[2]) == 1 then return {-3, 0, 0} end
+if redis.call('SCARD', KEYS[3]) >= tonumber(ARGV[4]) then return {-4, 0, 0} end
+redis.call('SADD', KEYS[3], ARGV[2])
+redis.call('HINCRBY', KEYS[4], ARGV[3], 1)
+redis.call('PEXPIRE', KEYS[3], ARGV[5])
+redis.call('PEXPIRE', KEYS[4], ARGV[5])
+return {redis.call('SCARD', KEYS[3]), 0, 0}
+"""
+
+# KEYS: session hash, live set, q. ARGV: id, ttl ms, driver, question. Returns {1} or
+# {-1} no session, {-2, driver} stale, {-3, latest, open} another question.
+_CLOSE = _TOUCH + _lua(
+    """
+if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0, 0} end
+local driver = tonumber(redis.call('HGET', KEYS[1], 'driver'))
+if driver ~= tonumber(ARGV[3]) then return {-2, driver, 0} end
+local number = tonumber(redis.call('HGET', KEYS[3], 'number') or '0')
+if number ~= tonumber(ARGV[4]) then
+  return {-3, number, redis.call('HGET', KEYS[3], 'open') == '1' and 1 or 0}
+end
+redis.call('HSET', KEYS[3], 'open', 0)
+touch(KEYS[1], KEYS[2], ARGV[1], ARGV[2])
+return {1, 0, 0}
+"""
+)
 
 T = TypeVar("T")
 
@@ -147,7 +212,15 @@ class RedisBroker:
         self._redis = redis.Redis(connection_pool=pool)
         self._scripts = {
             name: self._redis.register_script(body)
-            for name, body in (("create", _CREATE), ("publish", _PUBLISH), ("take_over", _TAKE_OVER), ("end", _END))
+            for name, body in (
+                ("create", _CREATE),
+                ("publish", _PUBLISH),
+                ("take_over", _TAKE_OVER),
+                ("end", _END),
+                ("ask", _ASK),
+                ("answer", _ANSWER),
+                ("close", _CLOSE),
+            )
         }
         self._pubsub: Any = None
         self._reader: asyncio.Task | None = None
@@ -212,6 +285,69 @@ class RedisBroker:
     @_answering
     async def exists(self, session: str) -> bool:
         return bool(await self._redis.exists(self._session_key(session)))
+
+    # ---- class questions -------------------------------------------------------------
+
+    @staticmethod
+    def _question_keys(session: str) -> list[str]:
+        return [f"{PREFIX}q:{session}", f"{PREFIX}qv:{session}", f"{PREFIX}qa:{session}"]
+
+    @_answering
+    async def ask(self, session: str, driver: int, question_text: str) -> int:
+        keys = [self._session_key(session), self._live, *self._question_keys(session)]
+        number, current = await self._scripts["ask"](keys=keys, args=[session, self._ttl_ms, driver, question_text])
+        if number == -1:
+            raise NoSession(session)
+        if number == -2:
+            raise StaleDriver(current)
+        return number
+
+    @_answering
+    async def answer(self, session: str, question: int, voter: str, key: str, limit: int) -> int:
+        keys = [self._session_key(session), *self._question_keys(session)]
+        status, latest, open_now = await self._scripts["answer"](
+            keys=keys, args=[question, voter, key, limit, self._ttl_ms]
+        )
+        if status == -1:
+            raise NoSession(session)
+        if status == -2:
+            raise QuestionClosed(question, latest, bool(open_now))
+        if status == -3:
+            raise Answered(voter)
+        if status == -4:
+            raise TooManyAnswers(limit)
+        return status
+
+    async def _tally(self, session: str, question: int) -> Tally:
+        q, _, qa = self._question_keys(session)
+        async with self._redis.pipeline(transaction=True) as pipe:
+            pipe.exists(self._session_key(session))
+            pipe.hmget(q, "number", "open", "text")
+            pipe.hgetall(qa)
+            exists, (number, open_now, text), counts = await pipe.execute()
+        if not exists:
+            raise NoSession(session)
+        if int(number or 0) != question:
+            raise QuestionClosed(question, int(number or 0), open_now == "1")
+        return Tally(question, open_now == "1", text, {k: int(v) for k, v in counts.items()})
+
+    @_answering
+    async def tally(self, session: str, question: int) -> Tally:
+        return await self._tally(session, question)
+
+    @_answering
+    async def close_question(self, session: str, driver: int, question: int) -> Tally:
+        keys = [self._session_key(session), self._live, self._question_keys(session)[0]]
+        status, latest, open_now = await self._scripts["close"](
+            keys=keys, args=[session, self._ttl_ms, driver, question]
+        )
+        if status == -1:
+            raise NoSession(session)
+        if status == -2:
+            raise StaleDriver(latest)
+        if status == -3:
+            raise QuestionClosed(question, latest, bool(open_now))
+        return await self._tally(session, question)
 
     def _followers_key(self, session: str) -> str:
         return f"{PREFIX}n:{session}"  # a hash: worker process id -> its streams of the session
