@@ -16,7 +16,14 @@ import json
 
 import httpx
 import pytest
-from test_browser_helpers import lesson_path, require_chromium, server_document, wait_complete, wait_until
+from test_browser_helpers import (
+    TEACHER_TOKEN,
+    lesson_path,
+    require_chromium,
+    server_document,
+    wait_complete,
+    wait_until,
+)
 
 from convscope.traces.presets import PRESETS
 
@@ -232,3 +239,83 @@ def test_on_a_phone_the_question_is_answered_by_touch(open_page, base_url):
     page.tap("#ask-check")
     wait_until(page, "document.getElementById('ask').dataset.verdict === 'right'")
     assert page.text_content("#ask-score") == "1 of 1 right"
+
+
+# -- a class question (follow mode) -------------------------------------------------
+
+
+def _join(browser, base_url: str, code: str, viewport=(1366, 768), **context_args):
+    context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]}, **context_args)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(base_url + f"/?debug&follow={code}")
+    wait_complete(page)
+    return context, page, errors
+
+
+def test_a_class_question_asked_answered_by_a_class_and_revealed_on_every_page(open_page, browser, base_url):
+    teacher = open_page(f"/?teacher={TEACHER_TOKEN}#s=0&l=cs231n", viewport=(1366, 768)).page
+    teacher.click("#class-session")
+    wait_until(teacher, "document.querySelector('#follow-bar .join-code')")
+    code = teacher.inner_text("#follow-bar .join-code")
+    steps = _value_steps(base_url)
+    step = steps[3]
+    teacher.evaluate(f"window.convscope.seek({step - 1})")
+    (value,) = [q for q in _questions(base_url, CS231N, step) if q["kind"] == "value"][:1]
+    pages = [_join(browser, base_url, code), _join(browser, base_url, code, (390, 844), is_mobile=True, has_touch=True)]
+    for _, student, _ in pages:
+        wait_until(student, f"window.convscope.preset === 'cs231n' && window.convscope.step === {step - 1}")
+    # A: the teacher asks about the next step; every page goes there with its answer hidden
+    teacher.locator("#stage").focus()
+    teacher.keyboard.press("a")
+    wait_until(teacher, f"window.convscope.step === {step} && !document.getElementById('ask-class').hidden")
+    assert teacher.text_content("#ask-prompt") == value["prompt"] and teacher.is_hidden("#ask-form")
+    assert teacher.evaluate("document.querySelectorAll('.cell.hidden-answer').length") > 0
+    for _, student, _ in pages:
+        wait_until(student, f"window.convscope.step === {step} && {ASKED}", 10)
+        assert student.text_content("#ask-prompt") == value["prompt"]
+        assert (
+            student.evaluate(
+                "Array.from(document.querySelectorAll('.cell.hidden-answer'), c => c.textContent).join('')"
+            )
+            == ""
+        )
+    # one answers right, one wrong; each page sends once
+    right, wrong = _typed(value["answer"]), _typed(value["answer"] + 2)
+    (_, first, _), (_, second, _) = pages
+    first.fill("#ask-input", right)
+    first.press("#ask-input", "Enter")
+    wait_until(first, "document.getElementById('ask-how').textContent.startsWith('Sent: ')")
+    assert (
+        first.is_hidden("#ask-form") and first.evaluate("document.querySelectorAll('.cell.hidden-answer').length") > 0
+    )
+    second.tap("#ask-input")
+    second.fill("#ask-input", wrong)
+    second.tap("#ask-check")
+    wait_until(teacher, "document.getElementById('ask-count').textContent.startsWith('2 answered (2 following)')", 10)
+    # nothing shows before the reveal; → reveals: the answers on the teacher's screen
+    assert teacher.evaluate("document.querySelectorAll('#ask-tally li').length") == 0
+    teacher.keyboard.press("ArrowRight")
+    wait_until(teacher, "document.querySelectorAll('#ask-tally li').length === 2")
+    rows = teacher.evaluate(
+        "Array.from(document.querySelectorAll('#ask-tally li'), li => [li.dataset.right, li.textContent])"
+    )
+    assert sorted(rows) == sorted(
+        [["true", f"✓ {right.replace('-', '−')}: 1"], ["false", f"✗ {wrong.replace('-', '−')}: 1"]]
+    ), rows
+    assert teacher.text_content("#ask-right") == "1 of 2 right (50%)"
+    assert teacher.evaluate("document.querySelectorAll('.cell.hidden-answer').length") == 0
+    # every page plays the step, each with its own verdict
+    wait_until(first, "document.getElementById('ask').dataset.verdict === 'right'", 10)
+    wait_until(second, "document.getElementById('ask').dataset.verdict === 'wrong'", 10)
+    for _, student, _ in pages:
+        assert student.evaluate("document.querySelectorAll('.cell.hidden-answer').length") == 0
+    # the counts as CSV
+    with teacher.expect_download() as download:
+        teacher.click("#ask-csv")
+    csv = open(download.value.path(), encoding="utf-8").read()
+    assert csv.splitlines()[0] == "answer,pages,right" and len(csv.splitlines()) == 3, csv
+    for context, _, errors in pages:
+        assert errors == []
+        context.close()

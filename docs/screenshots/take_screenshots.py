@@ -1,6 +1,6 @@
 """Take the README's screenshots of the page.
 
-    .venv/bin/python docs/screenshots/take_screenshots.py [screens] [follow] [views] [lab] [teach] [grader] [code] [trace] [predict]
+    .venv/bin/python docs/screenshots/take_screenshots.py [screens] [follow] [views] [lab] [teach] [grader] [code] [trace] [predict] [class]
 
 Starts the real app under uvicorn on a free loopback port and drives Debian's Chromium:
 - {cs231n,depthwise}-{1024x768,1366x768,1920x1080,projector-{1024x768,1280x720,1920x1080},
@@ -25,7 +25,10 @@ Starts the real app under uvicorn on a free loopback port and drives Debian's Ch
 - code-trace-1366x768.png: a student's own code (student_width_stride.py) traced with
   `convscope trace-code`, at its first wrong write;
 - predict-phone-390x844.png, predict-verdict-1366x768.png: Predict (Q) on CS231n's
-  forward, a step's question on a phone, and a wrong answer's verdict at 1366x768.
+  forward, a step's question on a phone, and a wrong answer's verdict at 1366x768;
+- class-question-phone-390x844.png, class-answers-projector-1920x1080.png: a class
+  question (A) on a student's phone, and the answers of a class of 12 revealed on the
+  teacher's projector.
 With no argument it takes them all.
 """
 
@@ -318,6 +321,55 @@ def predict(browser, base) -> None:
         context.close()
 
 
+def class_question(browser, base) -> None:
+    """A class question: asked on the teacher's projector, answered by a phone and eleven
+    scripted pages, revealed."""
+    import random
+
+    import httpx
+
+    context, teacher = open_lesson(browser, base, (1920, 1080), f"/?teacher={TEACHER_TOKEN}#s=0&l=cs231n&p=1")
+    teacher.click("#class-session")
+    wait_until(teacher, "document.querySelector('#follow-bar .join-code')")
+    code = teacher.inner_text("#follow-bar .join-code")
+    step = phase_step(teacher, "forward", 4)
+    teacher.evaluate(f"window.convscope.seek({step - 1})")
+    phone_context, phone = open_lesson(
+        browser,
+        base,
+        (390, 844),
+        f"/?follow={code}",
+        is_mobile=True,
+        has_touch=True,
+        device_scale_factor=2,
+    )
+    wait_until(phone, f"window.convscope.step === {step - 1}")
+    teacher.locator("#stage").focus()
+    teacher.keyboard.press("a")
+    wait_until(phone, "!document.getElementById('ask').hidden && !document.getElementById('ask-form').hidden")
+    save(phone, "class-question-phone-390x844.png")
+    session = teacher.evaluate("JSON.parse(sessionStorage.getItem('convscope.classSession')).session")
+    number = 1  # (the session's first question)
+    answer = httpx.post(
+        base + "/api/questions", json={"config": teacher.evaluate("window.convscope.config"), "step": step}
+    ).json()[0]["answer"]
+    phone.fill("#ask-input", f"{answer:.6g}")
+    phone.press("#ask-input", "Enter")
+    rng = random.Random(4)
+    for i in range(11):
+        given = rng.choice([answer, answer, answer, answer + 1, answer - 1, 0.0])
+        httpx.post(
+            f"{base}/api/follow/sessions/{session}/questions/{number}/answers",
+            json={"voter": f"screenshot-page-{i:04d}", "given": given},
+        )
+    wait_until(teacher, "document.getElementById('ask-count').textContent.startsWith('12 answered')")
+    teacher.keyboard.press("ArrowRight")
+    wait_until(teacher, "document.querySelectorAll('#ask-tally li').length > 0")
+    save(teacher, "class-answers-projector-1920x1080.png")
+    phone_context.close()
+    context.close()
+
+
 GROUPS = {
     "screens": screens,
     "follow": follow,
@@ -328,6 +380,7 @@ GROUPS = {
     "code": code,
     "trace": trace,
     "predict": predict,
+    "class": class_question,
 }
 
 

@@ -96,8 +96,9 @@ test("Predict on: one step forward asks first, hides the answer, and stops a pla
   assert.equal(reduce(t, { type: "questions", step: 1, model: {}, questions: [VALUE] }), t);
   assert.equal(reduce(t, { type: "questions", step: 2, model, questions: [VALUE] }), t);
   t = reduce(t, { type: "questions", step: 1, model, questions: [READS, { kind: "writes" }, VALUE] });
-  assert.deepEqual(t.asking.questions.map((q) => q.kind), ["value", "reads"]);
-  assert.equal(questionOf(t), VALUE);
+  // (each keeps its place in the server's list: a class question is asked by it)
+  assert.deepEqual(t.asking.questions.map((q) => [q.kind, q.index]), [["value", 2], ["reads", 0]]);
+  assert.deepEqual(questionOf(t), { ...VALUE, index: 2 });
   // a play from an asked step stops at the next step, asking
   const played = reduce(reduce(reduce(t, { type: "answer", given: 37 }), { type: "play" }), { type: "tick", steps: 5 });
   assert.equal(currentStep(played), 2);
@@ -158,7 +159,7 @@ test("cells are picked on the asked tensor only, a second click unpicks, and the
   let { t } = askedAtOne([VALUE, READS]);
   assert.equal(reduce(t, { type: "pickCell", tensor: "x", flat: 0 }), t, "the value question takes no cells");
   t = reduce(t, { type: "askKind", pick: 1 });
-  assert.equal(questionOf(t), READS);
+  assert.deepEqual(questionOf(t), { ...READS, index: 1 });
   const early = reduce(t, { type: "answer" });
   assert.match(early.asking.error, /Click \(or tap\) the cells it reads first/);
   assert.ok(answerHidden(early) && early.score === t.score);
@@ -181,4 +182,51 @@ test("a step with nothing the page asks is shown at once; a new trace forgets wh
   assert.equal(failed.notice.text, "No questions: the server is away.");
   t = reduce(none, { type: "header", model, config: { x: 1 }, lesson: "", step: 0 });
   assert.deepEqual(t.answered, {});
+});
+
+// ---- a class question (follow mode) --------------------------------------------
+
+test("a student's page opens the teacher's question at its step, sends once, and is judged at the reveal", () => {
+  const { s, model } = withTrace();
+  const at = reduce(s, { type: "goto", step: 1 });
+  const ask = { id: 7, step: 1, index: 2, revealed: false };
+  let t = reduce(at, { type: "classQuestion", ask });
+  assert.ok(answerHidden(t));
+  assert.deepEqual(t.asking.klass, { role: "student", id: 7, index: 2, sent: null });
+  // the question the teacher asked (by its place in the server's list), not the page's first
+  t = reduce(t, { type: "questions", step: 1, model, questions: [READS, { kind: "writes" }, VALUE] });
+  assert.equal(questionOf(t).kind, "value");
+  assert.equal(reduce(t, { type: "askKind", pick: 1 }), t, "a class question's kind is the teacher's");
+  const sent = reduce(t, { type: "answer", given: 36 });
+  assert.equal(sent.asking.klass.sent, 36);
+  assert.ok(answerHidden(sent), "nothing is shown before the reveal");
+  assert.equal(reduce(sent, { type: "answer", given: 37 }), sent, "sent once");
+  // a refused send: the answer may be given again, with why
+  const failed = reduce(sent, { type: "classSendFailed", id: 7, message: "Not sent: the teacher has closed question 7" });
+  assert.equal(failed.asking.klass.sent, null);
+  assert.match(failed.asking.error, /closed question 7/);
+  // the place again (a heartbeat) changes nothing; Predict off keeps the class's question
+  assert.equal(reduce(sent, { type: "classQuestion", ask }), sent);
+  assert.equal(reduce(sent, { type: "predict", on: false }).asking, sent.asking);
+  const revealed = reduce(sent, { type: "classQuestion", ask: { ...ask, revealed: true } });
+  assert.deepEqual(revealed.asking.verdict, { right: false, given: 36 });
+  assert.deepEqual(revealed.score, s.score, "a class question is not the lesson's own score");
+  // nothing sent: the reveal shows the answer; a place with no question closes it
+  assert.deepEqual(reduce(t, { type: "classQuestion", ask: { ...ask, revealed: true } }).asking.verdict, { skipped: true });
+  assert.equal(reduce(t, { type: "classQuestion", ask: null }).asking, null);
+});
+
+test("a teacher's page moves to the asked step once the server asked it, counts, and reveals", () => {
+  const { s } = withTrace();
+  const questions = [{ ...VALUE, index: 2 }];
+  let t = reduce(s, { type: "classAsked", id: 3, step: 1, questions, pick: 0 });
+  assert.equal(currentStep(t), 1);
+  assert.ok(answerHidden(t));
+  assert.equal(reduce(t, { type: "answer", given: 37 }), t, "the teacher does not answer");
+  assert.equal(reduce(t, { type: "classTally", id: 2, tally: { answered: 5 } }), t, "another question's count");
+  t = reduce(t, { type: "classTally", id: 3, tally: { answered: 5, open: true } });
+  assert.equal(t.asking.klass.tally.answered, 5);
+  const shown = reduce(t, { type: "classRevealed", id: 3, tally: { answered: 5, open: false, distribution: [], right: 0 } });
+  assert.deepEqual(shown.asking.verdict, { skipped: true });
+  assert.equal(shown.asking.klass.tally.open, false);
 });

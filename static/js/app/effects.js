@@ -6,6 +6,7 @@ import { classPlace, placeOf } from "../model/page-state.js";
 import { fetchQuestions } from "../io/api.js";
 import { keepPredict, keepScore, keptScore } from "../io/predict-memory.js";
 import { store, dispatch, ticker, classroom } from "./page.js";
+import { classQuestionEffects } from "./class-question.js";
 import { redraw, requestRedraw, drawNow } from "./redraw.js";
 import { writeUrl } from "./address.js";
 
@@ -32,6 +33,7 @@ export function installEffects() {
       if (place !== JSON.stringify(classPlace(prev)) || began) classroom.publish(classPlace(state));
     }
     predictEffects(state, prev, action);
+    classQuestionEffects(state, prev);
     const place = placeOf(state);
     const before = placeOf(prev);
     if (action.type === "header") writeUrl(true, { push: action.push });

@@ -4,7 +4,9 @@
 // fn)` registers it, so that no import circle ties this module to those.
 
 import { createStore } from "../model/store.js";
-import { initialState, reduce, currentStep, answerHidden } from "../model/page-state.js";
+import { initialState, reduce, currentStep, answerHidden, classQuestion } from "../model/page-state.js";
+import { tallyCsv } from "../model/predict.js";
+import { download } from "../io/export.js";
 import { phaseIndexAt } from "../model/trace-model.js";
 import { SPEEDS, Ticker } from "../model/player.js";
 import { Stage } from "../stage/stage.js";
@@ -48,7 +50,11 @@ export const inspector = new Inspector({
 export const ticker = new Ticker({ getSpeed: () => SPEEDS[store.state.speedIndex], onSteps: (steps) => dispatch({ type: "tick", steps }) });
 export const classroom = new Classroom({
   // a student's page takes the teacher's place (its own projector mode stays)
-  onState: (place) => ask("openPlace")({ ...place, speed: null, projector: store.state.projector }),
+  // (and its class question, once the place's step is on show)
+  onState: async (place) => {
+    await ask("openPlace")({ ...place, speed: null, projector: store.state.projector });
+    dispatch({ type: "classQuestion", ask: place.ask ?? null });
+  },
   onChange: (follow) => dispatch({ type: "follow", follow }),
 });
 export const animations = new AnimationDialog({
@@ -98,7 +104,13 @@ export const questionCard = new QuestionCard({
     dispatch({ type: "reveal" });
     giveKeysToStage();
   },
-  kind: (pick) => dispatch({ type: "askKind", pick }),
+  // (a teacher's class question: another kind is asked of the class again)
+  kind: (pick) => (classQuestion(store.state, "teacher") ? ask("askClass")(pick) : dispatch({ type: "askKind", pick })),
+  close: () => {
+    ask("revealClass")();
+    giveKeysToStage();
+  },
+  csv: (tally) => download(new Blob([tallyCsv(tally)], { type: "text/csv" }), "class-answers.csv"),
 });
 export const lines = new StageLines($("stage"), cellOf);
 export const codePanel = new CodePanel($("code"), {

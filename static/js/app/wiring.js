@@ -1,7 +1,7 @@
 // Input: keys, clicks and edits become actions (or the effect they ask for: a lesson, a
 // run, a class session, a download). Nothing here draws.
 
-import { currentStep, classPlace, answerHidden, questionOf } from "../model/page-state.js";
+import { currentStep, classPlace, answerHidden, questionOf, classQuestion } from "../model/page-state.js";
 import { SPEEDS, speedLabel, keyAction, KEY_SHEET, isTypingField } from "../model/player.js";
 import { cellKey } from "../stage/cell-keys.js";
 import { fitPhaseMarks } from "../panels/phase-marks.js";
@@ -14,6 +14,7 @@ import { $, store, dispatch, stage, classroom, animations, compareDialog, editor
 import { forgetMetrics, requestRedraw, showForExport, shownStep } from "./redraw.js";
 import { run } from "./streaming.js";
 import { openLesson, notify } from "./lessons.js";
+import { askClass, revealClass } from "./class-question.js";
 import { writeUrl, readUrl, openPlace } from "./address.js";
 
 const MOVES = new Set(["next", "prev", "first", "last", "nextPhase", "prevPhase"]);
@@ -21,6 +22,11 @@ const MOVES = new Set(["next", "prev", "first", "last", "nextPhase", "prevPhase"
 /** What a key or a player button asks for. */
 export function doAction(name) {
   const state = store.state;
+  // a teacher's class question: the first step forward reveals its answers
+  if ((name === "next" || name === "toggle") && answerHidden(state) && classQuestion(state, "teacher")) {
+    revealClass();
+    return;
+  }
   // a student who moves the player while following breaks away to explore
   if (MOVES.has(name) || name === "toggle") breakAwayIfFollowing();
   if (MOVES.has(name)) dispatch({ type: "move", how: name });
@@ -28,6 +34,7 @@ export function doAction(name) {
   else if (name === "projector") dispatch({ type: "projector", on: !state.projector });
   else if (name === "code") dispatch({ type: "codeOpen", on: !state.codeOpen });
   else if (name === "predict") dispatch({ type: "predict", on: !state.predict });
+  else if (name === "ask") askClass();
   else if (name === "keys") {
     const d = $("keys-dialog");
     if (d.open) d.close();
@@ -142,6 +149,7 @@ function wireButtons() {
   $("all-tensors").addEventListener("click", () => dispatch({ type: "allTensors", on: !store.state.allTensors }));
   $("code-toggle").addEventListener("click", () => doAction("code"));
   $("predict-toggle").addEventListener("click", () => doAction("predict"));
+  $("follow-ask").addEventListener("click", () => doAction("ask"));
   $("toggle-setup").addEventListener("click", () => {
     const open = !store.state.setupOpen;
     rememberSetupOpen(open);

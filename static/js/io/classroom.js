@@ -185,6 +185,40 @@ export class Classroom {
     }
   }
 
+  // ---- a class question (server/follow/question_routes.py) ----------------------------
+
+  /** The teacher's page asks the class question `index` of `step` of `config`'s trace:
+   *  {question (its number), asked (with its answer)}. */
+  askClass(config, step, index) {
+    const t = this._teaching();
+    return sendJson("POST", `/api/follow/sessions/${t.session}/questions`, { secret: t.secret, driver: t.driver, config, step, index });
+  }
+
+  /** How many answered question `n` (the answers once it is closed). */
+  tally(n) {
+    const t = this._teaching();
+    return sendJson("POST", `/api/follow/sessions/${t.session}/questions/${n}/tally`, { secret: t.secret });
+  }
+
+  /** Close question `n` to answers: its answers. */
+  closeQuestion(n) {
+    const t = this._teaching();
+    return sendJson("POST", `/api/follow/sessions/${t.session}/questions/${n}/close`, { secret: t.secret, driver: t.driver });
+  }
+
+  _teaching() {
+    if (!this.teacher) throw new Error("this page runs no class session");
+    return this.teacher;
+  }
+
+  /** A student's page answers question `n` of the session it follows (once: `voter` is
+   *  this page's token). */
+  answerClass(n, voter, given) {
+    const st = this.student;
+    if (!st) throw new Error("this page follows no class session");
+    return sendJson("POST", `${st.eventsPath.replace(/\/events$/, "")}/questions/${n}/answers`, { voter, given });
+  }
+
   async end() {
     const t = this.teacher;
     this.teacher = null;

@@ -49,7 +49,9 @@ export function initialState({ setupOpen = true, predict = false } = {}) {
     // Predict (key Q): a step taken forward one at a time is asked before it is shown.
     // asking: null, or {step, questions (the page's, model/predict.js; null until they
     // arrive), pick (the one asked), picked (the flat cells clicked), error (why the
-    // typed answer is no answer), verdict: null | {right, given} | {skipped: true}}
+    // typed answer is no answer), verdict: null | {right, given} | {skipped: true},
+    // klass: a class question (follow mode), null or {role: "teacher", id, tally} |
+    // {role: "student", id, index, sent (the answer sent, null before)}}
     predict,
     asking: null,
     answered: {}, // the steps of this trace asked already: {step: true}
@@ -80,11 +82,42 @@ function ask(state, to) {
   return { ...state, step: to, playing: false, asking: { step: to, questions: null, pick: 0, picked: [], error: "", verdict: null } };
 }
 
-/** The end of a question at its step (answered or revealed): {verdict} with the score. */
+/** The end of a question at its step (answered or revealed): {verdict} with the score
+ *  (a class question's is the class's, not the lesson's own). */
 function settle(state, verdict) {
   const asking = { ...state.asking, verdict, error: "" };
-  const score = verdict.skipped ? state.score : scored(state.score, verdict.right);
+  const score = verdict.skipped || asking.klass ? state.score : scored(state.score, verdict.right);
   return { ...state, asking, score, answered: { ...state.answered, [asking.step]: true } };
+}
+
+/** The class question open on this page, of `role` ("teacher" | "student"), or null. */
+export function classQuestion(state, role) {
+  const k = state.asking && state.asking.klass;
+  return k && k.role === role ? k : null;
+}
+
+/** What a teacher's page tells its class of the question it asks: {id, step, index,
+ *  revealed}, or null. */
+function classAskOf(state) {
+  const k = classQuestion(state, "teacher");
+  const q = questionOf(state);
+  return k && q ? { id: k.id, step: state.asking.step, index: q.index, revealed: Boolean(state.asking.verdict) } : null;
+}
+
+/** A student's page at the teacher's place: its class question opened, or revealed
+ *  (judged by what this page sent), or closed (the teacher asks none). */
+function followQuestion(state, ask) {
+  const k = classQuestion(state, "student");
+  if (!ask) return k ? { ...state, asking: null } : state;
+  if (!k || k.id !== ask.id) {
+    if (ask.step !== currentStep(state) || !state.trace) return state;
+    const klass = { role: "student", id: ask.id, index: ask.index, sent: null };
+    return { ...state, playing: false, asking: { step: ask.step, questions: null, pick: 0, picked: [], error: "", verdict: null, klass } };
+  }
+  if (!ask.revealed || state.asking.verdict) return state;
+  const q = questionOf(state);
+  if (!q || k.sent === null) return settle(state, { skipped: true });
+  return settle(state, { right: isRight(q, k.sent, q.kind === "reads" ? state.trace.model.tensors[q.answer.tensor] : null), given: k.sent });
 }
 
 /** The last step that has arrived (0 with no trace). */
@@ -114,7 +147,7 @@ export function staleReason(state) {
  *  and the view settings a student's page takes (not projector mode: that is the room's). */
 export function classPlace(state) {
   const p = placeOf(state);
-  return { lesson: p.lesson || null, config: p.lesson ? null : p.config, step: p.step, allTensors: p.allTensors };
+  return { lesson: p.lesson || null, config: p.lesson ? null : p.config, step: p.step, allTensors: p.allTensors, ask: classAskOf(state) };
 }
 
 /** What the address holds: see model/url-fragment.js. */
@@ -270,16 +303,19 @@ export function reduce(state, action) {
     case "inspect":
       return set(state, { inspect: action.tensor == null ? null : { tensor: action.tensor, flat: action.flat } });
     case "predict":
-      return set(state, { predict: action.on, asking: action.on ? state.asking : null });
+      return set(state, { predict: action.on, asking: action.on || (state.asking && state.asking.klass) ? state.asking : null });
     case "questions": {
       // (a question of a step left already, or of another trace: dropped)
       if (!state.asking || state.asking.step !== action.step || state.asking.questions || !state.trace || state.trace.model !== action.model) return state;
       const questions = action.questions ? askable(action.questions) : [];
       if (!questions.length) return { ...state, asking: null, answered: { ...state.answered, [action.step]: true }, ...(action.error ? { notice: { text: action.error, id: (state.notice ? state.notice.id : 0) + 1 } } : {}) };
-      return { ...state, asking: { ...state.asking, questions } };
+      // (a class question is the one the teacher asked)
+      const k = state.asking.klass;
+      const pick = k ? Math.max(0, questions.findIndex((q) => q.index === k.index)) : 0;
+      return { ...state, asking: { ...state.asking, questions, pick } };
     }
     case "askKind":
-      if (!answerHidden(state) || !state.asking.questions || !state.asking.questions[action.pick]) return state;
+      if (!answerHidden(state) || state.asking.klass || !state.asking.questions || !state.asking.questions[action.pick]) return state;
       return { ...state, asking: { ...state.asking, pick: action.pick, picked: [], error: "" } };
     case "pickCell": {
       const q = answerHidden(state) ? questionOf(state) : null;
@@ -295,12 +331,36 @@ export function reduce(state, action) {
       // (no cell picked is no answer yet: Enter pressed too soon)
       if (q.kind === "reads" && !state.asking.picked.length) return { ...state, asking: { ...state.asking, error: "Click (or tap) the cells it reads first." } };
       const given = q.kind === "reads" ? state.asking.picked : action.given;
+      // a class question's answer is sent (app/class-question.js), judged at the reveal
+      const k = state.asking.klass;
+      if (k) return k.role === "student" && k.sent === null ? { ...state, asking: { ...state.asking, error: "", klass: { ...k, sent: given } } } : state;
       return settle(state, { right: isRight(q, given, q.kind === "reads" ? state.trace.model.tensors[q.answer.tensor] : null), given });
     }
     case "reveal":
       return answerHidden(state) ? settle(state, { skipped: true }) : state;
     case "scoreLoaded":
       return set(state, { score: action.score });
+    case "classAsked": {
+      // the teacher's page: the class is asked about step `step` (shown hidden here too)
+      if (!state.trace || action.step > lastReachable(state)) return state;
+      const klass = { role: "teacher", id: action.id, tally: null };
+      return { ...state, step: action.step, playing: false, asking: { step: action.step, questions: action.questions, pick: action.pick, picked: [], error: "", verdict: null, klass } };
+    }
+    case "classTally": {
+      const k = classQuestion(state, "teacher");
+      return k && k.id === action.id ? { ...state, asking: { ...state.asking, klass: { ...k, tally: action.tally } } } : state;
+    }
+    case "classRevealed": {
+      const k = classQuestion(state, "teacher");
+      if (!k || k.id !== action.id) return state;
+      return settle({ ...state, asking: { ...state.asking, klass: { ...k, tally: action.tally } } }, { skipped: true });
+    }
+    case "classQuestion":
+      return followQuestion(state, action.ask);
+    case "classSendFailed": {
+      const k = classQuestion(state, "student");
+      return k && k.id === action.id && !state.asking.verdict ? { ...state, asking: { ...state.asking, error: action.message, klass: { ...k, sent: null } } } : state;
+    }
     default:
       throw new Error(`unknown action ${action.type}`);
   }

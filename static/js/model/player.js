@@ -78,6 +78,9 @@ export function keyAction(event) {
     case "q":
     case "Q":
       return "predict";
+    case "a":
+    case "A":
+      return "ask";
     default:
       return null;
   }
@@ -95,6 +98,7 @@ export const KEY_SHEET = [
   ["C", "the code beside the step: the line it runs (click a line: the next step that runs it)"],
   ["Q", "Predict: each step forward is asked before it is shown (→ on a question: show it)"],
   ["Y / N", "yes / no, to a question that asks it; Enter checks the cells picked"],
+  ["A", "ask the class about the next step (in a class session; → reveals the answers)"],
   ["I", "the story of a cell this step writes (or click any cell)"],
   ["D", "the first step where a mistake's code leaves the correct code (in a mistake lesson)"],
   ["B", "break away from the teacher's screen / rejoin it (in a class session)"],

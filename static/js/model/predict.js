@@ -20,9 +20,16 @@ export const HOW_TO_ANSWER = {
 };
 
 /** The step's questions the page asks, in PAGE_KINDS' order (a value question per
- *  written tensor keeps the step's order). */
+ *  written tensor keeps the step's order), each with `index`: its place in the server's
+ *  list (a class question is asked by it). */
 export function askable(questions) {
-  return PAGE_KINDS.flatMap((kind) => questions.filter((q) => q.kind === kind));
+  const indexed = questions.map((q, index) => ({ ...q, index }));
+  return PAGE_KINDS.flatMap((kind) => indexed.filter((q) => q.kind === kind));
+}
+
+/** An answer as the server takes it: a reads answer's flat cells as indices of `meta`. */
+export function answerOut(question, given, meta) {
+  return question.kind === "reads" ? given.map((flat) => unravel(flat, meta.shape)) : given;
 }
 
 /** The label of a question on the card's kind switch. */
@@ -130,4 +137,10 @@ export function readScore(text) {
 /** The storage key of a lesson's score (a custom setup's: "custom"). */
 export function scoreKey(lesson) {
   return `convscope.predict.score.${lesson || "custom"}`;
+}
+
+/** The answers of the question revealed, as CSV (answer, pages, right). */
+export function tallyCsv(tally) {
+  const cell = (v) => `"${String(typeof v === "string" ? v : JSON.stringify(v)).replace(/"/g, '""')}"`;
+  return ["answer,pages,right", ...tally.distribution.map((d) => `${cell(d.given)},${d.count},${d.right}`)].join("\n") + "\n";
 }

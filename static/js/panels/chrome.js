@@ -193,6 +193,7 @@ export class Chrome {
     if (!f) return;
     const said = $("follow-text");
     const button = $("follow-action");
+    $("follow-ask").hidden = f.role !== "teacher";
     if (f.role === "teacher") {
       const code = document.createElement("span");
       code.className = "join-code";

@@ -3,8 +3,9 @@
 // the verdict and what the answer is made of. Drawn from the page state; its inputs
 // become actions through the callbacks it is made with.
 
-import { questionOf, answerHidden } from "../model/page-state.js";
+import { questionOf, answerHidden, classQuestion } from "../model/page-state.js";
 import { HOW_TO_ANSWER, kindLabel, givenText, answerText, parseNumber, parseShape } from "../model/predict.js";
+import { formatLong } from "../model/number-format.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -23,8 +24,19 @@ export function verdictText(question, verdict, stepText) {
   return `✗ Not quite (you said ${givenText(question, verdict.given)}): ${why}`;
 }
 
+/** The answers a teacher's card lists (the rest are in the CSV). */
+const TALLY_ROWS = 6;
+
+/** An answer of the tally as the card says it (a reads answer: how many cells). */
+function givenOf(question, given) {
+  if (question.kind === "reads") return `${given.length} cell${given.length === 1 ? "" : "s"}${given.length <= 3 ? ` (${given.map((c) => c.join(",")).join("; ")})` : ""}`;
+  if (question.kind === "value") return formatLong(given);
+  return givenText(question, given);
+}
+
 export class QuestionCard {
-  /** on: {answer(given), error(text), reveal(), kind(pick)}: what the card's inputs ask for. */
+  /** on: {answer(given), error(text), reveal(), kind(pick), close(), csv(tally)}: what the
+   *  card's inputs ask for (close and csv: a teacher's class question). */
   constructor(on) {
     this.on = on;
     this.drawn = null;
@@ -40,6 +52,9 @@ export class QuestionCard {
       const b = e.target.closest("button[data-pick]");
       if (b) on.kind(Number(b.dataset.pick));
     });
+    $("ask-close").addEventListener("click", () => on.close());
+    $("ask-csv").addEventListener("click", () => this.tally && on.csv(this.tally));
+    this.tally = null;
     this.question = null;
   }
 
@@ -58,7 +73,7 @@ export class QuestionCard {
   draw(state, stepText) {
     const a = state.asking;
     const q = questionOf(state);
-    const key = [a, q, stepText, state.score];
+    const key = [a, q, stepText, state.score, state.follow];
     if (this.drawn && key.every((v, i) => v === this.drawn[i])) return;
     const before = this.drawn ? this.drawn[0] : null;
     this.drawn = key;
@@ -68,17 +83,27 @@ export class QuestionCard {
     $("equation").classList.toggle("asking", hidden);
     card.hidden = !a;
     if (!a) return;
+    const teacher = classQuestion(state, "teacher");
+    const student = classQuestion(state, "student");
+    $("ask-tag").textContent = a.klass ? "Class question" : "Predict";
     $("ask-prompt").textContent = q ? q.prompt : "Finding this step's question…";
     $("ask-prompt").hidden = Boolean(a.verdict && q);
     const score = state.score;
-    $("ask-score").textContent = score.asked ? `${score.right} of ${score.asked} right` : "";
-    $("ask-form").hidden = !hidden || !q;
+    $("ask-score").textContent = !a.klass && score.asked ? `${score.right} of ${score.asked} right` : "";
+    const sent = student && student.sent !== null;
+    $("ask-form").hidden = !hidden || !q || Boolean(teacher) || sent;
     const verdict = a.verdict && q ? verdictText(q, a.verdict, stepText) : "";
     $("ask-verdict").textContent = verdict;
     $("ask-verdict").title = verdict; // (the whole of it, where the line is cut)
     card.dataset.verdict = a.verdict ? (a.verdict.skipped ? "shown" : a.verdict.right ? "right" : "wrong") : "";
-    if (!hidden || !q) {
-      $("ask-how").textContent = "";
+    this.drawClass(teacher, a, q, state.follow);
+    const how = $("ask-how");
+    if (sent && hidden) {
+      how.textContent = `Sent: ${givenText(q, student.sent)}. The answer shows when the teacher reveals it.`;
+      how.classList.remove("field-error");
+    }
+    if (!hidden || !q || teacher || sent) {
+      if (!sent || !hidden) how.textContent = "";
       return;
     }
     const typed = q.kind === "value" || q.kind === "shape";
@@ -89,11 +114,17 @@ export class QuestionCard {
     if (!before || before.step !== a.step || before.pick !== a.pick) this.input.value = "";
     $("ask-yes").hidden = $("ask-no").hidden = q.kind !== "changes";
     $("ask-check").hidden = q.kind === "changes";
-    const how = $("ask-how");
+    $("ask-check").textContent = student ? "Send" : "Check";
+    $("ask-reveal").hidden = Boolean(student); // (the teacher reveals a class question)
     how.textContent = a.error || (q.kind === "reads" ? `${HOW_TO_ANSWER.reads} (${a.picked.length} picked)` : HOW_TO_ANSWER[q.kind]);
     how.classList.toggle("field-error", Boolean(a.error));
     this.input.setAttribute("aria-invalid", a.error ? "true" : "false");
-    const kinds = a.questions.map((other, i) => {
+    this.drawKinds(a, student ? [] : a.questions);
+  }
+
+  /** The kinds of the step's questions, to ask another (not on a student's class question). */
+  drawKinds(a, questions) {
+    const kinds = questions.map((other, i) => {
       const b = document.createElement("button");
       b.type = "button";
       b.dataset.pick = String(i);
@@ -102,6 +133,34 @@ export class QuestionCard {
       return b;
     });
     $("ask-kinds").replaceChildren(...(kinds.length > 1 ? [document.createTextNode("ask about: "), ...kinds] : []));
+  }
+
+  /** A teacher's class question: how many answered, Reveal; then the answers. */
+  drawClass(teacher, a, q, follow) {
+    const box = $("ask-class");
+    box.hidden = !teacher;
+    if (!teacher) return;
+    const tally = teacher.tally;
+    const following = follow && follow.followers != null ? ` (${follow.followers} following)` : "";
+    $("ask-count").textContent = `${tally ? tally.answered : 0} answered${following}`;
+    $("ask-close").hidden = Boolean(a.verdict);
+    const shown = Boolean(a.verdict && tally && tally.distribution && q);
+    this.tally = shown ? tally : null;
+    $("ask-csv").hidden = !shown;
+    $("ask-right").textContent = shown && tally.answered ? `${tally.right} of ${tally.answered} right (${Math.round((100 * tally.right) / tally.answered)}%)` : "";
+    const most = shown ? Math.max(1, ...tally.distribution.map((d) => d.count)) : 1;
+    const rows = shown
+      ? tally.distribution.slice(0, TALLY_ROWS).map((d) => {
+          const li = document.createElement("li");
+          li.dataset.right = String(d.right);
+          li.style.setProperty("--share", String(d.count / most));
+          li.textContent = `${d.right ? "✓" : "✗"} ${givenOf(q, d.given)}: ${d.count}`;
+          return li;
+        })
+      : [];
+    if (shown && tally.distribution.length > TALLY_ROWS) rows.push(Object.assign(document.createElement("li"), { textContent: `… ${tally.distribution.length - TALLY_ROWS} other answers (in the CSV)` }));
+    $("ask-tally").replaceChildren(...rows);
+    if (!a.verdict) this.drawKinds(a, a.questions);
   }
 
   /** Put the keys in the answer field (a digit typed on the stage starts the answer). */
