@@ -28,6 +28,7 @@ from follow_helpers import (
     redis_server,
 )
 from test_browser_helpers import require_chromium, wait_complete, wait_until
+from test_browser_predict import class_question_round
 
 pytestmark = pytest.mark.browser
 
@@ -169,6 +170,11 @@ def test_a_student_follows_across_two_workers_and_after_a_reconnect(browser, bas
         for s in students:
             s.context.close()
         teacher_context.close()
+
+
+def test_a_class_question_across_two_workers_sharing_redis(browser, base):
+    # (the teacher's ask, the students' answers and the tally land on either worker)
+    class_question_round(browser, base)
 
 
 def test_redis_killed_and_restarted_mid_session_the_pages_say_so_and_the_class_follows_on(browser):

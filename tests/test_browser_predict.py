@@ -13,6 +13,9 @@ calculator, or a number one off it.
 from __future__ import annotations
 
 import json
+import random
+from collections import Counter
+from pathlib import Path
 
 import httpx
 import pytest
@@ -25,6 +28,7 @@ from test_browser_helpers import (
     wait_until,
 )
 
+from convcore.trace.questions import judge
 from convscope.traces.presets import PRESETS
 
 pytestmark = pytest.mark.browser
@@ -244,78 +248,110 @@ def test_on_a_phone_the_question_is_answered_by_touch(open_page, base_url):
 # -- a class question (follow mode) -------------------------------------------------
 
 
-def _join(browser, base_url: str, code: str, viewport=(1366, 768), **context_args):
-    context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]}, **context_args)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.goto(base_url + f"/?debug&follow={code}")
-    wait_complete(page)
-    return context, page, errors
+def class_question_round(browser, base_url: str, scripted: int = 28) -> None:
+    """A teacher's page asks, a laptop's and a phone's pages answer (right, and two off)
+    with ``scripted`` more pages' answers sent through the API; the teacher's count, the
+    answers revealed (equal to those sent), every page's verdict, the CSV. (Also run
+    across two workers sharing Redis: tests/test_browser_follow_workers.py.)"""
+    contexts = []
 
+    def page_of(path: str, viewport=(1366, 768), **context_args):
+        context = browser.new_context(
+            viewport={"width": viewport[0], "height": viewport[1]}, accept_downloads=True, **context_args
+        )
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        contexts.append((context, errors))
+        page.goto(base_url + path)
+        wait_complete(page)
+        return page
 
-def test_a_class_question_asked_answered_by_a_class_and_revealed_on_every_page(open_page, browser, base_url):
-    teacher = open_page(f"/?teacher={TEACHER_TOKEN}#s=0&l=cs231n", viewport=(1366, 768)).page
+    teacher = page_of(f"/?debug&teacher={TEACHER_TOKEN}#s=0&l=cs231n")
     teacher.click("#class-session")
     wait_until(teacher, "document.querySelector('#follow-bar .join-code')")
     code = teacher.inner_text("#follow-bar .join-code")
-    steps = _value_steps(base_url)
-    step = steps[3]
+    step = _value_steps(base_url)[3]
     teacher.evaluate(f"window.convscope.seek({step - 1})")
     (value,) = [q for q in _questions(base_url, CS231N, step) if q["kind"] == "value"][:1]
-    pages = [_join(browser, base_url, code), _join(browser, base_url, code, (390, 844), is_mobile=True, has_touch=True)]
-    for _, student, _ in pages:
-        wait_until(student, f"window.convscope.preset === 'cs231n' && window.convscope.step === {step - 1}")
+    first = page_of(f"/?debug&follow={code}")
+    second = page_of(f"/?debug&follow={code}", (390, 844), is_mobile=True, has_touch=True)
+    for student in (first, second):
+        wait_until(student, f"window.convscope.preset === 'cs231n' && window.convscope.step === {step - 1}", 10)
     # A: the teacher asks about the next step; every page goes there with its answer hidden
     teacher.locator("#stage").focus()
     teacher.keyboard.press("a")
     wait_until(teacher, f"window.convscope.step === {step} && !document.getElementById('ask-class').hidden")
     assert teacher.text_content("#ask-prompt") == value["prompt"] and teacher.is_hidden("#ask-form")
     assert teacher.evaluate("document.querySelectorAll('.cell.hidden-answer').length") > 0
-    for _, student, _ in pages:
+    for student in (first, second):
         wait_until(student, f"window.convscope.step === {step} && {ASKED}", 10)
         assert student.text_content("#ask-prompt") == value["prompt"]
-        assert (
-            student.evaluate(
-                "Array.from(document.querySelectorAll('.cell.hidden-answer'), c => c.textContent).join('')"
-            )
-            == ""
-        )
-    # one answers right, one wrong; each page sends once
-    right, wrong = _typed(value["answer"]), _typed(value["answer"] + 2)
-    (_, first, _), (_, second, _) = pages
-    first.fill("#ask-input", right)
+        hidden = "Array.from(document.querySelectorAll('.cell.hidden-answer'), c => c.textContent).join('')"
+        assert student.evaluate(hidden) == ""
+    # the laptop right, the phone two off; each page sends once
+    right = value["answer"]
+    first.fill("#ask-input", _typed(right))
     first.press("#ask-input", "Enter")
     wait_until(first, "document.getElementById('ask-how').textContent.startsWith('Sent: ')")
     assert (
         first.is_hidden("#ask-form") and first.evaluate("document.querySelectorAll('.cell.hidden-answer').length") > 0
     )
     second.tap("#ask-input")
-    second.fill("#ask-input", wrong)
+    second.fill("#ask-input", _typed(right + 2))
     second.tap("#ask-check")
-    wait_until(teacher, "document.getElementById('ask-count').textContent.startsWith('2 answered (2 following)')", 10)
-    # nothing shows before the reveal; → reveals: the answers on the teacher's screen
+    wait_until(second, "document.getElementById('ask-how').textContent.startsWith('Sent: ')")
+    # the rest of the class through the API, as their pages send it
+    session = teacher.evaluate("JSON.parse(sessionStorage.getItem('convscope.classSession')).session")
+    rng = random.Random(30)
+    sent = [right, right + 2] + [rng.choice([right, right + 1, right + 2, 0.5]) for _ in range(scripted)]
+    with httpx.Client(base_url=base_url, timeout=30) as client:
+        for i, given in enumerate(sent[2:]):
+            r = client.post(
+                f"/api/follow/sessions/{session}/questions/1/answers",
+                json={"voter": f"scripted-{i:08d}", "given": given},
+            )
+            assert r.status_code == 201, r.text
+    total = len(sent)
+    wait_until(
+        teacher, f"document.getElementById('ask-count').textContent.startsWith('{total} answered (2 following)')", 10
+    )
+    # nothing shows before the reveal; → reveals the answers on the teacher's screen
     assert teacher.evaluate("document.querySelectorAll('#ask-tally li').length") == 0
     teacher.keyboard.press("ArrowRight")
-    wait_until(teacher, "document.querySelectorAll('#ask-tally li').length === 2")
-    rows = teacher.evaluate(
+    wait_until(teacher, "document.querySelectorAll('#ask-tally li').length > 0")
+    shown = teacher.evaluate(
         "Array.from(document.querySelectorAll('#ask-tally li'), li => [li.dataset.right, li.textContent])"
     )
-    assert sorted(rows) == sorted(
-        [["true", f"✓ {right.replace('-', '−')}: 1"], ["false", f"✗ {wrong.replace('-', '−')}: 1"]]
-    ), rows
-    assert teacher.text_content("#ask-right") == "1 of 2 right (50%)"
+    counts = Counter(sent)
+    want = [
+        [str(judge(value, v)).lower(), f"{'✓' if judge(value, v) else '✗'} {_typed(v).replace('-', '−')}: {n}"]
+        for v, n in counts.items()
+    ]
+    assert sorted(shown) == sorted(want), (shown, want)
+    n_right = sum(n for v, n in counts.items() if judge(value, v))
+    assert teacher.text_content("#ask-right") == f"{n_right} of {total} right ({round(100 * n_right / total)}%)"
     assert teacher.evaluate("document.querySelectorAll('.cell.hidden-answer').length") == 0
     # every page plays the step, each with its own verdict
     wait_until(first, "document.getElementById('ask').dataset.verdict === 'right'", 10)
     wait_until(second, "document.getElementById('ask').dataset.verdict === 'wrong'", 10)
-    for _, student, _ in pages:
+    for student in (first, second):
         assert student.evaluate("document.querySelectorAll('.cell.hidden-answer').length") == 0
+    # an answer after the close is refused
+    with httpx.Client(base_url=base_url, timeout=30) as client:
+        late = client.post(
+            f"/api/follow/sessions/{session}/questions/1/answers", json={"voter": "scripted-late-000", "given": right}
+        )
+        assert late.status_code == 409
     # the counts as CSV
     with teacher.expect_download() as download:
         teacher.click("#ask-csv")
-    csv = open(download.value.path(), encoding="utf-8").read()
-    assert csv.splitlines()[0] == "answer,pages,right" and len(csv.splitlines()) == 3, csv
-    for context, _, errors in pages:
+    csv = Path(download.value.path()).read_text(encoding="utf-8")
+    assert csv.splitlines()[0] == "answer,pages,right" and len(csv.splitlines()) == 1 + len(counts), csv
+    for context, errors in contexts:
         assert errors == []
         context.close()
+
+
+def test_a_class_of_30_is_asked_answers_and_every_page_plays_the_reveal(browser, base_url):
+    class_question_round(browser, base_url)
