@@ -355,3 +355,43 @@ def class_question_round(browser, base_url: str, scripted: int = 28) -> None:
 
 def test_a_class_of_30_is_asked_answers_and_every_page_plays_the_reveal(browser, base_url):
     class_question_round(browser, base_url)
+
+
+def test_a_class_reads_question_revealed_marks_how_many_picked_each_cell(open_page, base_url):
+    teacher = open_page(f"/?teacher={TEACHER_TOKEN}#s=0&l=cs231n", viewport=(1366, 768)).page
+    teacher.click("#class-session")
+    wait_until(teacher, "document.querySelector('#follow-bar .join-code')")
+    step = _value_steps(base_url)[2]
+    teacher.evaluate(f"window.convscope.seek({step - 1})")
+    teacher.locator("#stage").focus()
+    teacher.keyboard.press("a")
+    wait_until(teacher, "!document.getElementById('ask-class').hidden")
+    # "ask about" asks the class again, another kind of the step's questions: question 2
+    teacher.click("#ask-class-kinds button:has-text('it reads')")
+    wait_until(teacher, "document.getElementById('ask-prompt').textContent.startsWith('Which cells')")
+    (reads,) = [q for q in _questions(base_url, CS231N, step) if q["kind"] == "reads"]
+    cells, tensor = reads["answer"]["cells"], reads["answer"]["tensor"]
+    shape = server_document(base_url, CS231N)["tensors"][tensor]["shape"]
+    session = teacher.evaluate("JSON.parse(sessionStorage.getItem('convscope.classSession')).session")
+    sent = [cells, cells, cells[:2], [cells[0], [0, 0, 0, 0]] if [0, 0, 0, 0] not in cells else cells[:1]]
+    with httpx.Client(base_url=base_url, timeout=30) as client:
+        for i, given in enumerate(sent):
+            r = client.post(
+                f"/api/follow/sessions/{session}/questions/2/answers",
+                json={"voter": f"reads-page-{i:06d}", "given": given},
+            )
+            assert r.status_code == 201, r.text
+    teacher.locator("#stage").focus()
+    teacher.keyboard.press("ArrowRight")
+    wait_until(teacher, "document.querySelectorAll('.cell.heat').length > 0")
+    heat = dict(
+        teacher.evaluate(
+            f"Array.from(document.querySelectorAll(\".cell.heat[data-tensor='{tensor}']\"), c => [Number(c.dataset.idx), Number(c.dataset.heat)])"
+        )
+    )
+    want = Counter(_flat(c, shape) for given in sent for c in given)
+    assert heat == dict(want), (heat, want)
+    assert teacher.text_content("#ask-right") == "2 of 4 right (50%)"
+    # the step left: the marks go
+    teacher.keyboard.press("ArrowRight")
+    wait_until(teacher, "document.querySelectorAll('.cell.heat').length === 0")

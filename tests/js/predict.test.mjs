@@ -4,7 +4,7 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { parseNumber, parseShape, isRight, askable, answerFlats, readScore, scoreKey, NO_SCORE } from "../../static/js/model/predict.js";
+import { parseNumber, parseShape, isRight, askable, answerFlats, readScore, scoreKey, NO_SCORE, pickHeat } from "../../static/js/model/predict.js";
 import { initialState, reduce, currentStep, answerHidden, questionOf } from "../../static/js/model/page-state.js";
 import { TraceModel, tensorMeta } from "../../static/js/model/trace-model.js";
 import { loadFixture, headerOf } from "./fixtures.mjs";
@@ -229,4 +229,17 @@ test("a teacher's page moves to the asked step once the server asked it, counts,
   const shown = reduce(t, { type: "classRevealed", id: 3, tally: { answered: 5, open: false, distribution: [], right: 0 } });
   assert.deepEqual(shown.asking.verdict, { skipped: true });
   assert.equal(shown.asking.klass.tally.open, false);
+});
+
+test("a class's picks of a reads question: how many pages picked each cell, and their share", () => {
+  const meta = tensorMeta("xp", { shape: [1, 1, 3, 3], data: new Array(9).fill(0) });
+  const distribution = [
+    { given: [[0, 0, 0, 0], [0, 0, 1, 1]], count: 3 },
+    { given: [[0, 0, 1, 1]], count: 1 },
+  ];
+  assert.deepEqual(pickHeat(distribution, meta, 4), [
+    { flat: 0, count: 3, share: 0.75 },
+    { flat: 4, count: 4, share: 1 },
+  ]);
+  assert.deepEqual(pickHeat([], meta, 0), []);
 });

@@ -6,6 +6,7 @@
 import { currentStep, answerHidden, questionOf } from "../model/page-state.js";
 import { frameOf } from "../model/frame.js";
 import { SPEEDS } from "../model/player.js";
+import { pickHeat } from "../model/predict.js";
 import { drawPhaseMarks } from "../panels/phase-marks.js";
 import { $, store, stage, chrome, inspector, lab, hover, lines, probe, editors, handle, dispatch, codePanel, questionCard } from "./page.js";
 
@@ -139,7 +140,7 @@ export function redraw(cause = "request") {
   // Predict: the question open on this step hides its answer (model/page-state.js)
   const hidden = answerHidden(state);
   const question = questionOf(state);
-  const asking = state.asking && state.asking.step === frame.step ? { hide: hidden, reads: Boolean(question && question.kind === "reads"), picked: question && question.kind === "reads" ? state.asking.picked.map((flat) => ({ tensor: question.answer.tensor, flat })) : [] } : null;
+  const asking = state.asking && state.asking.step === frame.step ? askingMarks(state, question, hidden, trace.model) : null;
   stage.draw(frame, { flash: (speed <= 8 || !state.playing) && !reducedMotion.matches, changes: !fast, asking });
   if (!fast) stage.followEvent();
   lab.draw(trace.model, frame.step, trace.config.compare);
@@ -160,6 +161,18 @@ export function redraw(cause = "request") {
   probe.part?.("transport");
   if (probe.measureLayout) void document.body.offsetHeight; // include style and layout in the frame time
   probe.frameDrawn(performance.now() - t0, frame);
+}
+
+/** What a question open on the step marks on the stage: its answer hidden, a reads
+ *  question's own marks off, the cells picked, and once a class's reads question is
+ *  revealed on the teacher's page, how many pages picked each cell. */
+function askingMarks(state, question, hidden, model) {
+  const reads = Boolean(question && question.kind === "reads");
+  const tensor = reads ? question.answer.tensor : null;
+  const picked = reads ? state.asking.picked.map((flat) => ({ tensor, flat })) : [];
+  const tally = state.asking.klass && state.asking.klass.tally;
+  const heat = reads && tally && tally.distribution ? pickHeat(tally.distribution, model.tensors[tensor], tally.answered).map((h) => ({ tensor, ...h })) : [];
+  return { hide: hidden, reads, picked, heat };
 }
 
 /** The toast and the words said once (a run that failed). */

@@ -116,6 +116,21 @@ export function answerText(question) {
   return formatLong(question.answer);
 }
 
+/** Where a class picked the cells a reads question asks for: [{flat, count, share}] on
+ *  tensor `meta` (share: of the pages that answered), from the revealed tally's answers
+ *  ({given: [index, ...], count}). */
+export function pickHeat(distribution, meta, answered) {
+  const counts = new Map();
+  for (const { given, count } of distribution) {
+    for (const index of given) {
+      let flat = 0;
+      for (let a = 0; a < index.length; a++) flat = flat * meta.shape[a] + index[a];
+      counts.set(flat, (counts.get(flat) ?? 0) + count);
+    }
+  }
+  return [...counts].map(([flat, count]) => ({ flat, count, share: answered ? count / answered : 0 }));
+}
+
 /** The score of a lesson: {right, asked}. */
 export const NO_SCORE = Object.freeze({ right: 0, asked: 0 });
 

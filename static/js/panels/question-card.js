@@ -25,13 +25,19 @@ export function verdictText(question, verdict, stepText) {
 }
 
 /** The answers a teacher's card lists (the rest are in the CSV). */
-const TALLY_ROWS = 6;
+const TALLY_ROWS = 4;
 
-/** An answer of the tally as the card says it (a reads answer: how many cells). */
+/** An answer of the tally as the card says it (a set of cells: how many, and how many of
+ *  the answer's it missed and added). */
 function givenOf(question, given) {
-  if (question.kind === "reads") return `${given.length} cell${given.length === 1 ? "" : "s"}${given.length <= 3 ? ` (${given.map((c) => c.join(",")).join("; ")})` : ""}`;
   if (question.kind === "value") return formatLong(given);
-  return givenText(question, given);
+  if (question.kind !== "reads") return givenText(question, given);
+  const want = new Set(question.answer.cells.map((c) => c.join(",")));
+  const got = new Set(given.map((c) => c.join(",")));
+  const missed = [...want].filter((c) => !got.has(c)).length;
+  const extra = [...got].filter((c) => !want.has(c)).length;
+  const cells = `${got.size} cell${got.size === 1 ? "" : "s"}`;
+  return missed || extra ? `${cells} (${missed} missed, ${extra} extra)` : cells;
 }
 
 export class QuestionCard {
@@ -48,10 +54,13 @@ export class QuestionCard {
     $("ask-yes").addEventListener("click", () => on.answer(true));
     $("ask-no").addEventListener("click", () => on.answer(false));
     $("ask-reveal").addEventListener("click", () => on.reveal());
-    $("ask-kinds").addEventListener("click", (e) => {
-      const b = e.target.closest("button[data-pick]");
-      if (b) on.kind(Number(b.dataset.pick));
-    });
+    for (const id of ["ask-kinds", "ask-class-kinds"]) {
+      $(id).addEventListener("click", (e) => {
+        const b = e.target.closest("button[data-pick]");
+        if (b) on.kind(Number(b.dataset.pick));
+      });
+    }
+    this.kindsDrawn = {};
     $("ask-close").addEventListener("click", () => on.close());
     $("ask-csv").addEventListener("click", () => this.tally && on.csv(this.tally));
     this.tally = null;
@@ -119,11 +128,15 @@ export class QuestionCard {
     how.textContent = a.error || (q.kind === "reads" ? `${HOW_TO_ANSWER.reads} (${a.picked.length} picked)` : HOW_TO_ANSWER[q.kind]);
     how.classList.toggle("field-error", Boolean(a.error));
     this.input.setAttribute("aria-invalid", a.error ? "true" : "false");
-    this.drawKinds(a, student ? [] : a.questions);
+    this.drawKinds("ask-kinds", a, student ? [] : a.questions);
   }
 
-  /** The kinds of the step's questions, to ask another (not on a student's class question). */
-  drawKinds(a, questions) {
+  /** The kinds of the step's questions, to ask another (not on a student's class
+   *  question), in element `id` (drawn again only when they or the pick change). */
+  drawKinds(id, a, questions) {
+    const drawn = this.kindsDrawn[id];
+    if (drawn && drawn.questions === questions && drawn.pick === a.pick) return;
+    this.kindsDrawn[id] = { questions, pick: a.pick };
     const kinds = questions.map((other, i) => {
       const b = document.createElement("button");
       b.type = "button";
@@ -132,7 +145,7 @@ export class QuestionCard {
       b.setAttribute("aria-pressed", String(i === a.pick));
       return b;
     });
-    $("ask-kinds").replaceChildren(...(kinds.length > 1 ? [document.createTextNode("ask about: "), ...kinds] : []));
+    $(id).replaceChildren(...(kinds.length > 1 ? [document.createTextNode("ask about: "), ...kinds] : []));
   }
 
   /** A teacher's class question: how many answered, Reveal; then the answers. */
@@ -160,7 +173,7 @@ export class QuestionCard {
       : [];
     if (shown && tally.distribution.length > TALLY_ROWS) rows.push(Object.assign(document.createElement("li"), { textContent: `… ${tally.distribution.length - TALLY_ROWS} other answers (in the CSV)` }));
     $("ask-tally").replaceChildren(...rows);
-    if (!a.verdict) this.drawKinds(a, a.questions);
+    this.drawKinds("ask-class-kinds", a, a.verdict ? [] : a.questions);
   }
 
   /** Put the keys in the answer field (a digit typed on the stage starts the answer). */

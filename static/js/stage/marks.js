@@ -113,15 +113,18 @@ export class StepMarks {
     this.flashes = []; // the running flash animations of the last step's written cells
     this.hidden = new Map(); // cell -> {view, flat}: written cells whose value a question hides
     this.picked = new Set(); // cells a student picked as the answer
+    this.heat = new Set(); // cells marked with how many of a class picked them
   }
 
   /**
    * A question open on the step on show (Predict): with `hide`, its written cells carry
    * hidden-answer and show no value (drawn again on every frame: a repaint of the rows
    * in view must not show it); without, they show their value again (`frame`'s).
-   * `picked`: [{view, flat}] the cells picked as the answer (class picked).
+   * `picked`: [{view, flat}] the cells picked as the answer (class picked); `heat`:
+   * [{view, flat, count, share}] how many of a class picked each cell (class heat,
+   * data-heat the count, --heat the share).
    */
-  hideAnswers(frame, hide, picked) {
+  hideAnswers(frame, hide, picked, heat = []) {
     const now = new Map();
     if (hide) {
       for (const { view, idx } of this.writes) {
@@ -147,6 +150,22 @@ export class StepMarks {
     for (const c of this.picked) if (!cells.has(c)) c.classList.remove("picked");
     for (const c of cells) if (!c.classList.contains("picked")) c.classList.add("picked");
     this.picked = cells;
+    const hot = new Set();
+    for (const { view, flat, count, share } of heat) {
+      const c = view.cells[flat];
+      if (!c) continue;
+      hot.add(c);
+      c.classList.add("heat");
+      c.dataset.heat = String(count);
+      c.style.setProperty("--heat", share.toFixed(3));
+    }
+    for (const c of this.heat) {
+      if (hot.has(c)) continue;
+      c.classList.remove("heat");
+      delete c.dataset.heat;
+      c.style.removeProperty("--heat");
+    }
+    this.heat = hot;
   }
 
   /** Mark `event` (compiled, or null) on `views` ({name: view}); flash its written cells;

@@ -161,8 +161,10 @@ export class Stage {
       this.lastEvent = frame.event;
       this.changesShown = changes;
     }
-    const picked = asking ? asking.picked.map(({ tensor, flat }) => ({ view: this.views[tensor], flat })).filter((p) => p.view) : [];
-    if (hide || this.marks.hidden.size || picked.length || this.marks.picked.size) this.marks.hideAnswers(frame, hide, picked);
+    const onViews = (cells) => (cells || []).map((c) => ({ ...c, view: this.views[c.tensor] })).filter((c) => c.view);
+    const picked = onViews(asking && asking.picked);
+    const heat = onViews(asking && asking.heat);
+    if (hide || this.marks.hidden.size || picked.length || this.marks.picked.size || heat.length || this.marks.heat.size) this.marks.hideAnswers(frame, hide, picked, heat);
     // a question of the cells it reads: the step's own read marks would answer it
     if (this.container.classList.contains("asking-reads") !== Boolean(hide && asking.reads)) this.container.classList.toggle("asking-reads", Boolean(hide && asking.reads));
     if (this.onPart) this.onPart("highlight");
