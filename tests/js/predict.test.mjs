@@ -214,6 +214,12 @@ test("a student's page opens the teacher's question at its step, sends once, and
   // nothing sent: the reveal shows the answer; a place with no question closes it
   assert.deepEqual(reduce(t, { type: "classQuestion", ask: { ...ask, revealed: true } }).asking.verdict, { skipped: true });
   assert.equal(reduce(t, { type: "classQuestion", ask: null }).asking, null);
+  // a question revealed before this page heard of it (a late join, a rejoin) opens nothing
+  assert.equal(reduce(at, { type: "classQuestion", ask: { ...ask, revealed: true } }).asking, null);
+  // the session over, or broken away from: the question goes, the step shows
+  const following = reduce(t, { type: "follow", follow: { role: "student", code: "ABC", following: true } });
+  assert.equal(following.asking, t.asking);
+  assert.equal(reduce(t, { type: "follow", follow: { role: "ended", message: "over" } }).asking, null);
 });
 
 test("a teacher's page moves to the asked step once the server asked it, counts, and reveals", () => {

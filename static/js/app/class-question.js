@@ -55,6 +55,8 @@ export async function revealClass() {
   }
 }
 
+handle("revealClass", revealClass);
+
 /** What a change of state sets going for a class question (effects.js calls it). */
 export function classQuestionEffects(state, prev) {
   // a teacher's open question: its count asked for while it is open
@@ -73,8 +75,6 @@ export function classQuestionEffects(state, prev) {
     classroom.answerClass(s.id, voterToken(), answerOut(q, s.sent, meta)).catch((err) => dispatch({ type: "classSendFailed", id: s.id, message: `Not sent: ${err.message}` }));
   }
 }
-
-handle("revealClass", revealClass);
 
 async function countAnswers(id) {
   try {

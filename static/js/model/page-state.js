@@ -110,7 +110,8 @@ function followQuestion(state, ask) {
   const k = classQuestion(state, "student");
   if (!ask) return k ? { ...state, asking: null } : state;
   if (!k || k.id !== ask.id) {
-    if (ask.step !== currentStep(state) || !state.trace) return state;
+    // (a question revealed before this page heard of it: the step, shown)
+    if (ask.revealed || ask.step !== currentStep(state) || !state.trace) return k ? { ...state, asking: null } : state;
     const klass = { role: "student", id: ask.id, index: ask.index, sent: null };
     return { ...state, playing: false, asking: { step: ask.step, questions: null, pick: 0, picked: [], error: "", verdict: null, klass } };
   }
@@ -298,8 +299,12 @@ export function reduce(state, action) {
       return set(state, { recording: action.size ? { width: action.size.width, height: action.size.height } : null });
     case "scrubbing":
       return set(state, { scrubbing: action.on });
-    case "follow":
-      return set(state, { follow: action.follow });
+    case "follow": {
+      // a class question lasts as long as its page's part in the session
+      const k = state.asking && state.asking.klass;
+      const ends = k && !(action.follow && action.follow.role === k.role);
+      return set(state, { follow: action.follow, ...(ends ? { asking: null } : {}) });
+    }
     case "inspect":
       return set(state, { inspect: action.tensor == null ? null : { tensor: action.tensor, flat: action.flat } });
     case "predict":

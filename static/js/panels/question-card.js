@@ -1,7 +1,8 @@
-// The question card of Predict (key Q) in the step panel: the step's question while its
-// answer is hidden (a number or sizes typed, yes or no, cells clicked on the stage), then
-// the verdict and what the answer is made of. Drawn from the page state; its inputs
-// become actions through the callbacks it is made with.
+// The question card in the step panel, of Predict (key Q) and of a class question: the
+// step's question while its answer is hidden (a number or sizes typed, yes or no, cells
+// clicked on the stage; a student's sent to the teacher), then the verdict and what the
+// answer is made of; on a teacher's page, the count of answers, then the answers. Drawn
+// from the page state; its inputs become actions through the callbacks it is made with.
 
 import { questionOf, answerHidden, classQuestion } from "../model/page-state.js";
 import { HOW_TO_ANSWER, kindLabel, givenText, answerText, parseNumber, parseShape } from "../model/predict.js";
