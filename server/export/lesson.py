@@ -20,9 +20,9 @@ from ..settings import Settings
 from .bundle import BundleError, inline_page
 
 __all__ = [
-    "QUESTION_BYTES",
     "LESSON_ELEMENT",
     "LESSON_SCHEMA",
+    "QUESTION_BYTES",
     "document_lesson",
     "lesson_document",
     "lesson_file",
@@ -104,7 +104,7 @@ def _lesson(
 
 def _questions_within(document: dict[str, Any], budget: int) -> list[list[dict[str, Any]]] | None:
     """Each step's questions, or None once they pass ``budget`` bytes of JSON (the work
-    stops there: a long trace costs no more than a short one's worth)."""
+    stops there: a trace too long for its questions costs at most ``budget`` of them)."""
     from convcore.trace.questions import step_questions
 
     from ..http.encoding import encode_json
