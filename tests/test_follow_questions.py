@@ -78,7 +78,9 @@ def test_a_class_of_30_answers_once_each_and_the_tally_is_what_they_sent(base):
         )
         assert r.status_code == 201, r.text
         number, asked = r.json()["question"], r.json()["asked"]
-        assert asked == _questions(client, step)[0]  # the question the students' pages ask
+        # the question the students' pages ask, with the numbers catalogued mistakes leave there
+        assert {k: v for k, v in asked.items() if k != "mistakes"} == _questions(client, step)[0]
+        assert all(m["value"] != asked["answer"] for m in asked["mistakes"])
         path = f"/api/follow/sessions/{session}/questions/{number}"
         right = asked["answer"]
         sent = {
@@ -175,3 +177,28 @@ async def _one_question_a_session() -> None:
     assert not (await broker.close_question(c.session, 1, second)).open
     with pytest.raises(QuestionClosed):
         await broker.answer(c.session, second, "d" * 16, "true", limit=2)
+
+
+def test_a_wrong_answer_a_catalogued_mistake_gives_is_named_at_the_close(base):
+    with httpx.Client(base_url=base, timeout=60) as client:
+        session, secret = _open(client)
+        # a written cell of out in filter 0 (CS231n's b[0] = 1: the bias shows there)
+        step, question = next(
+            (k, q)
+            for k in range(1, 38)
+            for q in _questions(client, k)[:1]
+            if q["kind"] == "value" and q["cell"]["tensor"] == "out" and q["cell"]["index"][1] == 0
+        )
+        asked = client.post(
+            f"/api/follow/sessions/{session}/questions",
+            json={"secret": secret, "driver": 1, "config": CS231N, "step": step, "index": 0},
+        ).json()
+        path = f"/api/follow/sessions/{session}/questions/{asked['question']}"
+        no_bias = question["answer"] - CS231N["b"][0]
+        for i, given in enumerate([no_bias, no_bias, question["answer"], question["answer"] + 100]):
+            assert _answer(base, path + "/answers", f"named-page-{i:06d}", given).status_code == 201
+        rows = client.post(path + "/close", json={"secret": secret, "driver": 1}).json()["distribution"]
+        named = {d["given"]: d["mistake"] for d in rows}
+        assert named[no_bias] == "Bias computed in db but never added", rows
+        assert named[question["answer"]] is None and named[question["answer"] + 100] is None
+        assert rows[0]["given"] == no_bias and rows[0]["count"] == 2  # the most common, first

@@ -12,7 +12,8 @@ Modules: ``case`` (a setup: geometry, activation, inputs; its one-step-smaller
 neighbours), ``conventions`` (how cs231n / layer / torch code is called),
 ``catalogue`` (the entry type and registry), ``plain_steps`` and ``plain_loops`` (the
 correct naive loops, one overridable method per step: the one home of the plain loops),
-``code`` (those loops in each convention's calling form), and one module per
+``code`` (those loops in each convention's calling form), ``cell_values`` (what each
+mistake's code leaves in one cell: a class's wrong answer named), and one module per
 convention with the mistakes made in it, each written once as the loops with one step
 changed: ``in_cs231n``, ``in_layer``, ``in_torch``.
 """

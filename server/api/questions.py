@@ -4,6 +4,8 @@ then reveal), each question with its answer and explanation (convcore.trace.ques
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
 import orjson
@@ -41,14 +43,14 @@ def _questions(document: bytes, step: int) -> bytes:
         raise ApiError(422, ["body", "step"], str(exc), "value_error") from exc
 
 
-async def questions_of(config: TraceConfig, step: int, request: Request) -> bytes:
-    """The questions of step ``step`` of ``config``'s trace, as JSON (the document built
-    under the trace routes' limits, or taken from the document cache); ApiError for a
-    config the service refuses (its fields under ["body", "config", ...]) or a step the
-    trace does not have."""
+@asynccontextmanager
+async def config_document(config: TraceConfig, request: Request) -> AsyncIterator[bytes]:
+    """The bytes of ``config``'s trace document, built under the trace routes' limits or
+    taken from the document cache (one for every request of the same config, whatever
+    step it asks about); ApiError for a config the service refuses, its fields under
+    ["body", "config", ...]."""
     state = request.app.state
-    # one document per config, whatever step is asked (json, not orjson: a number past
-    # 64 bits is the trace's refusal to make, not this key's)
+    # (json, not orjson: a number past 64 bits is the trace's refusal to make, not this key's)
     key = (
         b"questions:"
         + json.dumps(config.model_dump(mode="json", exclude_unset=True), sort_keys=True, separators=(",", ":")).encode()
@@ -62,10 +64,17 @@ async def questions_of(config: TraceConfig, step: int, request: Request) -> byte
                 exc.loc = ["body", "config", *exc.loc[1:]]
             raise
     try:
-        return await run_in_threadpool(_questions, content, step)
+        yield content
     finally:
         if build is not None:
             state.builds.leave(build)
+
+
+async def questions_of(config: TraceConfig, step: int, request: Request) -> bytes:
+    """The questions of step ``step`` of ``config``'s trace, as JSON; ApiError as
+    ``config_document``'s, or for a step the trace does not have."""
+    async with config_document(config, request) as content:
+        return await run_in_threadpool(_questions, content, step)
 
 
 @router.post(

@@ -28,11 +28,15 @@ from typing import Annotated, Any
 import orjson
 from fastapi import APIRouter, Path, Request
 from pydantic import BaseModel, ConfigDict, Field
+from starlette.concurrency import run_in_threadpool
 
+from convcore.mistakes import MISTAKES
+from convcore.mistakes.cell_values import OUTPUT_TENSORS, mistaken_cell_values
+from convcore.mistakes.lab_config import LOOP_WORK
 from convcore.spec import MAX_INDEX
-from convcore.trace.questions import MAX_CLICK_CELLS, judge
+from convcore.trace.questions import MAX_CLICK_CELLS, accepted, judge, step_questions
 
-from ..api.questions import questions_of
+from ..api.questions import config_document
 from ..api.schemas import Question, TraceConfig
 from ..http.errors import ApiError
 from .broker import Answered, NoSession, QuestionClosed, StaleDriver, Tally, TooManyAnswers
@@ -99,6 +103,9 @@ class Given(BaseModel):
     given: Any = Field(description="an answer, as pages sent it")
     count: int = Field(description="the pages that gave it")
     right: bool = Field(description="whether it is right, judged as the page judges it")
+    mistake: str | None = Field(
+        None, description="a wrong number that a catalogued mistake's code leaves there: the mistake's title"
+    )
 
 
 class ClassTally(BaseModel):
@@ -175,13 +182,25 @@ def _key(question: dict[str, Any], given: Any) -> str:
     return json.dumps(sorted(set(map(tuple, cells))))
 
 
+def _mistake_of(question: dict[str, Any], given: Any) -> str | None:
+    """The title of the first catalogued mistake whose number ``given`` is (to the trace's
+    precision), when it is not the answer."""
+    if question["kind"] != "value" or judge(question, given):
+        return None
+    for m in question.get("mistakes", ()):
+        low, high = accepted(m["value"])
+        if low <= given <= high:
+            return m["title"]
+    return None
+
+
 def _tally(tally: Tally) -> ClassTally:
     if tally.open:
         return ClassTally(question=tally.question, open=True, answered=tally.answered)
     question = orjson.loads(tally.text)
     given = [(json.loads(key), count) for key, count in tally.counts.items()]
     rows = [
-        Given(given=g, count=n, right=judge(question, g))
+        Given(given=g, count=n, right=judge(question, g), mistake=_mistake_of(question, g))
         for g, n in sorted(given, key=lambda item: (-item[1], json.dumps(item[0])))
     ]
     return ClassTally(
@@ -191,6 +210,47 @@ def _tally(tally: Tally) -> ClassTally:
         distribution=rows,
         right=sum(r.count for r in rows if r.right),
     )
+
+
+def _last_write(events: list[dict[str, Any]], step: int, cell: dict[str, Any]) -> bool:
+    """Whether no event after ``step`` writes ``cell`` ({tensor, index}): its value after
+    the step is the one the layer leaves there."""
+    index = cell["index"]
+    for event in events[step + 1 :]:
+        for w in event["writes"]:
+            if w["tensor"] == cell["tensor"] and all(
+                a <= i < b and (i - a) % s == 0 for i, a, b, s in zip(index, w["start"], w["stop"], w["step"])
+            ):
+                return False
+    return True
+
+
+def _class_question(document: bytes, body: AskBody, max_work: int) -> dict[str, Any]:
+    """Question ``body.index`` of step ``body.step`` of the trace ``document``; a value
+    question of the last write of a cell of out, dx, dw or db also names the catalogued
+    mistakes that leave another number there (``mistakes``: their code run on the setup,
+    while that work is within ``max_work``), so that the reveal can name a class's wrong
+    answer. ApiError for a step or an index the trace lacks."""
+    doc = orjson.loads(document)
+    try:
+        asked = step_questions(doc, body.step)
+    except IndexError as exc:
+        raise ApiError(422, ["body", "step"], str(exc), "value_error") from exc
+    if body.index >= len(asked) or asked[body.index]["kind"] not in ASKED_KINDS:
+        kinds = ", ".join(f"{i}: {q['kind']}" for i, q in enumerate(asked))
+        raise ApiError(
+            422,
+            ["body", "index"],
+            f"step {body.step} has {len(asked)} questions ({kinds}); a class is asked one of kind "
+            f"{', '.join(ASKED_KINDS)}, not index {body.index}",
+            "value_error",
+        )
+    question = asked[body.index]
+    cell = question.get("cell")
+    work = doc["total_events"] * LOOP_WORK * len(MISTAKES)  # (each mistake's code runs the layer's loops once)
+    if cell and cell["tensor"] in OUTPUT_TENSORS and work <= max_work and _last_write(doc["events"], body.step, cell):
+        question["mistakes"] = mistaken_cell_values(body.config.config(), cell["tensor"], cell["index"])
+    return question
 
 
 @router.post(
@@ -204,17 +264,8 @@ async def ask(session: SessionId, body: AskBody, request: Request, broker: Broke
     _check_secret(body.secret, session)
     if not await broker.exists(session):
         raise _no_session(session)
-    asked = orjson.loads(await questions_of(body.config, body.step, request))
-    if body.index >= len(asked) or asked[body.index]["kind"] not in ASKED_KINDS:
-        kinds = ", ".join(f"{i}: {q['kind']}" for i, q in enumerate(asked))
-        raise ApiError(
-            422,
-            ["body", "index"],
-            f"step {body.step} has {len(asked)} questions ({kinds}); a class is asked one of kind "
-            f"{', '.join(ASKED_KINDS)}, not index {body.index}",
-            "value_error",
-        )
-    question = asked[body.index]
+    async with config_document(body.config, request) as document:
+        question = await run_in_threadpool(_class_question, document, body, request.app.state.settings.max_work)
     with _refused(session, body.driver):
         number = await broker.ask(session, body.driver, orjson.dumps(question).decode())
     return Asked(question=number, asked=question)

@@ -168,7 +168,9 @@ export class QuestionCard {
           const li = document.createElement("li");
           li.dataset.right = String(d.right);
           li.style.setProperty("--share", String(d.count / most));
-          li.textContent = `${d.right ? "✓" : "✗"} ${givenOf(q, d.given)}: ${d.count}`;
+          // (a wrong number a catalogued mistake's code leaves there: the mistake named)
+          li.textContent = `${d.right ? "✓" : "✗"} ${givenOf(q, d.given)}: ${d.count}${d.mistake ? ` · ${d.mistake}` : ""}`;
+          if (d.mistake) li.dataset.mistake = d.mistake;
           return li;
         })
       : [];
