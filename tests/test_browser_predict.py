@@ -293,14 +293,14 @@ def class_question_round(browser, base_url: str, scripted: int = 28) -> None:
     right = value["answer"]
     first.fill("#ask-input", _typed(right))
     first.press("#ask-input", "Enter")
-    wait_until(first, "document.getElementById('ask-how').textContent.startsWith('Sent: ')")
+    wait_until(first, "document.getElementById('ask-verdict').textContent.startsWith('Sent: ')")
     assert (
         first.is_hidden("#ask-form") and first.evaluate("document.querySelectorAll('.cell.hidden-answer').length") > 0
     )
     second.tap("#ask-input")
     second.fill("#ask-input", _typed(right + 2))
     second.tap("#ask-check")
-    wait_until(second, "document.getElementById('ask-how').textContent.startsWith('Sent: ')")
+    wait_until(second, "document.getElementById('ask-verdict').textContent.startsWith('Sent: ')")
     # the rest of the class through the API, as their pages send it
     session = teacher.evaluate("JSON.parse(sessionStorage.getItem('convscope.classSession')).session")
     rng = random.Random(30)

@@ -102,18 +102,15 @@ export class QuestionCard {
     $("ask-score").textContent = !a.klass && score.asked ? `${score.right} of ${score.asked} right` : "";
     const sent = student && student.sent !== null;
     $("ask-form").hidden = !hidden || !q || Boolean(teacher) || sent;
-    const verdict = a.verdict && q ? verdictText(q, a.verdict, stepText) : "";
+    // (a student's answer sent: said where the verdict comes at the reveal)
+    const verdict = a.verdict && q ? verdictText(q, a.verdict, stepText) : sent && q ? `Sent: ${givenText(q, student.sent)}. The answer shows when the teacher reveals it.` : "";
     $("ask-verdict").textContent = verdict;
     $("ask-verdict").title = verdict; // (the whole of it, where the line is cut)
     card.dataset.verdict = a.verdict ? (a.verdict.skipped ? "shown" : a.verdict.right ? "right" : "wrong") : "";
     this.drawClass(teacher, a, q, state.follow);
     const how = $("ask-how");
-    if (sent && hidden) {
-      how.textContent = `Sent: ${givenText(q, student.sent)}. The answer shows when the teacher reveals it.`;
-      how.classList.remove("field-error");
-    }
     if (!hidden || !q || teacher || sent) {
-      if (!sent || !hidden) how.textContent = "";
+      how.textContent = "";
       return;
     }
     const typed = q.kind === "value" || q.kind === "shape";
