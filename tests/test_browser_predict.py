@@ -289,6 +289,12 @@ def class_question_round(browser, base_url: str, scripted: int = 28) -> None:
         assert student.text_content("#ask-prompt") == value["prompt"]
         hidden = "Array.from(document.querySelectorAll('.cell.hidden-answer'), c => c.textContent).join('')"
         assert student.evaluate(hidden) == ""
+    # → on a following student's question waits for the teacher: no step, no answer shown
+    first.locator("#stage").focus()
+    first.keyboard.press("ArrowRight")
+    wait_until(first, "document.getElementById('toast').textContent.includes('once the class has answered')")
+    assert first.evaluate("window.convscope.step") == step and "Following" in first.inner_text("#follow-bar")
+    assert first.evaluate("document.querySelectorAll('.cell.hidden-answer').length") > 0
     # the laptop right, the phone two off; each page sends once
     right = value["answer"]
     first.fill("#ask-input", _typed(right))

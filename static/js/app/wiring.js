@@ -22,9 +22,12 @@ const MOVES = new Set(["next", "prev", "first", "last", "nextPhase", "prevPhase"
 /** What a key or a player button asks for. */
 export function doAction(name) {
   const state = store.state;
-  // a teacher's class question: the first step forward reveals its answers
-  if ((name === "next" || name === "toggle") && answerHidden(state) && classQuestion(state, "teacher")) {
-    revealClass();
+  // a class question open: the teacher's first step forward reveals its answers; a
+  // student's waits for the teacher (B breaks away)
+  const following = state.follow && state.follow.role === "student" && state.follow.following;
+  if ((name === "next" || name === "toggle") && answerHidden(state) && (classQuestion(state, "teacher") || (classQuestion(state, "student") && following))) {
+    if (classQuestion(state, "teacher")) revealClass();
+    else notify("The teacher shows this step once the class has answered (B: break away to explore on your own).");
     return;
   }
   // a student who moves the player while following breaks away to explore
