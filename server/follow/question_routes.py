@@ -34,6 +34,7 @@ from convcore.mistakes import MISTAKES
 from convcore.mistakes.cell_values import OUTPUT_TENSORS, mistaken_cell_values
 from convcore.mistakes.lab_config import LOOP_WORK
 from convcore.spec import MAX_INDEX
+from convcore.trace.config import TraceConfigError
 from convcore.trace.questions import MAX_CLICK_CELLS, accepted, judge, step_questions
 
 from ..api.questions import config_document
@@ -249,7 +250,10 @@ def _class_question(document: bytes, body: AskBody, max_work: int) -> dict[str, 
     cell = question.get("cell")
     work = doc["total_events"] * LOOP_WORK * len(MISTAKES)  # (each mistake's code runs the layer's loops once)
     if cell and cell["tensor"] in OUTPUT_TENSORS and work <= max_work and _last_write(doc["events"], body.step, cell):
-        question["mistakes"] = mistaken_cell_values(body.config.config(), cell["tensor"], cell["index"])
+        try:
+            question["mistakes"] = mistaken_cell_values(body.config.config(), cell["tensor"], cell["index"])
+        except TraceConfigError:
+            pass  # (a setup the catalogue's code cannot take: no mistake named)
     return question
 
 
