@@ -35,12 +35,17 @@ def _examples() -> dict[str, dict[str, Any]]:
 QuestionsBody = Annotated[QuestionsRequest, Body(openapi_examples=_examples())]
 
 
-def _questions(document: bytes, step: int) -> bytes:
-    doc = orjson.loads(document)
+def questions_at(doc: dict[str, Any], step: int) -> list[dict[str, Any]]:
+    """``step_questions`` of a trace document, a step it lacks refused as the request's
+    ``step`` (422 naming the steps it has)."""
     try:
-        return encode_json(step_questions(doc, step))
+        return step_questions(doc, step)
     except IndexError as exc:
         raise ApiError(422, ["body", "step"], str(exc), "value_error") from exc
+
+
+def _questions(document: bytes, step: int) -> bytes:
+    return encode_json(questions_at(orjson.loads(document), step))
 
 
 @asynccontextmanager

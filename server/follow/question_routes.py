@@ -35,9 +35,9 @@ from convcore.mistakes.cell_values import OUTPUT_TENSORS, mistaken_cell_values
 from convcore.mistakes.lab_config import LOOP_WORK
 from convcore.spec import MAX_INDEX
 from convcore.trace.config import TraceConfigError
-from convcore.trace.questions import MAX_CLICK_CELLS, accepted, judge, step_questions
+from convcore.trace.questions import MAX_CLICK_CELLS, accepted, judge
 
-from ..api.questions import config_document
+from ..api.questions import config_document, questions_at
 from ..api.schemas import Question, TraceConfig
 from ..http.errors import ApiError
 from .broker import Answered, NoSession, QuestionClosed, StaleDriver, Tally, TooManyAnswers
@@ -233,10 +233,7 @@ def _class_question(document: bytes, body: AskBody, max_work: int) -> dict[str, 
     while that work is within ``max_work``), so that the reveal can name a class's wrong
     answer. ApiError for a step or an index the trace lacks."""
     doc = orjson.loads(document)
-    try:
-        asked = step_questions(doc, body.step)
-    except IndexError as exc:
-        raise ApiError(422, ["body", "step"], str(exc), "value_error") from exc
+    asked = questions_at(doc, body.step)
     if body.index >= len(asked) or asked[body.index]["kind"] not in ASKED_KINDS:
         kinds = ", ".join(f"{i}: {q['kind']}" for i, q in enumerate(asked))
         raise ApiError(

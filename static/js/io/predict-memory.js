@@ -2,7 +2,7 @@
 // the page's token for class questions (a page that cannot keep them remembers them for
 // this visit only).
 
-import { readScore, scoreKey, NO_SCORE } from "../model/predict.js";
+import { readScore, scoreKey } from "../model/predict.js";
 
 const PREDICT_KEY = "convscope.predict";
 
@@ -27,8 +27,8 @@ export const keptPredict = () => read(PREDICT_KEY) === "on";
 
 export const keepPredict = (on) => write(PREDICT_KEY, on ? "on" : "off");
 
-/** The score of `lesson` ("": a custom setup) kept here, or none yet. */
-export const keptScore = (lesson) => (read(scoreKey(lesson)) === null ? NO_SCORE : readScore(read(scoreKey(lesson))));
+/** The score of `lesson` ("": a custom setup) kept here, or none yet (readScore). */
+export const keptScore = (lesson) => readScore(read(scoreKey(lesson)));
 
 export const keepScore = (lesson, score) => write(scoreKey(lesson), JSON.stringify(score));
 

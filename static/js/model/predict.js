@@ -69,14 +69,6 @@ export function parseShape(text) {
 /** The key of an index (its numbers joined), for comparing sets of cells. */
 const indexKey = (index) => index.join(",");
 
-/** The flat indices, in tensor `meta`, of the cells a reads question's answer names. */
-export function answerFlats(question, meta) {
-  const keys = new Set(question.answer.cells.map(indexKey));
-  const out = [];
-  for (let flat = 0; flat < meta.size; flat++) if (keys.has(indexKey(unravel(flat, meta.shape)))) out.push(flat);
-  return out;
-}
-
 /**
  * Whether `given` answers `question`: a number inside `accept` (the server's interval:
  * the trace's six significant digits), the same sizes, the same yes or no, the same set
