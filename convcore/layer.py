@@ -1,8 +1,8 @@
 """A conv layer with its activation, forward and backward, in one place.
 
 ``layer_results`` is the one sequence pad → conv → activation → activation gradient →
-conv backward → crop that the trace engine, the service's ``/api/conv`` and its gradient
-check all read their numbers from.
+conv backward → crop (or fold, for a padding mode that copies cells) that the trace
+engine, the service's ``/api/conv`` and its gradient check all read their numbers from.
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from typing import NamedTuple
 import numpy as np
 
 from .activations import Activation
-from .functional import backward_padded, crop_padding, forward_padded, pad_input
+from .functional import backward_padded, crop_padding, forward_padded, pad_input, rotate_kernel
+from .padding_modes import fold_padding, pad_with_mode
 from .spec import ConvSpec
 
 __all__ = ["LayerResults", "layer_results"]
@@ -38,6 +39,8 @@ def layer_results(
     b: np.ndarray | None,
     activation: Activation,
     dout: np.ndarray | None,
+    padding_mode: str = "zeros",
+    flip: bool = False,
 ) -> LayerResults:
     """Forward, and backward when ``dout`` is given.
 
@@ -48,12 +51,21 @@ def layer_results(
     activation : applied after the convolution
     dout : (N, F, Ho, Wo), the gradient of the loss at the activation's output, or
         None for the forward pass only (the gradient fields are then None)
+    padding_mode : "zeros", "reflect", "replicate" or "circular" (checked already): how
+        xp's padding is filled, and so whether its gradient folds back onto x
+    flip : True for a true convolution: the kernel rotated 180° (``dw`` is still the
+        gradient of ``w`` as given)
     """
-    xp = pad_input(spec, x)
-    z = forward_padded(spec, xp, w, b)
+    zeros = padding_mode == "zeros"
+    xp = pad_input(spec, x) if zeros else pad_with_mode(x, spec.padding, padding_mode)
+    kernel = np.ascontiguousarray(rotate_kernel(w)) if flip else w
+    z = forward_padded(spec, xp, kernel, b)
     out = activation.forward(z)
     if dout is None:
         return LayerResults(xp, z, out, None, None, None, None, None)
     dz = activation.backward(z, dout)
-    dxp, dw, db = backward_padded(spec, dz, xp, w)
-    return LayerResults(xp, z, out, dz, dxp, crop_padding(spec, dxp), dw, db)
+    dxp, dw, db = backward_padded(spec, dz, xp, kernel)
+    dx = crop_padding(spec, dxp) if zeros else fold_padding(dxp, spec.padding, padding_mode)
+    if flip:
+        dw = np.ascontiguousarray(rotate_kernel(dw))
+    return LayerResults(xp, z, out, dz, dxp, dx, dw, db)
