@@ -19,7 +19,15 @@ from hypothesis import HealthCheck, settings
 from oracle import require_torch
 from strategies import examples
 
-__all__ = ["PROPERTY", "assert_all_close", "torch_grads", "torch_module_grads", "torch_pad"]
+__all__ = [
+    "PROPERTY",
+    "assert_all_close",
+    "fitting_mode",
+    "torch_conv2d",
+    "torch_grads",
+    "torch_module_grads",
+    "torch_pad",
+]
 
 RTOL, ATOL = 1e-10, 1e-12
 
@@ -53,6 +61,34 @@ def torch_pad(xt: Any, sides: Sequence[int], padding_mode: str) -> Any:
     bottom) and ConvScope's mode name (``"zeros"`` is F.pad's ``"constant"``)."""
     functional = _torch().nn.functional
     return functional.pad(xt, tuple(sides), mode="constant" if padding_mode == "zeros" else padding_mode)
+
+
+def fitting_mode(spec: Any, padding_mode: str) -> bool:
+    """Whether PyTorch's ``F.pad`` takes ``spec``'s padding in ``padding_mode`` (reflect
+    padding smaller than the input, circular at most its size): a property test assumes it."""
+    from convcore import ConvSpecError
+    from convcore.padding_modes import check_mode_fits
+
+    try:
+        check_mode_fits(padding_mode, spec.padding, (spec.H, spec.W))
+    except ConvSpecError:
+        return False
+    return True
+
+
+def torch_conv2d(spec: Any, padding_mode: str = "zeros", flip: bool = False) -> Callable[[Any, Any, Any], Any]:
+    """The layer ``(xt, wt, bt) -> out`` of a ConvSpec with ``padding_mode`` and ``flip``
+    as PyTorch computes it: ``F.conv2d`` of ``F.pad(x, padding, mode)`` and, with flip, of
+    ``torch.flip(w, (2, 3))``, for ``torch_grads``."""
+    torch = _torch()
+    top, bottom, left, right = spec.padding
+
+    def layer(xt, wt, bt):
+        kernel = torch.flip(wt, (2, 3)) if flip else wt
+        padded = torch_pad(xt, (left, right, top, bottom), padding_mode)
+        return torch.nn.functional.conv2d(padded, kernel, bt, spec.stride, 0, spec.dilation, spec.groups)
+
+    return layer
 
 
 def torch_grads(

@@ -9,10 +9,12 @@ encoded size of both the document and the NDJSON stream from above, within
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from strategies import conv_cases, examples
 
+from convcore import ConvSpecError
+from convcore.padding_modes import PADDING_MODES, check_mode_fits
 from convcore.trace import build_trace, iter_trace, resolve_config
 from convcore.trace.cost import BYTES_FACTOR, trace_cost
 from convscope.http.encoding import encode_json
@@ -56,16 +58,9 @@ def _written_cells(events) -> int:
     return sum(len(w["delta"]) for ev in events for w in ev["writes"])
 
 
-@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    case=conv_cases(max_n=2, max_cf=4, max_hw=7, max_k=4),
-    mode=st.sampled_from(MODES),
-    phases=st.sampled_from(["both", "forward", "backward"]),
-    layout=st.sampled_from(["NCHW", "NHWC"]),
-    integers=st.booleans(),
-)
-def test_prediction_bounds_the_encoded_trace(case, mode, phases, layout, integers):
-    config = _config(case, mode, phases, layout, integers)
+def _assert_cost_bounds(config: dict) -> None:
+    """The events and cells predicted exactly, the header's numbers bounded, the bytes of
+    the document and of the stream within [bound / BYTES_FACTOR, bound]."""
     rc = resolve_config(config)
     cost = trace_cost(rc)
     doc = build_trace(rc, arrays=True)
@@ -76,6 +71,19 @@ def test_prediction_bounds_the_encoded_trace(case, mode, phases, layout, integer
     stream = sum(len(encode_json(line)) + 1 for line in iter_trace(rc, arrays=True))
     for real in (document, stream):
         assert real <= cost.bytes <= BYTES_FACTOR * real, (real, cost)
+
+
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    case=conv_cases(max_n=2, max_cf=4, max_hw=7, max_k=4),
+    mode=st.sampled_from(MODES),
+    phases=st.sampled_from(["both", "forward", "backward"]),
+    layout=st.sampled_from(["NCHW", "NHWC"]),
+    integers=st.booleans(),
+)
+def test_prediction_bounds_the_encoded_trace(case, mode, phases, layout, integers):
+    config = _config(case, mode, phases, layout, integers)
+    _assert_cost_bounds(config)
 
 
 def test_the_issue_request_is_predicted_at_its_size():
@@ -101,3 +109,26 @@ def test_work_grows_with_events_and_cells():
     small = trace_cost(resolve_config({}))
     mac = trace_cost(resolve_config({"granularity": "mac"}))
     assert mac.events > small.events and mac.work > small.work
+
+
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    case=conv_cases(max_n=2, max_cf=4, max_hw=7, max_k=4),
+    mode=st.sampled_from(MODES),
+    padding_mode=st.sampled_from(PADDING_MODES),
+    flip=st.booleans(),
+    copies=st.sampled_from(["one", "each"]),
+    phases=st.sampled_from(["both", "forward", "backward"]),
+    layout=st.sampled_from(["NCHW", "NHWC"]),
+    integers=st.booleans(),
+)
+def test_prediction_bounds_traces_with_a_padding_mode_or_a_flip(
+    case, mode, padding_mode, flip, copies, phases, layout, integers
+):
+    try:
+        check_mode_fits(padding_mode, case.spec.padding, (case.spec.H, case.spec.W))
+    except ConvSpecError:
+        assume(False)
+    config = _config(case, mode, phases, layout, integers)
+    config.update(padding_mode=padding_mode, flip=flip, copies=copies)
+    _assert_cost_bounds(config)

@@ -12,12 +12,11 @@ import numpy as np
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
-from layer_oracle import PROPERTY, assert_all_close, torch_grads, torch_module_grads, torch_pad
+from layer_oracle import PROPERTY, assert_all_close, fitting_mode, torch_conv2d, torch_grads, torch_module_grads
 from oracle import require_torch
 from strategies import conv_cases
 
-from convcore import PADDING_MODES, ConvSpecError, conv2d_backward, conv2d_forward
-from convcore.padding_modes import check_mode_fits
+from convcore import PADDING_MODES, conv2d_backward, conv2d_forward
 
 pytestmark = pytest.mark.oracle
 
@@ -25,24 +24,12 @@ pytestmark = pytest.mark.oracle
 def _check_conv2d_against_torch(case, padding_mode: str, flip: bool) -> None:
     """conv2d_forward/backward with ``padding_mode`` and ``flip`` against F.conv2d of
     F.pad(x, padding, mode) and, with flip, of torch.flip(w, (2, 3))."""
-    torch = require_torch()
-    spec = case.spec
-    try:
-        check_mode_fits(padding_mode, spec.padding, (spec.H, spec.W))
-    except ConvSpecError:
-        assume(False)
+    assume(fitting_mode(case.spec, padding_mode))
     x, w, b, dout = case.arrays()
-    top, bottom, left, right = spec.padding
-
-    def layer(xt, wt, bt):
-        kernel = torch.flip(wt, (2, 3)) if flip else wt
-        padded = torch_pad(xt, (left, right, top, bottom), padding_mode)
-        return torch.nn.functional.conv2d(padded, kernel, bt, spec.stride, 0, spec.dilation, spec.groups)
-
     kw = dict(case.kwargs(), padding_mode=padding_mode, flip=flip)
     out = conv2d_forward(x, w, b, **kw)
     grads = conv2d_backward(dout, x, w, **kw)
-    assert_all_close((out, *grads), torch_grads(layer, x, w, b, dout))
+    assert_all_close((out, *grads), torch_grads(torch_conv2d(case.spec, padding_mode, flip), x, w, b, dout))
 
 
 @pytest.mark.parametrize("padding_mode", PADDING_MODES)

@@ -40,10 +40,11 @@ def assert_same_json(config: dict) -> dict:
 @pytest.mark.parametrize("config", RULE_CONFIGS)
 def test_arrays_trace_encodes_to_the_plain_traces_bytes(config):
     doc = assert_same_json(config)
-    # the shared phases (pad, activation, crop) make their rows in bulk in every view, and
+    # the shared phases (pad, activation, crop, and fold and flip) make their rows in bulk
+    # in every view, and
     # so does the direct view's window backward
     spec, phases = doc["spec"], {p["name"] for p in doc["phases"]}
-    bulk = phases & {"pad", "activation", "activation grad", "crop"} or (
+    bulk = phases & {"pad", "activation", "activation grad", "crop", "fold", "flip", "flip back"} or (
         spec["view"],
         spec["granularity"],
         spec["phases"] != "forward",

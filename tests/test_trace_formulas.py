@@ -67,6 +67,36 @@ SETUPS = {
         "stride": 2,
         "padding": 1,
     },
+    "reflect-flip-bias": {
+        "x": _randint([1, 2, 4, 5], 15),
+        "w": _randint([2, 2, 3, 2], 16),
+        "b": [1, -1],
+        "padding": [2, 1],
+        "padding_mode": "reflect",
+        "flip": True,
+        "activation": "relu",
+        "dout": _randint([1, 2, 6, 6], 17),
+    },
+    "nhwc-replicate-stride": {
+        "layout": "NHWC",
+        "x": _randint([1, 4, 5, 2], 18),
+        "w": _randint([2, 2, 2, 3], 19),
+        "stride": 2,
+        "padding": [1, 2, 0, 1],
+        "padding_mode": "replicate",
+        "dout": {"fill": "randint", "low": -2, "high": 2, "seed": 20},
+    },
+    "nhwc-circular-flip-groups": {
+        "layout": "NHWC",
+        "x": _randint([1, 4, 4, 2], 21),
+        "w": _randint([3, 2, 1, 2], 22),
+        "groups": 2,
+        "padding": 2,
+        "padding_mode": "circular",
+        "flip": True,
+        "activation": "tanh",
+        "dout": {"fill": "randint", "low": -2, "high": 2, "seed": 23},
+    },
 }
 CASES = {**{f"lesson-{name}": p.config for name, p in PRESETS.items()}, **SETUPS}
 

@@ -161,8 +161,60 @@ def _matrix_and_transposed_configs() -> list:
     return c
 
 
+def _padding_mode_and_flip_configs() -> list:
+    """Each padding mode that copies and the flipped kernel, over every view, both
+    granularities, both backward modes, both copies and every phases mode."""
+    base = dict(x_shape=(2, 3, 5, 6), w_shape=(4, 3, 3, 2))
+    grouped = dict(x_shape=(2, 4, 6, 5), w_shape=(4, 2, 2, 3), groups=2)
+    geometry = dict(stride=[2, 1], padding=[1, 0, 2, 1], dilation=[1, 2])
+    c = []
+    for seed, mode in enumerate(("reflect", "replicate", "circular")):
+        c += [
+            pytest.param(make_config(**base, padding=1, padding_mode=mode, seed=20 + seed), id=f"direct-{mode}"),
+            pytest.param(
+                make_config(
+                    **grouped,
+                    **geometry,
+                    padding_mode=mode,
+                    granularity="mac",
+                    backward="separate",
+                    copies="each",
+                    activation="tanh",
+                    seed=23 + seed,
+                ),
+                id=f"direct-mac-{mode}-geometry-rows",
+            ),  # fmt: skip
+        ]
+    c += [
+        pytest.param(
+            make_config(**base, padding=1, padding_mode="reflect", view="im2col", seed=26), id="im2col-reflect"
+        ),
+        pytest.param(
+            make_config(**grouped, **geometry, padding_mode="replicate", view="transposed", copies="each", seed=27),
+            id="transposed-replicate-geometry-rows",
+        ),
+        pytest.param(make_config(**base, padding=1, flip=True, seed=28), id="direct-flip"),
+        pytest.param(
+            make_config(**grouped, **geometry, flip=True, granularity="mac", activation="relu", seed=29),
+            id="direct-mac-flip-geometry",
+        ),
+        pytest.param(
+            make_config(**base, flip=True, padding=1, padding_mode="circular", phases="backward", seed=30),
+            id="direct-flip-circular-backward-only",
+        ),
+        pytest.param(
+            make_config(**base, flip=True, phases="forward", view="im2col", seed=31), id="im2col-flip-forward"
+        ),
+        pytest.param(
+            make_config(**grouped, **geometry, flip=True, view="transposed", backward="separate", seed=32),
+            id="transposed-flip-geometry",
+        ),
+    ]
+    return c
+
+
 # A new view appends pytest.param(config, id="view-...") entries here.
-RULE_CONFIGS = _direct_configs() + _matrix_and_transposed_configs()
+RULE_CONFIGS = _direct_configs() + _matrix_and_transposed_configs() + _padding_mode_and_flip_configs()
 
 
 RULES = {

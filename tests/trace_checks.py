@@ -22,6 +22,9 @@ PHASE_WRITES = {  # shared phases and what they write
     "activation": {"out"},
     "activation grad": {"dz"},
     "crop": {"dx"},
+    "fold": {"dx"},
+    "flip": {"wf"},
+    "flip back": {"dw"},
 }
 FORWARD_RESULTS = {"z"}
 BACKWARD_RESULTS = {"db", "dw", "dxp"}
@@ -72,16 +75,46 @@ def assert_close(actual, expected, name, rtol=RTOL):
     np.testing.assert_allclose(actual, expected, rtol=rtol, atol=rtol * scale, err_msg=name)
 
 
+# PyTorch's padding modes as NumPy's np.pad names them
+NUMPY_PAD_MODES = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}
+
+
+def _mode_pad_and_fold(spec, x: np.ndarray, mode: str):
+    """(xp, fold): ``x`` (N, C, H, W) padded in ``mode`` by NumPy's np.pad, and the
+    function that folds a (N, C, Hp, Wp) gradient back onto x's cells: each padded cell
+    adds onto the cell whose flat index np.pad copied into it (independent of
+    convcore.padding_modes)."""
+    top, bottom, left, right = spec.padding
+    sides = ((0, 0), (0, 0), (top, bottom), (left, right))
+    xp = np.pad(x, sides, mode=NUMPY_PAD_MODES[mode])
+    h, w = x.shape[2:]
+    source = np.pad(np.arange(h * w).reshape(h, w), sides[2:], mode=NUMPY_PAD_MODES[mode]).ravel()
+
+    def fold(dxp: np.ndarray) -> np.ndarray:
+        flat = dxp.reshape(*dxp.shape[:2], -1)
+        dx = np.zeros((*x.shape[:2], h * w))
+        for cell, src in enumerate(source):
+            dx[:, :, src] += flat[:, :, cell]
+        return dx.reshape(x.shape)
+
+    return xp, fold
+
+
 def core_results(config: dict) -> dict[str, np.ndarray]:
     """The core's tensors (internal order) for ``config``, computed here from
-    convcore.functional and the activation, independently of the trace modules."""
+    convcore.functional and the activation, independently of the trace modules (a
+    padding mode by np.pad, a flip by NumPy's reversed axes)."""
     rc = resolve_config(config)
     spec = rc.spec
-    xp = pad_input(spec, rc.x)
-    z = forward_padded(spec, xp, rc.w, rc.b)
+    if rc.padding_mode == "zeros":
+        xp, fold = pad_input(spec, rc.x), lambda dxp: crop_padding(spec, dxp)
+    else:
+        xp, fold = _mode_pad_and_fold(spec, rc.x, rc.padding_mode)
+    kernel = np.ascontiguousarray(rc.w[:, :, ::-1, ::-1]) if rc.flip else rc.w  # what the steps slide
+    z = forward_padded(spec, xp, kernel, rc.b)
     out = rc.activation.forward(z)
     dz = rc.dout * rc.activation.derivative(z)
-    dxp, dw, db = backward_padded(spec, dz, xp, rc.w)
+    dxp, dkernel, db = backward_padded(spec, dz, xp, kernel)
     res = {
         "x": rc.x,
         "xp": xp,
@@ -90,13 +123,15 @@ def core_results(config: dict) -> dict[str, np.ndarray]:
         "out": out,
         "dout": rc.dout,
         "dz": dz,
-        "dw": dw,
+        "dw": dkernel[:, :, ::-1, ::-1] if rc.flip else dkernel,
         "dxp": dxp,
-        "dx": crop_padding(spec, dxp),
+        "dx": fold(dxp),
     }
+    if rc.flip:
+        res["wf"], res["dwf"] = kernel, dkernel
     if rc.b is not None:
         res["b"], res["db"] = rc.b, db
-    res.update(view_tensors(rc, res))
+    res.update(view_tensors(rc, {**res, "w": kernel}))
     return res
 
 
@@ -144,7 +179,7 @@ def view_tensors(rc, res: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
 def to_internal(name: str, arr: np.ndarray, layout: str) -> np.ndarray:
     if layout != "NHWC" or arr.ndim != 4:
         return arr
-    if name in ("w", "dw", "w_rot"):
+    if name in ("w", "dw", "w_rot", "wf", "dwf"):
         return arr.transpose(3, 2, 0, 1)
     return arr.transpose(0, 3, 1, 2)
 
@@ -174,6 +209,10 @@ def check_rule1_only_inputs_unwritten(config: dict) -> None:
         if phase in written_by_phase:
             assert written_by_phase[phase] == names, (phase, written_by_phase[phase])
     names = [p["name"] for p in doc["phases"]]
+    if doc["spec"].get("flip"):  # the kernel turned first, its gradient turned back last
+        assert names[0] == "flip" and (names[-1] == "flip back") == (mode != "forward"), names
+        names = names[1:-1] if mode != "forward" else names[1:]
+    last = "crop" if doc["spec"].get("padding_mode", "zeros") == "zeros" else "fold"
     padded, activated = "xp" not in aliases, "z" not in aliases
     forward_end = 0  # the forward part: up to the last "forward" phase (every view has one)
     if mode in ("both", "forward"):
@@ -182,9 +221,11 @@ def check_rule1_only_inputs_unwritten(config: dict) -> None:
         fwd = names[:forward_end]
         assert {traced(doc, t) for t in FORWARD_RESULTS} <= set().union(*(written_by_phase[p] for p in fwd))
     if mode in ("both", "backward"):
-        assert (names[-1] == "crop") == padded and ("activation grad" in names) == activated, names
+        assert (names[-1] == last) == padded and ("activation grad" in names) == activated, names
         bwd = names[forward_end:]
         expect = BACKWARD_RESULTS if "b" in roles else BACKWARD_RESULTS - {"db"}
+        if doc["spec"].get("flip"):  # the steps gather dwf; flip back writes dw from it
+            expect = expect - {"dw"} | {"dwf"}
         assert {traced(doc, t) for t in expect} <= set().union(*(written_by_phase[p] for p in bwd))
 
 
@@ -306,7 +347,8 @@ def check_rule4_forward_window_reads_receptive_field(config: dict) -> None:
             start, stop, step = ([v[p] for p in NCHW_TO_NHWC] for v in (start, stop, step))
             wstart, wstop = ([v[p] for p in OIHW_TO_HWIO] for v in (wstart, wstop))
         xp_reads = [r for r in ev["reads"] if r["tensor"] == traced(doc, "xp")]
-        w_reads = [r for r in ev["reads"] if r["tensor"] == "w"]
+        kernel = "wf" if rc.flip else "w"  # with flip the steps slide the turned filters
+        w_reads = [r for r in ev["reads"] if r["tensor"] in ("w", "wf")]
         if rc.view == "im2col":
             # the window is read from column (n, i, j) of cols, rows of f's group only; that
             # column must have been written from exactly the receptive field (all channels)
@@ -325,7 +367,7 @@ def check_rule4_forward_window_reads_receptive_field(config: dict) -> None:
             assert source == [{"tensor": traced(doc, "xp"), "start": full[0], "stop": full[1], "step": step}], source
         else:
             assert xp_reads == [{"tensor": traced(doc, "xp"), "start": start, "stop": stop, "step": step}], ev
-        assert w_reads == [{"tensor": "w", "start": wstart, "stop": wstop, "step": [1, 1, 1, 1]}], ev
+        assert w_reads == [{"tensor": kernel, "start": wstart, "stop": wstop, "step": [1, 1, 1, 1]}], ev
     if rc.granularity == "window" and rc.forward_included:
         assert seen == math.prod(spec.out_shape)
 
@@ -385,7 +427,7 @@ def nhwc_config(config: dict) -> dict:
 
 
 def _perm(name: str):
-    if name in ("w", "dw", "w_rot"):
+    if name in ("w", "dw", "w_rot", "wf", "dwf"):
         return OIHW_TO_HWIO
     if name in ("b", "db", "cols", "dcols"):
         return None

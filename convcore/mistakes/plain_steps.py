@@ -36,6 +36,8 @@ class LoopInputs:
     dout : (N, F, Ho, Wo), or None until a layer's backward receives it
     activation : convcore.activations.Activation
     layout : the order of the axes the events' boxes name ("NCHW" or "NHWC")
+    padding_mode, flip : as a ResolvedConfig's; the plain loops pad with zeros and
+        correlate, so always "zeros" and False (the trace context reads them)
     """
 
     spec: ConvSpec
@@ -45,6 +47,8 @@ class LoopInputs:
     dout: np.ndarray | None
     activation: Activation = get_activation("identity")
     layout: str = "NCHW"
+    padding_mode: str = "zeros"
+    flip: bool = False
 
 
 def clamped(sl: slice, size: int) -> tuple[int, int, int]:

@@ -14,21 +14,45 @@ A phase whose every step would copy values unchanged is not in the trace:
 applies). The header publishes it as ``aliases``; the aliased names are absent from its
 ``tensors``, and no Box names them. Generators keep working with the engine's names
 (``xp``, ``z``, …): ``TraceContext.name`` maps them to the trace's names at the edge.
+
+Renames. With ``flip`` (a true convolution) the steps slide the rotated filters, so the
+views' ``w`` and ``dw`` are the rotated filters ``wf`` and their gradient ``dwf`` in the
+trace, while the filters as given and their gradient, the engine's ``w_given`` and
+``dw_given``, are the trace's ``w`` and ``dw`` (written by the ``flip`` and ``flip
+back`` phases). ``trace_renames(rc)`` gives that table; unlike an alias, a renamed
+tensor is a tensor of its own in the header, under its new name.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["IDENTITY_ALIASES", "PADDING_ALIASES", "has_padding", "is_identity", "trace_aliases"]
+__all__ = [
+    "FLIP_RENAMES",
+    "IDENTITY_ALIASES",
+    "PADDING_ALIASES",
+    "copies_padding",
+    "has_padding",
+    "is_identity",
+    "trace_aliases",
+    "trace_names",
+    "trace_renames",
+]
 
 PADDING_ALIASES = {"xp": "x", "dxp": "dx"}  # without padding
 IDENTITY_ALIASES = {"z": "out", "dz": "dout"}  # with the identity activation
+FLIP_RENAMES = {"w": "wf", "dw": "dwf", "w_given": "w", "dw_given": "dw"}  # with flip
 
 
 def has_padding(rc: Any) -> bool:
     """True when any of the four paddings is not 0 (then pad and crop teach something)."""
     return any(rc.spec.padding)
+
+
+def copies_padding(rc: Any) -> bool:
+    """True when the padding copies input cells (a mode other than zeros, with padding):
+    then the pad phase writes xp's padding and the backward folds its gradient back."""
+    return has_padding(rc) and rc.padding_mode != "zeros"
 
 
 def is_identity(rc: Any) -> bool:
@@ -44,3 +68,14 @@ def trace_aliases(rc: Any) -> dict[str, str]:
     if is_identity(rc):
         aliases.update(IDENTITY_ALIASES)
     return aliases
+
+
+def trace_renames(rc: Any) -> dict[str, str]:
+    """{engine name: the trace's name} of the tensors that are renamed, not aliased."""
+    return dict(FLIP_RENAMES) if rc.flip else {}
+
+
+def trace_names(rc: Any) -> dict[str, str]:
+    """{engine name: the trace's name} for every tensor not under its own name: the
+    aliases and the renames (what ``TraceContext.name`` maps)."""
+    return {**trace_aliases(rc), **trace_renames(rc)}

@@ -11,6 +11,8 @@ is the key at fault and whose message names the allowed values and the numbers.
 | dout          | nested lists, fill spec or null (= ones); a fill spec may omit its shape (= the output's) | null |
 | layout        | "NCHW" or "NHWC" (then x is NHWC, w HWIO, dout NHWC) | "NCHW"           |
 | stride, padding, dilation, groups | as ``ConvSpec.create``         | 1, 0, 1, 1         |
+| padding_mode  | zeros, reflect, replicate, circular (PyTorch's)    | "zeros"            |
+| flip          | true: a convolution (the kernel rotated 180°)      | false              |
 | activation    | identity, relu, leaky_relu, sigmoid, tanh          | "identity"         |
 | view          | a registered view: direct (im2col, transposed)     | "direct"           |
 | granularity   | "window" or "mac"                                  | "window"           |
@@ -20,6 +22,17 @@ is the key at fault and whose message names the allowed values and the numbers.
 | phases        | "forward", "backward" or "both"                    | "both"             |
 | copies        | "one" (a copy phase is one step) or "each" (one step per row) | "one"   |
 | code          | "auto", "cs231n", "torch" or "layer": the listing beside the steps (``code``) | "auto" |
+
+Padding modes. With ``padding_mode`` other than "zeros" the pad phase writes xp's
+padding too, each cell copied from the input cell the mode names, and the backward
+ends with a ``fold`` phase instead of ``crop``: dx is dxp's interior plus each padded
+cell's gradient added onto the cell it copied. CS231n's and the layer's code cannot say
+a mode, so such a trace has no listing (``code`` "auto" gives none; a named one is refused).
+
+Flip. With ``flip`` true the layer convolves in the signal-processing sense: a ``flip``
+phase writes ``wf``, the filters rotated 180°, the steps slide ``wf`` (and their
+backward writes its gradient ``dwf``), and a last ``flip back`` phase rotates ``dwf``
+onto ``dw``, the gradient of the filters as given. No listing either.
 
 Copies. The pad and crop phases only copy numbers (x into the padded xp, dxp's interior
 into dx). With ``copies="one"`` each is one step that writes the whole copy; with
@@ -46,8 +59,10 @@ from typing import Any
 import numpy as np
 
 from ..activations import ACTIVATIONS, Activation, get_activation
+from ..functional import check_flip
 from ..layout import hwio_to_oihw, nhwc_to_nchw
 from ..messages import shorten
+from ..padding_modes import PADDING_MODES, check_mode_fits
 from ..spec import ConvSpec, ConvSpecError
 from ..tensor_input import to_array
 from .code import CODE_CHOICES, CODE_TITLES, resolve_code
@@ -82,6 +97,8 @@ DEFAULTS: dict[str, Any] = {
     "padding": 0,
     "dilation": 1,
     "groups": 1,
+    "padding_mode": "zeros",
+    "flip": False,
     "activation": "identity",
     "view": "direct",
     "granularity": "window",
@@ -95,6 +112,7 @@ DEFAULTS: dict[str, Any] = {
 
 CHOICES = _CHOICES = {
     "layout": ("NCHW", "NHWC"),
+    "padding_mode": PADDING_MODES,
     "granularity": ("window", "mac"),
     "backward": ("fused", "separate"),
     "phases": ("forward", "backward", "both"),
@@ -105,6 +123,12 @@ CHOICES = _CHOICES = {
 # what each choice is called for people (a page's menus); the keys are _CHOICES's values
 CHOICE_TITLES: dict[str, dict[str, str]] = {
     "layout": {"NCHW": "NCHW (x NCHW, w OIHW)", "NHWC": "NHWC (x NHWC, w HWIO)"},
+    "padding_mode": {
+        "zeros": "zeros",
+        "reflect": "reflect (mirrored)",
+        "replicate": "replicate (edge repeated)",
+        "circular": "circular (wrapped)",
+    },
     "granularity": {"window": "a window", "mac": "a multiply-add"},
     "backward": {"fused": "fused", "separate": "db, dW, dX apart"},
     "phases": {"both": "forward + backward", "forward": "forward only", "backward": "backward only"},
@@ -144,6 +168,8 @@ class ResolvedConfig:
     b : (F,) or None (no bias)
     dout : (N, F, Ho, Wo) (ones when not given; ``dout_given`` says which)
     layout, view, granularity, loop_order, dx_loop_order, backward, phases, copies : str
+    padding_mode : str ("zeros", "reflect", "replicate", "circular")
+    flip : bool (True: the kernel rotated 180°, a true convolution)
     activation : convcore.activations.Activation
     code : the convention of the listing beside the steps ("cs231n", "torch", "layer"),
         or None when there is none for the setting (``convcore.trace.code``)
@@ -165,6 +191,8 @@ class ResolvedConfig:
     phases: str
     copies: str = "one"
     code: str | None = None
+    padding_mode: str = "zeros"
+    flip: bool = False
 
     @property
     def has_bias(self) -> bool:
@@ -263,6 +291,11 @@ def resolve_config(
         )
 
     layout = _choice(config, "layout", _CHOICES["layout"])
+    padding_mode = _choice(config, "padding_mode", _CHOICES["padding_mode"])
+    try:
+        flip = check_flip(DEFAULTS["flip"] if config.get("flip") is None else config["flip"])
+    except ConvSpecError as exc:
+        raise TraceConfigError(str(exc), "flip") from exc
     granularity = _choice(config, "granularity", _CHOICES["granularity"])
     backward = _choice(config, "backward", _CHOICES["backward"])
     phases = _choice(config, "phases", _CHOICES["phases"])
@@ -312,6 +345,7 @@ def resolve_config(
             w.shape,
             *(DEFAULTS[k] if config.get(k) is None else config[k] for k in ("stride", "padding", "dilation", "groups")),
         )
+        check_mode_fits(padding_mode, spec.padding, spec.x_shape[2:])
     except ConvSpecError as exc:
         raise TraceConfigError(str(exc), exc.field) from exc
     if check_spec is not None:
@@ -325,9 +359,19 @@ def resolve_config(
         "dx_loop_order": dx_loop_order,
         "phases": phases,
     }
-    code, no_code = resolve_code(code, spec, layout, **setting)
-    if no_code:
-        raise TraceConfigError(no_code, "code")
+    if padding_mode != "zeros" or flip:
+        if code != "auto":
+            what = f"padding_mode {padding_mode!r}" if padding_mode != "zeros" else "flip (a true convolution)"
+            raise TraceConfigError(
+                f"code {code!r} has no listing for {what}: the course's and the layer's code pad with "
+                "zeros and correlate (code 'auto' traces it without a listing)",
+                "code",
+            )
+        code = None
+    else:
+        code, no_code = resolve_code(code, spec, layout, **setting)
+        if no_code:
+            raise TraceConfigError(no_code, "code")
 
     b = None
     if config.get("b") is not None:
@@ -366,6 +410,8 @@ def resolve_config(
         **setting,
         copies=copies,
         code=code,
+        padding_mode=padding_mode,
+        flip=flip,
     )
 
 

@@ -44,10 +44,11 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from .aliases import trace_aliases
+from .aliases import copies_padding, trace_aliases
 from .code import code_header, trace_listing
 from .config import ResolvedConfig
 from .document import plan_phases
+from .padding_phases import fold_reads
 
 __all__ = ["BYTES_FACTOR", "TraceCost", "number_bytes", "trace_cost"]
 
@@ -95,14 +96,37 @@ def _copied(rc: ResolvedConfig) -> int:
     return math.prod(rc.spec.x_shape) if rc.copies == "one" else rc.spec.x_shape[3]
 
 
+def _padded(rc: ResolvedConfig) -> int:
+    """Cells a pad event writes: x's (zeros: the padding is never written), or with a
+    mode that copies all of xp's in one step, else a row of xp."""
+    if not copies_padding(rc):
+        return _copied(rc)
+    return math.prod(rc.spec.padded_shape) if rc.copies == "one" else rc.spec.padded_hw[1]
+
+
 def _shared(name: str) -> PerEvent | None:
-    """The phases every view shares (convcore.trace.phases)."""
+    """The phases every view shares (convcore.trace.phases, padding_phases, flip_phases)."""
     return {
-        "pad": lambda rc: (2, _copied(rc)),
+        "pad": lambda rc: (2, _padded(rc)),
         "crop": lambda rc: (2, _copied(rc)),
+        "fold": lambda rc: (2 if rc.copies == "one" else 1 + fold_reads(rc), _copied(rc)),
+        "flip": lambda rc: (2, math.prod(rc.spec.w_shape)),
+        "flip back": lambda rc: (2, math.prod(rc.spec.w_shape)),
         "activation": lambda rc: (2, rc.spec.out_shape[3]),
         "activation grad": lambda rc: (3, rc.spec.out_shape[3]),
     }.get(name)
+
+
+INDEX_BYTES = 6  # one entry of a padding mode's row or column list in a text ("12, ")
+
+
+def _text_bytes(rc: ResolvedConfig, phase: str) -> int:
+    """What an event's text holds beyond ``EVENT_BASE_BYTES``: the pad and fold of a mode
+    that copies list the source row of every padded row and column (``padding_phases``)."""
+    if phase not in ("pad", "fold") or not copies_padding(rc):
+        return 0
+    hp, wp = rc.spec.padded_hw
+    return INDEX_BYTES * (wp if rc.copies == "each" else hp + wp)
 
 
 _DIRECT_WINDOW: dict[str, PerEvent] = {
@@ -160,6 +184,10 @@ def _tensor_shapes(rc: ResolvedConfig) -> dict[str, tuple[int, ...]]:
         shapes.update(dout=spec.out_shape, dz=spec.out_shape, dw=spec.w_shape, dxp=spec.padded_shape, dx=spec.x_shape)
         if rc.has_bias:
             shapes["db"] = (spec.F,)
+        if rc.flip:
+            shapes["dwf"] = spec.w_shape
+    if rc.flip:
+        shapes["wf"] = spec.w_shape
     shapes.update(rc.view_impl.extra_shapes(spec))
     for name in trace_aliases(rc):  # the same tensor as another: not in the header
         shapes.pop(name, None)
@@ -178,6 +206,9 @@ def number_bytes(rc: ResolvedConfig) -> int:
     n, f, ho, wo = spec.out_shape
     largest = max(1.0, *(float(np.abs(a).max()) for a in arrays))
     terms = max(spec.macs_per_output + 1, n * ho * wo, f * spec.KH * spec.KW)  # z, dw and db, dx and dcols
+    if copies_padding(rc):  # dx folds up to (1 + top + bottom)·(1 + left + right) cells of dxp into one
+        top, bottom, left, right = spec.padding
+        terms = max(terms, f * spec.KH * spec.KW * (1 + top + bottom) * (1 + left + right))
     bound = largest * largest * terms + largest
     if bound >= 1e15:
         return NUMBER_BYTES
@@ -200,7 +231,7 @@ def trace_cost(rc: ResolvedConfig) -> TraceCost:
     shapes = _tensor_shapes(rc)
     largest = max(math.prod(s) for s in shapes.values())
     table = _view_table(rc)
-    events = cells = boxes = extra = 0
+    events = cells = boxes = extra = text = 0
     for phase in plan_phases(rc):
         weight = _EXTRA_WORK.get((rc.view, phase.name))
         extra += round(phase.count * weight(rc)) if weight else 0
@@ -209,6 +240,7 @@ def trace_cost(rc: ResolvedConfig) -> TraceCost:
         events += phase.count
         cells += round(phase.count * n_cells)
         boxes += round(phase.count * n_boxes)
+        text += phase.count * _text_bytes(rc, phase.name)
     header_cells = sum(math.prod(s) for s in shapes.values())
     number = number_bytes(rc)
     code_bytes, line_bytes = _code_bytes(rc, number)
@@ -219,6 +251,7 @@ def trace_cost(rc: ResolvedConfig) -> TraceCost:
         + HEADER_TENSOR_BYTES * len(shapes)
         + number * header_cells
         + EVENT_BASE_BYTES * events
+        + text
         + BOX_BYTES * boxes
         + 2 * number * cells
     )

@@ -148,7 +148,7 @@ def _fused_mac(ctx: TraceContext) -> Iterator[Event]:
             dxp_said,
         ) in rows:
             writes = [
-                make_write("dw", dw_starts[w_cell], dw_stops[w_cell], one, [dw_add], [dw_now]),
+                make_write(dw.name, dw_starts[w_cell], dw_stops[w_cell], one, [dw_add], [dw_now]),
                 make_write(dxp_name, dxp_starts[xp_cell], dxp_stops[xp_cell], one, [dxp_add], [dxp_now]),
             ]
             g_factor = dz_factors[z_cell]

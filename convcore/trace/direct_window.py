@@ -58,6 +58,7 @@ def backward_window(ctx: TraceContext, phase: str, order: str, *, writes: tuple[
     dz_cells = ctx.cells("dz")
     dz_boxes, dz_names = dz_cells.boxes, dz_cells.names
     dxp_name = ctx.name("dxp")  # dx itself when there is no padding
+    dw_name = ctx.name("dw")  # dwf, the rotated filters' gradient, with flip
     filter_box = fields.filter_box
     filter_said = [f"·{t}" for t in fields.filter_text]  # "·w[f]"
     if into_dw:
@@ -105,7 +106,7 @@ def backward_window(ctx: TraceContext, phase: str, order: str, *, writes: tuple[
                 window,
                 text,
             ), g, factor, db_delta, db_value, db_said, dw_delta, dw_value, dx_delta, dx_value in rows:
-                dw_write = make_write("dw", dw_start[f], dw_stop[f], one4, dw_delta, dw_value)
+                dw_write = make_write(dw_name, dw_start[f], dw_stop[f], one4, dw_delta, dw_value)
                 dx_write = make_write(dxp_name, window["start"], window["stop"], window["step"], dx_delta, dx_value)
                 said = f"{dw_said[f]}{factor}·{text}; d{text} += {factor}{filter_said[f]}"
                 if into_db:
@@ -121,7 +122,7 @@ def backward_window(ctx: TraceContext, phase: str, order: str, *, writes: tuple[
                     phase,
                     loop,
                     [dz_boxes[z_cell], window],
-                    [make_write("dw", dw_start[f], dw_stop[f], one4, dw_delta, dw_value)],
+                    [make_write(dw_name, dw_start[f], dw_stop[f], one4, dw_delta, dw_value)],
                     f"{dz_names[z_cell]} = {g}: {dw_said[f]}{factor}·{text}"
                     if g != "0"
                     else f"{dz_names[z_cell]} = 0: {dead}",

@@ -8,7 +8,10 @@ lazily, phase by phase.
 Phases, in order: ``pad``, the view's forward phases (direct: ``forward``),
 ``activation`` — when ``phases`` is "forward" or "both"; ``activation grad``, the
 view's backward phases (direct: ``backward`` fused, or ``db``, ``dw``, ``dx``
-separate), ``crop`` — when ``phases`` is "backward" or "both". Only steps that
+separate), ``crop`` — when ``phases`` is "backward" or "both"; with a padding mode
+that copies (``padding_phases``) ``pad`` writes the padding too and ``fold`` stands
+for ``crop``; with ``flip`` (``flip_phases``) ``flip`` comes first and ``flip back``
+last, and the views slide ``wf`` (``aliases.trace_renames``). Only steps that
 compute: without padding there is no ``pad`` and no ``crop`` (xp is x, dxp is dx),
 with the identity activation no ``activation`` and no ``activation grad`` (z is out,
 dz is dout); the header's ``aliases`` names those tensors (``aliases.py``) and its
@@ -40,16 +43,19 @@ from typing import Any
 
 import numpy as np
 
+from ..functional import rotate_kernel
 from ..layer import layer_results
-from .aliases import has_padding, is_identity, trace_aliases
+from .aliases import copies_padding, has_padding, is_identity, trace_aliases, trace_renames
 from .axes import kind_of
 from .code import TraceCode
 from .config import ResolvedConfig, resolve_config
 from .drawing import tensor_drawing
 from .events import TraceContext
+from .flip_phases import flip_back_phase, flip_phase
 from .formulas import tensor_formulas, torch_setup
 from .loops import loop_names
 from .model import Event, event_lines, stream_line
+from .padding_phases import fold_phase, mode_pad_phase
 from .phases import activation_grad_phase, activation_phase, crop_phase, pad_phase
 from .views import Phase
 
@@ -66,15 +72,17 @@ def plan_phases(rc: ResolvedConfig) -> list[Phase]:
     an activation other than the identity."""
     view = rc.view_impl
     padded, activated = has_padding(rc), not is_identity(rc)
-    phases: list[Phase] = []
+    copied = copies_padding(rc)
+    phases: list[Phase] = [flip_phase(rc)] if rc.flip else []
     if rc.forward_included:
-        phases += [pad_phase(rc)] if padded else []
+        phases += [mode_pad_phase(rc) if copied else pad_phase(rc)] if padded else []
         phases += view.forward_phases(rc)
         phases += [activation_phase(rc)] if activated else []
     if rc.backward_included:
         phases += [activation_grad_phase(rc)] if activated else []
         phases += view.backward_phases(rc)
-        phases += [crop_phase(rc)] if padded else []
+        phases += [fold_phase(rc) if copied else crop_phase(rc)] if padded else []
+        phases += [flip_back_phase(rc)] if rc.flip else []
     return phases
 
 
@@ -93,10 +101,16 @@ def _reference(rc: ResolvedConfig) -> tuple[dict[str, np.ndarray], dict[str, str
     def put(name: str, arr: np.ndarray, role: str) -> None:
         ref[name], roles[name] = arr, role
 
-    res = layer_results(spec, rc.x, rc.w, rc.b, act, rc.dout if rc.backward_included else None)
+    res = layer_results(
+        spec, rc.x, rc.w, rc.b, act, rc.dout if rc.backward_included else None, rc.padding_mode, rc.flip
+    )
     put("x", rc.x, "input")
     put("xp", res.xp, fwd)
-    put("w", rc.w, "input")
+    if rc.flip:  # the steps slide the turned filters (aliases.FLIP_RENAMES)
+        put("w_given", rc.w, "input")
+        put("w", np.ascontiguousarray(rotate_kernel(rc.w)), "intermediate")
+    else:
+        put("w", rc.w, "input")
     if rc.b is not None:
         put("b", rc.b, "input")
     put("z", res.z, fwd)
@@ -106,7 +120,11 @@ def _reference(rc: ResolvedConfig) -> tuple[dict[str, np.ndarray], dict[str, str
         put("dz", res.dz, "intermediate")
         if rc.b is not None:
             put("db", res.db, "result")
-        put("dw", res.dw, "result")
+        if rc.flip:
+            put("dw", np.ascontiguousarray(rotate_kernel(res.dw)), "intermediate")
+            put("dw_given", res.dw, "result")
+        else:
+            put("dw", res.dw, "result")
         put("dxp", res.dxp, "intermediate")
         put("dx", res.dx, "result")
     for name, (arr, role) in rc.view_impl.extra_tensors(rc, dict(ref)).items():
@@ -150,30 +168,38 @@ def _spec_dict(rc: ResolvedConfig) -> dict[str, Any]:
         "backward": rc.backward,
         "layout": rc.layout,
         "phases": rc.phases,
+        # (only when the layer uses them, so that every Conv2d trace with zero padding
+        # and cross-correlation is byte for byte what it was before they existed)
+        **({"padding_mode": rc.padding_mode} if rc.padding_mode != "zeros" else {}),
+        **({"flip": True} if rc.flip else {}),
     }
 
 
 def _header(
     rc: ResolvedConfig, plan: list[Phase], ref: dict[str, np.ndarray], roles: dict[str, str], arrays: bool = False
 ) -> dict:
-    aliases = trace_aliases(rc)
+    aliases, renames = trace_aliases(rc), trace_renames(rc)
     tensors = {}
     for name, arr in ref.items():
         if name in aliases:
             continue  # the same tensor as another of the header
         kind = kind_of(name)
         ext = _external(name, arr, rc.layout)
-        tensors[name] = {
+        shown = renames.get(name, name)
+        tensors[shown] = {
             "shape": list(ext.shape),
             "data": ext.ravel() if arrays else ext.ravel().tolist(),  # arrays: 1-D float64
             **kind.axis_facts(rc.layout),
             "role": roles[name],
-            **tensor_drawing(name, rc.spec),
+            **tensor_drawing(shown, rc.spec, rc.padding_mode),
         }
     if "dx" in tensors and "dxp" in tensors:  # (a drawing fact: dx is dxp's crop)
         tensors["dx"]["cropped_from"] = "dxp"
     inputs = {name for name, t in tensors.items() if t["role"] == "input"}
-    for name, facts in tensor_formulas(rc.spec, rc.layout, rc.activation.name, set(tensors), inputs, aliases).items():
+    formulas = tensor_formulas(
+        rc.spec, rc.layout, rc.activation.name, set(tensors), inputs, aliases, rc.padding_mode, rc.flip
+    )
+    for name, facts in formulas.items():
         tensors[name].update(facts)
     phases, start = [], 0
     for p in plan:
@@ -186,7 +212,7 @@ def _header(
         "tensors": tensors,
         "aliases": aliases,
         "loop_names": loop_names(letters, groups=rc.spec.groups, padded=has_padding(rc)),
-        "torch_setup": torch_setup(rc.spec, rc.layout, rc.activation.name, "b" in tensors),
+        "torch_setup": torch_setup(rc.spec, rc.layout, rc.activation.name, "b" in tensors, rc.padding_mode, rc.flip),
         "phases": phases,
         "code": TraceCode(rc, ref, aliases).header(),
         "total_events": start,

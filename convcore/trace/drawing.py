@@ -6,7 +6,8 @@ recomputes no geometry:
 
 ``title``   what the tensor is, in words ("padded input")
 ``group``   where it belongs in the data flow: "inputs", "forward" or "backward"
-``order``   its place in drawing order (smaller first)
+``order``   its place in drawing order (smaller first; a number, x.5 for a tensor
+            drawn between two others: ``DRAWN_AFTER``)
 ``detail``  (when there is more to say) a longer help text, e.g. what a matrix's rows are
 ``gradient_of``  (gradients only) the tensor this one is the gradient of ("xp" for dxp):
             a reader of a step's factors leaves it out (dxp += dz·w reads xp too)
@@ -19,7 +20,9 @@ recomputes no geometry:
             definition, never written), ``u`` an input cell no window reads (x, xp),
             ``n`` its gradient cell (dx, dxp): never reached by a window, so no window
             adds to it and its gradient is exactly 0 from the start (stride gaps,
-            floor-truncated rows and columns)
+            floor-truncated rows and columns); with a padding mode that copies
+            (reflect, replicate, circular) ``c`` padding that copies an input cell
+            (xp) and ``f`` padding whose gradient folds back onto that cell (dxp)
 
 A view that names a new tensor registers its facts with ``register_drawing``.
 """
@@ -40,6 +43,8 @@ MARK_KINDS: dict[str, str] = {
     "z": "inserted zero",
     "u": "never read",
     "n": "never reached by a window (its gradient is exactly 0)",
+    "c": "padding copied from an input cell",
+    "f": "padding (its gradient folds back onto the cell it copied)",
 }
 
 # name -> (title, group, detail); the order of this table is the drawing order
@@ -75,11 +80,33 @@ DRAWINGS: dict[str, tuple[str, str, str]] = {
     "dx": ("input gradient", "backward", ""),
 }
 
+# tensors drawn between two of DRAWINGS's: name -> (title, group, detail, the tensor
+# drawn just before it). Their ``order`` is that tensor's plus a half, so that adding
+# them changed the order of no tensor (every trace without them is as it was).
+DRAWN_AFTER: dict[str, tuple[str, str, str, str]] = {
+    "wf": (
+        "filters turned 180°",
+        "forward",
+        "a true convolution flips the kernel: wf[f,c,k,l] = w[f,c,KH−1−k,KW−1−l]; the steps slide wf",
+        "b",
+    ),
+    "dwf": ("gradient of the turned filters", "backward", "what the steps gather for wf; turned back, it is dw", "db"),
+}
+
 
 # a gradient -> the tensor it is the gradient of
 # the tensors added to a sum, never multiplied
 ADDED = frozenset({"b"})
-GRADIENT_OF: dict[str, str] = {"dout": "out", "dz": "z", "db": "b", "dw": "w", "dcols": "cols", "dxp": "xp", "dx": "x"}
+GRADIENT_OF: dict[str, str] = {
+    "dout": "out",
+    "dz": "z",
+    "db": "b",
+    "dw": "w",
+    "dwf": "wf",
+    "dcols": "cols",
+    "dxp": "xp",
+    "dx": "x",
+}
 
 
 def register_drawing(name: str, title: str, group: str, detail: str = "") -> None:
@@ -117,9 +144,10 @@ def _padded_marks(spec: ConvSpec, pad_char: str, unread_char: str) -> np.ndarray
     return marks
 
 
-def _marks(name: str, spec: ConvSpec) -> list[str] | None:
+def _marks(name: str, spec: ConvSpec, padding_mode: str = "zeros") -> list[str] | None:
     if name in ("xp", "dxp"):
-        return _rows(_padded_marks(spec, *(("p", "u") if name == "xp" else ("g", "n"))))
+        pad_char = ("p", "g") if padding_mode == "zeros" else ("c", "f")
+        return _rows(_padded_marks(spec, *((pad_char[0], "u") if name == "xp" else (pad_char[1], "n"))))
     if name in ("x", "dx"):
         top, bottom, left, right = spec.padding
         hp, wp = spec.padded_hw
@@ -137,22 +165,24 @@ def _marks(name: str, spec: ConvSpec) -> list[str] | None:
     return None
 
 
-def tensor_drawing(name: str, spec: ConvSpec) -> dict[str, Any]:
-    """The drawing facts of tensor ``name`` of a trace over ``spec`` (module notes)."""
-    title, group, detail = DRAWINGS.get(name, (name, "backward", ""))
+def tensor_drawing(name: str, spec: ConvSpec, padding_mode: str = "zeros") -> dict[str, Any]:
+    """The drawing facts of tensor ``name`` of a trace over ``spec`` with ``padding_mode``
+    (module notes)."""
     names = list(DRAWINGS)
-    facts: dict[str, Any] = {
-        "title": title,
-        "group": group,
-        "order": names.index(name) if name in names else len(names),
-    }
+    if name in DRAWN_AFTER:
+        title, group, detail, before = DRAWN_AFTER[name]
+        order: float = names.index(before) + 0.5
+    else:
+        title, group, detail = DRAWINGS.get(name, (name, "backward", ""))
+        order = names.index(name) if name in names else len(names)
+    facts: dict[str, Any] = {"title": title, "group": group, "order": order}
     if detail:
         facts["detail"] = detail
     if name in GRADIENT_OF:
         facts["gradient_of"] = GRADIENT_OF[name]
     if name in ADDED:
         facts["added"] = True
-    marks = _marks(name, spec)
+    marks = _marks(name, spec, padding_mode)
     if marks is not None:
         facts["marks"] = marks
     return facts

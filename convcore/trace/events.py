@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from . import format as fmt
-from .aliases import trace_aliases
+from .aliases import trace_names
 from .axes import kind_of
 from .model import Box, Write, make_box, make_boxes, make_write
 
@@ -136,11 +136,12 @@ class TraceContext:
         self._index: dict[tuple, CellIndex] = {}
         self._ones = {}
         self.memo: dict[str, Any] = {}  # per-trace objects a view shares between its phases
-        self.aliases = trace_aliases(rc)  # engine name -> the trace's tensor (aliases.py)
+        self.aliases = trace_names(rc)  # engine name -> the trace's tensor (aliases.py)
 
     def name(self, name: str) -> str:
         """The trace's name of the engine's tensor ``name`` (``xp`` is ``x`` without
-        padding, ``z`` is ``out`` with the identity activation: ``aliases``)."""
+        padding, ``z`` is ``out`` with the identity activation, ``w`` is ``wf`` with
+        flip: ``aliases.trace_names``)."""
         return self.aliases.get(name, name)
 
     # -- boxes ------------------------------------------------------------------------

@@ -13,7 +13,8 @@ placeholders for the cell's index along each of the header's axes of that tensor
 (tests/test_trace_formulas.py runs every one against the header's numbers).
 
 Only the direct computation's tensors have them (x, xp, w, b, z, out, dout, dz, db, dw,
-dxp, dx); a tensor standing for another (the header's ``aliases``) is not in the header.
+dxp, dx, and with ``flip`` wf and dwf); a tensor standing for another (the header's
+``aliases``) is not in the header.
 """
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..activations import get_activation
+from .aliases import FLIP_RENAMES
 from .axes import kind_of
+from .padding_phases import source_rows_and_columns
 
 __all__ = ["tensor_formulas", "torch_setup"]
 
@@ -59,40 +62,68 @@ def _cell(name: str, layout: str) -> str:
     return "[" + ", ".join(f"{{{a}}}" for a in kind_of(name).axes_in(layout)) + "]"
 
 
-def torch_setup(spec: Any, layout: str, activation: str, bias: bool) -> list[str]:
-    """The lines that define xp, z and out from x, w and b (see the module's doc)."""
-    (sh, sw), (dh, dw), g = spec.stride, spec.dilation, spec.groups
+def _pad_line(spec: Any, nhwc: bool, padding_mode: str) -> str:
+    """``xp = F.pad(x, …)`` (``xp = x`` without padding)."""
     t, bo, le, r = spec.padding
+    if not any(spec.padding):
+        return "xp = x"
+    if padding_mode == "zeros":
+        return f"xp = F.pad(x, (0, 0, {le}, {r}, {t}, {bo}))" if nhwc else f"xp = F.pad(x, ({le}, {r}, {t}, {bo}))"
+    # F.pad's modes that copy pad the last two axes: NHWC goes through NCHW and back
+    padded = f"F.pad({'x.permute(0, 3, 1, 2)' if nhwc else 'x'}, ({le}, {r}, {t}, {bo}), mode={padding_mode!r})"
+    return f"xp = {padded}{'.permute(0, 2, 3, 1)' if nhwc else ''}"
+
+
+def torch_setup(
+    spec: Any, layout: str, activation: str, bias: bool, padding_mode: str = "zeros", flip: bool = False
+) -> list[str]:
+    """The lines that define xp, z and out (and wf with ``flip``) from x, w and b (see
+    the module's doc)."""
+    (sh, sw), (dh, dw), g = spec.stride, spec.dilation, spec.groups
     nhwc = layout == "NHWC"
-    pad = f"(0, 0, {le}, {r}, {t}, {bo})" if nhwc else f"({le}, {r}, {t}, {bo})"
+    kernel = "wf" if flip else "w"
     xp = "xp.permute(0, 3, 1, 2)" if nhwc else "xp"
-    w = "w.permute(3, 2, 0, 1)" if nhwc else "w"
+    w = f"{kernel}.permute(3, 2, 0, 1)" if nhwc else kernel
     conv = f"F.conv2d({xp}, {w}, {'b' if bias else 'None'}, stride=({sh}, {sw}), dilation=({dh}, {dw}), groups={g})"
     act = TORCH_ACTIVATIONS[get_activation(activation).name]
+    turn = [f"wf = torch.flip(w, {(0, 1) if nhwc else (2, 3)})"] if flip else []
     return [
-        f"xp = F.pad(x, {pad})" if any(spec.padding) else "xp = x",
+        *turn,
+        _pad_line(spec, nhwc, padding_mode),
         f"z = {conv}{'.permute(0, 2, 3, 1)' if nhwc else ''}",
         f"out = {act.format('z')}",
     ]
 
 
 def tensor_formulas(
-    spec: Any, layout: str, activation: str, names: set[str], inputs: set[str], aliases: dict[str, str]
+    spec: Any,
+    layout: str,
+    activation: str,
+    names: set[str],
+    inputs: set[str],
+    aliases: dict[str, str],
+    padding_mode: str = "zeros",
+    flip: bool = False,
 ) -> dict[str, dict[str, str]]:
     """{tensor: {"formula": text, "torch": expression template}} for the header's tensors
     ``names`` that are not ``inputs`` (see the module's doc); ``aliases``: the header's,
-    {engine name: the tensor standing for it}."""
+    {engine name: the tensor standing for it}; ``padding_mode`` and ``flip`` as the
+    trace config's."""
     act = get_activation(activation)
     (sh, sw), (dh, dw), g = spec.stride, spec.dilation, spec.groups
     t, _, le, _ = spec.padding
     cg, fg = spec.channels_per_group, spec.filters_per_group
-    shown = lambda engine: aliases.get(engine, engine)  # noqa: E731 (the name the header uses)
+    renames = FLIP_RENAMES if flip else {}
+    engine_names = {**aliases, **renames}
+    shown = lambda engine: engine_names.get(engine, engine)  # noqa: E731 (the name the header uses)
     row = lambda out, k: _plus(_term(sh, out), _term(dh, k))  # noqa: E731
     col = lambda out, k: _plus(_term(sw, out), _term(dw, k))  # noqa: E731
     group_channel = "c" if g == 1 else f"{cg}f+c" if fg == 1 else f"{cg}·(f//{fg})+c"
     window = _ref(shown("xp"), layout, {"n": "n", "c": group_channel, "h": row("h", "kh"), "w": col("w", "kw")})
     bias = " + b[f]" if "b" in names else ""
-    conv = f"Σ_{{c,kh,kw}} {window} · {_ref('w', layout, {'f': 'f', 'c': 'c', 'kh': 'kh', 'kw': 'kw'})}{bias}"
+    kernel = {"f": "f", "c": "c", "kh": "kh", "kw": "kw"}
+    turned = {"f": "f", "c": "c", "kh": f"{spec.KH - 1}−kh", "kw": f"{spec.KW - 1}−kw"}
+    conv = f"Σ_{{c,kh,kw}} {window} · {_ref(shown('w'), layout, kernel)}{bias}"
     image = {"n": "n", "c": "c", "h": "h", "w": "w"}
     output = {"n": "n", "f": "f", "h": "h", "w": "w"}
     dz = _ref(shown("dz"), layout, output)
@@ -104,29 +135,41 @@ def tensor_formulas(
         else f"{_ref('out', layout, output)} = {conv}",
         "dz": f"{dz} = {_ref('dout', layout, output)} · {act.name}'({_ref('z', layout, output)})",
         "db": f"db[f] = Σ_{{n,h,w}} {dz}",
-        "dw": f"{_ref('dw', layout, {'f': 'f', 'c': 'c', 'kh': 'kh', 'kw': 'kw'})} = Σ_{{n,h,w}} {dz} · {window}",
+        "dw": f"{_ref(shown('dw'), layout, kernel)} = Σ_{{n,h,w}} {dz} · {window}",
         "dxp": (
             f"{_ref(shown('dxp'), layout, image)} = Σ over f{' in the group of c' if g > 1 else ''} and (kh, kw, i, j) "
             f"with {row('i', 'kh')} = h, {col('j', 'kw')} = w: "
             f"{_ref(shown('dz'), layout, {'n': 'n', 'f': 'f', 'h': 'i', 'w': 'j'})} · "
-            f"{_ref('w', layout, {'f': 'f', 'c': 'c' if g == 1 else f'c mod {cg}', 'kh': 'kh', 'kw': 'kw'})}"
+            f"{_ref(shown('w'), layout, {**kernel, 'c': 'c' if g == 1 else f'c mod {cg}'})}"
         ),
         "dx": f"{_ref('dx', layout, image)} = {_ref('dxp', layout, {**image, 'h': _offset('h', t), 'w': _offset('w', le)})}",
     }
-    grad = {"dz": "z", "db": "b", "dw": "w", "dxp": "xp", "dx": "x"}
+    if padding_mode != "zeros":
+        rows, cols = source_rows_and_columns(spec, padding_mode)
+        copied = _ref("x", layout, {**image, "h": "r[h]", "w": "q[w]"})
+        folded = _ref("dxp", layout, {**image, "h": "h′", "w": "w′"})
+        formulas["xp"] = f"{_ref('xp', layout, image)} = {copied} with r = {rows}, q = {cols} ({padding_mode})"
+        formulas["dx"] = (
+            f"{_ref('dx', layout, image)} = Σ over h′, w′ with r[h′] = h, q[w′] = w: {folded}, "
+            f"r = {rows}, q = {cols} ({padding_mode})"
+        )
+    if flip:
+        formulas["w"] = f"{_ref('wf', layout, kernel)} = {_ref('w', layout, turned)}"
+        formulas["dw_given"] = f"{_ref('dw', layout, kernel)} = {_ref('dwf', layout, turned)}"
+    grad = {"dz": "z", "db": "b", "dw": "w", "dwf": "wf", "dxp": "xp", "dx": "x"}
     out: dict[str, dict[str, str]] = {}
     for name in sorted(names - inputs):
-        engine = next((e for e, a in aliases.items() if a == name and e in formulas), name)
+        engine = next((e for e, a in engine_names.items() if a == name and e in formulas), name)
         if name not in formulas and engine == name:
             continue
         # a tensor standing for an engine tensor (dx for dxp without padding) has its formula
         formula = formulas[engine] if engine != name else formulas[name]
-        if engine != name:
+        if engine in aliases:
             formula = formula.replace(f"{engine}[", f"{name}[", 1)
         of = grad.get(name) or grad.get(engine)
         if of:
             expr = f"torch.autograd.grad(out, {of}, dout, retain_graph=True)[0]{_cell(name, layout)}"
-        else:  # (xp, z, out: torch_setup defines each)
+        else:  # (xp, z, out, wf: torch_setup defines each)
             expr = f"{name}{_cell(name, layout)}"
         out[name] = {"formula": formula, "torch": expr}
     return out

@@ -35,10 +35,10 @@ import numpy as np
 
 from . import format as fmt
 from .events import TraceContext
-from .model import Event, make_box, make_event, make_write
+from .model import Event, Write, make_box, make_event, make_write
 from .views import Phase
 
-__all__ = ["activation_grad_phase", "activation_phase", "crop_phase", "db_phase", "pad_phase"]
+__all__ = ["activation_grad_phase", "activation_phase", "bulk_write", "crop_phase", "db_phase", "pad_phase"]
 
 
 def _listed(values: list[float]) -> str:
@@ -69,6 +69,18 @@ def _delta_value_rows(ctx: TraceContext, rows: np.ndarray) -> tuple[list, list]:
     if np.any((rows == 0) & np.signbit(rows)):
         return deltas, ctx.rows(0.0 + rows)
     return deltas, deltas
+
+
+def bulk_write(ctx: TraceContext, name: str, start: tuple, stop: tuple, block: np.ndarray) -> Write:
+    """The Write of ``block`` (internal order, the Box ``start:stop``'s shape) into cells
+    of ``name`` that are still zero, its delta and value rows made in bulk
+    (``ctx.rows``: lists, or arrays); the running state takes the block."""
+    ctx.state[name][tuple(slice(a, b) for a, b in zip(start, stop))] = 0.0 + block  # as replay makes it
+    order = ctx.perm[name]
+    flat = (block.transpose(order) if order else block).reshape(1, -1)  # the trace's row-major order
+    (delta,), (value,) = _delta_value_rows(ctx, flat)
+    box = ctx.box(name, start, stop)
+    return make_write(box["tensor"], box["start"], box["stop"], box["step"], delta, value)
 
 
 def _copy_rows(
@@ -118,18 +130,13 @@ def _copy_whole(
     src_start, src_stop = (0, 0, st, sl), (n_, c_, st + h_, sl + w_)
     dst_start, dst_stop = (0, 0, dt, dl), (n_, c_, dt + h_, dl + w_)
     cells = ctx.ref[src][:, :, st : st + h_, sl : sl + w_]
-    ctx.state[dst][:, :, dt : dt + h_, dl : dl + w_] = 0.0 + cells  # as replay makes it
-    order = ctx.perm[dst]
-    flat = (cells.transpose(order) if order else cells).reshape(1, -1)  # the trace's row-major order
-    (delta,), (value,) = _delta_value_rows(ctx, flat)
-    box = ctx.box(dst, dst_start, dst_stop)
-    write = make_write(box["tensor"], box["start"], box["stop"], box["step"], delta, value)
+    write = bulk_write(ctx, dst, dst_start, dst_stop, cells)
     yield make_event(
         phase,
         {},
         [ctx.box(src, src_start, src_stop)],
         [write],
-        f"{ctx.text(dst, dst_start, dst_stop)} = {ctx.text(src, src_start, src_stop)}{_listed(flat[0])}{note}",
+        f"{ctx.text(dst, dst_start, dst_stop)} = {ctx.text(src, src_start, src_stop)}{_listed(ctx.cell_list(dst, cells))}{note}",
     )
 
 
