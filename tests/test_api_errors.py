@@ -91,6 +91,36 @@ CASES = [
     ("fill spec of 10^12 elements", {"x": fill(1000, 1000, 1000, 1000)}, 413, ["body", "x"], ["1000000000000", "4096"]),
     ("literal tensor over the limit", {"w": [[[[0] * 70] * 70]]}, 413, ["body", "w"], ["4900", "4096"]),
     ("padding makes xp too large", {"padding": 1000000}, 413, ["body", "padding"], ["4000020000025", "4096"]),
+    # the padding modes and the flip (issue 24)
+    (
+        "padding_mode unknown",
+        {"padding": 1, "padding_mode": "mirror"},
+        422,
+        ["body", "padding_mode"],
+        ["'zeros', 'reflect', 'replicate', 'circular'", "'mirror'"],
+    ),
+    (
+        "reflect padding as wide as the input",
+        {"padding": [5, 1], "padding_mode": "reflect"},
+        422,
+        ["body", "padding"],
+        ["reflect", "top padding 5", "H = 5", "4 cells"],
+    ),
+    (
+        "circular padding wider than the input",
+        {"padding": [1, 6], "padding_mode": "circular"},
+        422,
+        ["body", "padding"],
+        ["circular", "left padding 6", "W = 5"],
+    ),
+    ("flip not a boolean", {"flip": "yes"}, 422, ["body", "flip"], ["True (convolution)", "'yes'"]),
+    (
+        "a listing that pads with zeros",
+        {"padding": 1, "padding_mode": "replicate", "code": "cs231n"},
+        422,
+        ["body", "code"],
+        ["'cs231n'", "padding_mode 'replicate'", "code 'auto'"],
+    ),
     (
         "too many events",
         {"x": fill(1, 4, 30, 30), "w": fill(4, 4, 3, 3), "granularity": "mac"},
@@ -123,7 +153,7 @@ def test_bad_input_is_refused_clearly(api_client, path, case, body, status, loc,
         assert word in first["msg"], f"{word!r} not in {first['msg']!r}"
 
 
-TRACE_ONLY_KEYS = {"view", "granularity", "loop_order", "dx_loop_order", "backward", "phases"}
+TRACE_ONLY_KEYS = {"view", "granularity", "loop_order", "dx_loop_order", "backward", "phases", "code"}
 # every case whose keys /api/conv takes, except the event count (/api/conv makes no events)
 CONV_CASES = [
     c for c in CASES if not (isinstance(c[1], dict) and set(c[1]) & TRACE_ONLY_KEYS) and c[0] != "too many events"
@@ -142,7 +172,7 @@ def test_conv_refuses_bad_input_the_same_way(api_client, case, body, status, loc
 
 def test_conv_cases_cover_every_case_conv_can_take():
     left_out = [c[0] for c in CASES if c not in CONV_CASES]
-    assert left_out == ["view", "granularity", "loop order", "too many events"]
+    assert left_out == ["view", "granularity", "loop order", "a listing that pads with zeros", "too many events"]
 
 
 VIEW_MATRIX_CASES = [

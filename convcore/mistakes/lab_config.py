@@ -84,6 +84,13 @@ def check_lab_config(rc: ResolvedConfig, mistake: Mistake) -> None:
         raise TraceConfigError("a mistake trace runs the code's own loops: leave loop_order out", "loop_order")
     if rc.b is None:
         raise TraceConfigError("a mistake trace needs b: the mistake's code adds a bias (send zeros for none)", "b")
+    if rc.padding_mode != "zeros":
+        raise TraceConfigError(
+            f"the mistakes' code pads with zeros: padding_mode must be 'zeros'; got {rc.padding_mode!r}",
+            "padding_mode",
+        )
+    if rc.flip:
+        raise TraceConfigError("the mistakes' code correlates: leave flip out (it is false)", "flip")
     spec, where = rc.spec, f"the {mistake.convention} code of mistake {mistake.id!r}"
     top, bottom, left, right = spec.padding
     if mistake.convention in ("cs231n", "layer") and spec.stride[0] != spec.stride[1]:

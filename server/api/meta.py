@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 from convcore.activations import ACTIVATIONS
 from convcore.fill import FILLS
 from convcore.trace.config import CHOICE_TITLES, CHOICES, DEFAULT_FILLS, DEFAULTS
-from convcore.trace.drawing import DRAWINGS, MARK_KINDS
+from convcore.trace.drawing import DRAWINGS, DRAWN_AFTER, MARK_KINDS
 from convcore.trace.views import get_view, view_names
 
 from .schemas import Limits
@@ -69,7 +69,7 @@ class Meta(BaseModel):
     activations: list[ActivationInfo]
     views: list[ViewInfo]
     choices: dict[str, list[Choice]] = Field(
-        description="layout, granularity, backward, phases, copies, code: the allowed values."
+        description="layout, padding_mode, granularity, backward, phases, copies, code: the allowed values."
     )
     padding_forms: list[PaddingForm]
     fills: list[FillInfo]
@@ -116,7 +116,7 @@ def build_meta(limits: dict[str, Any]) -> Meta:
             for f in FILLS.values()
         ],
         inputs=[InputInfo(name=i["name"], title=DRAWINGS[i["name"]][0], null=i["null"]) for i in INPUTS],
-        tensor_titles={name: facts[0] for name, facts in DRAWINGS.items()},
+        tensor_titles={name: facts[0] for name, facts in (*DRAWINGS.items(), *DRAWN_AFTER.items())},
         mark_kinds=MARK_KINDS,
         defaults=DEFAULTS,
         default_fills=DEFAULT_FILLS,

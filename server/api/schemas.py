@@ -132,6 +132,19 @@ class ConvRequest(BaseModel):
     dilation: _doc(_INT_OR_PAIR, "int or [h, w]; 1 means none.") = None
     groups: _doc({"type": "integer", "minimum": 1}, "Divides both C and F.") = None
     activation: _choice(list(ACTIVATIONS), "Applied after the convolution: out = act(z).") = None
+    padding_mode: _choice(
+        list(CHOICES["padding_mode"]),
+        "How the padding is filled, as torch.nn.Conv2d's padding_mode: 'zeros' (default), 'reflect' (mirrored "
+        "about the edge cell), 'replicate' (the edge cell repeated) or 'circular' (wrapped around). A mode that "
+        "copies sends the padding's gradient back onto the cells it copied (the trace's 'fold' phase). Reflect "
+        "padding must be smaller than the input, circular at most its size.",
+    ) = None
+    flip: _doc(
+        {"type": "boolean"},
+        "true: a convolution as signal processing defines it, the kernel rotated 180° (PyTorch's conv2d of "
+        "torch.flip(w, (2, 3))); false (default): cross-correlation, what deep learning calls convolution. dw is "
+        "the gradient of w as given.",
+    ) = None
 
     def config(self) -> dict[str, Any]:
         """The keys the caller sent, as the plain config dict convcore takes."""

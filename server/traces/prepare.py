@@ -232,7 +232,7 @@ def conv_result(prepared: Prepared) -> dict[str, Any]:
     """
     rc = prepared.resolved
     spec = rc.spec
-    res = layer_results(spec, rc.x, rc.w, rc.b, rc.activation, rc.dout)
+    res = layer_results(spec, rc.x, rc.w, rc.b, rc.activation, rc.dout, rc.padding_mode, rc.flip)
     images = {"z": res.z, "out": res.out, "dout": rc.dout, "dz": res.dz, "dx": res.dx}
     dw, db = res.dw, res.db
     nhwc = rc.layout == "NHWC"
