@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from .functional import conv2d_backward, conv2d_forward, forward_padded, pad_input
+from .functional import conv2d_backward, conv2d_forward, forward_with_mode
 from .spec import ConvSpec, PaddingArg
 
 __all__ = ["check_conv_gradients", "compare_gradients", "directional_check", "numerical_gradient"]
@@ -122,6 +122,8 @@ def directional_check(
     grads: dict[str, np.ndarray],
     directions: int = 4,
     seed: int = 0,
+    padding_mode: str = "zeros",
+    flip: bool = False,
 ) -> dict[str, float | int | str]:
     """Check given gradients against directional derivatives of the forward pass.
 
@@ -141,6 +143,8 @@ def directional_check(
     dz : (N, F, Ho, Wo), the gradient arriving at the conv's output
     grads : {"dx": (N, C, H, W), "dw": (F, C/groups, KH, KW), "db": (F,)} to check
         (db only when b is given)
+    padding_mode, flip : the layer's (a padding that copies and a turned kernel are
+        linear too, so the same identity holds)
 
     Returns
     -------
@@ -153,7 +157,7 @@ def directional_check(
 
     def response(xv: np.ndarray, wv: np.ndarray, upstream: np.ndarray) -> float:
         """Σ conv(xv, wv, no bias) · upstream: xv (N, C, H, W), wv (F, C/g, KH, KW)."""
-        return float(np.sum(forward_padded(spec, pad_input(spec, xv), wv, None) * upstream))
+        return float(np.sum(forward_with_mode(spec, xv, wv, None, padding_mode, flip) * upstream))
 
     def derivative(name: str, v: np.ndarray) -> tuple[float, float]:
         """(the directional derivative along v, the size of its terms)."""

@@ -138,7 +138,7 @@ def gradient_check(prepared: Prepared, header: dict[str, Any]) -> dict[str, Any]
     if rc.b is not None and "db" in tensors:
         grads["db"] = array("db")
     dz = nhwc_to_nchw(array(dz_name), "dz") if nhwc else array(dz_name)  # (N, F, Ho, Wo)
-    return directional_check(rc.spec, rc.x, rc.w, rc.b, dz, grads)
+    return directional_check(rc.spec, rc.x, rc.w, rc.b, dz, grads, padding_mode=rc.padding_mode, flip=rc.flip)
 
 
 def _header_with_check(prepared: Prepared, lines: Iterator[dict[str, Any]]) -> dict[str, Any]:
