@@ -19,7 +19,8 @@ cell) has none.
 ``dx`` follows the gradient back through the crop: its contributions are those of the
 cell of ``dxp`` it was cropped from (the windows, taps or columns that wrote it), not the
 one crop step that copied it. Without padding there is no crop: the windows write dx
-itself. A name the header lists under ``aliases`` (``xp`` for ``x`` without padding,
+itself. A padding mode that copies folds dxp onto dx (several cells into one): there
+the fold step is dx's story. A name the header lists under ``aliases`` (``xp`` for ``x`` without padding,
 ``z`` for ``out`` with the identity, …) is read as the tensor that stands for it. An
 input tensor (no event writes it) has none.
 """
@@ -153,7 +154,9 @@ def contributions(doc: Mapping[str, Any], tensor: str, index: Sequence[int]) -> 
     aliases = doc.get("aliases") if isinstance(doc, Mapping) else None
     tensor = aliases.get(tensor, tensor) if isinstance(aliases, Mapping) else tensor
     cell = _checked_index(_tensor(doc, tensor), tensor, index)
-    source = doc["tensors"][tensor].get("cropped_from", "dxp" if tensor == "dx" and "dxp" in doc["tensors"] else None)
+    # (a header without the key: dx is dxp's crop unless a padding mode folds it)
+    crop = tensor == "dx" and "dxp" in doc["tensors"] and doc["spec"].get("padding_mode", "zeros") == "zeros"
+    source = doc["tensors"][tensor].get("cropped_from", "dxp" if crop else None)
     if source:
         tensor, cell = source, _cropped_from(doc, cell)
     return list(_writes_to(doc, tensor, cell))

@@ -193,7 +193,7 @@ def _header(
             "role": roles[name],
             **tensor_drawing(shown, rc.spec, rc.padding_mode),
         }
-    if "dx" in tensors and "dxp" in tensors:  # (a drawing fact: dx is dxp's crop)
+    if "dx" in tensors and "dxp" in tensors and not copies_padding(rc):  # (a drawing fact: dx is dxp's crop)
         tensors["dx"]["cropped_from"] = "dxp"
     inputs = {name for name, t in tensors.items() if t["role"] == "input"}
     formulas = tensor_formulas(
