@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from layer_oracle import torch_conv2d, torch_grads
 from oracle import geometry, torch_layer
 from strategies import TRACE_MODES, conv_cases, examples
 from trace_checks import (
@@ -34,8 +35,13 @@ def lesson(name: str, **settings_) -> dict:
 
 
 def torch_results(config: dict) -> dict:
-    """PyTorch's z, out, dz, dx, dw, db (internal order) for ``config``'s inputs."""
+    """PyTorch's z, out, dz, dx, dw, db (internal order) for ``config``'s inputs; out,
+    dx, dw, db for a lesson with a padding mode or the flip (identity activation)."""
     rc = resolve_config(config)
+    if rc.padding_mode != "zeros" or rc.flip:
+        assert rc.activation.name == "identity", "torch_conv2d has no activation"
+        out, dx, dw, db = torch_grads(torch_conv2d(rc.spec, rc.padding_mode, rc.flip), rc.x, rc.w, rc.b, rc.dout)
+        return {"out": out, "dx": dx, "dw": dw, **({"db": db} if rc.b is not None else {})}
     expected = torch_layer(rc.x, rc.w, rc.b, rc.dout, **geometry(rc.spec), activation=rc.activation.name)
     return expected.results(bias=rc.b is not None)
 

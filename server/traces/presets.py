@@ -182,6 +182,47 @@ _PRESETS = [
     ),
 ]
 
+# the layers beside Conv2d's defaults (issue 24): PyTorch's padding modes, the true convolution
+_PRESETS += [
+    LessonPreset(
+        name="reflect_edge",
+        title="Reflect padding on an image's edge",
+        teaches=(
+            "Zero padding puts a dark frame around the image, and an edge kernel answers it with edges that are "
+            "not there; reflect padding mirrors the image at its border, so the border's outputs see only the "
+            "real edge. In the backward the padding's gradient is not thrown away: the fold step adds each "
+            "padding cell's gradient back onto the cell it mirrored, row by row."
+        ),
+        dout=_random_dout(72),
+        config={
+            "x": [[[[4, 4, 4, 1, 1, 1]] * 5]],
+            "w": [[[[1, 0, -1], [1, 0, -1], [1, 0, -1]]]],
+            "dout": _randint([1, 1, 5, 6], -2, 2, 72),
+            "padding": 1,
+            "padding_mode": "reflect",
+            "copies": "each",
+        },
+    ),
+    LessonPreset(
+        name="flip",
+        title="Convolution flips the kernel",
+        teaches=(
+            "A single 1 in, the kernel out: a true convolution turns the kernel by 180° before sliding it, so "
+            "its answer to an impulse is the kernel as written, where deep learning's conv2d (a "
+            "cross-correlation) gives it upside down. The steps slide the turned filters wf; the last step "
+            "turns their gradient back onto w."
+        ),
+        dout=_random_dout(82),
+        config={
+            "x": [[[[0, 0, 0, 0, 0], [0, 0, 0, 0, 0], [0, 0, 1, 0, 0], [0, 0, 0, 0, 0], [0, 0, 0, 0, 0]]]],
+            "w": [[[[1, 2, 3], [4, 5, 6], [7, 8, 9]]]],
+            "dout": _randint([1, 1, 5, 5], -2, 2, 82),
+            "padding": 1,
+            "flip": True,
+        },
+    ),
+]
+
 PRESETS: dict[str, LessonPreset] = {p.name: p for p in _PRESETS}
 
 
