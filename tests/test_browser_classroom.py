@@ -306,7 +306,8 @@ def test_every_menu_offers_what_the_server_publishes(open_page, base_url):
         "granularity": meta["choices"]["granularity"],
         "backward": meta["choices"]["backward"],
         "phases": meta["choices"]["phases"],
-        "padding_mode": meta["padding_forms"],
+        "padding_form": meta["padding_forms"],
+        "padding_mode": meta["choices"]["padding_mode"],
     }
     for name, items in want.items():
         assert options[name] == [[c["name"], c["title"]] for c in items], name

@@ -111,6 +111,8 @@ export const MARK_STYLES = {
   z: { cls: "gap", fixed: true },
   u: { cls: "unread", fixed: false },
   n: { cls: "unread", fixed: false },
+  c: { cls: "copied", fixed: false },
+  f: { cls: "copied", fixed: false },
 };
 
 /**

@@ -22,18 +22,19 @@ const WHOLE = {
 // config field -> the controls its errors mark
 const CONTROLS = {
   x: ["N", "C", "H", "W"], w: ["F", "KH", "KW"], groups: ["groups"], stride: ["stride_h", "stride_w"],
-  dilation: ["dilation_h", "dilation_w"], padding: ["padding_mode", "pad0", "pad1", "pad2", "pad3"],
+  dilation: ["dilation_h", "dilation_w"], padding: ["padding_form", "pad0", "pad1", "pad2", "pad3"],
+  padding_mode: ["padding_mode"], flip: ["flip"],
   loop_order: ["loop_order"], view: ["view"], granularity: ["granularity"], backward: ["backward"],
   activation: ["activation"], layout: ["layout"], phases: ["phases"], copies: ["copies"], b: ["bias"],
 };
-const MENU_FIELDS = ["activation", "view", "granularity", "backward", "phases", "copies"];
+const MENU_FIELDS = ["activation", "view", "granularity", "backward", "phases", "copies", "padding_mode"];
 
 /** Fill the form's menus from GET /api/meta's lists. */
 function buildMenus(form, meta) {
   const menus = {
     activation: meta.activations, view: meta.views, layout: meta.choices.layout, granularity: meta.choices.granularity,
     backward: meta.choices.backward, phases: meta.choices.phases, copies: meta.choices.copies,
-    padding_mode: meta.padding_forms,
+    padding_mode: meta.choices.padding_mode, padding_form: meta.padding_forms,
   };
   for (const [name, list] of Object.entries(menus)) form.elements[name].replaceChildren(...list.map((c) => new Option(c.title, c.name)));
 }
@@ -78,10 +79,11 @@ export class SetupEditors {
     this._set(f.dilation_h, dh);
     this._set(f.dilation_w, dw);
     const pad = paddingOf(config.padding ?? d.padding);
-    this._set(f.padding_mode, pad.mode);
+    this._set(f.padding_form, pad.mode);
     for (let i = 0; i < 4; i++) this._set(f[`pad${i}`], pad.values[i] ?? pad.values[0] ?? 0);
     this._showPadFields(pad.mode);
     f.bias.checked = config.b != null;
+    f.flip.checked = config.flip === true;
     this._set(f.layout, config.layout ?? d.layout);
     for (const k of MENU_FIELDS) this._set(f[k], config[k] ?? d[k]);
     this._set(f.loop_order, config.loop_order ?? "");
@@ -204,13 +206,16 @@ export class SetupEditors {
       const v = this._wholes([`${kind}_h`, `${kind}_w`]);
       if (!v) return;
       config = this._withGeometry(config, kind, pairValue([v[`${kind}_h`], v[`${kind}_w`]]));
-    } else if (name === "padding_mode" || /^pad\d$/.test(name)) {
-      const mode = f.padding_mode.value;
+    } else if (name === "padding_form" || /^pad\d$/.test(name)) {
+      const mode = f.padding_form.value;
       this._showPadFields(mode);
       const used = [0, 1, 2, 3].slice(0, (this.padNames[mode] ?? []).length).map((i) => `pad${i}`);
       const v = this._wholes(used);
       if (!v) return;
       config = this._withGeometry(config, "padding", paddingValue({ mode, values: used.map((k) => v[k]) }));
+    } else if (name === "flip") {
+      if (t.checked) config.flip = true;
+      else delete config.flip;
     } else if (name === "bias") {
       config = withBias(config, t.checked);
       this.tensors.b?.show(config.b);
