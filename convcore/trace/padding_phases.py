@@ -145,7 +145,7 @@ def _fold_rows(ctx: TraceContext, rows: list[int], cols: list[int]) -> Iterator[
                     {"n": n, "c": c, "h": h},
                     reads,
                     [bulk_write(ctx, "dx", *dst, row)],
-                    f"{ctx.text('dx', *dst)} = {said}, each column q added onto column {cols}[q]"
+                    f"{ctx.text('dx', *dst)} = {said}, column q of dxp added onto column c[q] of dx, c = {cols}"
                     f"{_listed(row.ravel().tolist())}",
                 )
 

@@ -159,6 +159,20 @@ def views(browser, base) -> None:
         context.close()
 
 
+def layers(browser, base) -> None:
+    """The layers beside Conv2d's defaults: reflect padding's gradient folding back (the
+    fold step of the row that two padding rows mirror), and a true convolution's flip."""
+    for name, lesson, phase, offset, viewport in (
+        ("reflect-fold", "reflect_edge", "fold", 1, (1366, 768)),
+        ("reflect-pad", "reflect_edge", "pad", 0, (1366, 768)),
+        ("flip", "flip", "forward", 12, (1366, 768)),
+    ):
+        context, page = open_lesson(browser, base, viewport, f"/#s=0&l={lesson}")
+        page.evaluate(f"window.convscope.seek({phase_step(page, phase, offset)})")
+        save(page, f"{name}-{viewport[0]}x{viewport[1]}.png")
+        context.close()
+
+
 def lab(browser, base) -> None:
     context, page = open_lesson(browser, base, (1366, 768), "/", preset="mistake-stride_one_index_grid")
     page.locator("#stage").focus()
@@ -371,6 +385,7 @@ GROUPS = {
     "screens": screens,
     "follow": follow,
     "views": views,
+    "layers": layers,
     "lab": lab,
     "teach": teach,
     "grader": grader,
