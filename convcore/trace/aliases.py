@@ -31,6 +31,8 @@ __all__ = [
     "FLIP_RENAMES",
     "IDENTITY_ALIASES",
     "PADDING_ALIASES",
+    "TRANSPOSE_NAMES",
+    "UNPADDED_TRANSPOSE_NAMES",
     "copies_padding",
     "has_padding",
     "is_identity",
@@ -42,6 +44,11 @@ __all__ = [
 PADDING_ALIASES = {"xp": "x", "dxp": "dx"}  # without padding
 IDENTITY_ALIASES = {"z": "out", "dz": "dout"}  # with the identity activation
 FLIP_RENAMES = {"w": "wf", "dw": "dwf", "w_given": "w", "dw_given": "dw"}  # with flip
+# a transposed layer's tensors (transpose_layer.py): its forward is the Conv2d's backward
+# to the input (dz is the layer's x, dxp the stamps yp, dx the output y), its backward the
+# Conv2d's forward over dy (x is dy, xp dy framed by the cropped border, z is dx)
+TRANSPOSE_NAMES = {"dz": "x", "dxp": "yp", "dx": "y", "x": "dy", "xp": "dyp", "z": "dx"}
+UNPADDED_TRANSPOSE_NAMES = {"dxp": "y", "xp": "dy"}  # without padding: yp is y, dyp is dy
 
 
 def has_padding(rc: Any) -> bool:
@@ -61,7 +68,10 @@ def is_identity(rc: Any) -> bool:
 
 
 def trace_aliases(rc: Any) -> dict[str, str]:
-    """{engine name: the trace's tensor that stands for it} for the ResolvedConfig ``rc``."""
+    """{engine name: the trace's tensor that stands for it} for the ResolvedConfig ``rc``
+    (a transposed layer's: without padding its stamps yp are y, dy framed is dy)."""
+    if getattr(rc, "layer", "conv2d") == "conv_transpose2d":
+        return {} if has_padding(rc) else dict(UNPADDED_TRANSPOSE_NAMES)
     aliases: dict[str, str] = {}
     if not has_padding(rc):
         aliases.update(PADDING_ALIASES)
@@ -71,11 +81,14 @@ def trace_aliases(rc: Any) -> dict[str, str]:
 
 
 def trace_renames(rc: Any) -> dict[str, str]:
-    """{engine name: the trace's name} of the tensors that are renamed, not aliased."""
+    """{engine name: the trace's name} of the tensors that are renamed, not aliased (the
+    flipped kernel's; every tensor of a transposed layer: ``transpose_layer``)."""
+    if getattr(rc, "layer", "conv2d") == "conv_transpose2d":
+        return dict(TRANSPOSE_NAMES)
     return dict(FLIP_RENAMES) if rc.flip else {}
 
 
 def trace_names(rc: Any) -> dict[str, str]:
     """{engine name: the trace's name} for every tensor not under its own name: the
     aliases and the renames (what ``TraceContext.name`` maps)."""
-    return {**trace_aliases(rc), **trace_renames(rc)}
+    return {**trace_renames(rc), **trace_aliases(rc)}

@@ -83,6 +83,7 @@ TENSOR_KINDS: dict[str, str] = {
     "dout": "output",
     "dz": "output",
     "cols": "matrix",
+    "overlaps": "matrix",
     "dcols": "matrix",
 }
 

@@ -5,12 +5,14 @@ is the key at fault and whose message names the allowed values and the numbers.
 
 | key           | values                                             | default            |
 |---------------|----------------------------------------------------|--------------------|
+| layer         | "conv2d" or "conv_transpose2d" (``transpose_layer``) | "conv2d"         |
 | x             | nested lists or a fill spec, (N,C,H,W) / NHWC      | 1×1×5×5 randint [−2, 2], seed 0 |
 | w             | nested lists or a fill spec, (F,C/g,KH,KW) / HWIO  | 1×1×3×3 randint [−1, 1], seed 1 |
 | b             | (F,) list, fill spec or null                       | null (no bias)     |
 | dout          | nested lists, fill spec or null (= ones); a fill spec may omit its shape (= the output's) | null |
 | layout        | "NCHW" or "NHWC" (then x is NHWC, w HWIO, dout NHWC) | "NCHW"           |
 | stride, padding, dilation, groups | as ``ConvSpec.create``         | 1, 0, 1, 1         |
+| output_padding | conv_transpose2d only: int or (h, w), below the stride | 0                |
 | padding_mode  | zeros, reflect, replicate, circular (PyTorch's)    | "zeros"            |
 | flip          | true: a convolution (the kernel rotated 180°)      | false              |
 | activation    | identity, relu, leaky_relu, sigmoid, tanh          | "identity"         |
@@ -33,6 +35,15 @@ Flip. With ``flip`` true the layer convolves in the signal-processing sense: a `
 phase writes ``wf``, the filters rotated 180°, the steps slide ``wf`` (and their
 backward writes its gradient ``dwf``), and a last ``flip back`` phase rotates ``dwf``
 onto ``dw``, the gradient of the filters as given. No listing either.
+
+Layers. ``layer="conv_transpose2d"`` traces PyTorch's ConvTranspose2d
+(``transpose_layer.py``): x (N, C_in, H, W), w (C_in, C_out/groups, KH, KW), b (C_out,),
+dout the output's gradient dy (N, C_out, H_out, W_out); stride, padding (an int or an
+(h, w) pair: rows and columns cropped from each side), ``output_padding``, dilation and
+groups as ``F.conv_transpose2d`` takes them. Its ``spec`` is the Conv2d whose backward
+to the input is the layer's forward (``transpose_layer.conv_spec``), its
+``transpose_spec`` the layer's own geometry. NCHW, the direct view at window
+granularity, the identity activation and zero padding only; no listing.
 
 Copies. The pad and crop phases only copy numbers (x into the padded xp, dxp's interior
 into dx). With ``copies="one"`` each is one step that writes the whole copy; with
@@ -65,7 +76,9 @@ from ..messages import shorten
 from ..padding_modes import PADDING_MODES, check_mode_fits
 from ..spec import ConvSpec, ConvSpecError
 from ..tensor_input import to_array
+from ..transpose_spec import TransposeSpec
 from .code import CODE_CHOICES, CODE_TITLES, resolve_code
+from .transpose_layer import LAYER_TITLES, LAYERS, conv_spec, transposed_settings_error
 from .views import View, get_view, view_names
 
 __all__ = [
@@ -88,6 +101,7 @@ DEFAULT_W = {"fill": "randint", "shape": [1, 1, 3, 3], "low": -1, "high": 1, "se
 _NHWC_SHAPES = {"x": [1, 5, 5, 1], "w": [3, 3, 1, 1]}
 
 DEFAULTS: dict[str, Any] = {
+    "layer": "conv2d",
     "x": DEFAULT_X,
     "w": DEFAULT_W,
     "b": None,
@@ -97,6 +111,7 @@ DEFAULTS: dict[str, Any] = {
     "padding": 0,
     "dilation": 1,
     "groups": 1,
+    "output_padding": None,
     "padding_mode": "zeros",
     "flip": False,
     "activation": "identity",
@@ -111,6 +126,7 @@ DEFAULTS: dict[str, Any] = {
 }
 
 CHOICES = _CHOICES = {
+    "layer": LAYERS,
     "layout": ("NCHW", "NHWC"),
     "padding_mode": PADDING_MODES,
     "granularity": ("window", "mac"),
@@ -122,6 +138,7 @@ CHOICES = _CHOICES = {
 
 # what each choice is called for people (a page's menus); the keys are _CHOICES's values
 CHOICE_TITLES: dict[str, dict[str, str]] = {
+    "layer": LAYER_TITLES,
     "layout": {"NCHW": "NCHW (x NCHW, w OIHW)", "NHWC": "NHWC (x NHWC, w HWIO)"},
     "padding_mode": {
         "zeros": "zeros",
@@ -145,6 +162,12 @@ DEFAULT_FILLS: dict[str, dict[str, Any]] = {
     "dout": {"fill": "randint", "low": -2, "high": 2, "seed": 3},
 }
 
+
+_TRANSPOSED_AXES_WORDS = {
+    "x": "(N, C_in, H, W)",
+    "w": "(C_in, C_out/groups, KH, KW)",
+    "dout": "(N, C_out, H_out, W_out)",
+}
 
 _AXES_WORDS = {
     ("x", "NCHW"): "(N, C, H, W)",
@@ -170,6 +193,9 @@ class ResolvedConfig:
     layout, view, granularity, loop_order, dx_loop_order, backward, phases, copies : str
     padding_mode : str ("zeros", "reflect", "replicate", "circular")
     flip : bool (True: the kernel rotated 180°, a true convolution)
+    layer : "conv2d" or "conv_transpose2d"; for the latter ``transpose_spec`` is the
+        layer's geometry, ``spec`` the Conv2d its steps reuse, x (N, C_in, H, W),
+        w (C_in, C_out/groups, KH, KW), b (C_out,) and dout (N, C_out, H_out, W_out)
     activation : convcore.activations.Activation
     code : the convention of the listing beside the steps ("cs231n", "torch", "layer"),
         or None when there is none for the setting (``convcore.trace.code``)
@@ -193,6 +219,8 @@ class ResolvedConfig:
     code: str | None = None
     padding_mode: str = "zeros"
     flip: bool = False
+    layer: str = "conv2d"
+    transpose_spec: TransposeSpec | None = None
 
     @property
     def has_bias(self) -> bool:
@@ -247,12 +275,14 @@ def _tensor(
         value = DEFAULTS[key]
     if layout == "NHWC" and key in _NHWC_SHAPES and config.get(key) is None:
         value = dict(value, shape=_NHWC_SHAPES[key])
+    transposed = config.get("layer") == "conv_transpose2d"
+    words = _TRANSPOSED_AXES_WORDS.get(key, "(C_out,)") if transposed else _AXES_WORDS.get((key, layout), "(F,)")
     try:
         return to_array(
             value,
             key,
             ndim=ndim,
-            axes=_AXES_WORDS.get((key, layout), "(F,)"),
+            axes=words,
             max_elements=max_elements,
             max_abs=max_abs,
         )
@@ -290,6 +320,7 @@ def resolve_config(
             key if isinstance(key, str) and len(key) <= 40 else shorten(key),
         )
 
+    layer = _choice(config, "layer", _CHOICES["layer"])
     layout = _choice(config, "layout", _CHOICES["layout"])
     padding_mode = _choice(config, "padding_mode", _CHOICES["padding_mode"])
     try:
@@ -335,16 +366,33 @@ def resolve_config(
     except ConvSpecError as exc:
         raise TraceConfigError(str(exc), "activation") from exc
 
+    if layer == "conv_transpose2d":
+        shown = {"layout": layout, "activation": activation.name, "view": view.name, "granularity": granularity}
+        shown |= {"backward": backward, "padding_mode": padding_mode, "flip": flip}
+        refused = transposed_settings_error(shown)
+        if refused:
+            raise TraceConfigError(refused[1], refused[0])
+    elif config.get("output_padding") is not None:
+        raise TraceConfigError(
+            "output_padding applies to layer 'conv_transpose2d' (it picks the output size of a transposed "
+            f"convolution); got {shorten(config['output_padding'])} with layer 'conv2d'",
+            "output_padding",
+        )
     x = _tensor(config, "x", layout, max_elements, max_abs, 4)
     w = _tensor(config, "w", layout, max_elements, max_abs, 4)
     if layout == "NHWC":
         x, w = nhwc_to_nchw(x, "x"), hwio_to_oihw(w, "w")
+    geometry = {
+        k: DEFAULTS[k] if config.get(k) is None else config[k] for k in ("stride", "padding", "dilation", "groups")
+    }
+    transposed = None
     try:
-        spec = ConvSpec.create(
-            x.shape,
-            w.shape,
-            *(DEFAULTS[k] if config.get(k) is None else config[k] for k in ("stride", "padding", "dilation", "groups")),
-        )
+        if layer == "conv_transpose2d":
+            op = 0 if config.get("output_padding") is None else config["output_padding"]
+            transposed = TransposeSpec.create(x.shape, w.shape, output_padding=op, **geometry)
+            spec = conv_spec(transposed)
+        else:
+            spec = ConvSpec.create(x.shape, w.shape, *geometry.values())
         check_mode_fits(padding_mode, spec.padding, spec.x_shape[2:])
     except ConvSpecError as exc:
         raise TraceConfigError(str(exc), exc.field) from exc
@@ -359,9 +407,15 @@ def resolve_config(
         "dx_loop_order": dx_loop_order,
         "phases": phases,
     }
-    if padding_mode != "zeros" or flip:
+    if padding_mode != "zeros" or flip or transposed is not None:
         if code != "auto":
-            what = f"padding_mode {padding_mode!r}" if padding_mode != "zeros" else "flip (a true convolution)"
+            what = (
+                "layer 'conv_transpose2d'"
+                if transposed is not None
+                else f"padding_mode {padding_mode!r}"
+                if padding_mode != "zeros"
+                else "flip (a true convolution)"
+            )
             raise TraceConfigError(
                 f"code {code!r} has no listing for {what}: the course's and the layer's code pad with "
                 "zeros and correlate (code 'auto' traces it without a listing)",
@@ -376,12 +430,15 @@ def resolve_config(
     b = None
     if config.get("b") is not None:
         b = _tensor(config, "b", layout, max_elements, max_abs, 1)
-        if b.shape != (spec.F,):
-            raise TraceConfigError(f"b has shape {b.shape}, expected ({spec.F},): one bias per filter", "b")
+        channels = spec.F if transposed is None else transposed.C_out
+        if b.shape != (channels,):
+            what = "one bias per filter" if transposed is None else "one bias per output channel, C_out"
+            raise TraceConfigError(f"b has shape {b.shape}, expected ({channels},): {what}", "b")
 
     dout_given = config.get("dout") is not None
+    out_shape = spec.out_shape if transposed is None else transposed.out_shape
     if dout_given:
-        expected = spec.out_shape
+        expected = out_shape
         if layout == "NHWC":
             expected = (expected[0], expected[2], expected[3], expected[1])
         value = config["dout"]
@@ -389,14 +446,15 @@ def resolve_config(
             value = dict(value, shape=list(expected))  # a fill spec without shape: the output's
         dout = _tensor(config, "dout", layout, max_elements, max_abs, 4, value)
         if dout.shape != expected:
+            words = _AXES_WORDS[("dout", layout)] if transposed is None else _TRANSPOSED_AXES_WORDS["dout"]
             raise TraceConfigError(
-                f"dout has shape {dout.shape}, expected {expected}: the output's shape {_AXES_WORDS[('dout', layout)]}",
+                f"dout has shape {dout.shape}, expected {expected}: the output's shape {words}",
                 "dout",
             )
         if layout == "NHWC":
             dout = nhwc_to_nchw(dout, "dout")
     else:
-        dout = np.ones(spec.out_shape)
+        dout = np.ones(out_shape)
 
     return ResolvedConfig(
         spec=spec,
@@ -412,6 +470,8 @@ def resolve_config(
         code=code,
         padding_mode=padding_mode,
         flip=flip,
+        layer=layer,
+        transpose_spec=transposed,
     )
 
 

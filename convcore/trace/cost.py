@@ -161,6 +161,15 @@ _TRANSPOSED: dict[str, PerEvent] = {
 }
 
 
+# a transposed layer's phases (transpose_layer.py): its Conv2d's steps, on rc.spec
+_TRANSPOSE_LAYER: dict[str, PerEvent] = {
+    "stamp": lambda rc: (3, _window(rc)),
+    "bias": lambda rc: (2, rc.spec.x_shape[3]),
+    "db": lambda rc: (2, 1),
+    "dw": lambda rc: (3, _window(rc)),
+    "dx": lambda rc: (3, 1),
+}
+
 # extra event-equivalents of work per event, beyond the event itself and its cells
 _EXTRA_WORK: dict[tuple[str, str], Callable[[ResolvedConfig], float]] = {
     ("transposed", "dx"): lambda rc: rc.spec.filters_per_group * rc.spec.KH * rc.spec.KW / 3,
@@ -168,6 +177,8 @@ _EXTRA_WORK: dict[tuple[str, str], Callable[[ResolvedConfig], float]] = {
 
 
 def _view_table(rc: ResolvedConfig) -> dict[str, PerEvent]:
+    if rc.layer == "conv_transpose2d":
+        return _TRANSPOSE_LAYER
     if rc.view == "direct":
         return _DIRECT_MAC if rc.granularity == "mac" else _DIRECT_WINDOW
     return {"im2col": _IM2COL, "transposed": _TRANSPOSED}.get(rc.view, {})
@@ -177,6 +188,11 @@ def _tensor_shapes(rc: ResolvedConfig) -> dict[str, tuple[int, ...]]:
     """Every tensor a trace of ``rc`` may put in its header (the view's extra tensors all,
     an upper bound when a forward-only trace has fewer)."""
     spec = rc.spec
+    if rc.layer == "conv_transpose2d":  # the layer's names over its Conv2d's shapes
+        shapes = {"x": spec.out_shape, "w": spec.w_shape, "overlaps": spec.padded_hw, "yp": spec.padded_shape}
+        shapes |= {"y": spec.x_shape, "dy": spec.x_shape, "dyp": spec.padded_shape, "dw": spec.w_shape}
+        shapes |= {"dx": spec.out_shape} | ({"b": (spec.C,), "db": (spec.C,)} if rc.has_bias else {})
+        return shapes if any(spec.padding) else {k: v for k, v in shapes.items() if k not in ("yp", "dyp")}
     shapes = {"x": spec.x_shape, "xp": spec.padded_shape, "w": spec.w_shape, "z": spec.out_shape, "out": spec.out_shape}
     if rc.has_bias:
         shapes["b"] = (spec.F,)
@@ -206,6 +222,8 @@ def number_bytes(rc: ResolvedConfig) -> int:
     n, f, ho, wo = spec.out_shape
     largest = max(1.0, *(float(np.abs(a).max()) for a in arrays))
     terms = max(spec.macs_per_output + 1, n * ho * wo, f * spec.KH * spec.KW)  # z, dw and db, dx and dcols
+    if rc.layer == "conv_transpose2d":  # db sums dy, the Conv2d's input-shaped tensor
+        terms = max(terms, n * spec.H * spec.W + 1)
     if copies_padding(rc):  # dx folds up to (1 + top + bottom)·(1 + left + right) cells of dxp into one
         top, bottom, left, right = spec.padding
         terms = max(terms, f * spec.KH * spec.KW * (1 + top + bottom) * (1 + left + right))

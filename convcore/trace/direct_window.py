@@ -37,7 +37,9 @@ DW_ONLY = ("dw",)
 DX_ONLY = ("dxp",)
 
 
-def backward_window(ctx: TraceContext, phase: str, order: str, *, writes: tuple[str, ...]) -> Iterator[Event]:
+def backward_window(
+    ctx: TraceContext, phase: str, order: str, *, writes: tuple[str, ...], dead: str = fmt.DEAD_WINDOW
+) -> Iterator[Event]:
     """Per output position in loop ``order``: dz back through the window into the
     tensors ``writes`` names: ``FUSED`` (db, when the trace has a bias, dw and dxp),
     ``DW_ONLY`` or ``DX_ONLY``.
@@ -47,12 +49,13 @@ def backward_window(ctx: TraceContext, phase: str, order: str, *, writes: tuple[
     dxp[…] += g·w[f]`` (the parts it writes). Per chunk NumPy makes every delta, running
     value and number text; the loop of the phase's kind only assembles the events.
     A window whose dz is exactly 0 still writes (every delta 0) and says
-    ``dz[…] = 0: nothing flows back through this window`` (``format.DEAD_WINDOW``).
+    ``dz[…] = 0: nothing flows back through this window`` (``dead``, by default
+    ``format.DEAD_WINDOW``).
     """
     fields = ReceptiveFields.of(ctx)
     into_db = "db" in writes and "db" in ctx.state
     into_dw, into_dx = "dw" in writes, "dxp" in writes
-    xp_flat = ctx.ref["xp"].reshape(-1)
+    xp_flat = ctx.ref["xp"].reshape(-1) if into_dw else None
     filter_rows = ctx.ref["w"].reshape(fields.F, -1)
     dz_flat = ctx.ref["dz"].reshape(-1)
     dz_cells = ctx.cells("dz")
@@ -67,7 +70,7 @@ def backward_window(ctx: TraceContext, phase: str, order: str, *, writes: tuple[
         dw_said = [f"{t} += " for t in fields.dw_text]  # "dw[f] += "
     db_start, db_stop = [[f] for f in range(fields.F)], [[f + 1] for f in range(fields.F)]
     one1, one4 = ctx.ones(1), ctx.ones(4)
-    dead = fmt.DEAD_WINDOW
+    cut = len(fields.name)  # a window's text past its tensor's name: the slices, for dxp's
     for chunk in fields.chunks(order):
         count = len(chunk.z_cells)
         dz = dz_flat[chunk.z_cells]
@@ -108,7 +111,7 @@ def backward_window(ctx: TraceContext, phase: str, order: str, *, writes: tuple[
             ), g, factor, db_delta, db_value, db_said, dw_delta, dw_value, dx_delta, dx_value in rows:
                 dw_write = make_write(dw_name, dw_start[f], dw_stop[f], one4, dw_delta, dw_value)
                 dx_write = make_write(dxp_name, window["start"], window["stop"], window["step"], dx_delta, dx_value)
-                said = f"{dw_said[f]}{factor}·{text}; d{text} += {factor}{filter_said[f]}"
+                said = f"{dw_said[f]}{factor}·{text}; {dxp_name}{text[cut:]} += {factor}{filter_said[f]}"
                 if into_db:
                     sent = [make_write("db", db_start[f], db_stop[f], one1, db_delta, [db_value]), dw_write, dx_write]
                     said = f"db[{f}] += {g} → {db_said}; {said}"
@@ -134,7 +137,7 @@ def backward_window(ctx: TraceContext, phase: str, order: str, *, writes: tuple[
                     loop,
                     [dz_boxes[z_cell], filter_box[f]],
                     [make_write(dxp_name, window["start"], window["stop"], window["step"], dx_delta, dx_value)],
-                    f"{dz_names[z_cell]} = {g}: d{text} += {factor}{filter_said[f]}"
+                    f"{dz_names[z_cell]} = {g}: {dxp_name}{text[cut:]} += {factor}{filter_said[f]}"
                     if g != "0"
                     else f"{dz_names[z_cell]} = 0: {dead}",
                 )

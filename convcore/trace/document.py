@@ -57,6 +57,14 @@ from .loops import loop_names
 from .model import Event, event_lines, stream_line
 from .padding_phases import fold_phase, mode_pad_phase
 from .phases import activation_grad_phase, activation_phase, crop_phase, pad_phase
+from .transpose_layer import (
+    LOOP_WORDS,
+    tensor_facts,
+    transposed_phases,
+    transposed_reference,
+    transposed_spec,
+    transposed_torch_setup,
+)
 from .views import Phase
 
 __all__ = ["SCHEMA", "build_document", "build_trace", "count_events", "iter_trace", "plan_phases", "trace_header"]
@@ -70,6 +78,8 @@ def plan_phases(rc: ResolvedConfig) -> list[Phase]:
     """The phases of the trace, in order, with their exact counts (no tensors needed).
     Only phases that compute: pad and crop with padding, the activation phases with
     an activation other than the identity."""
+    if rc.layer == "conv_transpose2d":
+        return transposed_phases(rc)
     view = rc.view_impl
     padded, activated = has_padding(rc), not is_identity(rc)
     copied = copies_padding(rc)
@@ -93,6 +103,8 @@ def count_events(config: ConfigLike) -> int:
 
 def _reference(rc: ResolvedConfig) -> tuple[dict[str, np.ndarray], dict[str, str]]:
     """Every tensor of the trace in internal order, and its role."""
+    if rc.layer == "conv_transpose2d":
+        return transposed_reference(rc)
     spec, act = rc.spec, rc.activation
     ref: dict[str, np.ndarray] = {}
     roles: dict[str, str] = {}
@@ -179,40 +191,54 @@ def _header(
     rc: ResolvedConfig, plan: list[Phase], ref: dict[str, np.ndarray], roles: dict[str, str], arrays: bool = False
 ) -> dict:
     aliases, renames = trace_aliases(rc), trace_renames(rc)
+    transposed = rc.layer == "conv_transpose2d"
+    overlaps = ref.get("overlaps")
     tensors = {}
-    for name, arr in ref.items():
+    for name, role in roles.items():
         if name in aliases:
             continue  # the same tensor as another of the header
         kind = kind_of(name)
-        ext = _external(name, arr, rc.layout)
+        ext = _external(name, ref[name], rc.layout)
         shown = renames.get(name, name)
+        drawn = (
+            tensor_facts(shown, rc.spec, overlaps) if transposed else tensor_drawing(shown, rc.spec, rc.padding_mode)
+        )
         tensors[shown] = {
             "shape": list(ext.shape),
             "data": ext.ravel() if arrays else ext.ravel().tolist(),  # arrays: 1-D float64
             **kind.axis_facts(rc.layout),
-            "role": roles[name],
-            **tensor_drawing(shown, rc.spec, rc.padding_mode),
+            "role": role,
+            **drawn,
         }
     if "dx" in tensors and "dxp" in tensors and not copies_padding(rc):  # (a drawing fact: dx is dxp's crop)
         tensors["dx"]["cropped_from"] = "dxp"
+    if "y" in tensors and "yp" in tensors:  # (a transposed layer's output: its stamps cropped)
+        tensors["y"]["cropped_from"] = "yp"
     inputs = {name for name, t in tensors.items() if t["role"] == "input"}
-    formulas = tensor_formulas(
-        rc.spec, rc.layout, rc.activation.name, set(tensors), inputs, aliases, rc.padding_mode, rc.flip
-    )
-    for name, facts in formulas.items():
-        tensors[name].update(facts)
+    if not transposed:  # (the closed forms are the Conv2d's)
+        formulas = tensor_formulas(
+            rc.spec, rc.layout, rc.activation.name, set(tensors), inputs, aliases, rc.padding_mode, rc.flip
+        )
+        for name, facts in formulas.items():
+            tensors[name].update(facts)
     phases, start = [], 0
     for p in plan:
         phases.append({"name": p.name, "start": start, "stop": start + p.count})
         start += p.count
     letters = "".join(p.letters if p.letters is not None else rc.view_impl.loop_letters(rc.granularity) for p in plan)
+    if transposed:
+        names = {letter: LOOP_WORDS[letter] for letter in dict.fromkeys(letters)}
+        setup = transposed_torch_setup(rc)
+    else:
+        names = loop_names(letters, groups=rc.spec.groups, padded=has_padding(rc))
+        setup = torch_setup(rc.spec, rc.layout, rc.activation.name, "b" in tensors, rc.padding_mode, rc.flip)
     return {
         "schema": SCHEMA,
-        "spec": _spec_dict(rc),
+        "spec": transposed_spec(rc) if transposed else _spec_dict(rc),
         "tensors": tensors,
-        "aliases": aliases,
-        "loop_names": loop_names(letters, groups=rc.spec.groups, padded=has_padding(rc)),
-        "torch_setup": torch_setup(rc.spec, rc.layout, rc.activation.name, "b" in tensors, rc.padding_mode, rc.flip),
+        "aliases": {} if transposed else aliases,
+        "loop_names": names,
+        "torch_setup": setup,
         "phases": phases,
         "code": TraceCode(rc, ref, aliases).header(),
         "total_events": start,

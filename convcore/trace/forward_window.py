@@ -20,14 +20,15 @@ from .windows import ReceptiveFields
 __all__ = ["forward_window", "forward_window_phase"]
 
 
-def forward_window(ctx: TraceContext) -> Iterator[Event]:
+def forward_window(ctx: TraceContext, phase: str = "forward", with_bias: bool = True) -> Iterator[Event]:
     """Phase "forward", positions (n, f, i, j) in ``loop_order``: each event reads the
     window of xp, the filter ``w[f]`` (and ``b[f]``) and writes ``z[n,f,i,j]``, its
     value from the vectorised core. The text lists every product when a window has at
     most ``EXPAND_LIMIT`` cells (``z[0,0,1,0] = 3·0 + 4·1 + 6·2 + 7·3 = 37``), else
     ``z[…] = Σ xp[…]·w[f] + b[f] = value``; a window over several channels (at most
     ``LIST_LIMIT``) shows each channel's partial sum instead: ``z[0,1,0,2] = (−3) + 1 +
-    0 [c = 0, 1, 2] + b[1] 1 = −1``."""
+    0 [c = 0, 1, 2] + b[1] 1 = −1``. ``phase`` names the events' phase; ``with_bias`` False
+    leaves the bias out (the transposed layer's dx is a convolution of dy without one)."""
     fields = ReceptiveFields.of(ctx)
     filter_rows = ctx.ref["w"].reshape(fields.F, -1)
     z_flat = ctx.ref["z"].reshape(-1)
@@ -35,7 +36,7 @@ def forward_window(ctx: TraceContext) -> Iterator[Event]:
     z_state = ctx.state["z"].reshape(-1)
     z_cells = ctx.cells("z")
     z_name, z_names, z_starts, z_stops = z_cells.name, z_cells.names, z_cells.starts, z_cells.stops
-    bias = ctx.ref.get("b")
+    bias = ctx.ref.get("b") if with_bias else None
     filter_box = fields.filter_box
     if bias is not None:
         bias_box = [ctx.box("b", (f,), (f + 1,)) for f in range(fields.F)]
@@ -84,7 +85,7 @@ def forward_window(ctx: TraceContext) -> Iterator[Event]:
                 text = f"{z_names[z_cell]} = Σ {text}{sum_tail[f]}{said}"
             written = [value]  # delta = value (z starts at zero): one shared list
             yield make_event(
-                "forward",
+                phase,
                 loop,
                 [window, filter_box[f], bias_box[f]] if bias is not None else [window, filter_box[f]],
                 [make_write(z_name, z_starts[z_cell], z_stops[z_cell], one, written, written)],

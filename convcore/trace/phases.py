@@ -100,6 +100,7 @@ def _copy_rows(
     text ends with ``first_note`` on each slice's first row, ``note`` on the others."""
     n_, c_, h_, w_ = ctx.spec.x_shape
     source, state = ctx.ref[src], ctx.state[dst]
+    src_name, dst_name = ctx.name(src), ctx.name(dst)  # (the trace's: a transposed layer's dy, dyp)
     for n in range(n_):
         for c in range(c_):
             rows = source[n, c, src_top : src_top + h_, src_left : src_left + w_]
@@ -113,9 +114,9 @@ def _copy_rows(
                 yield make_event(
                     phase,
                     {"n": n, "c": c, "h": h},
-                    [make_box(src, a0, b0, s0)],
-                    [make_write(dst, a1, b1, s1, row, value)],
-                    f"{dst}{t1} = {src}{t0}{_listed(row)}{first_note if h == 0 else note}",
+                    [make_box(src_name, a0, b0, s0)],
+                    [make_write(dst_name, a1, b1, s1, row, value)],
+                    f"{dst_name}{t1} = {src_name}{t0}{_listed(row)}{first_note if h == 0 else note}",
                 )
 
 
@@ -140,44 +141,49 @@ def _copy_whole(
     )
 
 
-def _pad_events(ctx: TraceContext) -> Iterator[Event]:
+def _pad_events(ctx: TraceContext, said: str = "") -> Iterator[Event]:
     """Phase "pad", rows (n, c, h) row-major: each event reads x[n,c,h] and writes it
-    into xp at row top + h."""
+    into xp at row top + h; ``said`` ends the text of its first row."""
     top, bottom, left, right = ctx.spec.padding
-    note = f"; padding (top {top}, bottom {bottom}, left {left}, right {right}) stays 0"
+    note = f"; padding (top {top}, bottom {bottom}, left {left}, right {right}) stays 0{said}"
     if ctx.rc.copies == "one":
         return _copy_whole(ctx, "pad", "x", "xp", (0, 0), (top, left), note)
     return _copy_rows(ctx, "pad", "x", "xp", 0, 0, top, left, note)
 
 
-def pad_phase(rc) -> Phase:
+def pad_phase(rc, note: str = "") -> Phase:
     """Phase "pad": xp written from x in one event, or N·C·H (``copies``); only with
-    padding: without, xp is x."""
+    padding: without, xp is x. ``note`` ends the text (of every row)."""
+    events = (lambda ctx: _pad_events(ctx, note)) if note else _pad_events
     if rc.copies == "one":
-        return Phase("pad", 1, _pad_events, "")
+        return Phase("pad", 1, events, "")
     n, c, h, _ = rc.spec.x_shape
-    return Phase("pad", n * c * h, _pad_events, "nch")
+    return Phase("pad", n * c * h, events, "nch")
 
 
-def _crop_events(ctx: TraceContext) -> Iterator[Event]:
+def _crop_events(ctx: TraceContext, said: str = "") -> Iterator[Event]:
     """Phase "crop", rows (n, c, h) row-major: each event reads the interior row of dxp
-    and writes dx[n,c,h]; the text says that the gradient on the padding is discarded."""
+    and writes dx[n,c,h]; the text says that the gradient on the padding is discarded,
+    or ``said`` (the transposed layer's crop trims stamps, not a gradient)."""
     top, bottom, left, right = ctx.spec.padding
-    first = (
+    first = said or (
         f"; the gradient landing on the padding (top {top}, bottom {bottom}, left {left}, right {right}) is discarded"
     )
+    others = said or "; the padding's gradient is discarded"
     if ctx.rc.copies == "one":
         return _copy_whole(ctx, "crop", "dxp", "dx", (top, left), (0, 0), first)
-    return _copy_rows(ctx, "crop", "dxp", "dx", top, left, 0, 0, first, "; the padding's gradient is discarded")
+    return _copy_rows(ctx, "crop", "dxp", "dx", top, left, 0, 0, first, others)
 
 
-def crop_phase(rc) -> Phase:
+def crop_phase(rc, note: str = "") -> Phase:
     """Phase "crop": dx written from the interior of dxp in one event, or N·C·H
-    (``copies``); only with padding: without, the backward writes dx itself."""
+    (``copies``); only with padding: without, the backward writes dx itself. ``note``,
+    when given, ends the text instead of the words on the discarded gradient."""
+    events = (lambda ctx: _crop_events(ctx, note)) if note else _crop_events
     if rc.copies == "one":
-        return Phase("crop", 1, _crop_events, "")
+        return Phase("crop", 1, events, "")
     n, c, h, _ = rc.spec.x_shape
-    return Phase("crop", n * c * h, _crop_events, "nch")
+    return Phase("crop", n * c * h, events, "nch")
 
 
 def _output_rows(ctx: TraceContext, phase: str, target: str, reads: tuple[str, ...], say) -> Iterator[Event]:
