@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from test_browser_helpers import choose_preset, require_chromium, server_document, shown_number, wait_until
 
-from convcore.mistakes import MISTAKES
+from convcore.mistakes import lab_mistakes
 from convcore.mistakes.lessons import mistake_lessons
 
 pytestmark = pytest.mark.browser
@@ -264,7 +264,7 @@ def _wrong_shaped(mistake) -> list[str]:
 
 # every catalogued mistake with an output of the wrong shape, empty or None (derived from
 # the catalogue, so a new one is tested too), and a dx returned as None
-WRONG_SHAPED = [m.id for m in MISTAKES.values() if _wrong_shaped(m)]
+WRONG_SHAPED = [m.id for m in lab_mistakes() if _wrong_shaped(m)]
 
 
 @pytest.mark.parametrize("subject", [*WRONG_SHAPED, "unfinished dx"])
