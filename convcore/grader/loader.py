@@ -132,5 +132,5 @@ def find_subject(module: ModuleType, convention: str, function: str | None, path
         return Subject(backward=code, cache_from=own_forward if callable(own_forward) else None)
     forward, backward = getattr(module, forward_name, None), getattr(module, backward_name, None)
     if not callable(forward) and not callable(backward):
-        raise LoadError(_missing(path, "torch" if convention in TORCH_FAMILY else convention))
+        raise LoadError(_missing(path, convention))
     return Subject(forward=forward if callable(forward) else None, backward=backward if callable(backward) else None)
