@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from dataclasses import replace
@@ -268,6 +269,16 @@ def test_the_command_line_passes_a_correct_conv1d_and_says_why_it_writes_no_less
 
 
 @pytest.mark.slow
+def test_trace_code_refuses_a_transposed_file_with_a_message(tmp_path):
+    out = tmp_path / "trace.html"
+    for convention in ("torch", "torch-transposed"):
+        done = convscope("trace-code", "transposed_correct.py", "--convention", convention, "-o", str(out))
+        assert done.returncode == 2 and not out.exists(), done.stdout + done.stderr
+        assert "tracing your own code knows Conv2d only; ConvTranspose2d code" in done.stderr
+        assert "Traceback" not in done.stderr
+
+
+@pytest.mark.slow
 def test_the_help_lists_the_conventions_and_the_functions():
     done = convscope("check", "--help")
     assert done.returncode == 0
@@ -297,3 +308,12 @@ def test_a_class_of_layers_is_counted_by_layer_and_mistake(tmp_path):
     assert text.startswith("convscope check: 5 submissions (torch convention, 4 ConvTranspose2d, 1 Conv1d): 2 pass")
     page = class_html(summary, submissions, reports, "torch")
     assert "<code>stride_not_applied</code>: Stamps placed" in page and "href='None'" not in page
+
+
+def test_the_docs_example_runs(capsys):
+    """docs/grader.md, "ConvTranspose2d and Conv1d": its Python block."""
+    text = (ROOT / "docs" / "grader.md").read_text(encoding="utf-8")
+    section = text.split("## ConvTranspose2d and Conv1d", 1)[1].split("\n## ", 1)[0]
+    (code,) = re.findall(r"```python\n(.*?)```", section, re.S)
+    exec(compile(code, "docs/grader.md", "exec"), {})
+    assert "likely mistake: output_padding_ignored" in capsys.readouterr().out
