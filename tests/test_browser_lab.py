@@ -1,6 +1,7 @@
 """The mistakes lab and "compare your numbers" on the page (Debian's Chromium).
 
-Every catalogued mistake opens from the Lesson menu's "Common mistakes" group; the cells
+Every mistake of the lab (the Conv2d ones, ``lab_mistakes``) opens from the Lesson
+menu's "Common mistakes" group; the cells
 the page marks as differing are exactly those where the mistaken code's result (the
 server's trace document) differs from the truth, each tagged with the true value; the D
 key lands on the step where the catalogue says the code first leaves the correct code.

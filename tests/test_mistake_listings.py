@@ -3,7 +3,7 @@ lab's correct listing with its mistake's ``listing_change``; run as code, it com
 exactly what the mistake's own loops compute (the catalogue's implementation, on random
 specs: the same arrays, or a failure of the same kind), the diff marks exactly the lines
 it changed, and the mistake trace's events carry the lines the listing runs under
-``sys.settrace``. Every catalogued mistake has its code."""
+``sys.settrace``. Every mistake the lab traces (``lab_mistakes``) has its code."""
 
 from __future__ import annotations
 
