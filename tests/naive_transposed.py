@@ -4,8 +4,9 @@ input cell stamps x·w onto the output).
 
 ``TransposedCorrelation`` computes a ConvTranspose2d the other way, as the correlation
 view: the input with stride − 1 zeros between its cells (``spaced``), framed by
-dilation·(K − 1) zeros, correlated with the kernel rotated by 180° (``rotated``), the
-padding cropped, the output_padding rows left to the bias (``out_size``). Its backward
+dilation·(K − 1) zeros, correlated with the kernel rotated by 180° (``rotated``) over
+the whole uncropped output (its output_padding rows left to the bias, ``out_size``),
+then the padding cropped. Its backward
 gathers, per input cell, dout on the rows that cell reached (``spaced`` again). Each
 mistake is a subclass replacing exactly one of those steps. ``NAIVE_TRANSPOSED`` and
 ``CORRECT_TRANSPOSED`` are merged into tests/naive_mistakes.py's tables.
@@ -57,18 +58,16 @@ class TransposedCorrelation:
         stamped_h, stamped_w = z.shape[2] - fh, z.shape[3] - fw
         wr = self.rotated(w)
         cg = c_in // groups
-        out = np.zeros((n, per_group * groups, ho, wo))
+        full = np.zeros((n, per_group * groups, ho + 2 * ph, wo + 2 * pw))  # the correlation, before the crop
         for o in range(per_group * groups):
             g = o // per_group
             cs = slice(g * cg, (g + 1) * cg)
-            for r in range(ho):
-                for q in range(wo):
-                    row, col = r + ph, q + pw  # on the uncropped output
-                    if row < stamped_h and col < stamped_w:  # (else an output_padding row: no stamp)
-                        window = z[:, cs, row : row + fh + 1 : dh, col : col + fw + 1 : dw]
-                        out[:, o, r, q] = np.einsum("nckl,ckl->n", window, wr[cs, o - g * per_group])
-                    out[:, o, r, q] += 0.0 if b is None else b[o]
-        return out
+            for row in range(min(full.shape[2], stamped_h)):  # (the rows below: output_padding, no stamp)
+                for col in range(min(full.shape[3], stamped_w)):
+                    window = z[:, cs, row : row + fh + 1 : dh, col : col + fw + 1 : dw]
+                    full[:, o, row, col] = np.einsum("nckl,ckl->n", window, wr[cs, o - g * per_group])
+        out = full[:, :, ph : ph + ho, pw : pw + wo]
+        return out if b is None else out + b.reshape(1, -1, 1, 1)
 
     def conv_transpose2d_backward(
         self, dout, x, w, b=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1

@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from mistake_oracle import differs, torch_expected
+from naive_mistakes import NAIVE
 from strategies import examples
 
 from convcore.grader import grade
@@ -30,8 +31,17 @@ from convcore.grader.batch import find_submissions, grade_all, summarize
 from convcore.grader.class_report import class_html, class_text
 from convcore.grader.loader import LoadError, find_convention, find_subject, load_module
 from convcore.grader.space import cases, edge_cases
-from convcore.mistakes import CONVENTIONS, OUTPUTS, get_convention, get_mistake, lab_mistakes, mistakes_for
+from convcore.mistakes import (
+    CONVENTIONS,
+    OUTPUTS,
+    get_convention,
+    get_mistake,
+    lab_mistakes,
+    mistakes_for,
+    outcome_equal,
+)
 from convcore.mistakes.lab_config import lab_mistake
+from convcore.mistakes.layer_cases import TransposedCase
 from convcore.mistakes.layer_conventions import torch_layer_of
 from convcore.trace.config import TraceConfigError
 
@@ -126,6 +136,19 @@ def test_the_output_padding_mistake_is_told_with_the_size_rule_in_numbers():
     for rule in rules:  # e.g. W_out = (W − 1)·stride − … + output_padding + 1 = (1 − 1)·2 − … + 1 + 1 = 2
         assert "·stride − 2·padding + dilation·(" in rule and "+ output_padding + 1 = (" in rule, rule
     assert any(f.startswith("out, what conv_transpose2d_forward returned, has shape") for f in out["facts"])
+
+
+def test_without_output_padding_a_size_below_zero_leaves_an_empty_output():
+    """W_out = (1 − 1)·3 − 2·1 + 0 + 2 + 1 = 1, without output_padding −1: the catalogue's
+    code crops the stamps' buffer to nothing, as the correlation view written apart does
+    (the catalogue's words say that code allocating the output at −1 raises instead)."""
+    case = TransposedCase(h=1, w=1, kh=1, kw=1, stride=(1, 3), padding=(0, 1), output_padding=(0, 2))
+    assert case.spec.out_shape == (1, 1, 1, 1)
+    out = get_mistake("output_padding_ignored").results(case)["out"]
+    assert out.shape == (1, 1, 1, 0)
+    apart = get_convention("torch-transposed").run(NAIVE["output_padding_ignored"], case)["out"]
+    assert outcome_equal(out, apart)
+    assert "raises ValueError" in get_mistake("output_padding_ignored").conditions["out"].words
 
 
 def test_the_explicit_convention_grades_the_same_as_torch():

@@ -40,7 +40,12 @@ _mistake(
     "(those rows get no stamp, only the bias).",
     source=ISSUE,
     conditions={
-        "out": Condition(lambda c: any(c.output_padding), "whenever output_padding is not 0 (the output is too small)")
+        "out": Condition(
+            lambda c: any(c.output_padding),
+            "whenever output_padding is not 0 (the output is too small; where its size without output_padding "
+            "would be below 0, this code, which crops the stamps' buffer, returns an empty array, and code "
+            "that allocates the output at that size raises ValueError)",
+        )
     },
     setup=TransposedCase(h=1, w=1, kh=1, kw=1, stride=(1, 2), output_padding=(0, 1)),
 )
