@@ -29,6 +29,7 @@ from strategies import examples
 from convcore.grader import grade
 from convcore.grader.batch import find_submissions, grade_all, summarize
 from convcore.grader.class_report import class_html, class_text
+from convcore.grader.facts import facts
 from convcore.grader.loader import LoadError, find_convention, find_subject, load_module
 from convcore.grader.space import cases, edge_cases
 from convcore.mistakes import (
@@ -41,7 +42,7 @@ from convcore.mistakes import (
     outcome_equal,
 )
 from convcore.mistakes.lab_config import lab_mistake
-from convcore.mistakes.layer_cases import TransposedCase
+from convcore.mistakes.layer_cases import Conv1dCase, TransposedCase
 from convcore.mistakes.layer_conventions import torch_layer_of
 from convcore.trace.config import TraceConfigError
 
@@ -340,3 +341,10 @@ def test_the_docs_example_runs(capsys):
     (code,) = re.findall(r"```python\n(.*?)```", section, re.S)
     exec(compile(code, "docs/grader.md", "exec"), {})
     assert "likely mistake: output_padding_ignored" in capsys.readouterr().out
+
+
+def test_a_conv1d_output_with_its_filters_and_positions_swapped_is_not_called_h_and_w():
+    case = Conv1dCase(fg=3, length=4, k=2)  # out (1, 3, 3): F = L_out
+    expected = get_convention("torch-conv1d").expected(case)["out"]
+    said = facts("torch-conv1d", case, "out", np.swapaxes(expected, -1, -2))
+    assert not [f for f in said if "H and W" in f], said
