@@ -72,7 +72,9 @@ ACTIVATION_ORDER = ("identity", "relu", "tanh")
 
 
 class Arrays(NamedTuple):
-    """The inputs of a Case, NCHW / OIHW, float64."""
+    """The inputs of a Case, NCHW / OIHW, float64 (the shapes below). A TransposedCase's
+    and a Conv1dCase's hold their layers' (``layer_cases``: x (N, C_in, H, W), w (C_in,
+    C_out/groups, KH, KW); x (N, C, L), w (F, C/groups, K))."""
 
     x: np.ndarray  # (N, C, H, W)
     w: np.ndarray  # (F, C/groups, KH, KW)
