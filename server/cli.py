@@ -6,7 +6,8 @@
     convscope export LESSON.html (--preset NAME | --setup CONFIG.json)
     convscope export ANIM.gif|ANIM.webm (--preset NAME | --setup CONFIG.json) [--phase NAME | --steps FROM-TO]
         [--size 1920x1080] [--fps 4] [--view V] [--projector]
-    convscope check student.py[:FUNCTION] [--convention cs231n|layer|torch] [--json] [--gradescope PATH]
+    convscope check student.py[:FUNCTION] [--convention cs231n|layer|torch|torch-transposed|torch-conv1d]
+        [--json] [--gradescope PATH]
     convscope --version
 
 ``serve`` exports its options as CONVSCOPE_* variables and starts uvicorn with the app

@@ -5,7 +5,8 @@ of ``convcore.mistakes`` (whose mistakes are the plain loops of
 Per convention a correct window-at-a-time implementation in that convention's own
 calling form, with one method per step (``Cs231nConv``, ``LayerConv``, ``TorchConv``:
 plain NumPy on the convention's own arrays, NHWC for the layer, no trace), and per
-mistake a subclass that replaces exactly one step. ``NAIVE[mistake_id]`` is that
+mistake a subclass that replaces exactly one step (the ConvTranspose2d's in
+tests/naive_transposed.py). ``NAIVE[mistake_id]`` is that
 mistake's code as a Subject of its convention; ``CORRECT[convention]`` the correct one
 (which tests/test_mistakes.py holds to PyTorch).
 """
@@ -16,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from naive_transposed import CORRECT_TRANSPOSED, NAIVE_TRANSPOSED
 
 from convcore.activations import get_activation
 from convcore.compat.layer import pad2d
@@ -468,6 +470,7 @@ CORRECT = {
     convention: _subject(cls, convention)
     for convention, cls in (("cs231n", Cs231nConv), ("layer", LayerConv), ("torch", TorchConv))
 }
+CORRECT["torch-transposed"] = CORRECT_TRANSPOSED
 NAIVE = {
     "pad_hardcoded_1": _subject(PadHardCodedOne, "cs231n"),
     "stride_one_index_grid": _subject(StrideOneIndexGrid, "cs231n"),
@@ -497,4 +500,5 @@ NAIVE = {
     "db_averaged": _subject(DbAveraged, "torch"),
     "dilation_ignored_backward": _subject(DilationIgnoredBackward, "torch"),
     "groups_ignored": _subject(GroupsIgnored, "torch"),
+    **NAIVE_TRANSPOSED,  # (tests/naive_transposed.py: the ConvTranspose2d mistakes)
 }

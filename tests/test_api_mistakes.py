@@ -12,12 +12,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import examples
 
-from convcore.mistakes import MISTAKES, get_convention
+from convcore.mistakes import MISTAKES, get_convention, lab_mistakes
 from convcore.mistakes.lab import build_mistake_trace
 from convcore.trace import replay
 from convscope.settings import Settings
 
-IDS = list(MISTAKES)
+IDS = [m.id for m in lab_mistakes()]  # (GET /api/mistakes lists the lab's: Conv2d's)
 
 
 @pytest.fixture

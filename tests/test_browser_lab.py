@@ -1,6 +1,7 @@
 """The mistakes lab and "compare your numbers" on the page (Debian's Chromium).
 
-Every catalogued mistake opens from the Lesson menu's "Common mistakes" group; the cells
+Every mistake of the lab (the Conv2d ones, ``lab_mistakes``) opens from the Lesson
+menu's "Common mistakes" group; the cells
 the page marks as differing are exactly those where the mistaken code's result (the
 server's trace document) differs from the truth, each tagged with the true value; the D
 key lands on the step where the catalogue says the code first leaves the correct code.
@@ -17,7 +18,7 @@ import numpy as np
 import pytest
 from test_browser_helpers import choose_preset, require_chromium, server_document, shown_number, wait_until
 
-from convcore.mistakes import MISTAKES
+from convcore.mistakes import lab_mistakes
 from convcore.mistakes.lessons import mistake_lessons
 
 pytestmark = pytest.mark.browser
@@ -264,7 +265,7 @@ def _wrong_shaped(mistake) -> list[str]:
 
 # every catalogued mistake with an output of the wrong shape, empty or None (derived from
 # the catalogue, so a new one is tested too), and a dx returned as None
-WRONG_SHAPED = [m.id for m in MISTAKES.values() if _wrong_shaped(m)]
+WRONG_SHAPED = [m.id for m in lab_mistakes() if _wrong_shaped(m)]
 
 
 @pytest.mark.parametrize("subject", [*WRONG_SHAPED, "unfinished dx"])

@@ -18,7 +18,7 @@ from convcore.functional import conv2d_backward, conv2d_forward
 from convcore.grader import check, grade
 from convcore.grader.loader import find_subject, load_module
 from convcore.grader.search import Grader
-from convcore.mistakes import MISTAKES, Case, Subject, get_convention, get_mistake, one_step_smaller
+from convcore.mistakes import MISTAKES, Subject, get_convention, get_mistake, one_step_smaller
 
 STUDENTS = Path(__file__).parent / "fixtures" / "students"
 IDS = list(MISTAKES)
@@ -58,7 +58,7 @@ def test_the_counterexample_is_minimal_and_really_fails(mistake_id):
     for name, result in mistake_report(mistake_id)["outputs"].items():
         if result["status"] != "fail":
             continue
-        case = Case.from_dict(result["counterexample"]["case"])
+        case = conv.case_type.from_dict(result["counterexample"]["case"])
         assert differs(torch_expected(m.convention, case)[name], m.results(case)[name])
         kind = fresh.kind(case, name)
         assert kind == result["counterexample"]["kind"]

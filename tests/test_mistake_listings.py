@@ -3,7 +3,7 @@ lab's correct listing with its mistake's ``listing_change``; run as code, it com
 exactly what the mistake's own loops compute (the catalogue's implementation, on random
 specs: the same arrays, or a failure of the same kind), the diff marks exactly the lines
 it changed, and the mistake trace's events carry the lines the listing runs under
-``sys.settrace``. Every catalogued mistake has its code."""
+``sys.settrace``. Every mistake the lab traces (``lab_mistakes``) has its code."""
 
 from __future__ import annotations
 
@@ -19,11 +19,12 @@ from oracle import geometry, torch_layer
 from strategies import conv_cases, cs231n_cases, examples, torch_style_cases
 from trace_checks import assert_close
 
-from convcore.mistakes import MISTAKES, Case, Failure, Subject, get_convention, get_mistake, outcome_equal
+from convcore.mistakes import Case, Failure, Subject, get_convention, get_mistake, lab_mistakes, outcome_equal
 from convcore.mistakes.lab import build_mistake_trace
 from convcore.mistakes.listing import LAB_ALIASES, correct_listing, mistake_code, mistake_listing
 
-WITH_CODE = [m for m in MISTAKES.values() if mistake_listing(m) is not None]
+LAB = lab_mistakes()  # (the mistakes the lab traces, with the code beside their steps)
+WITH_CODE = [m for m in LAB if mistake_listing(m) is not None]
 
 
 def layer_cases(**limits):
@@ -94,7 +95,7 @@ def same_outcome(got, expected, exact: bool) -> bool:
     return bool(np.allclose(got, expected, rtol=1e-12, atol=1e-12, equal_nan=True))
 
 
-@pytest.mark.parametrize("mistake", MISTAKES.values(), ids=lambda m: m.id)
+@pytest.mark.parametrize("mistake", LAB, ids=lambda m: m.id)
 def test_every_catalogued_mistake_s_trace_has_its_code(mistake):
     """A mistake added without a ``listing_change`` fails here."""
     doc = build_mistake_trace(mistake.setup_config(), mistake.id)
@@ -105,7 +106,7 @@ def test_every_catalogued_mistake_s_trace_has_its_code(mistake):
 
 def test_every_convention_s_lab_has_code():
     assert {m.convention for m in WITH_CODE} == {"cs231n", "torch", "layer"}
-    assert len(WITH_CODE) == len(MISTAKES)
+    assert len(WITH_CODE) == len(LAB)
 
 
 @pytest.mark.parametrize("convention", sorted(CASES))

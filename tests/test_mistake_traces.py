@@ -17,7 +17,7 @@ from strategies import examples
 
 from convcore.compare import values_equal
 from convcore.grader.space import cases, edge_cases
-from convcore.mistakes import MISTAKES, Failure, get_convention, get_mistake, mistaken_and_true
+from convcore.mistakes import Failure, get_convention, get_mistake, lab_mistakes, mistaken_and_true
 from convcore.mistakes.lab import build_mistake_trace, iter_mistake_trace
 from convcore.mistakes.lab_config import mistake_cost
 from convcore.mistakes.plain_loops import PlainLoops
@@ -25,7 +25,7 @@ from convcore.trace import TraceConfigError, replay, resolve_config
 
 pytestmark = pytest.mark.oracle
 
-IDS = list(MISTAKES)
+IDS = [m.id for m in lab_mistakes()]  # (the mistakes the lab traces: Conv2d's)
 OUTPUTS = ("out", "dx", "dw", "db")
 SETTINGS = dict(max_examples=examples(12), deadline=None, suppress_health_check=list(HealthCheck), database=None)
 

@@ -28,6 +28,7 @@ from convcore.mistakes import (
     Subject,
     get_convention,
     get_mistake,
+    lab_mistakes,
     mistaken_and_true,
     one_step_smaller,
     outcome_equal,
@@ -35,6 +36,7 @@ from convcore.mistakes import (
 from convcore.mistakes.code import code_subject
 from convcore.mistakes.plain_loops import PlainLoops
 from convcore.mistakes.plain_steps import PlainSteps
+from convcore.mistakes.transposed_loops import TransposedLoops
 
 pytestmark = pytest.mark.oracle
 
@@ -64,11 +66,12 @@ REQUIRED = {
     "groups_ignored",
 }
 IDS = list(MISTAKES)
+LAB_IDS = [m.id for m in lab_mistakes()]  # (the Conv2d mistakes, whose setups the trace engine takes)
 
 
 def correct_subject(convention: str) -> Subject:
     """The plain loops, unchanged, in ``convention``'s calling form."""
-    return code_subject(PlainLoops, convention)
+    return code_subject(TransposedLoops if convention == "torch-transposed" else PlainLoops, convention)
 
 
 def shown(mistake_id: str, case: Case) -> set[str]:
@@ -101,9 +104,10 @@ def test_the_mistake_is_the_plain_loops_with_steps_overridden(mistake_id):
     flags) and add nothing else; its implementation calls those loops in the
     convention's form and keeps the convention's signature."""
     m = get_mistake(mistake_id)
-    assert m.loops.__bases__ == (PlainLoops,)
+    base, steps = (PlainLoops, set(vars(PlainSteps))) if m.in_lab else (TransposedLoops, set(TransposedLoops.STEPS))
+    assert m.loops.__bases__ == (base,)
     changed = {name for name in vars(m.loops) if not name.startswith("__")}
-    assert changed and changed <= set(vars(PlainSteps)), changed - set(vars(PlainSteps))
+    assert changed and changed <= steps, changed - steps
     impl = m.implementation.layer or m.implementation.forward.__self__
     assert impl.loops is m.loops
     if m.convention == "cs231n":
@@ -112,11 +116,12 @@ def test_the_mistake_is_the_plain_loops_with_steps_overridden(mistake_id):
 
 
 @settings(max_examples=examples(30), deadline=None, suppress_health_check=list(HealthCheck))
-@given(data=cases("cs231n"), layer_case=cases("layer"), torch_case=cases("torch"))
-def test_the_correct_implementations_equal_torch(data, layer_case, torch_case):
+@given(data=cases("cs231n"), layer_case=cases("layer"), torch_case=cases("torch"), transposed=cases("torch-transposed"))
+def test_the_correct_implementations_equal_torch(data, layer_case, torch_case, transposed):
     """The plain loops every mistake changes one step of, and the oracle's correct code
     (tests/naive_mistakes.py), in each convention's form, against torch."""
-    for convention, case in (("cs231n", data), ("layer", layer_case), ("torch", torch_case)):
+    conventions = (("cs231n", data), ("layer", layer_case), ("torch", torch_case), ("torch-transposed", transposed))
+    for convention, case in conventions:
         case = replace(case, values="float")
         expected = torch_expected(convention, case)
         for subject in (correct_subject(convention), CORRECT[convention]):
@@ -238,7 +243,7 @@ def test_exact_and_sufficient_conditions_are_told_apart():
         )
 
 
-@pytest.mark.parametrize("mistake_id", IDS)
+@pytest.mark.parametrize("mistake_id", LAB_IDS)
 def test_the_setup_is_a_config_the_trace_engine_and_the_page_take(mistake_id):
     from convcore.trace import build_trace
 

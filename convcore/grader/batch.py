@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..mistakes import CONVENTIONS
+from ..mistakes.layer_conventions import TORCH_FAMILY
 from .loader import NAMES
 
 __all__ = ["Submission", "find_submissions", "grade_all", "summarize"]
@@ -39,7 +41,8 @@ def _defines(path: Path, convention: str) -> bool:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return False
-    wanted = (r"^\s*class\s+\w+",) if convention == "layer" else tuple(rf"^\s*def\s+{n}\b" for n in NAMES[convention])
+    names = [n for c in TORCH_FAMILY for n in NAMES[c]] if convention == "torch" else NAMES.get(convention, ())
+    wanted = (r"^\s*class\s+\w+",) if convention == "layer" else tuple(rf"^\s*def\s+{n}\b" for n in names)
     return any(re.search(pattern, text, re.MULTILINE) for pattern in wanted)
 
 
@@ -98,6 +101,7 @@ ERROR_KINDS = (
     ("cannot be imported", "cannot be imported"),
     ("SyntaxError", "syntax error"),
     ("has neither", "the functions are missing"),
+    ("defines none of", "the functions are missing"),
     ("has no ", "the functions are missing"),
     ("raises on every input", "raises on every input"),
     ("did not finish within the time limit", "ran past the time limit"),
@@ -117,7 +121,8 @@ def summarize(submissions: list[Submission], reports: list[dict[str, Any]]) -> d
     """What the class did: {count, passed, failed, errors, outputs: {name: {pass, of}},
     mistakes: [{id, title, should, count, submissions, page}], crashes: {kind: count},
     errors_by_kind: {kind: [names]}, unnamed: {output: [names]}, attempts: {name: [what it
-    tried, and what became of it]}} (plain JSON data)."""
+    tried, and what became of it]}, layers: {layer: graded submissions computing it}}
+    (plain JSON data)."""
     outputs: dict[str, Counter] = {}
     mistakes: dict[str, dict[str, Any]] = {}
     crashes: Counter = Counter()
@@ -169,4 +174,12 @@ def summarize(submissions: list[Submission], reports: list[dict[str, Any]]) -> d
         "errors_by_kind": dict(sorted(errors.items(), key=lambda kv: -len(kv[1]))),
         "unnamed": unnamed,
         "attempts": attempts,
+        "layers": dict(Counter(_layer(r) for r in reports if not r.get("error")).most_common()),
     }
+
+
+def _layer(report: dict[str, Any]) -> str:
+    """The layer a graded report's code computes (``--convention torch`` grades each file
+    as the layer whose functions it defines)."""
+    convention = CONVENTIONS.get(report["convention"])
+    return convention.layer if convention is not None else report["convention"]

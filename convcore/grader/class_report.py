@@ -22,10 +22,19 @@ def _rate(tally: dict[str, int]) -> str:
     )
 
 
+def layers_words(summary: dict[str, Any]) -> str:
+    """ "": every graded submission is a Conv2d; else ", 3 ConvTranspose2d, 1 Conv2d" (the
+    layers ``--convention torch`` found the submissions' functions to be)."""
+    layers = summary.get("layers") or {}
+    if set(layers) <= {"Conv2d"}:
+        return ""
+    return "".join(f", {count} {layer}" for layer, count in layers.items())
+
+
 def class_text(summary: dict[str, Any], convention: str) -> str:
     s = summary
     lines = [
-        f"convscope check: {s['count']} submissions ({convention} convention): {s['passed']} pass, "
+        f"convscope check: {s['count']} submissions ({convention} convention{layers_words(s)}): {s['passed']} pass, "
         f"{s['failed']} fail, {s['errors']} could not be graded"
     ]
     for name, tally in s["outputs"].items():
@@ -95,7 +104,7 @@ def class_html(
         "<meta name=viewport content='width=device-width, initial-scale=1'>",
         f"<style>{STYLE}</style>",
         f"<h1>{e(title)}</h1>",
-        f"<p>{s['count']} submissions, {e(convention)} convention: <span class=pass>{s['passed']} pass</span>, "
+        f"<p>{s['count']} submissions, {e(convention)} convention{e(layers_words(s))}: <span class=pass>{s['passed']} pass</span>, "
         f"<span class=fail>{s['failed']} fail</span>, <span class=error>{s['errors']} could not be graded</span>.</p>",
         "<h2>Per output</h2><table><tr><th>output<th>passing",
     ]
@@ -109,8 +118,10 @@ def class_html(
         parts.append("<table><tr><th class=n>students<th>mistake<th>the fix<th>who")
         for m in s["mistakes"]:
             who = ", ".join(e(n) for n in m["submissions"])
+            named = f"<code>{e(m['id'])}</code>"  # (a link to the page where the page knows the layer)
+            linked = f"<a href='{e(m['page'], quote=True)}'>{named}</a>" if m.get("page") else named
             parts.append(
-                f"<tr><td class=n>{m['count']}<td><a href='{e(m['page'], quote=True)}'><code>{e(m['id'])}</code></a>: "
+                f"<tr><td class=n>{m['count']}<td>{linked}: "
                 f"{e(m['title'])}<td>{e(m['should'])}<td><details><summary>{m['count']}</summary>{who}</details>"
             )
         for output, names in s["unnamed"].items():

@@ -1,4 +1,4 @@
-"""``convscope check student.py[:FUNCTION] --convention cs231n|layer|torch``.
+"""``convscope check student.py[:FUNCTION] --convention cs231n|layer|torch|torch-transposed|torch-conv1d``.
 
 ``add_parser`` adds the subcommand to the ``convscope`` command line; ``run`` grades the
 file, run in a limited (and isolated) child (``convcore.grader.sandbox``), and prints the report as
@@ -44,7 +44,10 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
         choices=list(CONVENTIONS),
         default="cs231n",
         help="cs231n: conv_forward_naive / conv_backward_naive (default); layer: an NHWC Conv2D "
-        "class; torch: conv2d_forward / conv2d_backward with PyTorch's arguments",
+        "class; torch: PyTorch-named functions with PyTorch's arguments, conv2d_forward / conv2d_backward, "
+        "or the layer whose functions the file defines instead: conv_transpose2d_forward / "
+        "conv_transpose2d_backward (ConvTranspose2d, as torch-transposed) or conv1d_forward / "
+        "conv1d_backward (Conv1d, as torch-conv1d)",
     )
     check.add_argument(
         "--seed", type=int, default=0, help="seed of the case search (default 0: the same cases every run)"
@@ -189,8 +192,25 @@ def write_code_trace(
     return 0
 
 
+def _not_on_the_page(report: Any) -> str | None:
+    """Why the report's layer has no lesson file or trace (None when it has): the page
+    and the trace engine know Conv2d only."""
+    from ..mistakes import CONVENTIONS
+
+    convention = CONVENTIONS.get(report.data.get("convention"))
+    if convention is None or convention.on_the_page:
+        return None
+    return f"the page and the traces know Conv2d only, not {convention.layer} ({convention.name} convention) yet"
+
+
 def run_trace(args: argparse.Namespace, write_trace: WriteTrace) -> int:
     """``convscope trace-code``."""
+    from ..mistakes import get_convention
+    from .sandbox import not_traced
+
+    if not get_convention(args.convention).on_the_page:
+        print(f"convscope trace-code: {not_traced(args.convention)}", file=sys.stderr)
+        return 2
     try:
         case = case_from_json(args.case)
     except ValueError as exc:
@@ -243,6 +263,11 @@ def run(
         page=args.page,
     )
     print(report.to_json() if args.json else report)
+    unseen = _not_on_the_page(report)
+    if unseen and (getattr(args, "lesson", None) or getattr(args, "trace", None)):
+        flag = "--lesson" if getattr(args, "lesson", None) else "--trace"
+        print(f"convscope check: {flag}: {unseen}, so no file was written", file=sys.stderr)
+        return 2
     if getattr(args, "lesson", None) and write_lesson is not None:
         failing = first_failing_case(report)
         if failing is None:

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..mistakes import Case, Failure, get_convention, outcome_equal
+from ..mistakes.layer_cases import Conv1dCase, TransposedCase
 from .space import MAX_STRIDE
 
 __all__ = ["facts", "other_stride", "stride_fact"]
@@ -31,8 +32,34 @@ def _close(a: np.ndarray, b: np.ndarray) -> bool:
     return a.shape == b.shape and bool(np.allclose(a, b, rtol=1e-6, atol=1e-9))
 
 
-def _shape_rule(case: Case, convention: str, axis: int) -> str:
-    """The output-size rule of the rows (``axis`` 0) or the columns (1), in numbers."""
+def _transposed_rule(case: TransposedCase, axis: int) -> str:
+    """A ConvTranspose2d's output-size rule of the rows (``axis`` 0) or the columns (1)."""
+    o, n, k = ("H_out", "H", "KH") if axis == 0 else ("W_out", "W", "KW")
+    size, kernel = (case.h, case.kh) if axis == 0 else (case.w, case.kw)
+    s, p, op, d = (getattr(case, name)[axis] for name in ("stride", "padding", "output_padding", "dilation"))
+    return (
+        f"{o} = ({n} − 1)·stride − 2·padding + dilation·({k} − 1) + output_padding + 1"
+        f" = ({size} − 1)·{s} − 2·{p} + {d}·({kernel} − 1) + {op} + 1 = {case.spec.out_hw[axis]}"
+    )
+
+
+def _conv1d_rule(case: Conv1dCase) -> str:
+    """A Conv1d's output-length rule, its padding as (left, right) (causal: left only)."""
+    _, _, left, right = case.spec.padding
+    return (
+        f"L_out = 1 + (L + left + right − dilation·(K − 1) − 1) // stride"
+        f" = 1 + ({case.length} + {left} + {right} − {case.dilation}·({case.k} − 1) − 1) // {case.stride}"
+        f" = {case.out_length}"
+    )
+
+
+def _shape_rule(case: Any, convention: str, axis: int) -> str:
+    """The output-size rule of the rows (``axis`` 0) or the columns (1), in numbers (a
+    Conv1d's length is its one axis)."""
+    if isinstance(case, TransposedCase):
+        return _transposed_rule(case, axis)
+    if isinstance(case, Conv1dCase):
+        return _conv1d_rule(case)
     size, kernel = (case.h, case.kh) if axis == 0 else (case.w, case.kw)
     stride, dilation = case.stride[axis], case.dilation[axis]
     first, second = case.padding[2 * axis : 2 * axis + 2]
@@ -53,12 +80,13 @@ def _shape_rule(case: Case, convention: str, axis: int) -> str:
 def _broken_size_rules(case: Case, convention: str, layout: str, got: tuple, expected: tuple) -> list[str]:
     """The output-size rules that ``got`` (out's shape) breaks: the rows', the columns'
     or both (the rows' when the number of axes is wrong)."""
+    axes = ("length",) if layout == "NCL" else ("rows", "columns")
     if len(got) != len(expected):
-        return [f"the output's rows: {_shape_rule(case, convention, 0)}"]
+        return [f"the output's {axes[0]}: {_shape_rule(case, convention, 0)}"]
     first = 1 if layout == "NHWC" else 2
     return [
         f"the output's {which}: {_shape_rule(case, convention, axis)}"
-        for axis, which in enumerate(("rows", "columns"))
+        for axis, which in enumerate(axes)
         if got[first + axis] != expected[first + axis]
     ]
 
@@ -76,7 +104,9 @@ def facts(convention: str, case: Case, name: str, got: Any) -> list[str]:
     if got.size and not np.any(got) and np.any(expected):
         found.append(f"{name} is all zeros (never written, or returned before it was filled?)")
     if got.shape != expected.shape:
-        found.append(f"{name} has shape {got.shape}; it should be {expected.shape}")
+        source = conv.returned_by(name)
+        what = f"{name}, what {source} returned," if source else name
+        found.append(f"{what} has shape {got.shape}; it should be {expected.shape}")
         inputs = conv.inputs(case)
         x = inputs.get("x", inputs.get("X"))
         if name == "out" and x is not None and got.shape == np.shape(x) and np.shape(x) != expected.shape:
@@ -89,7 +119,7 @@ def facts(convention: str, case: Case, name: str, got: Any) -> list[str]:
     if found or not got.size:
         return found
     if (
-        got.ndim >= 2
+        got.ndim == 4  # (rows and columns: a Conv1d's tensors have one axis of positions)
         and got.shape[-1] == got.shape[-2]
         and got.shape[-1] > 1
         and _close(got, np.swapaxes(expected, -1, -2))
@@ -98,7 +128,7 @@ def facts(convention: str, case: Case, name: str, got: Any) -> list[str]:
         found.append(f"{name} is the right answer transposed: rows and columns (H and W) swapped")
     if name == "out":
         b = np.asarray(conv.inputs(case).get("b"), dtype=np.float64).reshape(-1)
-        bias = b[None, None, None, :] if conv.layout == "NHWC" else b[None, :, None, None]
+        bias = b[None, None, None, :] if conv.layout == "NHWC" else b.reshape(1, -1, *[1] * (expected.ndim - 2))
         if np.any(b) and _close(got, expected - bias):
             return found + ["out is the right answer without the bias: b is never added"]
     if got.size < 2 or np.ptp(expected) == 0:  # (one number is any multiple, and any shift, of another)
@@ -122,7 +152,7 @@ def other_stride(convention: str, case: Case, name: str) -> Case | None:
     conv = get_convention(convention)
     expected = conv.expected(case)[name]
     for stride in range(1, MAX_STRIDE + 1):
-        other = replace(case, stride=(stride, stride))
+        other = replace(case, stride=stride if isinstance(case.stride, int) else (stride, stride))
         if other != case and other.valid and not outcome_equal(conv.expected(other)[name], expected):
             return other
     return None
@@ -148,7 +178,9 @@ def stride_fact(convention: str, case: Case, name: str, got: Any, rerun: Callabl
     ]
 
 
-def _stride(case: Case) -> str:
+def _stride(case: Any) -> str:
+    if isinstance(case.stride, int):  # (a Conv1d's)
+        return str(case.stride)
     sh, sw = case.stride
     return str(sh) if sh == sw else str((sh, sw))
 

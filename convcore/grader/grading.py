@@ -19,6 +19,7 @@ from typing import Any
 
 from ..mistakes import Failure, Subject
 from ..mistakes.conventions import call_plainly, get_convention
+from ..mistakes.layer_conventions import torch_layer_of
 from .defaults import CALL_SECONDS, DEFAULT_EXAMPLES
 from .facts import facts, stride_fact
 from .report import PAGE, SCHEMA, Report, counterexample_data
@@ -178,13 +179,17 @@ def check(
 ) -> Report:
     """Grade your conv layer from Python (a notebook): ``check(conv_forward_naive,
     conv_backward_naive)``, ``check(conv2d_forward, conv2d_backward, convention="torch")``
-    or ``check(Conv2D, convention="layer")``. Returns a Report; ``print`` it.
+    or ``check(Conv2D, convention="layer")``. Returns a Report; ``print`` it. With
+    ``torch``, functions named ``conv_transpose2d_*`` (``conv1d_*``) are graded as a
+    ConvTranspose2d (a Conv1d): ``torch-transposed`` (``torch-conv1d``).
 
     The code runs in this process (use ``convscope check`` for memory limits and a
     separate process); each call may take ``call_seconds`` (in the main thread).
     """
     get_convention(convention)
     subject = subject_of(convention, functions, forward, backward, layer)
+    if convention == "torch":  # the layer whose PyTorch-named functions these are
+        convention = torch_layer_of(getattr(p, "__name__", "") for p in (subject.forward, subject.backward))
     parts = [p for p in (subject.forward, subject.backward, subject.layer) if p is not None]
     if not parts:
         raise ValueError("check needs the code to grade: forward=, backward= (cs231n, torch) or layer= (layer)")

@@ -4,6 +4,9 @@
   ``FUNCTION`` alone grades that one (a forward if its name says so or it takes four
   parameters, a backward if its name says so or it takes two);
 - torch: ``conv2d_forward`` and ``conv2d_backward``, or ``FUNCTION`` alone (by its name);
+  a file defining ``conv_transpose2d_forward`` / ``_backward`` (or ``conv1d_*``) instead
+  is graded in ``torch-transposed`` (``torch-conv1d``), as ``find_convention`` says;
+- torch-transposed, torch-conv1d: those functions, or ``FUNCTION`` alone;
 - layer: the class ``FUNCTION``, by default ``Conv2D`` or the file's only class with
   ``forward`` and ``backward`` methods.
 """
@@ -17,11 +20,13 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from ..mistakes import Subject
+from ..mistakes import CONVENTIONS, Subject
+from ..mistakes.layer_conventions import TORCH_FAMILY, torch_layer_of
 
-__all__ = ["LoadError", "find_subject", "load_module", "split_target"]
+__all__ = ["LoadError", "NAMES", "find_convention", "find_subject", "load_module", "split_target"]
 
-NAMES = {"cs231n": ("conv_forward_naive", "conv_backward_naive"), "torch": ("conv2d_forward", "conv2d_backward")}
+# per convention of functions, the forward's and the backward's names
+NAMES = {name: c.functions for name, c in CONVENTIONS.items() if c.functions}
 
 
 class LoadError(Exception):
@@ -93,8 +98,27 @@ def _layer_class(module: ModuleType, function: str | None, path: str) -> Subject
     return Subject(layer=found[0])
 
 
+def find_convention(module: ModuleType, convention: str, function: str | None) -> str:
+    """The convention ``module`` is graded in: ``convention``, or for ``torch`` the one of
+    the layer whose PyTorch-named functions it defines (``FUNCTION``'s, when one is named)."""
+    if convention != "torch":
+        return convention
+    names = [function] if function is not None else [n for c in TORCH_FAMILY for n in NAMES[c]]
+    return torch_layer_of(n for n in names if callable(getattr(module, n, None)))
+
+
+def _missing(path: str, convention: str) -> str:
+    """Why ``path`` has nothing to grade in ``convention``: the functions it lacks."""
+    if convention == "torch":
+        pairs = " or ".join(f"{f} / {b}" for f, b in (NAMES[c] for c in TORCH_FAMILY))
+        return f"{path} defines none of the PyTorch-named functions: {pairs}"
+    forward_name, backward_name = NAMES[convention]
+    return f"{path} has neither {forward_name} nor {backward_name}"
+
+
 def find_subject(module: ModuleType, convention: str, function: str | None, path: str) -> Subject:
-    """The Subject to grade in ``module``; raises LoadError when it is missing."""
+    """The Subject to grade in ``module`` in ``convention`` (for ``torch``, give the one
+    ``find_convention`` resolved); raises LoadError when it is missing."""
     if convention == "layer":
         return _layer_class(module, function, path)
     forward_name, backward_name = NAMES[convention]
@@ -108,5 +132,5 @@ def find_subject(module: ModuleType, convention: str, function: str | None, path
         return Subject(backward=code, cache_from=own_forward if callable(own_forward) else None)
     forward, backward = getattr(module, forward_name, None), getattr(module, backward_name, None)
     if not callable(forward) and not callable(backward):
-        raise LoadError(f"{path} has neither {forward_name} nor {backward_name}")
+        raise LoadError(_missing(path, convention))
     return Subject(forward=forward if callable(forward) else None, backward=backward if callable(backward) else None)

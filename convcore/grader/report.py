@@ -4,8 +4,9 @@ readings: text for a terminal or a notebook, JSON, and Gradescope's ``results.js
 Per output (out, dx, dw, db): "pass", or "fail" with the smallest counterexample (its
 parameters and inputs in the convention's terms), the expected and received tensors,
 the differing cells, the likely catalogued mistakes, and a link that opens the page on
-the counterexample with the received tensor to compare. A report with ``error`` set
-could not grade at all (exit code 2).
+the counterexample with the received tensor to compare (where the page knows the layer:
+a ConvTranspose2d's or a Conv1d's counterexample has ``page`` and ``config`` None). A
+report with ``error`` set could not grade at all (exit code 2).
 """
 
 from __future__ import annotations
@@ -19,10 +20,10 @@ from typing import Any
 import numpy as np
 
 from ..compare import compare_tensor
-from ..mistakes import Case, Failure, get_convention
+from ..mistakes import CONVENTIONS, Case, Failure, get_convention
 from ..mistakes.crash_site import format_site
 
-__all__ = ["PAGE", "Report", "SCHEMA", "counterexample_data", "page_url"]
+__all__ = ["PAGE", "Report", "SCHEMA", "convention_words", "counterexample_data", "page_url"]
 
 SCHEMA = "convscope.check/1"
 PAGE = "http://127.0.0.1:8000/"
@@ -67,13 +68,17 @@ def counterexample_data(convention: str, case: Case, output: str, got: Any, page
         data.update(kind=got.kind, error=str(got), got=None)
         if got.site is not None:
             data["site"] = got.site
-        config = case.trace_config(conv.layout)
-        if got.kind == "returned None":  # (the page says so: "dx is None")
-            config["compare"] = {output: None}
     else:
         comparison = compare_tensor(output, expected, got)
         data.update(kind=comparison.kind, got=_plain(got), comparison=_plain(comparison.to_dict()))
-        config = dict(case.trace_config(conv.layout), compare={output: _plain(got)})
+    if not conv.on_the_page:  # (the page does not trace this layer yet: no link, no lesson file)
+        data.update(config=None, page=None)
+        return data
+    config = case.trace_config(conv.layout)
+    if not isinstance(got, Failure):
+        config["compare"] = {output: _plain(got)}
+    elif got.kind == "returned None":  # (the page says so: "dx is None")
+        config["compare"] = {output: None}
     data["config"] = _plain(config)  # (the trace config of the case: a lesson file is made from it)
     data["page"] = page_url(config, page)
     return data
@@ -149,12 +154,13 @@ class Report:
             lines.append(
                 f"       looks like {alike['id']} ({alike['title']}) on this case, but not on {alike['differs_on']}"
             )
-        lines.append(f"       see it step by step: run `convscope serve` and open {ce['page']}")
+        if ce.get("page"):
+            lines.append(f"       see it step by step: run `convscope serve` and open {ce['page']}")
         return lines
 
     def __str__(self) -> str:
         d = self.data
-        head = f"convscope check {d['target']} ({d['convention']} convention)"
+        head = f"convscope check {d['target']} ({convention_words(d['convention'])})"
         warning = [f"warning: {d['isolation']}"] if str(d.get("isolation", "")).startswith("not isolated") else []
         warning += [f"attempt: {a}" for a in d.get("attempts", [])]  # (convcore.grader.attempts)
         if d.get("error"):
@@ -204,6 +210,14 @@ class Report:
             "output": f"{str(self).splitlines()[0]}: {score} of {len(tests)} outputs pass",
             "tests": tests,
         }
+
+
+def convention_words(name: str) -> str:
+    """``torch convention``, or with the layer where it is not Conv2d:
+    ``torch-transposed convention: ConvTranspose2d``."""
+    convention = CONVENTIONS.get(name)
+    layer = f": {convention.layer}" if convention is not None and convention.layer != "Conv2d" else ""
+    return f"{name} convention{layer}"
 
 
 def _num(value: Any) -> str:

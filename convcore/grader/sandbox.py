@@ -260,6 +260,14 @@ def check_file(
     return report
 
 
+def not_traced(convention: str) -> str:
+    """Why code of ``convention`` has no trace of its own (its layer is not Conv2d)."""
+    from ..mistakes import get_convention
+
+    layer = get_convention(convention).layer
+    return f"tracing your own code knows Conv2d only; {layer} code ({convention} convention) is graded, not traced yet"
+
+
 def _child_params(
     path: str, function: str | None, convention: str, time_limit: float, memory_mb: int, call_seconds: float | None
 ) -> dict[str, Any]:
@@ -288,6 +296,7 @@ def record_file(
     """The trace document of ``path[:function]``'s own code on ``case``
     (``convcore.grader.code_trace``): the runs recorded in the same limited child as
     ``check_file``'s, judged here. Returns (document, None), or (None, why not)."""
+    from ..mistakes import get_convention
     from .code_trace import code_trace_document, run_and_judge
 
     target = f"{path}:{function}" if function else path
@@ -301,6 +310,11 @@ def record_file(
             ready = child.receive()
             if set(ready) == {"fatal"}:
                 return None, str(ready["fatal"])[:4000]
+            parts, resolved = ready_parts(ready, convention)
+            if parts is None:
+                return None, f"{target} wrote something into the grader's channel that is not an answer"
+            if not get_convention(resolved).on_the_page:
+                return None, not_traced(resolved)
             real, verdicts = run_and_judge(None, convention, case, [params["path"]], runner=child.record)
         except _Stopped as exc:
             return None, f"{target} {exc}"
@@ -326,11 +340,9 @@ def _graded(
         return Report.fatal(target, convention, f"{target} {exc}", seed=seed), False
     if set(ready) == {"fatal"} and isinstance(ready["fatal"], str):
         return Report.fatal(target, convention, ready["fatal"][:4000], seed=seed), False
-    parts = ready.get("ready") if set(ready) == {"ready", "cache_from"} else None
+    parts, convention = ready_parts(ready, convention)
     cache_from = ready.get("cache_from")
-    if not isinstance(cache_from, bool):
-        parts = None
-    if not isinstance(parts, dict) or not all(isinstance(parts.get(k), bool) for k in ("forward", "backward", "layer")):
+    if parts is None:
         message = f"{target} wrote something into the grader's channel that is not an answer, and was stopped"
         return Report.fatal(target, convention, message, seed=seed), False
     # the parent's Subject names which parts exist; their code never runs here
@@ -353,6 +365,25 @@ def _graded(
         **({"page": page} if page else {}),
     )
     return report, bool(cache_from)
+
+
+def ready_parts(ready: dict[str, Any], asked: str) -> tuple[dict[str, bool] | None, str]:
+    """The child's ready message read: which parts the file has (None when the message
+    is not one the child sends) and the convention it is graded in: the one asked, or
+    for ``torch`` the layer of the functions the child found (one of ``TORCH_FAMILY``)."""
+    from ..mistakes.layer_conventions import TORCH_FAMILY
+
+    parts, said = ready.get("ready"), ready.get("convention")
+    allowed = TORCH_FAMILY if asked == "torch" else (asked,)
+    if (
+        set(ready) != {"ready", "cache_from", "convention"}
+        or not isinstance(ready.get("cache_from"), bool)
+        or said not in allowed
+        or not isinstance(parts, dict)
+        or not all(isinstance(parts.get(k), bool) for k in ("forward", "backward", "layer"))
+    ):
+        return None, asked
+    return parts, said
 
 
 def _attempts(child: _Child, report: Report, standins: dict[str, str], bound: list[str]) -> list[str]:
@@ -386,14 +417,13 @@ def _load(params: dict[str, Any]) -> tuple[Any, Any] | str:
     from ..mistakes import get_convention
     from .defaults import CALL_SECONDS
     from .grading import LimitExceeded, _alarm
-    from .loader import LoadError, find_subject, load_module
+    from .loader import LoadError, find_convention, find_subject, load_module
 
     try:
         with _alarm(params["call_seconds"] or CALL_SECONDS):
             module = load_module(params["path"])
-        return get_convention(params["convention"]), find_subject(
-            module, params["convention"], params["function"], params["path"]
-        )
+        convention = find_convention(module, params["convention"], params["function"])
+        return get_convention(convention), find_subject(module, convention, params["function"], params["path"])
     except LoadError as exc:
         return str(exc)
     except LimitExceeded as exc:
@@ -401,11 +431,10 @@ def _load(params: dict[str, Any]) -> tuple[Any, Any] | str:
 
 
 def _answer(convention: Any, subject: Any, request: dict[str, Any], call: Any, path: str) -> dict[str, Any]:
-    from ..mistakes import Case
     from .grading import LimitExceeded
 
     recording = "record" in request
-    case = Case.from_dict(request["record"] if recording else request["case"])
+    case = convention.case_type.from_dict(request["record"] if recording else request["case"])
     case.__dict__["arrays"] = type(case.arrays)(*(decode_array(a) for a in request["arrays"]))  # the parent's own
     try:
         if recording:
@@ -451,6 +480,7 @@ def _child(requests: int, replies: int) -> None:
         {
             "ready": {k: getattr(subject, k) is not None for k in ("forward", "backward", "layer")},
             "cache_from": subject.cache_from is not None,
+            "convention": convention.name,  # (--convention torch: the layer whose functions the file defines)
         },
     )
     call = timed_call(params["call_seconds"] or CALL_SECONDS)

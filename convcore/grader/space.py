@@ -6,27 +6,39 @@ padding ≤ 2, dilation ≤ 2, groups ≤ 2), so that every counterexample can b
 hand. The parameters a convention does not have stay at their neutral value: CS231n has
 one stride and one padding for every side; the layer has one stride, four paddings and
 an activation; the PyTorch-named functions have a stride, a padding and a dilation per
-axis and groups.
+axis and groups. The layers beside Conv2d have theirs in ``convcore.grader.layer_space``.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from hypothesis import strategies as st
 
 from ..mistakes.case import ACTIVATION_ORDER, Case
+from .layer_space import conv1d_cases, conv1d_edge_cases, transposed_cases, transposed_edge_cases
 
 __all__ = ["cases", "edge_cases"]
 
 MAX_N, MAX_CF, MAX_HW, MAX_K, MAX_STRIDE, MAX_PAD, MAX_DILATION, MAX_GROUPS = 2, 3, 7, 3, 3, 2, 2, 2
 
 
-def edge_cases(convention: str) -> list[Case]:
+# the conventions of the other layers: their edge cases and their strategy
+OTHER_LAYERS = {
+    "torch-transposed": (transposed_edge_cases, transposed_cases),
+    "torch-conv1d": (conv1d_edge_cases, conv1d_cases),
+}
+
+
+def edge_cases(convention: str) -> list[Any]:
     """The cases always tried first, small integer inputs: a plain one, then one per edge
     (padding 0, stride 2, H ≠ W, KH ≠ KW, N = 2, C = 2, F = 2, and the convention's own:
     dilation 2 and groups 2 for torch; uneven padding and each activation for the layer),
-    then all of them at once, with integer and then with float inputs."""
+    then all of them at once, with integer and then with float inputs. The other layers'
+    conventions have their own (``convcore.grader.layer_space``)."""
+    if convention in OTHER_LAYERS:
+        return OTHER_LAYERS[convention][0]()
     base = Case(h=4, w=4, kh=3, kw=3, padding=(1, 1, 1, 1))
     edges = [
         base,
@@ -49,8 +61,10 @@ def edge_cases(convention: str) -> list[Case]:
     return edges + [every, replace(every, values="float")]
 
 
-def cases(convention: str) -> st.SearchStrategy[Case]:
+def cases(convention: str) -> st.SearchStrategy[Any]:
     """Valid Cases of ``convention`` (a drawn geometry whose kernel does not fit is redrawn)."""
+    if convention in OTHER_LAYERS:
+        return OTHER_LAYERS[convention][1]()
     return _drawn_cases(convention).filter(lambda case: case.valid)
 
 

@@ -13,7 +13,7 @@ float values): the neighbours the grader's shrinking and its minimality test wal
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from functools import cached_property
 from typing import Any, NamedTuple
@@ -25,7 +25,17 @@ from ..layer import LayerResults, layer_results
 from ..layout import nchw_to_nhwc, oihw_to_hwio
 from ..spec import ConvSpec, ConvSpecError
 
-__all__ = ["ACTIVATION_ORDER", "Arrays", "Case", "KNOBS", "one_step_smaller"]
+__all__ = [
+    "ACTIVATION_ORDER",
+    "Arrays",
+    "Case",
+    "KNOBS",
+    "drawn_inputs",
+    "one_step_smaller",
+    "plain_fields",
+    "step_down",
+    "tuple_fields",
+]
 
 
 def distinct_integers(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
@@ -38,12 +48,33 @@ def distinct_integers(rng: np.random.Generator, shape: tuple[int, ...]) -> np.nd
     return rng.permutation(pool)[:cells].reshape(shape)
 
 
+def drawn_inputs(values: str, seed: int, shapes: Sequence[tuple[int, ...]]) -> list[np.ndarray]:
+    """One array per shape, drawn with ``seed``: distinct small integers for ``values``
+    "int" (``distinct_integers``), normal floats otherwise."""
+    rng = np.random.default_rng(seed)
+    if values == "int":
+        return [distinct_integers(rng, shape) for shape in shapes]
+    return [rng.normal(size=shape) for shape in shapes]
+
+
+def plain_fields(case: Any) -> dict[str, Any]:
+    """A dataclass case's fields as plain data (tuples as lists)."""
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(case).items()}
+
+
+def tuple_fields(data: dict[str, Any], keys: Sequence[str]) -> dict[str, Any]:
+    """``data`` with the lists at ``keys`` made tuples again (``plain_fields``' inverse)."""
+    return {k: tuple(v) if k in keys and isinstance(v, list) else v for k, v in data.items()}
+
+
 # simplest first: a neighbour of an activation is the one before it
 ACTIVATION_ORDER = ("identity", "relu", "tanh")
 
 
 class Arrays(NamedTuple):
-    """The inputs of a Case, NCHW / OIHW, float64."""
+    """The inputs of a Case, NCHW / OIHW, float64 (the shapes below). A TransposedCase's
+    and a Conv1dCase's hold their layers' (``layer_cases``: x (N, C_in, H, W), w (C_in,
+    C_out/groups, KH, KW); x (N, C, L), w (F, C/groups, K))."""
 
     x: np.ndarray  # (N, C, H, W)
     w: np.ndarray  # (F, C/groups, KH, KW)
@@ -114,13 +145,8 @@ class Case:
     @cached_property
     def arrays(self) -> Arrays:
         """x: (N, C, H, W), w: (F, C/groups, KH, KW), b: (F,), dout: (N, F, Ho, Wo)."""
-        rng = np.random.default_rng(self.seed)
         shapes = ((self.n, self.c, self.h, self.w), (self.f, self.cg, self.kh, self.kw), (self.f,), self.spec.out_shape)
-        if self.values == "int":
-            drawn = [distinct_integers(rng, shape) for shape in shapes]
-        else:
-            drawn = [rng.normal(size=shape) for shape in shapes]
-        return Arrays(*drawn)
+        return Arrays(*drawn_inputs(self.values, self.seed, shapes))
 
     @cached_property
     def truth(self) -> LayerResults:
@@ -135,19 +161,13 @@ class Case:
 
     def to_dict(self) -> dict[str, Any]:
         """The parameters as plain data (with C and F spelled out)."""
-        data = asdict(self)
-        data = {k: list(v) if isinstance(v, tuple) else v for k, v in data.items()}
-        data.update(c=self.c, f=self.f)
-        return data
+        return {**plain_fields(self), "c": self.c, "f": self.f}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Case:
         """The inverse of ``to_dict`` (C and F are ignored: groups, cg and fg say them)."""
         fields = {k: v for k, v in data.items() if k not in ("c", "f")}
-        for key in ("stride", "padding", "dilation"):
-            if key in fields:
-                fields[key] = tuple(fields[key])
-        return cls(**fields)
+        return cls(**tuple_fields(fields, ("stride", "padding", "dilation")))
 
     @classmethod
     def of_spec(cls, spec: ConvSpec, activation: str, **fields: Any) -> Case:
@@ -198,6 +218,13 @@ class Case:
             "activation": self.activation,
         }
 
+    def smaller(self, knob: str) -> Case | None:
+        """This Case one step smaller along ``knob`` (``KNOBS``), or None at its lowest."""
+        if knob == "activation":
+            at = ACTIVATION_ORDER.index(self.activation) if self.activation in ACTIVATION_ORDER else 0
+            return replace(self, activation=ACTIVATION_ORDER[at - 1]) if at > 0 else None
+        return step_down(self, knob, _INT_KNOBS, _TUPLE_KNOBS)
+
     def describe(self) -> str:
         """One line: ``N=1 C=1 H×W=3×4 F=1 KH×KW=2×2 stride 1 padding 0 …``."""
         parts = [
@@ -234,8 +261,9 @@ def _minus(values: tuple[int, ...], indices: Sequence[int], low: int) -> tuple[i
     return tuple(out)
 
 
-# knob -> (field, indices it lowers together, lowest value); ints have no indices
-_TUPLE_KNOBS: dict[str, tuple[str, tuple[int, ...], int]] = {
+# knob -> (field, indices it lowers together, lowest value)
+TupleKnobs = Mapping[str, tuple[str, tuple[int, ...], int]]
+_TUPLE_KNOBS: TupleKnobs = {
     "stride": ("stride", (0, 1), 1),
     "stride_h": ("stride", (0,), 1),
     "stride_w": ("stride", (1,), 1),
@@ -249,31 +277,34 @@ _TUPLE_KNOBS: dict[str, tuple[str, tuple[int, ...], int]] = {
     "dilation_h": ("dilation", (0,), 1),
     "dilation_w": ("dilation", (1,), 1),
 }
-_INT_KNOBS = ("n", "cg", "fg", "groups", "h", "w", "kh", "kw")
+# knob (an int field) -> its lowest value
+_INT_KNOBS = {"n": 1, "cg": 1, "fg": 1, "groups": 1, "h": 1, "w": 1, "kh": 1, "kw": 1}
 KNOBS = (*_INT_KNOBS, *_TUPLE_KNOBS, "activation", "values")
 
 
-def _step(case: Case, knob: str) -> Case | None:
-    if knob in _INT_KNOBS:
+def step_down(case: Any, knob: str, int_knobs: Mapping[str, int], tuple_knobs: TupleKnobs) -> Any:
+    """``case`` (a dataclass) one step smaller along ``knob``: an int field of
+    ``int_knobs`` minus one, the indices of a tuple field of ``tuple_knobs`` minus one, or
+    integer instead of float ``values``; None when it is at its lowest. Raises
+    ValueError for a knob of neither table."""
+    if knob in int_knobs:
         value = getattr(case, knob)
-        return replace(case, **{knob: value - 1}) if value > 1 else None
-    if knob in _TUPLE_KNOBS:
-        field, indices, low = _TUPLE_KNOBS[knob]
+        return replace(case, **{knob: value - 1}) if value > int_knobs[knob] else None
+    if knob in tuple_knobs:
+        field, indices, low = tuple_knobs[knob]
         lowered = _minus(getattr(case, field), indices, low)
         return None if lowered is None else replace(case, **{field: lowered})
-    if knob == "activation":
-        at = ACTIVATION_ORDER.index(case.activation) if case.activation in ACTIVATION_ORDER else 0
-        return replace(case, activation=ACTIVATION_ORDER[at - 1]) if at > 0 else None
     if knob == "values":
         return replace(case, values="int") if case.values != "int" else None
-    raise ValueError(f"unknown knob {knob!r}; the knobs are {', '.join(KNOBS)}")
+    raise ValueError(f"unknown knob {knob!r}; the knobs are {', '.join((*int_knobs, *tuple_knobs, 'values'))}")
 
 
-def one_step_smaller(case: Case, knobs: Sequence[str]) -> list[Case]:
-    """The valid Cases one step smaller than ``case`` along each of ``knobs``, in order."""
+def one_step_smaller(case: Any, knobs: Sequence[str]) -> list[Any]:
+    """The valid cases one step smaller than ``case`` (a Case, or another layer's case
+    with a ``smaller(knob)`` method) along each of ``knobs``, in order."""
     out = []
     for knob in knobs:
-        smaller = _step(case, knob)
+        smaller = case.smaller(knob)
         if smaller is not None and smaller.valid:
             out.append(smaller)
     return out

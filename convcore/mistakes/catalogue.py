@@ -27,6 +27,7 @@ __all__ = [
     "MISTAKES",
     "Mistake",
     "get_mistake",
+    "lab_mistakes",
     "mistaken_and_true",
     "mistakes_for",
     "outcome_equal",
@@ -90,12 +91,15 @@ class Mistake:
     wrong : what the code does wrong, in one sentence
     should : what it should do instead, in one sentence
     source : where it comes from: a seed file and its construct, or a public source
-    convention : "cs231n", "layer" or "torch" (``convcore.mistakes.conventions``)
+    convention : "cs231n", "layer", "torch" (``convcore.mistakes.conventions``) or
+        "torch-transposed" (``convcore.mistakes.layer_conventions``)
     conditions : per affected output, when it shows; outputs not named always match
     setup : the smallest Case in which it shows (no one-step-smaller Case shows it)
     implementation : the mistaken code as a Subject of its convention
     loops : the mistaken code itself: a PlainLoops class (``convcore.mistakes.plain_loops``)
         overriding the step it gets wrong; ``implementation`` calls it, the lab traces it
+        (a TransposedLoops class, ``convcore.mistakes.transposed_loops``, for the
+        transposed layer: graded, not traced)
     """
 
     id: str
@@ -131,9 +135,17 @@ class Mistake:
             "setup_config": self.setup_config(),
         }
 
-    def setup_config(self) -> dict[str, Any]:
-        """The smallest setup as a trace config (the page's lesson), in the convention's layout."""
+    def setup_config(self) -> dict[str, Any] | None:
+        """The smallest setup as a trace config (the page's lesson), in the convention's
+        layout; None where the page does not know the layer (``in_lab``)."""
+        if not self.in_lab:
+            return None
         return self.setup.trace_config(get_convention(self.convention).layout)
+
+    @property
+    def in_lab(self) -> bool:
+        """Whether the mistakes lab traces it (``lab_mistakes``)."""
+        return get_convention(self.convention).on_the_page
 
 
 MISTAKES: dict[str, Mistake] = {}
@@ -163,6 +175,16 @@ def get_mistake(mistake_id: str) -> Mistake:
     if mistake_id not in MISTAKES:
         raise KeyError(f"no mistake {mistake_id!r}; the catalogue has {', '.join(MISTAKES)}")
     return MISTAKES[mistake_id]
+
+
+def lab_mistakes() -> list[Mistake]:
+    """The mistakes the lab traces, in catalogue order: those of the conventions whose
+    layer the page and the trace engine know (``Convention.on_the_page``: Conv2d's, whose
+    plain loops record their steps). They are the page's "Common mistakes" lessons
+    (``lessons``), the ids a trace request's ``mistake`` takes (``lab_config``) and the
+    mistakes a class question names by a cell's value (``cell_values``). The
+    transposed layer's mistakes are graded and documented, not traced."""
+    return [m for m in MISTAKES.values() if m.in_lab]
 
 
 def mistakes_for(convention: str) -> list[Mistake]:

@@ -24,7 +24,7 @@ from ..trace.axes import kind_of
 from ..trace.config import TraceConfigError, resolve_config
 from ..trace.questions import accepted
 from .case import Case
-from .catalogue import MISTAKES
+from .catalogue import lab_mistakes
 from .conventions import Failure, get_convention
 from .lab_config import check_lab_config
 
@@ -65,7 +65,7 @@ def mistaken_cell_values(config: Mapping[str, Any], tensor: str, index: Sequence
     at = _nchw_index(tensor, index, rc.layout)
     truths: dict[str, float] = {}
     found = []
-    for mistake in MISTAKES.values():
+    for mistake in lab_mistakes():  # (the Conv2d mistakes: this is a Conv2d's cell)
         try:
             check_lab_config(rc, mistake)
         except TraceConfigError:

@@ -12,7 +12,8 @@ submission (``convcore.mistakes.conventions``).
 
 Each call runs the loops' forward or backward pass and returns their numbers in the
 convention's layout; a step that raises raises from the call, as the code would.
-``code_subject(loops, convention)`` is the Subject the catalogue grades.
+``code_subject(loops, convention)`` is the Subject the catalogue grades (for
+``torch-transposed``, ``convcore.mistakes.transposed_loops``' functions).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from ..spec import ConvSpec
 from .conventions import Subject
 from .plain_loops import PlainLoops, Run
 from .plain_steps import LoopInputs
+from .transposed_loops import transposed_subject
 
 __all__ = ["Cs231nCode", "LayerCode", "TorchCode", "code_subject", "layer_code"]
 
@@ -137,8 +139,11 @@ def layer_code(loops: type[PlainLoops]) -> type[LayerCode]:
     return type(f"LayerCode[{loops.__name__}]", (LayerCode,), {"loops": loops, "__module__": __name__})
 
 
-def code_subject(loops: type[PlainLoops], convention: str) -> Subject:
-    """``loops`` in ``convention``'s calling form, as the grader calls a submission."""
+def code_subject(loops: type, convention: str) -> Subject:
+    """``loops`` in ``convention``'s calling form, as the grader calls a submission (a
+    TransposedLoops class for ``torch-transposed``, a PlainLoops class for the others)."""
+    if convention == "torch-transposed":
+        return transposed_subject(loops)
     if convention == "layer":
         return Subject(layer=layer_code(loops))
     if convention == "cs231n":

@@ -13,7 +13,8 @@
   failure). ``pad`` is an int, or (top, bottom, left,
   right) when the sides differ; ``act`` is a ``convcore.activations.Activation`` (it can
   be called, and has ``forward(z)`` and ``backward(z, dY)``).
-- ``torch``: PyTorch-named functions like ``convcore.functional``:
+- ``torch``: PyTorch-named functions like ``convcore.functional`` (the other layers'
+  ``torch-transposed`` and ``torch-conv1d`` are in ``convcore.mistakes.layer_conventions``):
   ``conv2d_forward(x, w, b, stride=, padding=, dilation=, groups=) -> out`` and
   ``conv2d_backward(dout, x, w, stride=, padding=, dilation=, groups=) -> (dx, dw, db)``,
   NCHW / OIHW, ``padding`` an int or (ph, pw) (symmetric per axis, as PyTorch's).
@@ -36,7 +37,17 @@ from ..layout import nchw_to_nhwc, oihw_to_hwio
 from .case import Case
 from .crash_site import crash_site
 
-__all__ = ["CONVENTIONS", "Convention", "Failure", "OUTPUTS", "Subject", "call_plainly", "get_convention"]
+__all__ = [
+    "CONVENTIONS",
+    "Convention",
+    "Failure",
+    "NamedFunctions",
+    "OUTPUTS",
+    "Subject",
+    "call_plainly",
+    "get_convention",
+    "register_convention",
+]
 
 OUTPUTS = ("out", "dx", "dw", "db")
 
@@ -123,6 +134,12 @@ class Convention:
     layout = "NCHW"
     title = ""
     knobs: tuple[str, ...] = ()
+    layer = "Conv2d"  # the layer its code computes, as PyTorch names it
+    case_type: type = Case  # the cases it is graded on (``layer_cases`` for the other layers)
+    functions: tuple[str, ...] = ()  # the forward's and the backward's names, where they are functions
+    # whether the page, the trace engine and the mistakes lab know its layer (Conv2d's
+    # plain loops): its counterexamples link to the page, its mistakes are lessons
+    on_the_page = True
 
     def graded(self, subject: Subject) -> tuple[str, ...]:
         """The outputs ``subject`` produces: out from a forward, dx, dw, db from a backward."""
@@ -136,6 +153,11 @@ class Convention:
     def run(self, subject: Subject, case: Case, call: Call = call_plainly) -> dict[str, Any]:
         raise NotImplementedError
 
+    def returned_by(self, name: str) -> str | None:
+        """The function whose result output ``name`` is, where the convention's code is
+        functions that return each output as it is (None otherwise)."""
+        return None
+
     def inputs(self, case: Case) -> dict[str, Any]:
         """The inputs as this convention passes them (arrays in its layout, parameters)."""
         x, w, b, dout = case.arrays
@@ -145,6 +167,7 @@ class Convention:
 class Cs231n(Convention):
     name = "cs231n"
     title = "CS231n conv_forward_naive / conv_backward_naive"
+    functions = ("conv_forward_naive", "conv_backward_naive")
     knobs = ("n", "cg", "fg", "h", "w", "kh", "kw", "stride", "pad", "values")
 
     def inputs(self, case: Case) -> dict[str, Any]:
@@ -256,9 +279,43 @@ class Layer(Convention):
         return results
 
 
-class Torch(Convention):
+class NamedFunctions(Convention):
+    """PyTorch-named functions: ``forward(x, w, b, **keywords) -> out`` and
+    ``backward(dout, x, w[, b], **keywords) -> (dx, dw, db)``, the keywords those of the
+    layer's ``torch.nn.functional`` form (``keywords``)."""
+
+    backward_takes_bias = False  # conv2d_backward(dout, x, w, ...); the others take b after w
+
+    def keywords(self, case: Any) -> dict[str, Any]:
+        """The keyword arguments both functions are called with on ``case``."""
+        raise NotImplementedError
+
+    def inputs(self, case: Any) -> dict[str, Any]:
+        return {**super().inputs(case), **self.keywords(case)}
+
+    def returned_by(self, name: str) -> str | None:
+        return self.functions[0] if name == "out" else self.functions[1]
+
+    def run(self, subject: Subject, case: Any, call: Call = call_plainly) -> dict[str, Any]:
+        kwargs = self.keywords(case)
+        forward_name, backward_name = self.functions
+        results: dict[str, Any] = {}
+        x, w, b, dout = case.arrays
+        if subject.forward is not None:
+            results["out"] = _array(
+                call(subject.forward, x.copy(), w.copy(), b.copy(), **kwargs), f"{forward_name}'s out"
+            )
+        if subject.backward is not None:
+            bias = (b.copy(),) if self.backward_takes_bias else ()
+            returned = call(subject.backward, dout.copy(), x.copy(), w.copy(), *bias, **kwargs)
+            results.update(_unpack(returned, ("dx", "dw", "db"), backward_name))
+        return results
+
+
+class Torch(NamedFunctions):
     name = "torch"
     title = "PyTorch-named conv2d_forward / conv2d_backward"
+    functions = ("conv2d_forward", "conv2d_backward")
     knobs = (
         "n",
         "cg",
@@ -277,32 +334,25 @@ class Torch(Convention):
         "values",
     )
 
-    def inputs(self, case: Case) -> dict[str, Any]:
-        data = super().inputs(case)
-        data.update(
-            stride=_int_or_pair(case.stride),
-            padding=_int_or_pair(case.padding[::2]),
-            dilation=_int_or_pair(case.dilation),
-            groups=case.groups,
-        )
-        return data
-
-    def run(self, subject: Subject, case: Case, call: Call = call_plainly) -> dict[str, Any]:
-        data = self.inputs(case)
-        kwargs = {k: data[k] for k in ("stride", "padding", "dilation", "groups")}
-        results: dict[str, Any] = {}
-        x, w, b, dout = (data[k] for k in ("x", "w", "b", "dout"))
-        if subject.forward is not None:
-            results["out"] = _array(
-                call(subject.forward, x.copy(), w.copy(), b.copy(), **kwargs), "conv2d_forward's out"
-            )
-        if subject.backward is not None:
-            returned = call(subject.backward, dout.copy(), x.copy(), w.copy(), **kwargs)
-            results.update(_unpack(returned, ("dx", "dw", "db"), "conv2d_backward"))
-        return results
+    def keywords(self, case: Case) -> dict[str, Any]:
+        return {
+            "stride": _int_or_pair(case.stride),
+            "padding": _int_or_pair(case.padding[::2]),
+            "dilation": _int_or_pair(case.dilation),
+            "groups": case.groups,
+        }
 
 
 CONVENTIONS: dict[str, Convention] = {c.name: c for c in (Cs231n(), Layer(), Torch())}
+
+
+def register_convention(convention: Convention) -> Convention:
+    """Add ``convention`` to ``CONVENTIONS`` (the command line's choices come from it);
+    names are unique."""
+    if convention.name in CONVENTIONS:
+        raise ValueError(f"a convention called {convention.name!r} is already registered")
+    CONVENTIONS[convention.name] = convention
+    return convention
 
 
 def get_convention(name: str) -> Convention:

@@ -20,11 +20,20 @@ also necessary, a *sufficient* one says in its words where the mistake can still
 The smallest setup is the one the grader's shrinking cannot make smaller: no
 one-step-smaller setup shows the mistake.
 
-Every mistake is also a lesson: a trace request with `"mistake": "<id>"` traces the
-mistaken code step by step beside the truth (the same loops, recording their steps),
+Every Conv2d mistake is also a lesson: a trace request with `"mistake": "<id>"` traces
+the mistaken code step by step beside the truth (the same loops, recording their steps),
 and `GET /api/mistakes` lists each with its smallest
 setup as a ready request and the step where its trace first diverges
 (docs/grader.md, "The mistakes lab"; docs/trace-format.md, "Mistake traces").
+
+The ConvTranspose2d mistakes (`--convention torch-transposed`, which `--convention
+torch` picks for a file defining `conv_transpose2d_forward` / `_backward`) are the
+plain loops of a naive transposed layer (`convcore/mistakes/transposed_loops.py`, the
+scatter: each input cell stamps x·w onto the output) with one step changed. The grader
+names them; the lab does not trace them, since the page and the trace engine know
+Conv2d only (`convcore.mistakes.lab_mistakes()` is the lab's list). Conv1d
+(`torch-conv1d`) has no catalogued mistakes yet: the grader reports its failures with
+their facts, naming none.
 """
 
 
@@ -51,6 +60,8 @@ def catalogue_markdown() -> str:
     lines = [INTRO]
     for name, convention in CONVENTIONS.items():
         entries = [m for m in MISTAKES.values() if m.convention == name]
+        if not entries:
+            continue  # (a convention with none catalogued yet: the intro says so)
         lines.append(f"## {convention.title} (`--convention {name}`)\n")
         for m in entries:
             lines.append(f"### `{m.id}`: {m.title}\n")

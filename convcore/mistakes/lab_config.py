@@ -39,7 +39,7 @@ from ..trace.cost import (
     NUMBER_BYTES,
     TraceCost,
 )
-from .catalogue import MISTAKES, Mistake
+from .catalogue import Mistake, lab_mistakes
 from .listing import mistake_code
 
 __all__ = ["LAB_SETTINGS", "check_lab_config", "lab_mistake", "mistake_cost"]
@@ -57,13 +57,15 @@ TEXT_PER_FILTER = 80  # a backward step's text says each filter's dw write
 
 
 def lab_mistake(value: Any) -> Mistake:
-    """The catalogued mistake called ``value``; TraceConfigError at "mistake" naming the ids."""
-    if not isinstance(value, str) or value not in MISTAKES:
+    """The lab's mistake called ``value`` (``lab_mistakes``); TraceConfigError at
+    "mistake" naming the ids."""
+    traced = {m.id: m for m in lab_mistakes()}
+    if not isinstance(value, str) or value not in traced:
         shown = repr(value)[:60]
         raise TraceConfigError(
-            f"mistake must be one of the catalogue's ids: {', '.join(MISTAKES)}; got {shown}", "mistake"
+            f"mistake must be one of the catalogue's ids: {', '.join(traced)}; got {shown}", "mistake"
         )
-    return MISTAKES[value]
+    return traced[value]
 
 
 def _pair(values) -> str:

@@ -2,7 +2,9 @@
 its smallest setup as a ready trace request and where its trace first diverges there.
 
 ``mistake_lessons()`` is computed once from ``convcore.mistakes`` and the lab (one
-source of truth): the service's ``GET /api/mistakes`` serves it as it is.
+source of truth): the service's ``GET /api/mistakes`` serves it as it is. It lists the
+lab's mistakes (``catalogue.lab_mistakes``), not the transposed layer's, which the page
+does not trace yet.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from .catalogue import MISTAKES, Mistake
+from .catalogue import Mistake, lab_mistakes
 from .conventions import get_convention
 from .lab import build_mistake_trace
 
@@ -37,5 +39,6 @@ def mistake_lesson(mistake: Mistake) -> dict[str, Any]:
 
 @lru_cache(maxsize=1)
 def mistake_lessons() -> tuple[dict[str, Any], ...]:
-    """Every catalogued mistake's entry, in catalogue order (read-only)."""
-    return tuple(mistake_lesson(m) for m in MISTAKES.values())
+    """Every entry of the lab (``lab_mistakes``: the mistakes whose layer the page
+    traces), in catalogue order (read-only)."""
+    return tuple(mistake_lesson(m) for m in lab_mistakes())

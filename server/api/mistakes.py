@@ -11,6 +11,6 @@ from .schemas import MistakeEntry, MistakeList
 router = APIRouter(prefix="/api", tags=["mistakes"])
 
 
-@router.get("/mistakes", response_model=MistakeList, summary="Every catalogued mistake, as a lesson")
+@router.get("/mistakes", response_model=MistakeList, summary="Every catalogued Conv2d mistake (the lab's), as a lesson")
 def list_mistakes() -> MistakeList:
     return MistakeList(mistakes=[MistakeEntry(**entry) for entry in mistake_lessons()])

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from convcore.activations import ACTIVATIONS
 from convcore.fill import FILLS, MAX_SEED
-from convcore.mistakes import MISTAKES
+from convcore.mistakes import lab_mistakes
 from convcore.spec import MAX_INDEX
 from convcore.trace.config import CHOICES
 from convcore.trace.questions import KINDS as QUESTION_KINDS
@@ -204,7 +204,7 @@ class TraceConfig(ConvRequest):
     ) = None
 
     mistake: _doc(
-        {"type": "string", "enum": list(MISTAKES)},
+        {"type": "string", "enum": [m.id for m in lab_mistakes()]},
         "A catalogued mistake (GET /api/mistakes): the events are then the steps of the mistaken code, "
         "and the header adds mistake, truth, differences, failures, first_divergence and divergence "
         "(docs/trace-format.md, 'Mistake traces').",

@@ -30,7 +30,7 @@ from fastapi import APIRouter, Path, Request
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
-from convcore.mistakes import MISTAKES
+from convcore.mistakes import lab_mistakes
 from convcore.mistakes.cell_values import OUTPUT_TENSORS, mistaken_cell_values
 from convcore.mistakes.lab_config import LOOP_WORK
 from convcore.spec import MAX_INDEX
@@ -245,7 +245,7 @@ def _class_question(document: bytes, body: AskBody, max_work: int) -> dict[str, 
         )
     question = asked[body.index]
     cell = question.get("cell")
-    work = doc["total_events"] * LOOP_WORK * len(MISTAKES)  # (each mistake's code runs the layer's loops once)
+    work = doc["total_events"] * LOOP_WORK * len(lab_mistakes())  # (each mistake's code runs the layer's loops once)
     if cell and cell["tensor"] in OUTPUT_TENSORS and work <= max_work and _last_write(doc["events"], body.step, cell):
         try:
             question["mistakes"] = mistaken_cell_values(body.config.config(), cell["tensor"], cell["index"])
