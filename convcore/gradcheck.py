@@ -124,6 +124,7 @@ def directional_check(
     seed: int = 0,
     padding_mode: str = "zeros",
     flip: bool = False,
+    forward: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
 ) -> dict[str, float | int | str]:
     """Check given gradients against directional derivatives of the forward pass.
 
@@ -145,6 +146,9 @@ def directional_check(
         (db only when b is given)
     padding_mode, flip : the layer's (a padding that copies and a turned kernel are
         linear too, so the same identity holds)
+    forward : ``(x, w) -> out`` without a bias, for another layer linear in x and in w
+        (a transposed convolution); ``spec``, ``padding_mode`` and ``flip`` are then
+        unused and ``dz`` is the gradient at that layer's output
 
     Returns
     -------
@@ -157,7 +161,8 @@ def directional_check(
 
     def response(xv: np.ndarray, wv: np.ndarray, upstream: np.ndarray) -> float:
         """Σ conv(xv, wv, no bias) · upstream: xv (N, C, H, W), wv (F, C/g, KH, KW)."""
-        return float(np.sum(forward_with_mode(spec, xv, wv, None, padding_mode, flip) * upstream))
+        out = forward(xv, wv) if forward is not None else forward_with_mode(spec, xv, wv, None, padding_mode, flip)
+        return float(np.sum(out * upstream))
 
     def derivative(name: str, v: np.ndarray) -> tuple[float, float]:
         """(the directional derivative along v, the size of its terms)."""
@@ -168,7 +173,7 @@ def directional_check(
         per_filter = dz.sum(axis=(0, 2, 3))
         return float(v @ per_filter), float(np.abs(v) @ np.abs(dz).sum(axis=(0, 2, 3)))
 
-    shapes = {"dx": spec.x_shape, "dw": spec.w_shape, "db": (spec.F,)}
+    shapes = {"dx": x.shape, "dw": w.shape, "db": (dz.shape[1],)}
     worst = 0.0
     for name in ("dx", "dw", "db"):
         if name not in grads or (name == "db" and b is None):

@@ -281,8 +281,9 @@ def test_every_preset_traces_and_replays(api_client, name):
         np.testing.assert_allclose(data, tensor(doc, tensor_name), atol=1e-9, err_msg=tensor_name)
     backward_lesson = "dout" in preset["config"]
     assert ("random" in preset["dout"]) == backward_lesson
-    if backward_lesson:  # a random upstream gradient, not ones
-        assert len(set(tensor(doc, "dout").ravel())) > 1
+    if backward_lesson:  # a random upstream gradient, not ones (a transposed layer's dy)
+        upstream = "dy" if preset["config"].get("layer") == "conv_transpose2d" else "dout"
+        assert len(set(tensor(doc, upstream).ravel())) > 1
 
 
 def preset_doc(client, name):

@@ -129,8 +129,24 @@ def test_compare_tensor_bounds_are_enforced(client, props):
     assert status == 422 and detail["loc"][:3] == ["body", "compare", "dx"] and "'a'" in detail["msg"], detail
 
 
+def test_output_padding_bounds_are_enforced(client, props):
+    """output_padding (the transposed layer's): 0 upwards as the schema says, and below
+    the stride as PyTorch requires, each refusal naming the field and the numbers."""
+    base = {"layer": "conv_transpose2d", "x": ONE, "w": ONE, "stride": 3}
+    low = _integer_bound(props, "output_padding", "minimum")
+    assert _status(client, {**base, "output_padding": low})[0] == 200
+    assert _status(client, {**base, "output_padding": [2, 1]})[0] == 200
+    for value, words in ((low - 1, "at least 0"), (3, "output_padding 3, stride 3"), ([1, 5], "output_padding 5")):
+        status, detail = _status(client, {**base, "output_padding": value})
+        assert status == 422 and detail["loc"] == ["body", "output_padding"] and words in detail["msg"], detail
+    top = int(next(v for _, k, v in _bounds(props["output_padding"]) if k == "exclusiveMaximum"))
+    status, detail = _status(client, {**base, "output_padding": top})
+    assert status == 422 and detail["loc"] == ["body", "output_padding"] and str(top) in detail["msg"], detail
+
+
 def test_every_bound_in_the_config_schema_is_tested(props):
     tested = {
+        "output_padding",  # test_output_padding_bounds_are_enforced
         "stride",
         "dilation",
         "padding",

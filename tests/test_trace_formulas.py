@@ -104,14 +104,15 @@ CASES = {**{f"lesson-{name}": p.config for name, p in PRESETS.items()}, **SETUPS
 def _torch_inputs(doc):
     t = doc["tensors"]
     env = {"torch": torch, "F": F}
-    for name in ("x", "w", "b", "dout"):
+    for name in ("x", "w", "b", "dout", "dy"):  # (dy: a transposed layer's upstream gradient)
         if name in t:
             env[name] = torch.tensor(
-                np.asarray(t[name]["data"], dtype=np.float64).reshape(t[name]["shape"]), requires_grad=name != "dout"
+                np.asarray(t[name]["data"], dtype=np.float64).reshape(t[name]["shape"]),
+                requires_grad=name not in ("dout", "dy"),
             )
         else:
             env[name] = None
-    assert env["dout"] is not None, "the header has no dout"
+    assert env["dout"] is not None or env["dy"] is not None, "the header has no upstream gradient"
     return env
 
 

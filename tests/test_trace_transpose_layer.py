@@ -135,7 +135,8 @@ def test_every_tensor_is_labelled_as_the_layers_input_output_or_gradient():
         "result",
         "result",
     ]
-    assert t["dx"]["gradient_of"] == "x" and t["y"]["cropped_from"] == "yp"
+    assert t["dx"]["gradient_of"] == "x" and "cropped_from" not in t["y"]  # y = the crop + b
+    assert build_trace({**GAN, "b": None})["tensors"]["y"]["cropped_from"] == "yp"
 
 
 def test_without_padding_the_stamps_are_the_output():
@@ -173,3 +174,10 @@ def test_output_padding_belongs_to_the_transposed_layer():
     with pytest.raises(TraceConfigError) as exc:
         resolve_config({"output_padding": 1})
     assert exc.value.field == "output_padding" and "conv_transpose2d" in str(exc.value)
+
+
+def test_every_loop_letter_is_named_in_the_layers_words():
+    doc = build_trace(GAN)
+    used = {letter for ev in doc["events"] for letter in ev["loop"]}
+    assert set(doc["loop_names"]) == used
+    assert doc["loop_names"]["f"].startswith("input channel") and doc["loop_names"]["c"] == "output channel"

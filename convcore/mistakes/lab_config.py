@@ -75,6 +75,12 @@ def _pair(values) -> str:
 def check_lab_config(rc: ResolvedConfig, mistake: Mistake) -> None:
     """Raise TraceConfigError (its field the config key) when the mistake's code could
     not be called with ``rc``'s layer or the trace would not show its loops."""
+    if rc.layer != "conv2d":
+        raise TraceConfigError(
+            f"the mistakes lab traces Conv2d's code: layer must be 'conv2d'; got {rc.layer!r} (the grader names "
+            "the transposed layer's catalogued mistakes: convscope check --convention torch)",
+            "layer",
+        )
     for key, value in LAB_SETTINGS.items():
         if getattr(rc, key) != value:
             raise TraceConfigError(

@@ -139,11 +139,14 @@ def _writes_to(doc: Mapping[str, Any], name: str, cell: tuple[int, ...]) -> Iter
             yield item
 
 
-def _cropped_from(doc: Mapping[str, Any], cell: tuple[int, ...]) -> tuple[int, ...]:
-    """The dxp cell a dx cell is cropped from: h + top, w + left (by the axes' names)."""
-    top, _, left, _ = doc["spec"]["padding"]
+def _cropped_from(doc: Mapping[str, Any], tensor: str, cell: tuple[int, ...]) -> tuple[int, ...]:
+    """The cell a cell of ``tensor`` is cropped from (dx from dxp; a transposed layer's
+    y from its stamps yp): h + top, w + left (by the axes' names; the spec's padding is
+    [top, bottom, left, right], or a transposed layer's [rows, columns] on each side)."""
+    padding = doc["spec"]["padding"]
+    top, left = (padding[0], padding[2]) if len(padding) == 4 else (padding[0], padding[1])
     shift = {"h": top, "w": left}
-    return tuple(i + shift.get(axis, 0) for i, axis in zip(cell, doc["tensors"]["dx"]["axes"]))
+    return tuple(i + shift.get(axis, 0) for i, axis in zip(cell, doc["tensors"][tensor]["axes"]))
 
 
 def contributions(doc: Mapping[str, Any], tensor: str, index: Sequence[int]) -> list[dict]:
@@ -158,5 +161,5 @@ def contributions(doc: Mapping[str, Any], tensor: str, index: Sequence[int]) -> 
     crop = tensor == "dx" and "dxp" in doc["tensors"] and doc["spec"].get("padding_mode", "zeros") == "zeros"
     source = doc["tensors"][tensor].get("cropped_from", "dxp" if crop else None)
     if source:
-        tensor, cell = source, _cropped_from(doc, cell)
+        tensor, cell = source, _cropped_from(doc, tensor, cell)
     return list(_writes_to(doc, tensor, cell))

@@ -60,6 +60,7 @@ from .phases import activation_grad_phase, activation_phase, crop_phase, pad_pha
 from .transpose_layer import (
     LOOP_WORDS,
     tensor_facts,
+    transposed_formulas,
     transposed_phases,
     transposed_reference,
     transposed_spec,
@@ -212,15 +213,17 @@ def _header(
         }
     if "dx" in tensors and "dxp" in tensors and not copies_padding(rc):  # (a drawing fact: dx is dxp's crop)
         tensors["dx"]["cropped_from"] = "dxp"
-    if "y" in tensors and "yp" in tensors:  # (a transposed layer's output: its stamps cropped)
-        tensors["y"]["cropped_from"] = "yp"
+    if "y" in tensors and "yp" in tensors and "b" not in tensors:  # (a transposed layer's output:
+        tensors["y"]["cropped_from"] = "yp"  # its stamps cropped; with a bias more than that)
     inputs = {name for name, t in tensors.items() if t["role"] == "input"}
-    if not transposed:  # (the closed forms are the Conv2d's)
+    if transposed:
+        formulas = transposed_formulas(rc, set(tensors) - inputs)
+    else:
         formulas = tensor_formulas(
             rc.spec, rc.layout, rc.activation.name, set(tensors), inputs, aliases, rc.padding_mode, rc.flip
         )
-        for name, facts in formulas.items():
-            tensors[name].update(facts)
+    for name, facts in formulas.items():
+        tensors[name].update(facts)
     phases, start = [], 0
     for p in plan:
         phases.append({"name": p.name, "start": start, "stop": start + p.count})

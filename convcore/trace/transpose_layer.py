@@ -61,6 +61,7 @@ __all__ = [
     "transposed_phases",
     "transposed_reference",
     "tensor_facts",
+    "transposed_formulas",
     "transposed_settings_error",
     "transposed_spec",
     "transposed_torch_setup",
@@ -339,9 +340,48 @@ def transposed_spec(rc: Any) -> dict[str, Any]:
 
 
 def transposed_torch_setup(rc: Any) -> list[str]:
-    """The PyTorch line that computes y from x, w and b."""
+    """The PyTorch lines that compute the stamps yp and y from x, w and b (with
+    ``import torch``, ``import torch.nn.functional as F``, the request's x, w, b and dy)."""
     t = rc.transpose_spec
+    rest = f"output_padding={t.output_padding}, groups={t.groups}, dilation={t.dilation})"
     return [
-        f"y = F.conv_transpose2d(x, w, {'b' if rc.has_bias else 'None'}, stride={t.stride}, padding={t.padding}, "
-        f"output_padding={t.output_padding}, groups={t.groups}, dilation={t.dilation})"
+        f"yp = F.conv_transpose2d(x, w, None, stride={t.stride}, padding=0, {rest}",
+        f"y = F.conv_transpose2d(x, w, {'b' if rc.has_bias else 'None'}, stride={t.stride}, padding={t.padding}, {rest}",
     ]
+
+
+def transposed_formulas(rc: Any, names: set[str]) -> dict[str, dict[str, str]]:
+    """{tensor: {"formula", "torch"}} for the trace's tensors ``names`` that are not
+    inputs, as ``formulas.tensor_formulas`` gives Conv2d's (after ``transposed_torch_setup``)."""
+    t = rc.transpose_spec
+    (sh, sw), (ph, pw), (dh, dw) = t.stride, t.padding, t.dilation
+    grad = "torch.autograd.grad(y, {}, dy, retain_graph=True)[0]"
+    group = "f" if t.groups == 1 else f"f in c's group (g = c // {t.out_per_group}), w's c mod {t.out_per_group}"
+
+    def at(s: int, out: str, d: int, k: str) -> str:  # "2h+kh": a stamp's row (column)
+        return f"{out if s == 1 else f'{s}{out}'}+{k if d == 1 else f'{d}{k}'}"
+
+    stamps = f"Σ over {group}, i, j, kh, kw with {at(sh, 'i', dh, 'kh')} = h, {at(sw, 'j', dw, 'kw')} = w: "
+    stamps += "x[n,f,i,j] · w[f,c,kh,kw]"
+    window = f"dyp[n,c,{at(sh, 'h', dh, 'kh')},{at(sw, 'w', dw, 'kw')}]"
+    table = {
+        "yp": (f"yp[n,c,h,w] = {stamps}", "yp[{n}, {c}, {h}, {w}]"),
+        "y": (
+            f"y[n,c,h,w] = yp[n,c,h+{ph},w+{pw}]{' + b[c]' if rc.has_bias else ''}",
+            "y[{n}, {c}, {h}, {w}]",
+        ),
+        "dyp": (
+            f"dyp[n,c,h,w] = dy[n,c,h−{ph},w−{pw}] inside dy, 0 on the cropped border",
+            f"F.pad(dy, ({pw}, {pw}, {ph}, {ph}))[{{n}}, {{c}}, {{h}}, {{w}}]",
+        ),
+        "db": ("db[c] = Σ_{n,h,w} dy[n,c,h,w]", grad.format("b") + "[{f}]"),
+        "dw": (
+            f"dw[f,c,kh,kw] = Σ_{{n,h,w}} x[n,f,h,w] · {window}",
+            grad.format("w") + "[{f}, {c}, {kh}, {kw}]",
+        ),
+        "dx": (
+            f"dx[n,f,h,w] = Σ_{{c,kh,kw}} {window} · w[f,c,kh,kw]",
+            grad.format("x") + "[{n}, {f}, {h}, {w}]",
+        ),
+    }
+    return {name: {"formula": f, "torch": e} for name, (f, e) in table.items() if name in names}

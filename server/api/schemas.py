@@ -119,6 +119,13 @@ class ConvRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    layer: _choice(
+        list(CHOICES["layer"]),
+        "'conv2d' (default) or 'conv_transpose2d': PyTorch's ConvTranspose2d, x (N, C_in, H, W), w (C_in, "
+        "C_out/groups, KH, KW), b (C_out,), dout (N, C_out, H_out, W_out); NCHW, the identity activation, zero "
+        "padding, the direct view at window granularity.",
+    ) = None
+
     x: _doc(_TENSOR, "Input, (N, C, H, W) for NCHW or (N, H, W, C) for NHWC.") = None
     w: _doc(_TENSOR, "Weights, (F, C/groups, KH, KW) for NCHW (OIHW) or (KH, KW, C/groups, F) for NHWC (HWIO).") = None
     b: _doc({"anyOf": [_TENSOR, {"type": "null"}]}, "Bias (F,); null means no bias.") = None
@@ -132,6 +139,12 @@ class ConvRequest(BaseModel):
     dilation: _doc(_INT_OR_PAIR, "int or [h, w]; 1 means none.") = None
     groups: _doc({"type": "integer", "minimum": 1}, "Divides both C and F.") = None
     activation: _choice(list(ACTIVATIONS), "Applied after the convolution: out = act(z).") = None
+    output_padding: _doc(
+        {"anyOf": [{"type": "integer", "minimum": 0, **BELOW}, {**_PAIR, "items": {"type": "integer", "minimum": 0}}]},
+        "conv_transpose2d only: rows (columns) added below (right of) the stamps before the crop, int or [h, w], "
+        "smaller than the stride: it picks the output size H_out = (H−1)·stride − 2·padding + dilation·(KH−1) + "
+        "output_padding + 1.",
+    ) = None
     padding_mode: _choice(
         list(CHOICES["padding_mode"]),
         "How the padding is filled, as torch.nn.Conv2d's padding_mode: 'zeros' (default), 'reflect' (mirrored "

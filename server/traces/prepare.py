@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from convcore.conv_transpose import conv_transpose2d_backward, conv_transpose2d_forward
 from convcore.gradcheck import directional_check
 from convcore.layer import layer_results
 from convcore.layout import hwio_to_oihw, nchw_to_nhwc, nhwc_to_nchw, oihw_to_hwio
@@ -121,10 +122,12 @@ def gradient_check(prepared: Prepared, header: dict[str, Any]) -> dict[str, Any]
     None when the trace has no backward results (phases "forward").
     """
     tensors = header["tensors"]
+    rc = prepared.resolved
+    if rc.layer == "conv_transpose2d":  # (dy at y, the layer's x, w, b: NCHW, identity)
+        return _transposed_check(rc, tensors)
     dz_name = header["aliases"].get("dz", "dz")  # dout itself with the identity activation
     if "dx" not in tensors or "dw" not in tensors or dz_name not in tensors:
         return None
-    rc = prepared.resolved
     nhwc = rc.layout == "NHWC"
 
     def array(name: str) -> np.ndarray:
@@ -139,6 +142,22 @@ def gradient_check(prepared: Prepared, header: dict[str, Any]) -> dict[str, Any]
         grads["db"] = array("db")
     dz = nhwc_to_nchw(array(dz_name), "dz") if nhwc else array(dz_name)  # (N, F, Ho, Wo)
     return directional_check(rc.spec, rc.x, rc.w, rc.b, dz, grads, padding_mode=rc.padding_mode, flip=rc.flip)
+
+
+def _transposed_check(rc: Any, tensors: dict[str, Any]) -> dict[str, Any] | None:
+    """``gradient_check`` of a ConvTranspose2d trace: its dx, dw (and db) against the
+    directional derivatives of its forward pass, linear in x and in w as a Conv2d's."""
+    if "dx" not in tensors or "dw" not in tensors:
+        return None
+    kw = _transposed_args(rc)
+    grads = {
+        name: np.asarray(tensors[name]["data"], dtype=np.float64).reshape(tensors[name]["shape"])
+        for name in ("dx", "dw")
+    }
+    if rc.b is not None and "db" in tensors:
+        grads["db"] = np.asarray(tensors["db"]["data"], dtype=np.float64)
+    forward = lambda xv, wv: conv_transpose2d_forward(xv, wv, None, **kw)  # noqa: E731
+    return directional_check(rc.spec, rc.x, rc.w, rc.b, rc.dout, grads, forward=forward)
 
 
 def _header_with_check(prepared: Prepared, lines: Iterator[dict[str, Any]]) -> dict[str, Any]:
@@ -232,6 +251,8 @@ def conv_result(prepared: Prepared) -> dict[str, Any]:
     """
     rc = prepared.resolved
     spec = rc.spec
+    if rc.layer == "conv_transpose2d":
+        return _transposed_result(rc)
     res = layer_results(spec, rc.x, rc.w, rc.b, rc.activation, rc.dout, rc.padding_mode, rc.flip)
     images = {"z": res.z, "out": res.out, "dout": rc.dout, "dz": res.dz, "dx": res.dx}
     dw, db = res.dw, res.db
@@ -245,6 +266,26 @@ def conv_result(prepared: Prepared) -> dict[str, Any]:
         result[name] = (nchw_to_nhwc(array, name) if nhwc else array).tolist()
     result["dw"] = (oihw_to_hwio(dw, "dw") if nhwc else dw).tolist()
     result["db"] = db.tolist()
+    return result
+
+
+def _transposed_args(rc: Any) -> dict[str, Any]:
+    """A transposed layer's keyword arguments, as ``F.conv_transpose2d`` names them."""
+    t = rc.transpose_spec
+    return {k: getattr(t, k) for k in ("stride", "padding", "output_padding", "groups", "dilation")}
+
+
+def _transposed_result(rc: Any) -> dict[str, Any]:
+    """``conv_result`` of a ConvTranspose2d (NCHW, identity): z and out are y, dz is dout."""
+    kw = _transposed_args(rc)
+    y = conv_transpose2d_forward(rc.x, rc.w, rc.b, **kw)
+    dx, dw, db = conv_transpose2d_backward(rc.dout, rc.x, rc.w, rc.b, **kw)
+    t = rc.transpose_spec
+    spec = {"layer": "conv_transpose2d", "x_shape": list(t.x_shape), "w_shape": list(t.w_shape)}
+    spec |= {k: list(v) if isinstance(v, tuple) else v for k, v in kw.items()} | {"out_shape": list(t.out_shape)}
+    result: dict[str, Any] = {"spec": spec, "layout": rc.layout, "activation": rc.activation.name}
+    for name, array in {"z": y, "out": y, "dout": rc.dout, "dz": rc.dout, "dx": dx, "dw": dw, "db": db}.items():
+        result[name] = array.tolist()
     return result
 
 

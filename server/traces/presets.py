@@ -204,6 +204,27 @@ _PRESETS += [
         },
     ),
     LessonPreset(
+        name="gan_upsample",
+        title="A GAN decoder's upsampling by 2 (ConvTranspose2d)",
+        teaches=(
+            "Each input cell stamps x·w[c] onto the output, two rows and columns apart (stride 2). A 3×3 stamp "
+            "overlaps its neighbours on every other row and column, so some outputs add one stamp, others two "
+            "or four: the checkerboard 'stamps per cell' shows. Padding 1 trims the border, output_padding 1 "
+            "makes y exactly twice x (6×6 from 3×3), and the gradient dx is an ordinary convolution of dy."
+        ),
+        dout=_random_dout(92),
+        config={
+            "layer": "conv_transpose2d",
+            "x": _randint([1, 2, 3, 3], -2, 2, 90),
+            "w": _randint([2, 1, 3, 3], -1, 1, 91),
+            "b": [1],
+            "dout": _randint([1, 1, 6, 6], -2, 2, 92),
+            "stride": 2,
+            "padding": 1,
+            "output_padding": 1,
+        },
+    ),
+    LessonPreset(
         name="flip",
         title="Convolution flips the kernel",
         teaches=(
