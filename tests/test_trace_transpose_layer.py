@@ -108,10 +108,10 @@ def test_each_input_cell_stamps_x_times_w_onto_its_window():
 def test_the_crop_says_the_output_size_rule_and_the_stamps_overlap_in_a_checkerboard():
     doc = build_trace(GAN)
     (crop,) = [ev for ev in doc["events"] if ev["phase"] == "crop"]
-    rule = (
-        "H_out = (H−1)·stride − 2·padding + dilation·(KH−1) + output_padding + 1 = (3−1)·2 − 2·1 + 1·(3−1) + 1 + 1 = 6"
-    )
-    assert rule in crop["text"] and doc["spec"]["output_size"].startswith(rule)
+    numbers = "H_out = W_out = (3−1)·2 − 2·1 + 1·(3−1) + 1 + 1 = 6"
+    assert crop["text"].endswith(f"; padding trims the border: {numbers}")
+    rule = "H_out = (H−1)·stride − 2·padding + dilation·(KH−1) + output_padding + 1 (W_out alike): "
+    assert doc["spec"]["output_size"] == rule + numbers
     assert doc["tensors"]["y"]["shape"] == [1, 1, 6, 6] and doc["spec"]["output_padding"] == [1, 1]
     overlaps = np.reshape(doc["tensors"]["overlaps"]["data"], doc["tensors"]["overlaps"]["shape"])
     assert overlaps[:3, :3].tolist() == [[1, 1, 2], [1, 1, 2], [2, 2, 4]]  # stride 2 < kernel 3

@@ -22,7 +22,9 @@ recomputes no geometry:
             adds to it and its gradient is exactly 0 from the start (stride gaps,
             floor-truncated rows and columns); with a padding mode that copies
             (reflect, replicate, circular) ``c`` padding that copies an input cell
-            (xp) and ``f`` padding whose gradient folds back onto that cell (dxp)
+            (xp) and ``f`` padding whose gradient folds back onto that cell (dxp); in
+            a transposed layer's stamps (``transpose_layer``) ``k`` the border its
+            padding crops away and ``o`` a cell no stamp reaches
 
 A view that names a new tensor registers its facts with ``register_drawing``.
 """
@@ -45,6 +47,8 @@ MARK_KINDS: dict[str, str] = {
     "n": "never reached by a window (its gradient is exactly 0)",
     "c": "padding copied from an input cell",
     "f": "padding (its gradient folds back onto the cell it copied)",
+    "k": "cropped away by padding (stamped, then trimmed)",
+    "o": "no stamp reaches it (its value is the bias alone)",
 }
 
 # name -> (title, group, detail); the order of this table is the drawing order

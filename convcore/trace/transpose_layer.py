@@ -200,17 +200,24 @@ def _db_events(ctx: TraceContext) -> Iterator[Event]:
         )
 
 
+SIZE_RULE = "(H−1)·stride − 2·padding + dilation·(KH−1) + output_padding + 1"
+
+
+def _size_numbers(rc: Any) -> str:
+    """The output-size rule's numbers, per axis (``H_out = W_out = …`` when alike):
+    ``H_out = (3−1)·2 − 2·1 + 1·(3−1) + 1 + 1 = 6``."""
+    t = rc.transpose_spec
+    sums = [
+        f"({t.x_shape[2 + a]}−1)·{t.stride[a]} − 2·{t.padding[a]} + {t.dilation[a]}·({t.w_shape[2 + a]}−1) + "
+        f"{t.output_padding[a]} + 1 = {t.out_hw[a]}"
+        for a in (0, 1)
+    ]
+    return f"H_out = W_out = {sums[0]}" if sums[0] == sums[1] else f"H_out = {sums[0]}; W_out = {sums[1]}"
+
+
 def _size_rule(rc: Any) -> str:
-    """The output-size rule with the numbers put in, both axes."""
-    t, parts = rc.transpose_spec, []
-    for axis, (size, k) in enumerate((("H", "KH"), ("W", "KW"))):
-        n, kk = t.x_shape[2 + axis], t.w_shape[2 + axis]
-        s, p, op, d = t.stride[axis], t.padding[axis], t.output_padding[axis], t.dilation[axis]
-        parts.append(
-            f"{size}_out = ({size}−1)·stride − 2·padding + dilation·({k}−1) + output_padding + 1 = "
-            f"({n}−1)·{s} − 2·{p} + {d}·({kk}−1) + {op} + 1 = {t.out_hw[axis]}"
-        )
-    return "; ".join(parts)
+    """The output-size rule, then its numbers."""
+    return f"H_out = {SIZE_RULE} (W_out alike): {_size_numbers(rc)}"
 
 
 def transposed_phases(rc: Any) -> list[Phase]:
@@ -221,7 +228,6 @@ def transposed_phases(rc: Any) -> list[Phase]:
     n, c_out, h_out, _ = spec.x_shape
     phases: list[Phase] = []
     if rc.forward_included:
-        rule = _size_rule(rc)
         phases.append(
             Phase(
                 "stamp",
@@ -230,7 +236,7 @@ def transposed_phases(rc: Any) -> list[Phase]:
             )
         )
         if padded:
-            phases.append(crop_phase(rc, note=f"; padding trims the stamps' border: {rule}"))
+            phases.append(crop_phase(rc, note=f"; padding trims the border: {_size_numbers(rc)}"))
         if rc.b is not None:
             phases.append(Phase("bias", n * c_out * h_out, _bias_events, "nch"))
     if rc.backward_included:

@@ -113,6 +113,8 @@ export const MARK_STYLES = {
   n: { cls: "unread", fixed: false },
   c: { cls: "copied", fixed: false },
   f: { cls: "copied", fixed: false },
+  k: { cls: "pad", fixed: false },
+  o: { cls: "unread", fixed: false },
 };
 
 /**
