@@ -161,14 +161,20 @@ def views(browser, base) -> None:
 
 def layers(browser, base) -> None:
     """The layers beside Conv2d's defaults: reflect padding's gradient folding back (the
-    fold step of the row that two padding rows mirror), and a true convolution's flip."""
+    fold step of the row that two padding rows mirror), a true convolution's flip, the
+    transposed layer's stamps and the checkerboard of their overlaps."""
     for name, lesson, phase, offset, viewport in (
         ("reflect-fold", "reflect_edge", "fold", 1, (1366, 768)),
         ("reflect-pad", "reflect_edge", "pad", 0, (1366, 768)),
         ("flip", "flip", "forward", 12, (1366, 768)),
+        ("transposed-stamp", "gan_upsample", "stamp", 11, (1366, 768)),
+        ("transposed-overlaps", "gan_upsample", "crop", 0, (1920, 1080)),
     ):
         context, page = open_lesson(browser, base, viewport, f"/#s=0&l={lesson}")
         page.evaluate(f"window.convscope.seek({phase_step(page, phase, offset)})")
+        if name == "transposed-overlaps":  # the stamps per cell: a figure no step reads
+            page.click("#all-tensors")
+            page.locator('[data-tensor="overlaps"]').first.scroll_into_view_if_needed()
         save(page, f"{name}-{viewport[0]}x{viewport[1]}.png")
         context.close()
 
