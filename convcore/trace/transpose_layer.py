@@ -123,8 +123,8 @@ def conv_spec(tspec: TransposeSpec) -> ConvSpec:
 
 
 def overlap_counts(spec: ConvSpec) -> np.ndarray:
-    """(Hp, Wp) int: how many stamps land on each cell of yp (one input channel and one
-    image; every channel of a group alike)."""
+    """(Hp, Wp) float64 of whole numbers: how many stamps land on each cell of yp (one
+    input channel and one image; every channel of a group alike)."""
     kernel = (1, 1, spec.KH, spec.KW)
     single = ConvSpec.create((1, 1, *spec.x_shape[2:]), kernel, spec.stride, spec.padding, spec.dilation)
     counts, _, _ = backward_padded(single, np.ones(single.out_shape), np.zeros(single.padded_shape), np.ones(kernel))
@@ -150,7 +150,7 @@ def transposed_reference(rc: Any) -> tuple[dict[str, np.ndarray], dict[str, str]
     put("w", rc.w, "input")
     if rc.b is not None:
         put("b", rc.b, "input")
-    put("overlaps", overlap_counts(spec).astype(np.float64), "input")
+    put("overlaps", overlap_counts(spec), "input")
     put("dxp", stamps, fwd)  # yp
     put("dx", y, "result" if rc.forward_included else "input")  # y
     if rc.backward_included:

@@ -6,7 +6,7 @@ import { formatValue, colorLevel, absMax } from "../../static/js/model/number-fo
 import { splitLines, readNdjsonBatches, consumeTrace, detailMessage } from "../../static/js/model/ndjson.js";
 import { encodeLesson, decodeLesson } from "../../static/js/model/url-fragment.js";
 import {
-  dimsOf, withDims, withDoutFreed, withBias, shapesFor, paddingOf, paddingValue, parseNumbers, pasteInto,
+  dimsOf, withDims, withDoutFreed, withBias, withLayer, shapesFor, paddingOf, paddingValue, parseNumbers, pasteInto,
   nestFlat, flattenNested, shapeOf, adoptMeta, defaultConfig, parseCells, pasteCells, wholeNumber, resizeTyped,
 } from "../../static/js/model/trace-config.js";
 import { loadFixture, loadMeta } from "./fixtures.mjs";
@@ -229,4 +229,31 @@ test("a change of stride, padding or dilation frees dout from the output's old s
   assert.deepEqual(fill.config.dout, { fill: "int", seed: 2 });
   assert.equal(fill.note, "");
   assert.deepEqual(withDoutFreed({ x: [1] }), { config: { x: [1] }, note: "" });
+});
+
+test("a ConvTranspose2d's dims: C in, F out, w (C, F/groups, KH, KW), b (F,)", () => {
+  const config = { layer: "conv_transpose2d", groups: 2, x: { fill: "ones", shape: [1, 4, 3, 3] }, w: { fill: "ones", shape: [4, 3, 2, 2] } };
+  assert.deepEqual(dimsOf(config), { N: 1, C: 4, H: 3, W: 3, F: 6, KH: 2, KW: 2 });
+  assert.deepEqual(shapesFor(dimsOf(config), "NCHW", 2, "conv_transpose2d"), { x: [1, 4, 3, 3], w: [4, 3, 2, 2], b: [6] });
+  assert.deepEqual(withBias(config, true).b.shape, [6]);
+});
+
+test("changing the layer keeps the dims, rearranges w and leaves what the layer does not take", () => {
+  const conv = {
+    x: { fill: "ones", shape: [1, 2, 3, 3] }, w: [[[[1, 2], [3, 4]], [[5, 6], [7, 8]]]], dout: { fill: "ones", shape: [1, 1, 2, 2] },
+    activation: "relu", view: "im2col", padding: "same", loop_order: "nfij",
+  };
+  const dims = dimsOf(conv);
+  const { config, notes } = withLayer(conv, "conv_transpose2d", dims);
+  assert.equal(config.layer, "conv_transpose2d");
+  assert.deepEqual(shapeOf(config.w), [2, 1, 2, 2]); // (C, F, KH, KW): typed values kept where their index lives on
+  assert.deepEqual(config.w, [[[[1, 2], [3, 4]]], [[[0, 0], [0, 0]]]]);
+  assert.equal(config.padding, 0);
+  for (const k of ["activation", "view", "loop_order"]) assert.equal(config[k], undefined, k);
+  assert.ok(notes[0].includes("ConvTranspose2d is traced in NCHW") && notes[0].includes("activation"), notes[0]);
+  assert.deepEqual(config.dout, { fill: "ones" }); // the output's shape will change: the server gives it
+  const back = withLayer({ ...config, output_padding: 1 }, "conv2d", dimsOf(config));
+  assert.equal(back.config.layer, undefined);
+  assert.equal(back.config.output_padding, undefined);
+  assert.deepEqual(shapeOf(back.config.w), [1, 2, 2, 2]);
 });

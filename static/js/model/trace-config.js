@@ -63,24 +63,63 @@ export function flattenNested(value) {
   return Array.isArray(value) ? value.flat(Infinity).map(Number) : [Number(value)];
 }
 
-/** The dimensions the controls edit, read from config.x and config.w in the config's layout. */
+/** Whether `config` is a ConvTranspose2d's (its w is (C_in, C_out/groups, KH, KW)). */
+export function isTransposed(config) {
+  return config.layer === "conv_transpose2d";
+}
+
+/** The dimensions the controls edit, read from config.x and config.w in the config's
+ *  layout: C the input channels and F the output channels, whatever the layer. */
 export function dimsOf(config) {
   const nhwc = (config.layout ?? "NCHW") === "NHWC";
   const xs = shapeOf(config.x) ?? PUBLISHED.defaults.x.shape;
   const ws = shapeOf(config.w) ?? PUBLISHED.defaults.w.shape;
   const [N, C, H, W] = nhwc ? [xs[0], xs[3], xs[1], xs[2]] : xs;
+  if (isTransposed(config)) return { N, C, H, W, F: ws[1] * (Number(config.groups) || 1), KH: ws[2], KW: ws[3] };
   const [F, KH, KW] = nhwc ? [ws[3], ws[0], ws[1]] : [ws[0], ws[2], ws[3]];
   return { N, C, H, W, F, KH, KW };
 }
 
-/** Shapes of x, w and b for `dims` in `layout` (w holds C / groups input channels). */
-export function shapesFor(dims, layout, groups = 1) {
+/** Shapes of x, w and b for `dims` in `layout` (Conv2d's w holds C / groups input
+ *  channels; a ConvTranspose2d's, `layer`, is (C, F / groups, KH, KW)). */
+export function shapesFor(dims, layout, groups = 1, layer = "conv2d") {
   const { N, C, H, W, F, KH, KW } = dims;
   const g = Number(groups) || 1;
   const cin = C % g === 0 ? C / g : C;
+  if (layer === "conv_transpose2d") return { x: [N, C, H, W], w: [C, F % g === 0 ? F / g : F, KH, KW], b: [F] };
   return layout === "NHWC"
     ? { x: [N, H, W, C], w: [KH, KW, cin, F], b: [F] }
     : { x: [N, C, H, W], w: [F, cin, KH, KW], b: [F] };
+}
+
+// what a ConvTranspose2d is traced with (the server's refusals name the rest): the keys
+// a change of layer drops, for their defaults
+const TRANSPOSED_DROPS = ["layout", "activation", "view", "granularity", "backward", "padding_mode", "flip", "loop_order", "dx_loop_order", "code"];
+
+/**
+ * The config as `layer` ("conv2d" or "conv_transpose2d"), the same dims (N, C in, H, W,
+ * F out, kernel): w rearranged for the layer, what the transposed trace does not take
+ * left to its defaults, output_padding only for the transposed layer, a padding of four
+ * sides or a word back to 0. Returns {config, notes}.
+ */
+export function withLayer(config, layer, dims, typed = {}) {
+  const next = clone(config);
+  const notes = [];
+  if (layer === "conv_transpose2d") {
+    next.layer = layer;
+    const dropped = TRANSPOSED_DROPS.filter((k) => next[k] != null);
+    for (const k of dropped) delete next[k];
+    if (typeof next.padding === "string" || (Array.isArray(next.padding) && next.padding.length === 4)) {
+      next.padding = 0;
+      dropped.push("padding");
+    }
+    if (dropped.length) notes.push(`ConvTranspose2d is traced in NCHW, one stamp per step, without an activation: ${dropped.join(", ")} back to the default.`);
+  } else {
+    delete next.layer;
+    delete next.output_padding;
+  }
+  const res = withDims(next, dims, { typed });
+  return { config: res.config, notes: [...notes, ...res.notes] };
 }
 
 function sameShape(a, b) {
@@ -138,7 +177,7 @@ export function withDims(config, dims, { layout, groups, typed = {} } = {}) {
   const next = clone(config);
   if (layout) next.layout = layout;
   if (groups != null) next.groups = groups;
-  const shapes = shapesFor(dims, next.layout ?? "NCHW", next.groups ?? 1);
+  const shapes = shapesFor(dims, next.layout ?? "NCHW", next.groups ?? 1, next.layer);
   const notes = [];
   let changed = false;
   for (const name of ["x", "w", "b"]) {

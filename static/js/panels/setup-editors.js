@@ -5,7 +5,8 @@
 // onProblem(errors). They never compute anything the server computes.
 
 import {
-  PUBLISHED, dimsOf, withDims, withBias, pairOf, pairValue, paddingOf, paddingValue, clone, wholeNumber, withDoutFreed,
+  PUBLISHED, dimsOf, withDims, withBias, withLayer, isTransposed, pairOf, pairValue, paddingOf, paddingValue, clone,
+  wholeNumber, withDoutFreed,
 } from "../model/trace-config.js";
 import { TensorEditor } from "./tensor-editor.js";
 
@@ -18,12 +19,16 @@ const WHOLE = {
   stride_h: ["stride", "stride h", null], stride_w: ["stride", "stride w", null],
   dilation_h: ["dilation", "dilation h", null], dilation_w: ["dilation", "dilation w", null],
   pad0: ["padding", "padding", null], pad1: ["padding", "padding", null], pad2: ["padding", "padding", null], pad3: ["padding", "padding", null],
+  op_h: ["output_padding", "output padding h", null], op_w: ["output_padding", "output padding w", null],
 };
+const DIMS = ["N", "C", "H", "W", "F", "KH", "KW", "groups"];
+// the controls a ConvTranspose2d's trace does not take (the layer's own defaults stand)
+const CONV2D_ONLY = ["layout", "activation", "view", "granularity", "backward", "padding_mode", "flip", "loop_order", "dx_loop_order"];
 // config field -> the controls its errors mark
 const CONTROLS = {
   x: ["N", "C", "H", "W"], w: ["F", "KH", "KW"], groups: ["groups"], stride: ["stride_h", "stride_w"],
   dilation: ["dilation_h", "dilation_w"], padding: ["padding_form", "pad0", "pad1", "pad2", "pad3"],
-  padding_mode: ["padding_mode"], flip: ["flip"],
+  padding_mode: ["padding_mode"], flip: ["flip"], layer: ["layer"], output_padding: ["op_h", "op_w"],
   loop_order: ["loop_order"], view: ["view"], granularity: ["granularity"], backward: ["backward"],
   activation: ["activation"], layout: ["layout"], phases: ["phases"], copies: ["copies"], b: ["bias"],
 };
@@ -34,7 +39,7 @@ function buildMenus(form, meta) {
   const menus = {
     activation: meta.activations, view: meta.views, layout: meta.choices.layout, granularity: meta.choices.granularity,
     backward: meta.choices.backward, phases: meta.choices.phases, copies: meta.choices.copies,
-    padding_mode: meta.choices.padding_mode, padding_form: meta.padding_forms,
+    padding_mode: meta.choices.padding_mode, padding_form: meta.padding_forms, layer: meta.choices.layer,
   };
   for (const [name, list] of Object.entries(menus)) form.elements[name].replaceChildren(...list.map((c) => new Option(c.title, c.name)));
 }
@@ -84,6 +89,7 @@ export class SetupEditors {
     this._showPadFields(pad.mode);
     f.bias.checked = config.b != null;
     f.flip.checked = config.flip === true;
+    this._showLayer(config);
     this._set(f.layout, config.layout ?? d.layout);
     for (const k of MENU_FIELDS) this._set(f[k], config[k] ?? d[k]);
     this._set(f.loop_order, config.loop_order ?? "");
@@ -143,6 +149,27 @@ export class SetupEditors {
     if (control.value !== v && document.activeElement !== control) control.value = v;
   }
 
+  /** The layer menu, the transposed layer's output padding, the captions of C and F, and
+   *  the controls its trace does not take (disabled, their defaults shown). */
+  _showLayer(config) {
+    const f = this.form.elements;
+    const transposed = isTransposed(config);
+    this._set(f.layer, config.layer ?? PUBLISHED.defaults.layer);
+    const [oh, ow] = pairOf(config.output_padding, 0);
+    this._set(f.op_h, oh);
+    this._set(f.op_w, ow);
+    for (const label of this.form.querySelectorAll(".transposed-only")) label.hidden = !transposed;
+    for (const hint of this.form.querySelectorAll("[data-hint-transposed]")) {
+      hint.textContent = transposed ? hint.dataset.hintTransposed : hint.dataset.hintConv2d;
+    }
+    for (const name of CONV2D_ONLY) {
+      const control = f[name];
+      if (!control) continue;
+      control.disabled = transposed;
+      control.title = transposed ? "ConvTranspose2d is traced without it (the default stands)" : "";
+    }
+  }
+
   _showPadFields(mode) {
     const names = this.padNames[mode] ?? [];
     for (const label of this.form.querySelectorAll(".pad-v")) {
@@ -193,8 +220,21 @@ export class SetupEditors {
     let config = clone(this.config);
     const f = this.form.elements;
     const name = t.name;
-    if (["N", "C", "H", "W", "F", "KH", "KW", "groups", "layout"].includes(name)) {
-      const v = this._wholes(["N", "C", "H", "W", "F", "KH", "KW", "groups"]);
+    if (name === "layer") {
+      const v = this._wholes(DIMS);
+      if (!v) return;
+      const typed = Object.fromEntries(Object.entries(this.tensors).map(([n, ed]) => [n, ed.typed]).filter(([, m]) => m));
+      const res = withLayer(config, t.value, v, typed);
+      config = res.config;
+      if (res.notes.length) this.note(res.notes.join(" "));
+      for (const [n, ed] of Object.entries(this.tensors)) ed.show(config[n] ?? null);
+      this.show(config);
+    } else if (name === "op_h" || name === "op_w") {
+      const v = this._wholes(["op_h", "op_w"]);
+      if (!v) return;
+      config = this._withGeometry(config, "output_padding", pairValue([v.op_h, v.op_w]));
+    } else if ([...DIMS, "layout"].includes(name)) {
+      const v = this._wholes(DIMS);
       if (!v) return;
       const typed = Object.fromEntries(Object.entries(this.tensors).map(([n, ed]) => [n, ed.typed]).filter(([, m]) => m));
       const res = withDims(config, v, { layout: f.layout.value, groups: v.groups, typed });
