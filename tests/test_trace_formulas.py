@@ -126,7 +126,7 @@ def test_each_tensors_torch_expression_gives_the_headers_numbers(case):
     checked = 0
     for name, t in doc["tensors"].items():
         if "torch" not in t:
-            assert t["role"] == "input" or name in ("cols", "dcols", "dz_dilated", "w_rot"), (
+            assert t["role"] == "input" or name in ("cols", "dcols", "dz_dilated", "x_dilated", "w_rot"), (
                 f"{name} has no torch expression"
             )
             continue

@@ -44,11 +44,13 @@ def _traceable(case) -> bool:
     case=transpose_cases(max_hw=4, max_k=3),
     copies=st.sampled_from(["one", "each"]),
     order=st.permutations("nfij"),
+    view=st.sampled_from(["direct", "transposed"]),
 )
-def test_replayed_transposed_trace_matches_torch(case, copies, order):
+def test_replayed_transposed_trace_matches_torch(case, copies, order, view):
+    """Either view: the stamps (direct) or their gather, x dilated under the turned kernel."""
     assume(_traceable(case))
     F = require_torch().nn.functional
-    config = _config(case, copies=copies, loop_order="".join(order))
+    config = _config(case, copies=copies, loop_order="".join(order), view=view)
     doc = build_trace(config)
     state = replay(doc)
     for name, t in doc["tensors"].items():  # every tensor replays to the header's numbers
@@ -154,7 +156,7 @@ def test_without_padding_the_stamps_are_the_output():
         ({"activation": "relu"}, "activation", ["'identity'", "'relu'"]),
         ({"layout": "NHWC"}, "layout", ["'NCHW'"]),
         ({"granularity": "mac"}, "granularity", ["'window'"]),
-        ({"view": "im2col"}, "view", ["'direct'"]),
+        ({"view": "im2col"}, "view", ["'direct' or 'transposed'", "'im2col'"]),
         ({"padding_mode": "reflect"}, "padding_mode", ["'zeros'"]),
         ({"b": [1, 2]}, "b", ["(1,)", "C_out"]),
         ({"w": [[[[1]]], [[[1]]]]}, "w", ["C_in = 1", "(C_in, C_out/groups, KH, KW)"]),
@@ -181,3 +183,16 @@ def test_every_loop_letter_is_named_in_the_layers_words():
     used = {letter for ev in doc["events"] for letter in ev["loop"]}
     assert set(doc["loop_names"]) == used
     assert doc["loop_names"]["f"].startswith("input channel") and doc["loop_names"]["c"] == "output channel"
+
+
+def test_the_gather_view_slides_the_turned_kernel_over_x_dilated_to_the_same_stamps():
+    stamped, gathered = build_trace(GAN), build_trace({**GAN, "view": "transposed"})
+    names = [p["name"] for p in gathered["phases"]]
+    assert names[:3] == ["dilate x", "rotate w", "gather"] and "stamp" not in names
+    assert gathered["tensors"]["yp"]["data"] == stamped["tensors"]["yp"]["data"]
+    assert gathered["tensors"]["x_dilated"]["marks"][0] == "z" * 10  # inserted zeros, framed
+    gathers = [ev for ev in gathered["events"] if ev["phase"] == "gather"]
+    assert len(gathers) == 64  # one per cell of yp (8×8)
+    assert gathers[10]["text"].startswith("yp[0,0,1,2] = Σ x_dilated[0,0,1:4,2:5]·w_rot[0] = ")
+    (dilate,) = [ev for ev in gathered["events"] if ev["phase"] == "dilate x"][:1]
+    assert "1 zero between cells (stride 2)" in dilate["text"] and "meet x cells" in dilate["text"]

@@ -47,7 +47,7 @@ FLIP_RENAMES = {"w": "wf", "dw": "dwf", "w_given": "w", "dw_given": "dw"}  # wit
 # a transposed layer's tensors (transpose_layer.py): its forward is the Conv2d's backward
 # to the input (dz is the layer's x, dxp the stamps yp, dx the output y), its backward the
 # Conv2d's forward over dy (x is dy, xp dy framed by the cropped border, z is dx)
-TRANSPOSE_NAMES = {"dz": "x", "dxp": "yp", "dx": "y", "x": "dy", "xp": "dyp", "z": "dx"}
+TRANSPOSE_NAMES = {"dz": "x", "dxp": "yp", "dx": "y", "x": "dy", "xp": "dyp", "z": "dx", "dz_dilated": "x_dilated"}
 UNPADDED_TRANSPOSE_NAMES = {"dxp": "y", "xp": "dy"}  # without padding: yp is y, dyp is dy
 
 

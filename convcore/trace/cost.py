@@ -164,6 +164,9 @@ _TRANSPOSED: dict[str, PerEvent] = {
 # a transposed layer's phases (transpose_layer.py): its Conv2d's steps, on rc.spec
 _TRANSPOSE_LAYER: dict[str, PerEvent] = {
     "stamp": lambda rc: (3, _window(rc)),
+    "dilate x": lambda rc: (2, rc.spec.out_shape[3]),
+    "rotate w": lambda rc: (2, _window(rc)),
+    "gather": lambda rc: (3, 1),
     "bias": lambda rc: (2, rc.spec.x_shape[3]),
     "db": lambda rc: (2, 1),
     "dw": lambda rc: (3, _window(rc)),
@@ -173,6 +176,7 @@ _TRANSPOSE_LAYER: dict[str, PerEvent] = {
 # extra event-equivalents of work per event, beyond the event itself and its cells
 _EXTRA_WORK: dict[tuple[str, str], Callable[[ResolvedConfig], float]] = {
     ("transposed", "dx"): lambda rc: rc.spec.filters_per_group * rc.spec.KH * rc.spec.KW / 3,
+    ("transposed", "gather"): lambda rc: rc.spec.filters_per_group * rc.spec.KH * rc.spec.KW / 3,
 }
 
 
@@ -192,6 +196,8 @@ def _tensor_shapes(rc: ResolvedConfig) -> dict[str, tuple[int, ...]]:
         shapes = {"x": spec.out_shape, "w": spec.w_shape, "overlaps": spec.padded_hw, "yp": spec.padded_shape}
         shapes |= {"y": spec.x_shape, "dy": spec.x_shape, "dyp": spec.padded_shape, "dw": spec.w_shape}
         shapes |= {"dx": spec.out_shape} | ({"b": (spec.C,), "db": (spec.C,)} if rc.has_bias else {})
+        if rc.view == "transposed":  # the gather's x dilated and turned kernel
+            shapes |= rc.view_impl.extra_shapes(spec)
         return shapes if any(spec.padding) else {k: v for k, v in shapes.items() if k not in ("yp", "dyp")}
     shapes = {"x": spec.x_shape, "xp": spec.padded_shape, "w": spec.w_shape, "z": spec.out_shape, "out": spec.out_shape}
     if rc.has_bias:

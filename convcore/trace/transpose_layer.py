@@ -47,10 +47,12 @@ from ..spec import ConvSpec, ConvSpecError
 from ..transpose_spec import TransposeSpec
 from . import format as fmt
 from .direct_window import DW_ONLY, DX_ONLY, backward_window
+from .drawing import tensor_drawing
 from .events import TraceContext
 from .forward_window import forward_window
 from .model import Event, make_event
 from .phases import crop_phase, pad_phase
+from .transposed import dilated_gradient, gather_phases, rotated_kernel
 from .views import Phase
 
 __all__ = [
@@ -71,25 +73,29 @@ LAYERS = ("conv2d", "conv_transpose2d")
 LAYER_TITLES = {"conv2d": "Conv2d", "conv_transpose2d": "ConvTranspose2d (transposed convolution)"}
 
 
-# what a transposed-layer trace shows of the Conv2d settings, and the values it takes
-FIXED_SETTINGS = {
-    "layout": "NCHW",
-    "activation": "identity",
-    "view": "direct",
-    "granularity": "window",
-    "backward": "fused",
-    "padding_mode": "zeros",
-    "flip": False,
+# what a transposed-layer trace takes of the Conv2d settings: the values each may have
+# (the view: "direct" stamps, "transposed" gathers the stamps as a correlation)
+TAKEN_SETTINGS = {
+    "layout": ("NCHW",),
+    "activation": ("identity",),
+    "view": ("direct", "transposed"),
+    "granularity": ("window",),
+    "backward": ("fused",),
+    "padding_mode": ("zeros",),
+    "flip": (False,),
 }
+# the gather view's phases (transposed.gather_phases) under the layer's names
+GATHER_NAMES = {"dilate": "dilate x", "rotate": "rotate w", "gather": "gather", "source": "x"}
 
 
 def transposed_settings_error(settings: dict[str, Any]) -> tuple[str, str] | None:
     """(field, message) for the first setting a transposed-layer trace does not take
-    (``settings``: the resolved value of each FIXED_SETTINGS key), or None."""
-    for key, value in FIXED_SETTINGS.items():
-        if settings[key] != value:
+    (``settings``: the resolved value of each TAKEN_SETTINGS key), or None."""
+    for key, values in TAKEN_SETTINGS.items():
+        if settings[key] not in values:
+            allowed = " or ".join(repr(v) for v in values)
             return key, (
-                f"layer 'conv_transpose2d' is traced with {key} {value!r} (its steps are the stamps of "
+                f"layer 'conv_transpose2d' is traced with {key} {allowed} (its steps are the stamps of "
                 f"PyTorch's NCHW layer, one input cell at a time); got {settings[key]!r} (leave {key} out)"
             )
     return None
@@ -151,6 +157,9 @@ def transposed_reference(rc: Any) -> tuple[dict[str, np.ndarray], dict[str, str]
     if rc.b is not None:
         put("b", rc.b, "input")
     put("overlaps", overlap_counts(spec), "input")
+    if rc.view == "transposed" and rc.forward_included:  # the stamps gathered: x dilated, w turned
+        put("dz_dilated", dilated_gradient(spec, rc.x), "intermediate")  # x_dilated
+        put("w_rot", rotated_kernel(rc.w), "intermediate")
     put("dxp", stamps, fwd)  # yp
     put("dx", y, "result" if rc.forward_included else "input")  # y
     if rc.backward_included:
@@ -228,13 +237,13 @@ def transposed_phases(rc: Any) -> list[Phase]:
     n, c_out, h_out, _ = spec.x_shape
     phases: list[Phase] = []
     if rc.forward_included:
-        phases.append(
-            Phase(
-                "stamp",
-                inputs,
-                lambda ctx: backward_window(ctx, "stamp", rc.loop_order, writes=DX_ONLY, dead="a zero stamps nothing"),
+        if rc.view == "transposed":  # the stamps gathered: x dilated under the turned kernel
+            phases += gather_phases(rc, GATHER_NAMES)
+        else:
+            stamps = lambda ctx: backward_window(  # noqa: E731
+                ctx, "stamp", rc.loop_order, writes=DX_ONLY, dead="a zero stamps nothing"
             )
-        )
+            phases.append(Phase("stamp", inputs, stamps))
         if padded:
             phases.append(crop_phase(rc, note=f"; padding trims the border: {_size_numbers(rc)}"))
         if rc.b is not None:
@@ -260,6 +269,13 @@ DRAWINGS: dict[str, tuple[str, str, str]] = {
         "how many stamps land on each cell of yp: uneven counts (a stride smaller than the kernel) "
         "are the checkerboard a transposed convolution leaves",
     ),
+    "x_dilated": (
+        "x dilated: stride−1 zeros between cells, framed for a full correlation",
+        "forward",
+        "the gather view: sliding the turned kernel over x dilated gives the same stamps "
+        "(hatched cells are inserted zeros)",
+    ),
+    "w_rot": ("w rotated 180°", "forward", "each kernel slice turned by 180°: w_rot[f,c,k,l] = w[f,c,KH−1−k,KW−1−l]"),
     "yp": ("stamps before the crop", "forward", "each input cell adds x·w[c] here; padding trims the border"),
     "y": ("layer output y", "forward", ""),
     "dy": ("upstream gradient dy", "backward", ""),
@@ -276,6 +292,8 @@ LOOP_WORDS = {
     "j": "input column",
     "c": "output channel",
     "h": "output row",
+    "y": "row of the stamps yp",
+    "x": "column of the stamps yp",
 }
 
 
@@ -292,6 +310,8 @@ def _marks(name: str, spec: ConvSpec, overlaps: np.ndarray) -> list[str] | None:
         marks[border] = "k"
     elif name == "dyp":
         marks[border] = "p"
+    elif name == "x_dilated":  # (the inserted zeros, as the Conv2d's dz_dilated)
+        return tensor_drawing("dz_dilated", spec)["marks"]
     elif name == "y":
         marks[overlaps == 0] = "o"
         marks = marks[top : hp - bottom, left : wp - right]

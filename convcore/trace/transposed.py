@@ -43,7 +43,7 @@ from .model import Event, make_event
 from .phases import db_phase
 from .views import Phase, View, register_view
 
-__all__ = ["TransposedView", "dilated_gradient", "dilation_margins", "rotated_kernel"]
+__all__ = ["GATHER_PHASES", "TransposedView", "dilated_gradient", "dilation_margins", "gather_phases", "rotated_kernel"]
 
 register_tensor("dz_dilated", "output")
 register_tensor("w_rot", "filter")
@@ -117,11 +117,11 @@ def _dw_events(ctx: TraceContext) -> Iterator[Event]:
                     )
 
 
-def _dilate_note(spec) -> str:
+def _dilate_note(spec, source: str = "dz") -> str:
     sh, sw = spec.stride
     top, bottom, left, right = dilation_margins(spec)
     eh, ew = spec.kernel_extent
-    why = "without them the rotated kernel would meet dz cells a stride apart as if they were neighbours"
+    why = f"without them the rotated kernel would meet {source} cells a stride apart as if they were neighbours"
     if (sh, sw) == (1, 1):
         parts = ["stride 1: no zeros between cells"]
     elif sh == sw:
@@ -141,7 +141,7 @@ def _dilate_note(spec) -> str:
     return "; " + "; ".join(parts)
 
 
-def _dilate_events(ctx: TraceContext) -> Iterator[Event]:
+def _dilate_events(ctx: TraceContext, phase: str = "dilate dz", source: str = "dz") -> Iterator[Event]:
     """Phase "dilate dz", rows (n, f, i) row-major: each event reads the row dz[n,f,i]
     and writes it into dz_dilated, its cells ``stride`` apart."""
     spec = ctx.spec
@@ -149,7 +149,7 @@ def _dilate_events(ctx: TraceContext) -> Iterator[Event]:
     sh, sw = spec.stride
     top, _, left, _ = dilation_margins(spec)
     dz = ctx.ref["dz"]
-    note = _dilate_note(spec)
+    note = _dilate_note(spec, source)
     for n in range(n_):
         for f in range(f_):
             for i in range(ho):
@@ -160,7 +160,7 @@ def _dilate_events(ctx: TraceContext) -> Iterator[Event]:
                 values = dz[n, f, i].tolist()
                 listed = f" = {fmt.numbers(values)}" if wo <= fmt.LIST_LIMIT else ""
                 yield make_event(
-                    "dilate dz",
+                    phase,
                     {"n": n, "f": f, "i": i},
                     [ctx.box("dz", *src)],
                     [ctx.write("dz_dilated", *dst, step, dz[n, f, i].reshape(1, 1, 1, wo))],
@@ -168,7 +168,7 @@ def _dilate_events(ctx: TraceContext) -> Iterator[Event]:
                 )
 
 
-def _rotate_events(ctx: TraceContext) -> Iterator[Event]:
+def _rotate_events(ctx: TraceContext, phase: str = "rotate w") -> Iterator[Event]:
     """Phase "rotate w", filters f in order: each event reads w[f] and writes w_rot[f],
     its kernel turned by 180°."""
     spec = ctx.spec
@@ -177,7 +177,7 @@ def _rotate_events(ctx: TraceContext) -> Iterator[Event]:
     for f in range(spec.F):
         start, stop = (f, 0, 0, 0), (f + 1, *shape)
         yield make_event(
-            "rotate w",
+            phase,
             {"f": f},
             [ctx.box("w", start, stop)],
             [ctx.write("w_rot", start, stop, None, w[f : f + 1, :, ::-1, ::-1])],
@@ -186,7 +186,7 @@ def _rotate_events(ctx: TraceContext) -> Iterator[Event]:
         )
 
 
-def _dx_events(ctx: TraceContext) -> Iterator[Event]:
+def _dx_events(ctx: TraceContext, phase: str = "dx") -> Iterator[Event]:
     """Phase "dx", cells (n, c, y, x) of dxp row-major: each event reads the window of
     dz_dilated the rotated kernel covers (the filters of c's group) and w_rot of them,
     and writes dxp[n,c,y,x] (0 where every tap meets an inserted zero)."""
@@ -237,12 +237,31 @@ def _dx_events(ctx: TraceContext) -> Iterator[Event]:
                         if hits < taps:
                             said += f" ({taps - hits} of {taps} taps on zeros)"
                     yield make_event(
-                        "dx",
+                        phase,
                         {"n": n, "c": c, "y": y, "x": x},
                         [ctx.box("dz_dilated", start, stop, step), w_read],
                         [ctx.write_cell("dxp", (n, c, y, x), value)],
                         said,
                     )
+
+
+# the gather's three phases, by their part: their names in the Conv2d's dX
+# (and what the dilated tensor is called in the words)
+GATHER_PHASES = {"dilate": "dilate dz", "rotate": "rotate w", "gather": "dx", "source": "dz"}
+
+
+def gather_phases(rc, names: dict[str, str] = GATHER_PHASES) -> list[Phase]:
+    """dxp as a full correlation of the stride-dilated dz with the rotated kernel: the
+    phases "dilate dz", "rotate w" and "dx", or ``names`` for them (a transposed layer's
+    forward gathers its stamps so: "dilate x", "rotate w", "gather")."""
+    spec = rc.spec
+    n, f, ho, _ = spec.out_shape
+    dilate, rotate, gather = names["dilate"], names["rotate"], names["gather"]
+    return [
+        Phase(dilate, n * f * ho, lambda ctx: _dilate_events(ctx, dilate, names["source"]), "nfi"),
+        Phase(rotate, spec.F, lambda ctx: _rotate_events(ctx, rotate), "f"),
+        Phase(gather, math.prod(spec.padded_shape), lambda ctx: _dx_events(ctx, gather), "ncyx"),
+    ]
 
 
 class TransposedView(View):
@@ -266,14 +285,8 @@ class TransposedView(View):
 
     def backward_phases(self, rc) -> list[Phase]:
         spec = rc.spec
-        n, f, ho, _ = spec.out_shape
         phases = [db_phase(rc)] if rc.has_bias else []
-        phases += [
-            Phase("dw", math.prod(spec.w_shape), _dw_events, "fckl"),
-            Phase("dilate dz", n * f * ho, _dilate_events, "nfi"),
-            Phase("rotate w", spec.F, _rotate_events, "f"),
-            Phase("dx", math.prod(spec.padded_shape), _dx_events, "ncyx"),
-        ]
+        phases += [Phase("dw", math.prod(spec.w_shape), _dw_events, "fckl"), *gather_phases(rc)]
         return phases
 
 

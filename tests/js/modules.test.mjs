@@ -249,7 +249,8 @@ test("changing the layer keeps the dims, rearranges w and leaves what the layer 
   assert.deepEqual(shapeOf(config.w), [2, 1, 2, 2]); // (C, F, KH, KW): typed values kept where their index lives on
   assert.deepEqual(config.w, [[[[1, 2], [3, 4]]], [[[0, 0], [0, 0]]]]);
   assert.equal(config.padding, 0);
-  for (const k of ["activation", "view", "loop_order"]) assert.equal(config[k], undefined, k);
+  for (const k of ["activation", "view", "loop_order"]) assert.equal(config[k], undefined, k); // (im2col: not its view)
+  assert.equal(withLayer({ ...conv, view: "transposed" }, "conv_transpose2d", dims).config.view, "transposed");
   assert.ok(notes[0].includes("ConvTranspose2d is traced in NCHW") && notes[0].includes("activation"), notes[0]);
   assert.deepEqual(config.dout, { fill: "ones" }); // the output's shape will change: the server gives it
   const back = withLayer({ ...config, output_padding: 1 }, "conv2d", dimsOf(config));

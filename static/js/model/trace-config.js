@@ -94,7 +94,8 @@ export function shapesFor(dims, layout, groups = 1, layer = "conv2d") {
 
 // what a ConvTranspose2d is traced with (the server's refusals name the rest): the keys
 // a change of layer drops, for their defaults
-const TRANSPOSED_DROPS = ["layout", "activation", "view", "granularity", "backward", "padding_mode", "flip", "loop_order", "dx_loop_order", "code"];
+const TRANSPOSED_DROPS = ["layout", "activation", "granularity", "backward", "padding_mode", "flip", "loop_order", "dx_loop_order", "code"];
+const TRANSPOSED_VIEWS = ["direct", "transposed"]; // the stamps, or their gather
 
 /**
  * The config as `layer` ("conv2d" or "conv_transpose2d"), the same dims (N, C in, H, W,
@@ -108,6 +109,7 @@ export function withLayer(config, layer, dims, typed = {}) {
   if (layer === "conv_transpose2d") {
     next.layer = layer;
     const dropped = TRANSPOSED_DROPS.filter((k) => next[k] != null);
+    if (next.view != null && !TRANSPOSED_VIEWS.includes(next.view)) dropped.push("view");
     for (const k of dropped) delete next[k];
     if (typeof next.padding === "string" || (Array.isArray(next.padding) && next.padding.length === 4)) {
       next.padding = 0;

@@ -23,7 +23,7 @@ const WHOLE = {
 };
 const DIMS = ["N", "C", "H", "W", "F", "KH", "KW", "groups"];
 // the controls a ConvTranspose2d's trace does not take (the layer's own defaults stand)
-const CONV2D_ONLY = ["layout", "activation", "view", "granularity", "backward", "padding_mode", "flip", "loop_order", "dx_loop_order"];
+const CONV2D_ONLY = ["layout", "activation", "granularity", "backward", "padding_mode", "flip", "loop_order", "dx_loop_order"];
 // config field -> the controls its errors mark
 const CONTROLS = {
   x: ["N", "C", "H", "W"], w: ["F", "KH", "KW"], groups: ["groups"], stride: ["stride_h", "stride_w"],
