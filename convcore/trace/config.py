@@ -42,8 +42,9 @@ dout the output's gradient dy (N, C_out, H_out, W_out); stride, padding (an int 
 (h, w) pair: rows and columns cropped from each side), ``output_padding``, dilation and
 groups as ``F.conv_transpose2d`` takes them. Its ``spec`` is the Conv2d whose backward
 to the input is the layer's forward (``transpose_layer.conv_spec``), its
-``transpose_spec`` the layer's own geometry. NCHW, the direct view at window
-granularity, the identity activation and zero padding only; no listing.
+``transpose_spec`` the layer's own geometry. NCHW, the direct view (the stamps) or the
+transposed view (their gather) at window granularity, the identity activation and zero
+padding only; no listing.
 
 Copies. The pad and crop phases only copy numbers (x into the padded xp, dxp's interior
 into dx). With ``copies="one"`` each is one step that writes the whole copy; with
@@ -409,17 +410,14 @@ def resolve_config(
     }
     if padding_mode != "zeros" or flip or transposed is not None:
         if code != "auto":
-            what = (
-                "layer 'conv_transpose2d'"
-                if transposed is not None
-                else f"padding_mode {padding_mode!r}"
-                if padding_mode != "zeros"
-                else "flip (a true convolution)"
-            )
+            if transposed is not None:
+                what = "layer 'conv_transpose2d': the listings are Conv2d's code"
+            elif padding_mode != "zeros":
+                what = f"padding_mode {padding_mode!r}: the listings pad with zeros"
+            else:
+                what = "flip (a true convolution): the listings correlate"
             raise TraceConfigError(
-                f"code {code!r} has no listing for {what}: the course's and the layer's code pad with "
-                "zeros and correlate (code 'auto' traces it without a listing)",
-                "code",
+                f"code {code!r} has no listing for {what} (code 'auto' traces it without a listing)", "code"
             )
         code = None
     else:
