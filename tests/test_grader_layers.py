@@ -124,7 +124,22 @@ def test_each_catalogued_transposed_mistake_fails_and_is_named(file):
         named = report["outputs"][name]["likely_mistakes"]
         assert [m["id"] for m in named] == [mistake_id], (name, named)
         assert named[0]["everywhere"]
-        assert report["outputs"][name]["counterexample"]["page"] is None  # (the page knows Conv2d only)
+        counterexample = report["outputs"][name]["counterexample"]
+        config = counterexample["config"]
+        if config is not None:  # (the page traces the case: its output_padding is below the stride)
+            assert config["layer"] == "conv_transpose2d" and list(config["compare"]) == [{"out": "y"}.get(name, name)]
+            assert counterexample["page"].startswith("http://127.0.0.1:8000/#s=0&c=")
+
+
+def test_a_transposed_counterexample_opens_on_the_page_with_the_cells_that_differ(api_client):
+    """The report's config is a trace request: the page traces the case as the layer and
+    marks the cells of y where the file's output differs."""
+    _, report = graded(LAYERS / "transposed_not_rotated.py")
+    counterexample = report["outputs"]["out"]["counterexample"]
+    response = api_client.post("/api/trace", json=counterexample["config"])
+    assert response.status_code == 200, response.text[:300]
+    comparison = response.json()["comparison"]["y"]
+    assert comparison["kind"] == "wrong values" and comparison["differing_flat"], comparison
 
 
 def test_the_output_padding_mistake_is_told_with_the_size_rule_in_numbers():
@@ -273,7 +288,8 @@ def test_the_command_line_grades_a_transposed_file_with_convention_torch():
         "convscope check transposed_stride_wrong_side.py (torch-transposed convention: ConvTranspose2d)"
     )
     assert "likely mistake: stride_not_applied: Stamps placed at i instead of i·stride" in text
-    assert "output_padding = " in text and "see it step by step" not in text
+    assert "output_padding = " in text
+    assert "see it step by step: run `convscope serve` and open http://127.0.0.1:8000/#s=0&c=" in text
     assert "result: 3 of 4 outputs fail (out, dx, dw) (exit 1)" in text
     assert "Traceback" not in text + done.stderr
 
@@ -288,7 +304,9 @@ def test_the_command_line_passes_a_correct_conv1d_and_says_why_it_writes_no_less
         "check", "transposed_not_rotated.py", "--convention", "torch", "--lesson", str(tmp_path / "x.html")
     )
     assert lesson.returncode == 2 and not (tmp_path / "x.html").exists()
-    assert "--lesson: the page and the traces know Conv2d only, not ConvTranspose2d" in lesson.stderr
+    assert (
+        "--lesson: lesson files and the traces of your code are Conv2d's only, not ConvTranspose2d's" in lesson.stderr
+    )
     assert "Traceback" not in lesson.stderr
 
 
@@ -331,7 +349,9 @@ def test_a_class_of_layers_is_counted_by_layer_and_mistake(tmp_path):
     text = class_text(summary, "torch")
     assert text.startswith("convscope check: 5 submissions (torch convention, 4 ConvTranspose2d, 1 Conv1d): 2 pass")
     page = class_html(summary, submissions, reports, "torch")
-    assert "<code>stride_not_applied</code>: Stamps placed" in page and "href='None'" not in page
+    # each named mistake links to its counterexample on the page, which traces the layer
+    assert "<code>stride_not_applied</code></a>: Stamps placed" in page and "href='None'" not in page
+    assert "<a href='http://127.0.0.1:8000/#s=0&amp;c=" in page
 
 
 def test_the_docs_example_runs(capsys):

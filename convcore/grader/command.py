@@ -193,14 +193,17 @@ def write_code_trace(
 
 
 def _not_on_the_page(report: Any) -> str | None:
-    """Why the report's layer has no lesson file or trace (None when it has): the page
-    and the trace engine know Conv2d only."""
+    """Why the report's layer has no lesson file or trace (None when it has): the lesson
+    files and the traces of your code are Conv2d's."""
     from ..mistakes import CONVENTIONS
 
     convention = CONVENTIONS.get(report.data.get("convention"))
     if convention is None or convention.on_the_page:
         return None
-    return f"the page and the traces know Conv2d only, not {convention.layer} ({convention.name} convention) yet"
+    return (
+        f"lesson files and the traces of your code are Conv2d's only, not {convention.layer}'s "
+        f"({convention.name} convention) yet"
+    )
 
 
 def run_trace(args: argparse.Namespace, write_trace: WriteTrace) -> int:

@@ -4,8 +4,9 @@ readings: text for a terminal or a notebook, JSON, and Gradescope's ``results.js
 Per output (out, dx, dw, db): "pass", or "fail" with the smallest counterexample (its
 parameters and inputs in the convention's terms), the expected and received tensors,
 the differing cells, the likely catalogued mistakes, and a link that opens the page on
-the counterexample with the received tensor to compare (where the page knows the layer:
-a ConvTranspose2d's or a Conv1d's counterexample has ``page`` and ``config`` None). A
+the counterexample with the received tensor to compare (where the page traces the layer:
+a Conv1d's counterexample, and a ConvTranspose2d's whose output_padding is not below the
+stride, has ``page`` and ``config`` None). A
 report with ``error`` set could not grade at all (exit code 2).
 """
 
@@ -71,14 +72,15 @@ def counterexample_data(convention: str, case: Case, output: str, got: Any, page
     else:
         comparison = compare_tensor(output, expected, got)
         data.update(kind=comparison.kind, got=_plain(got), comparison=_plain(comparison.to_dict()))
-    if not conv.on_the_page:  # (the page does not trace this layer yet: no link, no lesson file)
+    config = conv.page_config(case)
+    if config is None:  # (the page does not trace this layer or this case: no link, no lesson file)
         data.update(config=None, page=None)
         return data
-    config = case.trace_config(conv.layout)
+    traced = conv.traced_names.get(output, output)  # (the trace's name of the output: a transposed y)
     if not isinstance(got, Failure):
-        config["compare"] = {output: _plain(got)}
+        config["compare"] = {traced: _plain(got)}
     elif got.kind == "returned None":  # (the page says so: "dx is None")
-        config["compare"] = {output: None}
+        config["compare"] = {traced: None}
     data["config"] = _plain(config)  # (the trace config of the case: a lesson file is made from it)
     data["page"] = page_url(config, page)
     return data

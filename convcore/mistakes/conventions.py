@@ -137,9 +137,18 @@ class Convention:
     layer = "Conv2d"  # the layer its code computes, as PyTorch names it
     case_type: type = Case  # the cases it is graded on (``layer_cases`` for the other layers)
     functions: tuple[str, ...] = ()  # the forward's and the backward's names, where they are functions
-    # whether the page, the trace engine and the mistakes lab know its layer (Conv2d's
-    # plain loops): its counterexamples link to the page, its mistakes are lessons
+    # whether the mistakes lab, the lesson files and the traces of your code know its
+    # layer (Conv2d's plain loops): its mistakes are lessons; its counterexamples link to
+    # the page where ``page_config`` gives a trace config
     on_the_page = True
+    # the trace's tensor of each graded output, where it has another name (a transposed
+    # layer's out is its y): what a counterexample's page compares
+    traced_names: dict[str, str] = {}
+
+    def page_config(self, case: Any) -> dict[str, Any] | None:
+        """The trace config that shows ``case`` on the page (its tensors in this
+        convention's layout), or None where the page does not trace the layer."""
+        return case.trace_config(self.layout) if self.on_the_page else None
 
     def graded(self, subject: Subject) -> tuple[str, ...]:
         """The outputs ``subject`` produces: out from a forward, dx, dw, db from a backward."""

@@ -128,6 +128,16 @@ class TransposedCase(_LayerCase):
             self.groups,
         )
 
+    def trace_config(self) -> dict[str, Any] | None:
+        """The config of ``convcore.trace`` (and of the page) for this case: the layer
+        ``conv_transpose2d``, its tensors as nested lists; None when its output_padding
+        is not below the stride (the trace does not take it; the core computes it)."""
+        if any(op >= s for op, s in zip(self.output_padding, self.stride)):
+            return None
+        x, w, b, dout = self.arrays
+        config = {"layer": "conv_transpose2d", "x": x.tolist(), "w": w.tolist(), "b": b.tolist(), "dout": dout.tolist()}
+        return config | {k: list(v) if isinstance(v, tuple) else v for k, v in self.keywords().items()}
+
     def keywords(self) -> dict[str, Any]:
         """The keyword arguments of ``conv_transpose2d_forward`` / ``_backward``."""
         return {

@@ -12,8 +12,9 @@
 
 ``--convention torch`` is the family: a file is graded in the convention of the
 functions it defines (``torch_layer_of``), so that ``convscope check f.py --convention
-torch`` grades a ConvTranspose2d or a Conv1d as it grades a Conv2d. The page and the
-mistakes lab do not trace these layers yet (``on_the_page`` is False).
+torch`` grades a ConvTranspose2d or a Conv1d as it grades a Conv2d. The mistakes lab,
+the lesson files and the traces of your code are Conv2d's (``on_the_page`` is False);
+the page traces a ConvTranspose2d's counterexample (``page_config``), not a Conv1d's.
 """
 
 from __future__ import annotations
@@ -35,7 +36,13 @@ class TorchTransposed(NamedFunctions):
     functions = ("conv_transpose2d_forward", "conv_transpose2d_backward")
     knobs = TransposedCase.KNOBS
     backward_takes_bias = True
-    on_the_page = False
+    on_the_page = False  # (the lab and the code trace: Conv2d's; the page traces its cases)
+    traced_names = {"out": "y"}
+
+    def page_config(self, case: TransposedCase) -> dict[str, Any] | None:
+        """The trace of the case with ``"layer": "conv_transpose2d"`` (none when its
+        output_padding is not below the stride)."""
+        return case.trace_config()
 
     def keywords(self, case: TransposedCase) -> dict[str, Any]:
         return {

@@ -208,12 +208,12 @@ class TraceConfig(ConvRequest):
                         {"type": "null", "description": "Nothing was returned for it."},
                     ]
                 }
-                for name in ("out", "dx", "dw", "db")
+                for name in ("out", "y", "dx", "dw", "db")
             },
         },
-        "Your own result tensors (out, dx, dw, db), in the request's layout, to compare with the "
-        "trace's: the document's `comparison` says per tensor which cells differ, with the expected "
-        "and your value, or that its shape is not the trace's, or that it is None.",
+        "Your own result tensors (out, dx, dw, db; a conv_transpose2d's output is y), in the request's "
+        "layout, to compare with the trace's: the document's `comparison` says per tensor which cells "
+        "differ, with the expected and your value, or that its shape is not the trace's, or that it is None.",
     ) = None
 
     mistake: _doc(

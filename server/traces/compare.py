@@ -18,9 +18,10 @@ from convcore.tensor_input import to_array
 
 from ..http.errors import ApiError
 
-__all__ = ["COMPARABLE", "comparison"]
+__all__ = ["COMPARABLE", "TRANSPOSED_COMPARABLE", "comparison"]
 
 COMPARABLE = ("out", "dx", "dw", "db")
+TRANSPOSED_COMPARABLE = ("y", "dx", "dw", "db")  # a transposed layer's: its output is y
 
 
 def _refuse(loc: list[str], msg: str) -> ApiError:
@@ -41,10 +42,11 @@ def comparison(header: Mapping[str, Any], student: Any) -> dict[str, Any]:
     if not isinstance(student, Mapping):
         raise _refuse([], f'compare must be an object like {{"dx": [...]}}, got a {type(student).__name__}')
     tensors = header["tensors"]
+    comparable = TRANSPOSED_COMPARABLE if header["spec"].get("layer") == "conv_transpose2d" else COMPARABLE
     expected = {}
     for name in student:
-        if name not in COMPARABLE:
-            raise _refuse([str(name)[:40]], f"compare can hold {', '.join(COMPARABLE)}; got {str(name)[:40]!r}")
+        if name not in comparable:
+            raise _refuse([str(name)[:40]], f"compare can hold {', '.join(comparable)}; got {str(name)[:40]!r}")
         if name not in tensors:
             why = "the layer has no bias (send b)" if name == "db" else "its phases do not compute it"
             raise _refuse([name], f"{name} is not in this trace: {why}")
