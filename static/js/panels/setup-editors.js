@@ -170,6 +170,11 @@ export class SetupEditors {
     }
   }
 
+  /** What was typed into each tensor editor ({name: {shape, data}}): a resize keeps it. */
+  _typed() {
+    return Object.fromEntries(Object.entries(this.tensors).map(([n, ed]) => [n, ed.typed]).filter(([, m]) => m));
+  }
+
   _showPadFields(mode) {
     const names = this.padNames[mode] ?? [];
     for (const label of this.form.querySelectorAll(".pad-v")) {
@@ -223,7 +228,7 @@ export class SetupEditors {
     if (name === "layer") {
       const v = this._wholes(DIMS);
       if (!v) return;
-      const typed = Object.fromEntries(Object.entries(this.tensors).map(([n, ed]) => [n, ed.typed]).filter(([, m]) => m));
+      const typed = this._typed();
       const res = withLayer(config, t.value, v, typed);
       config = res.config;
       if (res.notes.length) this.note(res.notes.join(" "));
@@ -236,7 +241,7 @@ export class SetupEditors {
     } else if ([...DIMS, "layout"].includes(name)) {
       const v = this._wholes(DIMS);
       if (!v) return;
-      const typed = Object.fromEntries(Object.entries(this.tensors).map(([n, ed]) => [n, ed.typed]).filter(([, m]) => m));
+      const typed = this._typed();
       const res = withDims(config, v, { layout: f.layout.value, groups: v.groups, typed });
       config = res.config;
       if (res.notes.length) this.note(res.notes.join(" "));
