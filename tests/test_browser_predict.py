@@ -322,9 +322,11 @@ def class_question_round(browser, base_url: str, scripted: int = 28) -> None:
             )
             assert r.status_code == 201, r.text
     total = len(sent)
-    wait_until(
-        teacher, f"document.getElementById('ask-count').textContent.startsWith('{total} answered (2 following)')", 10
-    )
+    count = "document.getElementById('ask-count').textContent"
+    wait_until(teacher, f"{count}.startsWith('{total} answered')", 10)
+    # (the two pages' event streams may be reconnecting for a moment on a loaded machine:
+    # the count of who follows comes back with them)
+    wait_until(teacher, f"{count}.startsWith('{total} answered (2 following)')", 30)
     # nothing shows before the reveal; → reveals the answers on the teacher's screen
     assert teacher.evaluate("document.querySelectorAll('#ask-tally li').length") == 0
     teacher.keyboard.press("ArrowRight")
