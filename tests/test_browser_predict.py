@@ -19,9 +19,11 @@ from pathlib import Path
 
 import httpx
 import pytest
+from live_server import ONE_ADDRESS_CROWD
 from test_browser_helpers import (
     TEACHER_TOKEN,
     lesson_path,
+    live_server,
     require_chromium,
     server_document,
     wait_complete,
@@ -34,6 +36,17 @@ from convscope.traces.presets import PRESETS
 pytestmark = pytest.mark.browser
 
 require_chromium()
+
+
+@pytest.fixture(scope="module")
+def base_url():
+    """This module's server: a class here is one address (every page, the teacher's and
+    the students', and the scripted answers come from 127.0.0.1, as they never do in a
+    room), so the per-address shares are raised; tests/test_server_fair.py holds them.
+    (With the defaults, a loaded run refused a student's stream with a 429.)"""
+    with live_server(**ONE_ADDRESS_CROWD) as url:
+        yield url
+
 
 CS231N = PRESETS["cs231n"].config
 ASKED = "!document.getElementById('ask').hidden && !document.getElementById('ask-form').hidden"
@@ -325,7 +338,7 @@ def class_question_round(browser, base_url: str, scripted: int = 28) -> None:
     count = "document.getElementById('ask-count').textContent"
     wait_until(teacher, f"{count}.startsWith('{total} answered')", 10)
     # (the two pages' event streams may be reconnecting for a moment on a loaded machine:
-    # the count of who follows comes back with them)
+    # the count of who follows comes back with them; see also this module's base_url)
     wait_until(teacher, f"{count}.startsWith('{total} answered (2 following)')", 30)
     # nothing shows before the reveal; → reveals the answers on the teacher's screen
     assert teacher.evaluate("document.querySelectorAll('#ask-tally li').length") == 0
