@@ -231,23 +231,28 @@ def activation_grad_phase(rc) -> Phase:
     return Phase("activation grad", n * f * ho, _activation_grad_events, "nfi")
 
 
-def _db_events(ctx: TraceContext) -> Iterator[Event]:
-    """One event per filter: db[f] = Σ dz[:, f] over images and positions."""
-    n_, f_, ho, wo = ctx.spec.out_shape
+def _db_events(ctx: TraceContext, source: str = "dz", letter: str = "f") -> Iterator[Event]:
+    """One event per channel of ``source`` (engine name): db[f] = Σ dz[:, f] over images
+    and positions (a transposed layer's db[c] = Σ dy[:, c]); loop letter ``letter``."""
+    n_, f_, ho, wo = ctx.ref[source].shape
     db = ctx.ref["db"]
     for f in range(f_):
         start, stop = (0, f, 0, 0), (n_, f + 1, ho, wo)
         value = float(db[f])
         yield make_event(
             "db",
-            {"f": f},
-            [ctx.box("dz", start, stop)],
+            {letter: f},
+            [ctx.box(source, start, stop)],
             [ctx.write_cell("db", (f,), value)],
-            f"db[{f}] = Σ {ctx.text('dz', start, stop)} = {fmt.number(value)}",
+            f"db[{f}] = Σ {ctx.text(source, start, stop)} = {fmt.number(value)}",
         )
 
 
-def db_phase(rc) -> Phase:
+def db_phase(rc, source: str = "dz", letter: str = "f") -> Phase:
     """Phase "db" as every view's window granularity shows it: F events, one per
-    filter, each the sum of that filter's dz."""
-    return Phase("db", rc.spec.F, _db_events, "f")
+    filter, each the sum of that filter's dz; ``source`` "x" sums the Conv2d's input
+    instead, C events (a transposed layer's dy, whose channels are its output's: ``c``)."""
+    count = rc.spec.F if source == "dz" else rc.spec.C
+    if source == "dz" and letter == "f":
+        return Phase("db", count, _db_events, "f")
+    return Phase("db", count, lambda ctx: _db_events(ctx, source, letter), letter)

@@ -51,7 +51,7 @@ from .drawing import tensor_drawing
 from .events import TraceContext
 from .forward_window import forward_window
 from .model import Event, make_event
-from .phases import crop_phase, pad_phase
+from .phases import crop_phase, db_phase, pad_phase
 from .transposed import dilated_gradient, gather_phases, rotated_kernel
 from .views import Phase
 
@@ -193,22 +193,6 @@ def _bias_events(ctx: TraceContext) -> Iterator[Event]:
                 )
 
 
-def _db_events(ctx: TraceContext) -> Iterator[Event]:
-    """Phase "db": per output channel c, db[c] = Σ dy[:, c] (images, rows, columns)."""
-    n_, c_, h_, w_ = ctx.spec.x_shape
-    db = ctx.ref["db"]
-    for c in range(c_):
-        start, stop = (0, c, 0, 0), (n_, c + 1, h_, w_)
-        value = float(db[c])
-        yield make_event(
-            "db",
-            {"c": c},
-            [ctx.box("x", start, stop)],
-            [ctx.write_cell("db", (c,), value)],
-            f"db[{c}] = Σ {ctx.text('x', start, stop)} = {fmt.number(value)}",
-        )
-
-
 SIZE_RULE = "(H−1)·stride − 2·padding + dilation·(KH−1) + output_padding + 1"
 
 
@@ -252,7 +236,7 @@ def transposed_phases(rc: Any) -> list[Phase]:
         if padded:
             phases.append(pad_phase(rc, note="; the cropped border's gradient is 0: dy framed by zeros"))
         if rc.b is not None:
-            phases.append(Phase("db", c_out, _db_events, "c"))
+            phases.append(db_phase(rc, source="x", letter="c"))  # db[c] = Σ dy[:, c]
         phases.append(Phase("dw", inputs, lambda ctx: backward_window(ctx, "dw", rc.loop_order, writes=DW_ONLY)))
         phases.append(Phase("dx", inputs, lambda ctx: forward_window(ctx, phase="dx", with_bias=False)))
     return phases
