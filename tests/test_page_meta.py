@@ -75,14 +75,18 @@ def test_every_published_option_is_accepted_by_the_trace_api(client, meta):
                 bodies.append(body)
     for p in meta["choices"]["phases"]:
         bodies.append({**small, "phases": p["name"]})
-    for layout in meta["choices"]["layout"]:
-        nhwc = layout["name"] == "NHWC"
-        bodies.append(
-            {"layout": layout["name"], "x": {"fill": "ones", "shape": [1, 4, 4, 1] if nhwc else [1, 1, 4, 4]}}
-        )
-    values = {"int": 1, "pair": [1, 0], "four": [1, 0, 0, 1], "same": "same", "valid": "valid"}
+    shapes = {"NCHW": [1, 1, 4, 4], "NHWC": [1, 4, 4, 1], "NCL": [1, 1, 4], "NLC": [1, 4, 1]}
+    published = {layout["name"] for layout in meta["choices"]["layout"]}
+    assert {name for names in meta["layer_layouts"].values() for name in names} == published
+    for layer, layouts in meta["layer_layouts"].items():
+        assert layer in {c["name"] for c in meta["choices"]["layer"]}
+        for layout in layouts:
+            bodies.append({"layer": layer, "layout": layout, "x": {"fill": "ones", "shape": shapes[layout]}})
+    values = {"int": 1, "pair": [1, 0], "four": [1, 0, 0, 1], "same": "same", "valid": "valid", "causal": "causal"}
     for form in meta["padding_forms"]:
         bodies.append({**small, "padding": values[form["name"]]})
+    for form in meta["sequence_padding_forms"]:
+        bodies.append({"layer": "conv1d", "padding": values[form["name"]]})
     for f in meta["fills"]:
         for name in ("x", "dout"):
             fill = {"fill": f["name"], **f["params"]}

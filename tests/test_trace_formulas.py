@@ -97,6 +97,37 @@ SETUPS = {
         "activation": "tanh",
         "dout": {"fill": "randint", "low": -2, "high": 2, "seed": 23},
     },
+    "conv1d-ncl-causal-dilated-relu": {
+        "layer": "conv1d",
+        "x": _randint([2, 2, 9], 24),
+        "w": _randint([3, 2, 3], 25),
+        "b": [1, 0, -1],
+        "padding": "causal",
+        "dilation": 2,
+        "activation": "relu",
+        "dout": {"fill": "randint", "low": -2, "high": 2, "seed": 26},
+    },
+    "conv1d-nlc-reflect-flip-groups-stride": {
+        "layer": "conv1d",
+        "layout": "NLC",
+        "x": _randint([1, 8, 4], 27),
+        "w": _randint([3, 2, 2], 28),
+        "groups": 2,
+        "stride": 2,
+        "padding": [2, 1],
+        "padding_mode": "reflect",
+        "flip": True,
+        "activation": "tanh",
+        "dout": {"fill": "randint", "low": -2, "high": 2, "seed": 29},
+    },
+    "conv1d-im2col-same": {
+        "layer": "conv1d",
+        "view": "im2col",
+        "x": _randint([1, 1, 6], 30),
+        "w": _randint([2, 1, 4], 31),
+        "padding": "same",
+        "dout": {"fill": "randint", "low": -2, "high": 2, "seed": 32},
+    },
 }
 CASES = {**{f"lesson-{name}": p.config for name, p in PRESETS.items()}, **SETUPS}
 

@@ -5,13 +5,13 @@ is the key at fault and whose message names the allowed values and the numbers.
 
 | key           | values                                             | default            |
 |---------------|----------------------------------------------------|--------------------|
-| layer         | "conv2d" or "conv_transpose2d" (``transpose_layer``) | "conv2d"         |
+| layer         | "conv2d", "conv_transpose2d" (``transpose_layer``) or "conv1d" (``sequence_layer``) | "conv2d" |
 | x             | nested lists or a fill spec, (N,C,H,W) / NHWC      | 1×1×5×5 randint [−2, 2], seed 0 |
 | w             | nested lists or a fill spec, (F,C/g,KH,KW) / HWIO  | 1×1×3×3 randint [−1, 1], seed 1 |
 | b             | (F,) list, fill spec or null                       | null (no bias)     |
 | dout          | nested lists, fill spec or null (= ones); a fill spec may omit its shape (= the output's) | null |
-| layout        | "NCHW" or "NHWC" (then x is NHWC, w HWIO, dout NHWC) | "NCHW"           |
-| stride, padding, dilation, groups | as ``ConvSpec.create``         | 1, 0, 1, 1         |
+| layout        | "NCHW" or "NHWC" (then x is NHWC, w HWIO, dout NHWC); conv1d: "NCL" or "NLC" | "NCHW" ("NCL") |
+| stride, padding, dilation, groups | as ``ConvSpec.create`` (conv1d: ``conv1d_spec``, padding "causal" too) | 1, 0, 1, 1 |
 | output_padding | conv_transpose2d only: int or (h, w), below the stride | 0                |
 | padding_mode  | zeros, reflect, replicate, circular (PyTorch's)    | "zeros"            |
 | flip          | true: a convolution (the kernel rotated 180°)      | false              |
@@ -46,6 +46,15 @@ to the input is the layer's forward (``transpose_layer.conv_spec``), its
 transposed view (their gather) at window granularity, the identity activation and zero
 padding only; no listing.
 
+Layer ``conv1d`` traces PyTorch's Conv1d (``sequence_layer.py``): x (N, C, L), w
+(F, C/groups, K), dout (N, F, L_out) in layout "NCL" (the default for the layer), or
+(N, L, C), (K, C/groups, F), (N, L_out, F) in "NLC"; stride and dilation an int,
+padding an int, (left, right), "valid", "same" or "causal" (``convcore.conv1d``). Its
+``spec`` is the one-row Conv2d (N, C, 1, L) the engine computes; every view,
+granularity, activation, padding mode and the flip apply; no listing. Its loop letters
+are the view's without the row letters (``sequence_layer.ROW_LETTERS``): "nfj" for the
+direct view's windows.
+
 Copies. The pad and crop phases only copy numbers (x into the padded xp, dxp's interior
 into dx). With ``copies="one"`` each is one step that writes the whole copy; with
 ``"each"`` one step per row of each input slice (N·C·H steps), for a lesson about
@@ -71,15 +80,17 @@ from typing import Any
 import numpy as np
 
 from ..activations import ACTIVATIONS, Activation, get_activation
+from ..conv1d import conv1d_spec
 from ..functional import check_flip
-from ..layout import hwio_to_oihw, nhwc_to_nchw
 from ..messages import shorten
 from ..padding_modes import PADDING_MODES, check_mode_fits
 from ..spec import ConvSpec, ConvSpecError
 from ..tensor_input import to_array
 from ..transpose_spec import TransposeSpec
+from .axes import SEQUENCE_LAYOUTS, kind_of, to_internal
 from .code import CODE_CHOICES, CODE_TITLES, resolve_code
-from .transpose_layer import LAYER_TITLES, LAYERS, conv_spec, transposed_settings_error
+from .sequence_layer import SEQUENCE_AXES_WORDS, SEQUENCE_DEFAULT_SHAPES, engine_loop_order, sequence_letters
+from .transpose_layer import conv_spec, transposed_settings_error
 from .views import View, get_view, view_names
 
 __all__ = [
@@ -95,6 +106,15 @@ __all__ = [
 
 class TraceConfigError(ConvSpecError):
     """An invalid trace config; ``.field`` is the config key at fault."""
+
+
+LAYERS = ("conv2d", "conv_transpose2d", "conv1d")
+LAYER_TITLES = {
+    "conv2d": "Conv2d",
+    "conv_transpose2d": "ConvTranspose2d (transposed convolution)",
+    "conv1d": "Conv1d (a sequence)",
+}
+IMAGE_LAYOUTS = ("NCHW", "NHWC")
 
 
 DEFAULT_X = {"fill": "randint", "shape": [1, 1, 5, 5], "low": -2, "high": 2, "seed": 0}
@@ -128,7 +148,7 @@ DEFAULTS: dict[str, Any] = {
 
 CHOICES = _CHOICES = {
     "layer": LAYERS,
-    "layout": ("NCHW", "NHWC"),
+    "layout": IMAGE_LAYOUTS + SEQUENCE_LAYOUTS,
     "padding_mode": PADDING_MODES,
     "granularity": ("window", "mac"),
     "backward": ("fused", "separate"),
@@ -140,7 +160,12 @@ CHOICES = _CHOICES = {
 # what each choice is called for people (a page's menus); the keys are _CHOICES's values
 CHOICE_TITLES: dict[str, dict[str, str]] = {
     "layer": LAYER_TITLES,
-    "layout": {"NCHW": "NCHW (x NCHW, w OIHW)", "NHWC": "NHWC (x NHWC, w HWIO)"},
+    "layout": {
+        "NCHW": "NCHW (x NCHW, w OIHW)",
+        "NHWC": "NHWC (x NHWC, w HWIO)",
+        "NCL": "NCL (x NCL, w FCK)",
+        "NLC": "NLC (x NLC, w KCF)",
+    },
     "padding_mode": {
         "zeros": "zeros",
         "reflect": "reflect (mirrored)",
@@ -194,9 +219,12 @@ class ResolvedConfig:
     layout, view, granularity, loop_order, dx_loop_order, backward, phases, copies : str
     padding_mode : str ("zeros", "reflect", "replicate", "circular")
     flip : bool (True: the kernel rotated 180°, a true convolution)
-    layer : "conv2d" or "conv_transpose2d"; for the latter ``transpose_spec`` is the
-        layer's geometry, ``spec`` the Conv2d its steps reuse, x (N, C_in, H, W),
-        w (C_in, C_out/groups, KH, KW), b (C_out,) and dout (N, C_out, H_out, W_out)
+    layer : "conv2d", "conv_transpose2d" or "conv1d"; for the second ``transpose_spec``
+        is the layer's geometry, ``spec`` the Conv2d its steps reuse, x (N, C_in, H, W),
+        w (C_in, C_out/groups, KH, KW), b (C_out,) and dout (N, C_out, H_out, W_out);
+        for the third ``spec`` is the one-row Conv2d, x (N, C, 1, L), w (F, C/g, 1, K)
+        and dout (N, F, 1, L_out), and ``layout`` "NCL" or "NLC"
+    causal : conv1d's padding "causal" (the left padding alone)
     activation : convcore.activations.Activation
     code : the convention of the listing beside the steps ("cs231n", "torch", "layer"),
         or None when there is none for the setting (``convcore.trace.code``)
@@ -222,10 +250,32 @@ class ResolvedConfig:
     flip: bool = False
     layer: str = "conv2d"
     transpose_spec: TransposeSpec | None = None
+    causal: bool = False
 
     @property
     def has_bias(self) -> bool:
         return self.b is not None
+
+    def header_settings(self, loop_order: str, dx_loop_order: str) -> dict[str, Any]:
+        """The trace's settings as the header's ``spec`` states them, after its layer's
+        geometry (the loop orders in the layer's letters); ``padding_mode`` and ``flip``
+        only when used, so that every trace without them is byte for byte what it was."""
+        return {
+            "bias": self.has_bias,
+            "dout": "given" if self.dout_given else "ones",
+            "activation": self.activation.name,
+            "activation_formula": self.activation.formula,
+            "activation_derivative": self.activation.derivative_formula,
+            "view": self.view,
+            "granularity": self.granularity,
+            "loop_order": loop_order,
+            "dx_loop_order": dx_loop_order,
+            "backward": self.backward,
+            "layout": self.layout,
+            "phases": self.phases,
+            **({"padding_mode": self.padding_mode} if self.padding_mode != "zeros" else {}),
+            **({"flip": True} if self.flip else {}),
+        }
 
     @property
     def view_impl(self) -> View:
@@ -246,6 +296,38 @@ def _choice(config: Mapping[str, Any], key: str, allowed: tuple[str, ...]) -> st
         value = DEFAULTS[key]
     if not isinstance(value, str) or value not in allowed:
         raise TraceConfigError(f"{key} must be one of {', '.join(repr(a) for a in allowed)}; got {shorten(value)}", key)
+    return value
+
+
+def _internal(arr: np.ndarray, name: str, layout: str) -> np.ndarray:
+    """Input ``name`` given in ``layout`` (its rank checked) as the engine's internal
+    4-D array (NCHW / OIHW; a sequence's one row restored), contiguous."""
+    perm = kind_of(name).perm(layout)
+    if not perm:
+        return arr
+    shape = [1] * 4
+    for axis, size in zip(perm, arr.shape):
+        shape[axis] = size
+    return np.ascontiguousarray(to_internal(arr, perm, shape))
+
+
+def _ncl(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """An internal one-row shape (N, C, 1, L) as a sequence's (N, C, L)."""
+    return (*shape[:2], *shape[3:])
+
+
+def _layout(config: Mapping[str, Any], layer: str) -> str:
+    """The layout: an image's (NCHW, NHWC) for the 2-D layers, a sequence's (NCL, NLC)
+    for conv1d, each defaulting to its first."""
+    allowed = SEQUENCE_LAYOUTS if layer == "conv1d" else IMAGE_LAYOUTS
+    value = config.get("layout")
+    if value is None:
+        return allowed[0]
+    if not isinstance(value, str) or value not in allowed:
+        raise TraceConfigError(
+            f"layout must be one of {', '.join(repr(a) for a in allowed)} for layer {layer!r}; got {shorten(value)}",
+            "layout",
+        )
     return value
 
 
@@ -276,8 +358,12 @@ def _tensor(
         value = DEFAULTS[key]
     if layout == "NHWC" and key in _NHWC_SHAPES and config.get(key) is None:
         value = dict(value, shape=_NHWC_SHAPES[key])
-    transposed = config.get("layer") == "conv_transpose2d"
-    words = _TRANSPOSED_AXES_WORDS.get(key, "(C_out,)") if transposed else _AXES_WORDS.get((key, layout), "(F,)")
+    if layout in SEQUENCE_LAYOUTS and key in ("x", "w") and config.get(key) is None:
+        value = dict(value, shape=SEQUENCE_DEFAULT_SHAPES[layout][key])
+    if config.get("layer") == "conv_transpose2d":
+        words = _TRANSPOSED_AXES_WORDS.get(key, "(C_out,)")
+    else:
+        words = {**_AXES_WORDS, **SEQUENCE_AXES_WORDS}.get((key, layout), "(F,)")
     try:
         return to_array(
             value,
@@ -322,7 +408,7 @@ def resolve_config(
         )
 
     layer = _choice(config, "layer", _CHOICES["layer"])
-    layout = _choice(config, "layout", _CHOICES["layout"])
+    layout = _layout(config, layer)
     padding_mode = _choice(config, "padding_mode", _CHOICES["padding_mode"])
     try:
         flip = check_flip(DEFAULTS["flip"] if config.get("flip") is None else config["flip"])
@@ -349,8 +435,15 @@ def resolve_config(
         )
     letters = view.loop_letters(granularity)
     where = f"the {view.name} view at {granularity} granularity"
-    loop_order = _loop_order(config, "loop_order", letters, where, letters)
-    dx_loop_order = _loop_order(config, "dx_loop_order", letters, where, loop_order)
+    if layer == "conv1d":  # a sequence's letters, no row loops (sequence_layer.py)
+        shown_letters = sequence_letters(letters)
+        where += " of a sequence"
+    else:
+        shown_letters = letters
+    loop_order = _loop_order(config, "loop_order", shown_letters, where, shown_letters)
+    dx_loop_order = _loop_order(config, "dx_loop_order", shown_letters, where, loop_order)
+    if layer == "conv1d":
+        loop_order, dx_loop_order = engine_loop_order(loop_order, letters), engine_loop_order(dx_loop_order, letters)
     if config.get("dx_loop_order") is not None and (view.name != "direct" or backward != "separate"):
         # only the direct view's separate dx phase has an order of its own; elsewhere the
         # setting would be silently ignored
@@ -376,13 +469,14 @@ def resolve_config(
     elif config.get("output_padding") is not None:
         raise TraceConfigError(
             "output_padding applies to layer 'conv_transpose2d' (it picks the output size of a transposed "
-            f"convolution); got {shorten(config['output_padding'])} with layer 'conv2d'",
+            f"convolution); got {shorten(config['output_padding'])} with layer {layer!r}",
             "output_padding",
         )
-    x = _tensor(config, "x", layout, max_elements, max_abs, 4)
-    w = _tensor(config, "w", layout, max_elements, max_abs, 4)
-    if layout == "NHWC":
-        x, w = nhwc_to_nchw(x, "x"), hwio_to_oihw(w, "w")
+    sequence = layer == "conv1d"
+    rank = 3 if sequence else 4
+    x = _tensor(config, "x", layout, max_elements, max_abs, rank)
+    w = _tensor(config, "w", layout, max_elements, max_abs, rank)
+    x, w = _internal(x, "x", layout), _internal(w, "w", layout)
     geometry = {
         k: DEFAULTS[k] if config.get(k) is None else config[k] for k in ("stride", "padding", "dilation", "groups")
     }
@@ -392,9 +486,11 @@ def resolve_config(
             op = 0 if config.get("output_padding") is None else config["output_padding"]
             transposed = TransposeSpec.create(x.shape, w.shape, output_padding=op, **geometry)
             spec = conv_spec(transposed)
+        elif sequence:  # (x, w: the one-row Conv2d the engine computes, its shapes in 1-D words)
+            spec = conv1d_spec(_ncl(x.shape), _ncl(w.shape), *geometry.values())
         else:
             spec = ConvSpec.create(x.shape, w.shape, *geometry.values())
-        check_mode_fits(padding_mode, spec.padding, spec.x_shape[2:])
+        check_mode_fits(padding_mode, spec.padding, spec.x_shape[2:], ("H", "L") if sequence else ("H", "W"))
     except ConvSpecError as exc:
         raise TraceConfigError(str(exc), exc.field) from exc
     if check_spec is not None:
@@ -408,10 +504,10 @@ def resolve_config(
         "dx_loop_order": dx_loop_order,
         "phases": phases,
     }
-    if padding_mode != "zeros" or flip or transposed is not None:
+    if padding_mode != "zeros" or flip or layer != "conv2d":
         if code != "auto":
-            if transposed is not None:
-                what = "layer 'conv_transpose2d': the listings are Conv2d's code"
+            if layer != "conv2d":
+                what = f"layer {layer!r}: the listings are Conv2d's code"
             elif padding_mode != "zeros":
                 what = f"padding_mode {padding_mode!r}: the listings pad with zeros"
             else:
@@ -436,21 +532,21 @@ def resolve_config(
     dout_given = config.get("dout") is not None
     out_shape = spec.out_shape if transposed is None else transposed.out_shape
     if dout_given:
-        expected = out_shape
-        if layout == "NHWC":
-            expected = (expected[0], expected[2], expected[3], expected[1])
+        perm = kind_of("dout").perm(layout)
+        expected = tuple(out_shape[p] for p in perm) if perm else out_shape
         value = config["dout"]
         if isinstance(value, Mapping) and "fill" in value and value.get("shape") is None:
             value = dict(value, shape=list(expected))  # a fill spec without shape: the output's
-        dout = _tensor(config, "dout", layout, max_elements, max_abs, 4, value)
+        dout = _tensor(config, "dout", layout, max_elements, max_abs, rank, value)
         if dout.shape != expected:
-            words = _AXES_WORDS[("dout", layout)] if transposed is None else _TRANSPOSED_AXES_WORDS["dout"]
+            words = {**_AXES_WORDS, **SEQUENCE_AXES_WORDS, **_TRANSPOSED_AXES_WORDS}.get(
+                ("dout", layout) if transposed is None else "dout"
+            )
             raise TraceConfigError(
                 f"dout has shape {dout.shape}, expected {expected}: the output's shape {words}",
                 "dout",
             )
-        if layout == "NHWC":
-            dout = nhwc_to_nchw(dout, "dout")
+        dout = _internal(dout, "dout", layout)
     else:
         dout = np.ones(out_shape)
 
@@ -470,6 +566,7 @@ def resolve_config(
         flip=flip,
         layer=layer,
         transpose_spec=transposed,
+        causal=sequence and isinstance(config.get("padding"), str) and config["padding"].lower() == "causal",
     )
 
 

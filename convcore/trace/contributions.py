@@ -142,10 +142,14 @@ def _writes_to(doc: Mapping[str, Any], name: str, cell: tuple[int, ...]) -> Iter
 def _cropped_from(doc: Mapping[str, Any], tensor: str, cell: tuple[int, ...]) -> tuple[int, ...]:
     """The cell a cell of ``tensor`` is cropped from (dx from dxp; a transposed layer's
     y from its stamps yp): h + top, w + left (by the axes' names; the spec's padding is
-    [top, bottom, left, right], or a transposed layer's [rows, columns] on each side)."""
+    [top, bottom, left, right], a transposed layer's [rows, columns] on each side, a
+    sequence's [left, right]: l + left)."""
     padding = doc["spec"]["padding"]
-    top, left = (padding[0], padding[2]) if len(padding) == 4 else (padding[0], padding[1])
-    shift = {"h": top, "w": left}
+    if doc["spec"].get("layer") == "conv1d":
+        shift = {"l": padding[0]}
+    else:
+        top, left = (padding[0], padding[2]) if len(padding) == 4 else (padding[0], padding[1])
+        shift = {"h": top, "w": left}
     return tuple(i + shift.get(axis, 0) for i, axis in zip(cell, doc["tensors"][tensor]["axes"]))
 
 

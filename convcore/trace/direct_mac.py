@@ -72,7 +72,7 @@ def _forward_mac(ctx: TraceContext) -> Iterator[Event]:
     z_name, z_names, z_starts, z_stops = z.name, z.names, z.starts, z.stops
     xp_flat, w_flat = ctx.ref["xp"].reshape(-1), ctx.ref["w"].reshape(-1)
     z_state = ctx.state["z"].reshape(-1)
-    one = ctx.ones(4)
+    one = ctx.unit("z")
     bias = ctx.ref.get("b")
     if bias is not None:
         bias_box = [ctx.box("b", (f,), (f + 1,)) for f in range(len(bias))]
@@ -125,7 +125,7 @@ def _fused_mac(ctx: TraceContext) -> Iterator[Event]:
     dw_state, dxp_state = ctx.state["dw"].reshape(-1), ctx.state["dxp"].reshape(-1)
     bias = ctx.rc.has_bias
     db_state = ctx.state["db"].reshape(-1) if bias else None
-    one, one1 = ctx.ones(4), ctx.ones(1)
+    one, one1 = ctx.unit("dxp"), ctx.ones(1)
     number = fmt.number
     for n_, f_, i_, j_, c_, k_, l_, xi_, wi_, zi_, first_ in _mac_chunks(ctx.spec, ctx.rc.loop_order):
         g = dz_flat[zi_]
@@ -179,7 +179,7 @@ def _one_product_mac(ctx: TraceContext, phase: str, order: str, source: str, tar
     src_flat, dz_flat = ctx.ref[source].reshape(-1), ctx.ref["dz"].reshape(-1)
     state = ctx.state[target].reshape(-1)
     from_xp = source == "xp"
-    one = ctx.ones(4)
+    one = ctx.unit("z")
     for n_, f_, i_, j_, c_, k_, l_, xi_, wi_, zi_, _ in _mac_chunks(ctx.spec, order):
         src_cells, tgt_cells = (xi_, wi_) if from_xp else (wi_, xi_)
         delta = src_flat[src_cells] * dz_flat[zi_]

@@ -69,7 +69,7 @@ def backward_window(
         dw_stop = [box["stop"] for box in fields.dw_box]
         dw_said = [f"{t} += " for t in fields.dw_text]  # "dw[f] += "
     db_start, db_stop = [[f] for f in range(fields.F)], [[f + 1] for f in range(fields.F)]
-    one1, one4 = ctx.ones(1), ctx.ones(4)
+    one1, one4 = ctx.ones(1), ctx.unit("w")  # (w and dw: one kind)
     cut = len(fields.name)  # a window's text past its tensor's name: the slices, for dxp's
     for chunk in fields.chunks(order):
         count = len(chunk.z_cells)

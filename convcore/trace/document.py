@@ -46,7 +46,7 @@ import numpy as np
 from ..functional import rotate_kernel
 from ..layer import layer_results
 from .aliases import copies_padding, has_padding, is_identity, trace_aliases, trace_renames
-from .axes import kind_of
+from .axes import in_layout, kind_of
 from .code import TraceCode
 from .config import ResolvedConfig, resolve_config
 from .drawing import tensor_drawing
@@ -57,6 +57,13 @@ from .loops import loop_names
 from .model import Event, event_lines, stream_line
 from .padding_phases import fold_phase, mode_pad_phase
 from .phases import activation_grad_phase, activation_phase, crop_phase, pad_phase
+from .sequence_layer import (
+    sequence_events,
+    sequence_formulas,
+    sequence_loop_words,
+    sequence_spec,
+    sequence_torch_setup,
+)
 from .transpose_layer import (
     LOOP_WORDS,
     tensor_facts,
@@ -146,8 +153,7 @@ def _reference(rc: ResolvedConfig) -> tuple[dict[str, np.ndarray], dict[str, str
 
 
 def _external(name: str, arr: np.ndarray, layout: str) -> np.ndarray:
-    perm = kind_of(name).perm(layout)
-    return arr.transpose(perm) if perm else arr
+    return in_layout(arr, kind_of(name).perm(layout))
 
 
 def _spec_dict(rc: ResolvedConfig) -> dict[str, Any]:
@@ -169,22 +175,7 @@ def _spec_dict(rc: ResolvedConfig) -> dict[str, Any]:
         "groups": spec.groups,
         "kernel_extent": list(spec.kernel_extent),
         "reached_hw": list(spec.reached_hw),
-        "bias": rc.has_bias,
-        "dout": "given" if rc.dout_given else "ones",
-        "activation": rc.activation.name,
-        "activation_formula": rc.activation.formula,
-        "activation_derivative": rc.activation.derivative_formula,
-        "view": rc.view,
-        "granularity": rc.granularity,
-        "loop_order": rc.loop_order,
-        "dx_loop_order": rc.dx_loop_order,
-        "backward": rc.backward,
-        "layout": rc.layout,
-        "phases": rc.phases,
-        # (only when the layer uses them, so that every Conv2d trace with zero padding
-        # and cross-correlation is byte for byte what it was before they existed)
-        **({"padding_mode": rc.padding_mode} if rc.padding_mode != "zeros" else {}),
-        **({"flip": True} if rc.flip else {}),
+        **rc.header_settings(rc.loop_order, rc.dx_loop_order),
     }
 
 
@@ -216,8 +207,11 @@ def _header(
     if "y" in tensors and "yp" in tensors and "b" not in tensors:  # (a transposed layer's output:
         tensors["y"]["cropped_from"] = "yp"  # its stamps cropped; with a bias more than that)
     inputs = {name for name, t in tensors.items() if t["role"] == "input"}
+    sequence = rc.layer == "conv1d"
     if transposed:
         formulas = transposed_formulas(rc, set(tensors) - inputs)
+    elif sequence:
+        formulas = sequence_formulas(rc, set(tensors), inputs, aliases, renames)
     else:
         formulas = tensor_formulas(
             rc.spec, rc.layout, rc.activation.name, set(tensors), inputs, aliases, rc.padding_mode, rc.flip
@@ -235,9 +229,11 @@ def _header(
     else:
         names = loop_names(letters, groups=rc.spec.groups, padded=has_padding(rc))
         setup = torch_setup(rc.spec, rc.layout, rc.activation.name, "b" in tensors, rc.padding_mode, rc.flip)
+    if sequence:
+        names, setup = sequence_loop_words(names), sequence_torch_setup(rc)
     return {
         "schema": SCHEMA,
-        "spec": transposed_spec(rc) if transposed else _spec_dict(rc),
+        "spec": transposed_spec(rc) if transposed else sequence_spec(rc) if sequence else _spec_dict(rc),
         "tensors": tensors,
         "aliases": {} if transposed else aliases,
         "loop_names": names,
@@ -269,7 +265,8 @@ def _phase_events(
     ctx = _context(rc, ref, roles, arrays)
     code = TraceCode(rc, ref, trace_aliases(rc))
     for phase in plan:
-        yield code.annotate(phase.events(ctx))
+        events = code.annotate(phase.events(ctx))
+        yield sequence_events(events) if rc.layer == "conv1d" else events
         ctx.release_cells()
 
 

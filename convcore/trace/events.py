@@ -35,7 +35,7 @@ import numpy as np
 
 from . import format as fmt
 from .aliases import trace_names
-from .axes import kind_of
+from .axes import full_permutation, in_layout, kind_of
 from .model import Box, Write, make_box, make_boxes, make_write
 
 __all__ = ["CellIndex", "CellTable", "SHARED_INDEX_LIMIT", "TraceContext", "running_rows", "running_sums"]
@@ -130,7 +130,7 @@ class TraceContext:
         self.shape = {
             name: [arr.shape[p] for p in self.perm[name]] if self.perm[name] else list(arr.shape)
             for name, arr in reference.items()
-        }
+        }  # (a sequence layout's perm leaves the one-cell row axis out: three axes)
         self.state = {name: np.zeros_like(reference[name]) for name in written}
         self._cells: dict[str, CellTable] = {}
         self._index: dict[tuple, CellIndex] = {}
@@ -153,6 +153,10 @@ class TraceContext:
             one = self._ones[ndim] = [1] * ndim
         return one
 
+    def unit(self, name: str) -> list[int]:
+        """The all-1 step of a Box of ``name``, one per axis the trace shows."""
+        return self.ones(len(self.shape[name]))
+
     def order(self, name: str, index: Sequence[int]) -> list[int]:
         """An internal-order index list (start, stop, step, a cell) of ``name`` in the
         trace's axis order."""
@@ -172,17 +176,16 @@ class TraceContext:
         p = self.perm[name]
         if not p:
             return None
-        return np.arange(int(np.prod(shape))).reshape(shape).transpose(p).ravel()
+        return np.arange(int(np.prod(shape))).reshape(shape).transpose(full_permutation(p, len(shape))).ravel()
 
     def cell_list(self, name: str, block: np.ndarray) -> list[float]:
         """A block of ``name``'s cells (internal order, a Box's shape) as the row-major
         list of its values in the trace's order."""
-        p = self.perm[name]
-        return (block.transpose(p) if p else block).ravel().tolist()
+        return in_layout(block, self.perm[name]).ravel().tolist()
 
     def box(self, name: str, start: Sequence[int], stop: Sequence[int], step: Sequence[int] | None = None) -> Box:
         """The Box of ``name`` from internal-order start/stop/step (step None: all 1)."""
-        step = self.order(name, step) if step is not None else self.ones(len(start))
+        step = self.order(name, step) if step is not None else self.unit(name)
         return make_box(self.name(name), self.order(name, start), self.order(name, stop), step)
 
     def text(self, name: str, start: Sequence[int], stop: Sequence[int], step: Sequence[int] | None = None) -> str:
@@ -192,7 +195,7 @@ class TraceContext:
     def slices(self, name: str, start: Sequence[int], stop: Sequence[int], step: Sequence[int] | None = None) -> str:
         """The bracket part of ``text`` (``[0,0:3,0:3,4:7]``, "" for the whole tensor).
         Phases that print several same-shaped tensors over one Box compute it once."""
-        step = self.order(name, step) if step is not None else self.ones(len(start))
+        step = self.order(name, step) if step is not None else self.unit(name)
         return fmt.box_slices(self.order(name, start), self.order(name, stop), step, self.shape[name])
 
     def cell_text(self, name: str, index: Sequence[int]) -> str:
@@ -232,7 +235,7 @@ class TraceContext:
         index = tuple(index)
         value = float(arr[index]) + delta
         arr[index] = value
-        one = self.ones(len(index))
+        one = self.unit(name)
         return make_write(
             self.name(name), self.order(name, index), self.order(name, [i + 1 for i in index]), one, [delta], [value]
         )

@@ -138,13 +138,14 @@ def row_slices(
     stops: Sequence[Sequence[int]],
     step: Sequence[int],
     shape: Sequence[int],
-    axis: int,
+    axis: int | None,
 ) -> list[str]:
     """``box_slices`` of Boxes that differ only in their one index on ``axis`` (the rows
     of a slice), formatted from one template: that axis is one cell wide and, unless the
     tensor has a single cell on it, never a whole axis, so it always prints, as its
-    index, and the other axes print alike for every Box."""
-    if not starts or shape[axis] == 1:
+    index, and the other axes print alike for every Box (``axis`` None: the Boxes'
+    tensor shows no row axis, a sequence's)."""
+    if not starts or axis is None or shape[axis] == 1:
         return [box_slices(a, b, step, shape) for a, b in zip(starts, stops)]
     parts = box_slices(starts[0], stops[0], step, shape)[1:-1].split(",")
     parts[axis] = "%d"

@@ -26,7 +26,7 @@ from .aliases import FLIP_RENAMES
 from .axes import kind_of
 from .padding_phases import source_rows_and_columns
 
-__all__ = ["tensor_formulas", "torch_setup"]
+__all__ = ["TORCH_ACTIVATIONS", "formula_facts", "tensor_formulas", "torch_setup"]
 
 # each activation as PyTorch writes it ("{}": its argument)
 TORCH_ACTIVATIONS = {
@@ -156,13 +156,22 @@ def tensor_formulas(
     if flip:
         formulas["w"] = f"{_ref('wf', layout, kernel)} = {_ref('w', layout, turned)}"
         formulas["dw_given"] = f"{_ref('dw', layout, kernel)} = {_ref('dwf', layout, turned)}"
+    return formula_facts(formulas, names - inputs, aliases, engine_names, layout)
+
+
+def formula_facts(
+    formulas: dict[str, str], names: set[str], aliases: dict[str, str], engine_names: dict[str, str], layout: str
+) -> dict[str, dict[str, str]]:
+    """{tensor: {"formula", "torch"}} for the header's tensors ``names`` from the
+    engine's ``formulas`` (by engine name): a tensor standing for an engine tensor (dx
+    for dxp without padding) takes its formula; ``engine_names``: {engine name: the
+    header's name} (the aliases and renames)."""
     grad = {"dz": "z", "db": "b", "dw": "w", "dwf": "wf", "dxp": "xp", "dx": "x"}
     out: dict[str, dict[str, str]] = {}
-    for name in sorted(names - inputs):
+    for name in sorted(names):
         engine = next((e for e, a in engine_names.items() if a == name and e in formulas), name)
         if name not in formulas and engine == name:
             continue
-        # a tensor standing for an engine tensor (dx for dxp without padding) has its formula
         formula = formulas[engine] if engine != name else formulas[name]
         if engine in aliases:
             formula = formula.replace(f"{engine}[", f"{name}[", 1)

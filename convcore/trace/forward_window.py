@@ -56,7 +56,7 @@ def forward_window(ctx: TraceContext, phase: str = "forward", with_bias: bool = 
         w_factors = (
             fields.lists("w", np.vectorize(fmt.factor, otypes=[object])(filter_rows)) if filter_rows.size else []
         )
-    one = ctx.ones(4)
+    one = ctx.unit("z")
     for chunk in fields.chunks(ctx.rc.loop_order):
         values = 0.0 + z_flat[chunk.z_cells]  # the state after the write: zero plus z
         z_state[chunk.z_cells] = values

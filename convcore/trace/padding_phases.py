@@ -53,6 +53,26 @@ def source_rows_and_columns(spec, mode: str) -> tuple[list[int], list[int]]:
     return source_index(h, top, bottom, mode).tolist(), source_index(w, left, right, mode).tolist()
 
 
+def _column(ctx: TraceContext) -> str:
+    """What a column is called: a sequence's are positions."""
+    return "position" if ctx.rc.layer == "conv1d" else "column"
+
+
+def _copied_from(ctx: TraceContext, rows: list[int], cols: list[int]) -> str:
+    """Where xp's lines come from: ``rows [0, 0, 1] and columns [1, 0, 1]``; a
+    sequence's ``positions [1, 0, 1]``."""
+    if ctx.rc.layer == "conv1d":
+        return f"positions {cols}"
+    return f"rows {rows} and columns {cols}"
+
+
+def _folded_onto(ctx: TraceContext, rows: list[int], cols: list[int]) -> str:
+    """Where dxp's lines go: ``rows go onto x's rows …, its columns onto columns …``."""
+    if ctx.rc.layer == "conv1d":
+        return f"positions go onto x's positions {cols}"
+    return f"rows go onto x's rows {rows}, its columns onto columns {cols}"
+
+
 def _listed(values) -> str:
     return f" = {fmt.numbers(values)}" if len(values) <= fmt.LIST_LIMIT else ""
 
@@ -78,7 +98,7 @@ def _pad_events(ctx: TraceContext) -> Iterator[Event]:
             ctx,
             "x",
             "xp",
-            f"xp = x with its rows {rows} and columns {cols}: each padding cell copies {MODE_WORDS[mode]} "
+            f"xp = x with its {_copied_from(ctx, rows, cols)}: each padding cell copies {MODE_WORDS[mode]} "
             f"({mode} padding)",
         )
     return _pad_rows(ctx, mode, rows, cols)
@@ -101,7 +121,7 @@ def _pad_rows(ctx: TraceContext, mode: str, rows: list[int], cols: list[int]) ->
                     {"n": n, "c": c, "y": r},
                     [ctx.box("x", *src)],
                     [bulk_write(ctx, "xp", *dst, row)],
-                    f"{ctx.text('xp', *dst)} = {ctx.text('x', *src)} at columns {cols}{where}"
+                    f"{ctx.text('xp', *dst)} = {ctx.text('x', *src)} at {_column(ctx)}s {cols}{where}"
                     f"{_listed(row.ravel().tolist())}",
                 )
 
@@ -123,7 +143,7 @@ def _fold_events(ctx: TraceContext) -> Iterator[Event]:
             "dxp",
             "dx",
             f"dx = dxp folded back ({mode} padding): each cell's gradient is added onto the cell of x it copied "
-            f"(dxp's rows go onto x's rows {rows}, its columns onto columns {cols})",
+            f"(dxp's {_folded_onto(ctx, rows, cols)})",
         )
     return _fold_rows(ctx, rows, cols)
 
@@ -145,7 +165,8 @@ def _fold_rows(ctx: TraceContext, rows: list[int], cols: list[int]) -> Iterator[
                     {"n": n, "c": c, "h": h},
                     reads,
                     [bulk_write(ctx, "dx", *dst, row)],
-                    f"{ctx.text('dx', *dst)} = {said}, column q of dxp added onto column c[q] of dx, c = {cols}"
+                    f"{ctx.text('dx', *dst)} = {said}, {_column(ctx)} q of dxp added onto {_column(ctx)} c[q] of dx, "
+                    f"c = {cols}"
                     f"{_listed(row.ravel().tolist())}",
                 )
 

@@ -34,6 +34,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from . import format as fmt
+from .axes import in_layout
 from .events import TraceContext
 from .model import Event, Write, make_box, make_event, make_write
 from .views import Phase
@@ -52,8 +53,9 @@ def _rows(ctx: TraceContext, name: str, n: int, c: int, first_row: int, rows: in
 
     Every Box of an event over the same cells shares these lists (read-only)."""
     shape = ctx.shape[name]
-    step = ctx.ones(4)
-    row_axis = ctx.order(name, (0, 1, 2, 3)).index(2)
+    step = ctx.unit(name)
+    axes = ctx.order(name, (0, 1, 2, 3))
+    row_axis = axes.index(2) if 2 in axes else None  # (a sequence shows no row axis)
     starts = [ctx.order(name, (n, c, r, first_col)) for r in range(first_row, first_row + rows)]
     stops = [ctx.order(name, (n + 1, c + 1, r + 1, first_col + cols)) for r in range(first_row, first_row + rows)]
     texts = fmt.row_slices(starts, stops, step, shape, row_axis)
@@ -76,8 +78,7 @@ def bulk_write(ctx: TraceContext, name: str, start: tuple, stop: tuple, block: n
     of ``name`` that are still zero, its delta and value rows made in bulk
     (``ctx.rows``: lists, or arrays); the running state takes the block."""
     ctx.state[name][tuple(slice(a, b) for a, b in zip(start, stop))] = 0.0 + block  # as replay makes it
-    order = ctx.perm[name]
-    flat = (block.transpose(order) if order else block).reshape(1, -1)  # the trace's row-major order
+    flat = in_layout(block, ctx.perm[name]).reshape(1, -1)  # the trace's row-major order
     (delta,), (value,) = _delta_value_rows(ctx, flat)
     box = ctx.box(name, start, stop)
     return make_write(box["tensor"], box["start"], box["stop"], box["step"], delta, value)
@@ -141,11 +142,20 @@ def _copy_whole(
     )
 
 
+def padding_words(rc) -> str:
+    """The padding on each side, in words: ``top 1, bottom 1, left 1, right 1``; a
+    sequence's ``left 2, right 0`` (``left 2 only: causal``)."""
+    top, bottom, left, right = rc.spec.padding
+    if rc.layer != "conv1d":
+        return f"top {top}, bottom {bottom}, left {left}, right {right}"
+    return f"left {left} only: causal" if rc.causal else f"left {left}, right {right}"
+
+
 def _pad_events(ctx: TraceContext, said: str = "") -> Iterator[Event]:
     """Phase "pad", rows (n, c, h) row-major: each event reads x[n,c,h] and writes it
     into xp at row top + h; ``said`` ends the text of its first row."""
-    top, bottom, left, right = ctx.spec.padding
-    note = f"; padding (top {top}, bottom {bottom}, left {left}, right {right}) stays 0{said}"
+    top, _, left, _ = ctx.spec.padding
+    note = f"; padding ({padding_words(ctx.rc)}) stays 0{said}"
     if ctx.rc.copies == "one":
         return _copy_whole(ctx, "pad", "x", "xp", (0, 0), (top, left), note)
     return _copy_rows(ctx, "pad", "x", "xp", 0, 0, top, left, note)
@@ -165,10 +175,8 @@ def _crop_events(ctx: TraceContext, said: str = "") -> Iterator[Event]:
     """Phase "crop", rows (n, c, h) row-major: each event reads the interior row of dxp
     and writes dx[n,c,h]; the text says that the gradient on the padding is discarded,
     or ``said`` (the transposed layer's crop trims stamps, not a gradient)."""
-    top, bottom, left, right = ctx.spec.padding
-    first = said or (
-        f"; the gradient landing on the padding (top {top}, bottom {bottom}, left {left}, right {right}) is discarded"
-    )
+    top, _, left, _ = ctx.spec.padding
+    first = said or f"; the gradient landing on the padding ({padding_words(ctx.rc)}) is discarded"
     others = said or "; the padding's gradient is discarded"
     if ctx.rc.copies == "one":
         return _copy_whole(ctx, "crop", "dxp", "dx", (top, left), (0, 0), first)

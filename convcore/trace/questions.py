@@ -96,24 +96,33 @@ def _writes_question(event: Mapping[str, Any]) -> dict[str, Any] | None:
     }
 
 
-def _axes(layout: str) -> tuple[tuple[int, int], tuple[int, int]]:
-    """The (H, W) axes of x and out, and the (KH, KW) axes of w, in ``layout``."""
-    return ((1, 2), (0, 1)) if layout == "NHWC" else ((2, 3), (2, 3))
+def _axes(layout: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The (H, W) axes of x and out, and the (KH, KW) axes of w, in ``layout``; a
+    sequence's (L,) and (K,)."""
+    return {"NHWC": ((1, 2), (0, 1)), "NCL": ((2,), (2,)), "NLC": ((1,), (0,))}.get(layout, ((2, 3), (2, 3)))
+
+
+def _shape_rules(spec: Mapping[str, Any]) -> list[str]:
+    """The output-size rule per axis with the spec's numbers (a sequence's: one axis)."""
+    x_shape, w_shape = spec["x_shape"], spec["w_shape"]
+    sizes, kernels = _axes(spec["layout"])
+    if len(sizes) == 1:  # (a Conv1d's padding is (left, right))
+        sides, axes = [spec["padding"]], [("position", "Lo")]
+    else:
+        top, bottom, left, right = spec["padding"]
+        sides, axes = [(top, bottom), (left, right)], [("row", "Ho"), ("column", "Wo")]
+    rules = []
+    for a, ((axis, out), (before, after)) in enumerate(zip(axes, sides)):
+        size, k, stride, dilation = x_shape[sizes[a]], w_shape[kernels[a]], spec["stride"][a], spec["dilation"][a]
+        n = (size + before + after - dilation * (k - 1) - 1) // stride + 1
+        said = f"{out} = ⌊({size} + {before} + {after} − {dilation}·({k} − 1) − 1) / {stride}⌋ + 1 = {n} {axis}"
+        rules.append(said + ("s" if n != 1 else ""))
+    return rules
 
 
 def _shape_question(document: Mapping[str, Any]) -> dict[str, Any]:
     spec = document["spec"]
-    (h, w), (kh, kw) = _axes(spec["layout"])
-    x_shape, w_shape = spec["x_shape"], spec["w_shape"]
-    top, bottom, left, right = spec["padding"]
-    rules = []
-    for axis, size, k, before, after, stride, dilation, out in (
-        ("row", x_shape[h], w_shape[kh], top, bottom, spec["stride"][0], spec["dilation"][0], "Ho"),
-        ("column", x_shape[w], w_shape[kw], left, right, spec["stride"][1], spec["dilation"][1], "Wo"),
-    ):
-        n = (size + before + after - dilation * (k - 1) - 1) // stride + 1
-        said = f"{out} = ⌊({size} + {before} + {after} − {dilation}·({k} − 1) − 1) / {stride}⌋ + 1 = {n} {axis}"
-        rules.append(said + ("s" if n != 1 else ""))
+    rules = _shape_rules(spec)
     shape = list(document["tensors"]["out"]["shape"])
     return {
         "kind": "shape",

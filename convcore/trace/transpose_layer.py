@@ -56,8 +56,6 @@ from .transposed import dilated_gradient, gather_phases, rotated_kernel
 from .views import Phase
 
 __all__ = [
-    "LAYERS",
-    "LAYER_TITLES",
     "conv_spec",
     "overlap_counts",
     "transposed_phases",
@@ -68,9 +66,6 @@ __all__ = [
     "transposed_spec",
     "transposed_torch_setup",
 ]
-
-LAYERS = ("conv2d", "conv_transpose2d")
-LAYER_TITLES = {"conv2d": "Conv2d", "conv_transpose2d": "ConvTranspose2d (transposed convolution)"}
 
 
 # what a transposed-layer trace takes of the Conv2d settings: the values each may have

@@ -131,7 +131,7 @@ class ReceptiveFields:
             else:
                 parts.append("%d:%d" if s == 1 else f"%d:%d:{s}")
                 columns += [(0, a), (1, a)]
-        keep = 4
+        keep = len(extent)
         if any(e > s for e, s in zip(extent, step)):
             floor = 1 if extent[0] <= step[0] else 0
             # a window covers an axis whole only if its extent is the axis (then it starts at 0)

@@ -11,8 +11,10 @@ from pydantic import BaseModel, Field
 
 from convcore.activations import ACTIVATIONS
 from convcore.fill import FILLS
-from convcore.trace.config import CHOICE_TITLES, CHOICES, DEFAULT_FILLS, DEFAULTS
+from convcore.trace.axes import SEQUENCE_LAYOUTS
+from convcore.trace.config import CHOICE_TITLES, CHOICES, DEFAULT_FILLS, DEFAULTS, IMAGE_LAYOUTS
 from convcore.trace.drawing import DRAWINGS, DRAWN_AFTER, MARK_KINDS
+from convcore.trace.transpose_layer import TAKEN_SETTINGS
 from convcore.trace.views import get_view, view_names
 
 from .schemas import Limits
@@ -27,6 +29,20 @@ PADDING_FORMS = [
     {"name": "same", "title": "same", "values": []},
     {"name": "valid", "title": "valid", "values": []},
 ]
+# conv1d_spec's padding forms (convcore.conv1d): a sequence is padded on its two ends
+SEQUENCE_PADDING_FORMS = [
+    {"name": "int", "title": "one number", "values": ["p"]},
+    {"name": "pair", "title": "left, right", "values": ["left", "right"]},
+    {"name": "causal", "title": "causal (left only)", "values": []},
+    {"name": "same", "title": "same", "values": []},
+    {"name": "valid", "title": "valid", "values": []},
+]
+# the layouts each layer takes (resolve_config refuses the others, naming layout)
+LAYER_LAYOUTS = {
+    "conv2d": list(IMAGE_LAYOUTS),
+    "conv_transpose2d": list(TAKEN_SETTINGS["layout"]),
+    "conv1d": list(SEQUENCE_LAYOUTS),
+}
 
 # the config's tensor inputs, and what null means for the optional ones
 INPUTS = [
@@ -72,6 +88,8 @@ class Meta(BaseModel):
         description="layout, padding_mode, granularity, backward, phases, copies, code: the allowed values."
     )
     padding_forms: list[PaddingForm]
+    sequence_padding_forms: list[PaddingForm] = Field(description="conv1d's padding forms: a sequence's two ends.")
+    layer_layouts: dict[str, list[str]] = Field(description="Per layer: the layouts its config takes.")
     fills: list[FillInfo]
     inputs: list[InputInfo]
     tensor_titles: dict[str, str] = Field(description="The title of every tensor a trace header may name.")
@@ -105,6 +123,8 @@ def build_meta(limits: dict[str, Any]) -> Meta:
         views=_views(),
         choices={key: [Choice(name=v, title=CHOICE_TITLES[key][v]) for v in values] for key, values in CHOICES.items()},
         padding_forms=[PaddingForm(**p) for p in PADDING_FORMS],
+        sequence_padding_forms=[PaddingForm(**p) for p in SEQUENCE_PADDING_FORMS],
+        layer_layouts=LAYER_LAYOUTS,
         fills=[
             FillInfo(
                 name=f.name,

@@ -225,6 +225,24 @@ _PRESETS += [
         },
     ),
     LessonPreset(
+        name="causal_audio",
+        title="A causal audio filter (Conv1d)",
+        teaches=(
+            "An echo: each output sample is twice the sample now plus the one two steps back (w = [1, 0, 2]). "
+            "Causal padding puts the kernel's two extra cells on the left only, so output t reads x[t−2..t], "
+            "never the future, and the output is as long as the input: the click at t = 2 sounds at t = 2 and "
+            "echoes at t = 4. Backward, dx[t] gathers dy from the outputs t..t+2 that heard it."
+        ),
+        dout=_random_dout(95),
+        config={
+            "layer": "conv1d",
+            "x": [[[0, 0, 4, 0, 0, 0, 1, 2, 3, 2, 1, 0]]],
+            "w": [[[1, 0, 2]]],
+            "padding": "causal",
+            "dout": _randint([1, 1, 12], -2, 2, 95),
+        },
+    ),
+    LessonPreset(
         name="flip",
         title="Convolution flips the kernel",
         teaches=(
