@@ -181,9 +181,10 @@ def show(
 ) -> Lesson:
     """Show the step-by-step player of one convolution inline (offline) and return it.
 
-    x : (N, C, H, W) input (or NHWC with ``layout="NHWC"``), an array, nested lists or
-        a fill spec such as ``{"fill": "randint", "shape": [1, 3, 5, 5], "seed": 0}``
-    w : (F, C/groups, KH, KW) filters (HWIO with NHWC)
+    x : (N, C, H, W) input (or NHWC with ``layout="NHWC"``; with ``layer="conv1d"``
+        (N, C, L), or (N, L, C) with ``layout="NLC"``), an array, nested lists or a fill
+        spec such as ``{"fill": "randint", "shape": [1, 3, 5, 5], "seed": 0}``
+    w : (F, C/groups, KH, KW) filters (HWIO with NHWC; a Conv1d's (F, C/groups, K))
     b : (F,) bias, or None for none
     options : the trace config's other keys, PyTorch's names: stride, padding,
         dilation, groups, dout (N, F, OH, OW; None = ones), activation, view

@@ -87,14 +87,15 @@ _DOUT_FILL = {
     "description": _FILL["description"] + " Without shape: the output's shape.",
 }
 _PAIR = {"type": "array", "items": {"type": "integer", "minimum": 1, **BELOW}, "minItems": 2, "maxItems": 2}
-_INT_OR_PAIR = {"anyOf": [{"type": "integer", "minimum": 1, **BELOW}, _PAIR]}
+_ONE = {**_PAIR, "minItems": 1, "maxItems": 1}  # (conv1d's (s,))
+_INT_OR_PAIR = {"anyOf": [{"type": "integer", "minimum": 1, **BELOW}, _ONE, _PAIR]}
 _PAD = {"type": "integer", "minimum": 0, **BELOW}
 _PADDING = {
     "anyOf": [
         _PAD,
-        {"type": "array", "items": _PAD, "minItems": 2, "maxItems": 2},
+        {"type": "array", "items": _PAD, "minItems": 1, "maxItems": 2},
         {"type": "array", "items": _PAD, "minItems": 4, "maxItems": 4},
-        {"type": "string", "enum": ["same", "valid"]},
+        {"type": "string", "enum": ["same", "valid", "causal"]},
     ]
 }
 
@@ -121,22 +122,35 @@ class ConvRequest(BaseModel):
 
     layer: _choice(
         list(CHOICES["layer"]),
-        "'conv2d' (default) or 'conv_transpose2d': PyTorch's ConvTranspose2d, x (N, C_in, H, W), w (C_in, "
+        "'conv2d' (default), 'conv_transpose2d': PyTorch's ConvTranspose2d, x (N, C_in, H, W), w (C_in, "
         "C_out/groups, KH, KW), b (C_out,), dout (N, C_out, H_out, W_out); NCHW, the identity activation, zero "
-        "padding, the direct view at window granularity.",
+        "padding, the direct or transposed view at window granularity; or 'conv1d': PyTorch's Conv1d, x (N, C, L), "
+        "w (F, C/groups, K), dout (N, F, L_out) in layout NCL (the default for it) or (N, L, C), (K, C/groups, F), "
+        "(N, L_out, F) in NLC; padding 'causal' pads the left side alone.",
     ) = None
 
-    x: _doc(_TENSOR, "Input, (N, C, H, W) for NCHW or (N, H, W, C) for NHWC.") = None
-    w: _doc(_TENSOR, "Weights, (F, C/groups, KH, KW) for NCHW (OIHW) or (KH, KW, C/groups, F) for NHWC (HWIO).") = None
+    x: _doc(_TENSOR, "Input, (N, C, H, W) for NCHW or (N, H, W, C) for NHWC; conv1d: (N, C, L) or (N, L, C).") = None
+    w: _doc(
+        _TENSOR,
+        "Weights, (F, C/groups, KH, KW) for NCHW (OIHW) or (KH, KW, C/groups, F) for NHWC (HWIO); conv1d: "
+        "(F, C/groups, K) for NCL, (K, C/groups, F) for NLC.",
+    ) = None
     b: _doc({"anyOf": [_TENSOR, {"type": "null"}]}, "Bias (F,); null means no bias.") = None
     dout: _doc(
         {"anyOf": [_NESTED, _DOUT_FILL, {"type": "null"}]},
         "Upstream gradient of out, the output's shape; omitted or null means ones (loss = sum of outputs).",
     ) = None
-    layout: _choice(list(CHOICES["layout"]), "NCHW (x NCHW, w OIHW) or NHWC (x NHWC, w HWIO).") = None
-    stride: _doc(_INT_OR_PAIR, "int or [h, w], at least 1.") = None
-    padding: _doc(_PADDING, "int, [h, w], [top, bottom, left, right], 'same' or 'valid'.") = None
-    dilation: _doc(_INT_OR_PAIR, "int or [h, w]; 1 means none.") = None
+    layout: _choice(
+        list(CHOICES["layout"]),
+        "NCHW (x NCHW, w OIHW) or NHWC (x NHWC, w HWIO); for conv1d NCL (the default) or NLC.",
+    ) = None
+    stride: _doc(_INT_OR_PAIR, "int or [h, w], at least 1; conv1d: an int or [s].") = None
+    padding: _doc(
+        _PADDING,
+        "int, [h, w], [top, bottom, left, right], 'same' or 'valid'; conv1d: int, [p], [left, right], 'same', "
+        "'valid' or 'causal' (dilation·(K−1) on the left only).",
+    ) = None
+    dilation: _doc(_INT_OR_PAIR, "int or [h, w]; 1 means none; conv1d: an int or [d].") = None
     groups: _doc({"type": "integer", "minimum": 1}, "Divides both C and F.") = None
     activation: _choice(list(ACTIVATIONS), "Applied after the convolution: out = act(z).") = None
     output_padding: _doc(

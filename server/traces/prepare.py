@@ -26,12 +26,13 @@ import numpy as np
 from convcore.conv_transpose import conv_transpose2d_backward, conv_transpose2d_forward
 from convcore.gradcheck import directional_check
 from convcore.layer import layer_results
-from convcore.layout import hwio_to_oihw, nchw_to_nhwc, nhwc_to_nchw, oihw_to_hwio
 from convcore.mistakes.lab import build_mistake_trace, iter_mistake_trace
 from convcore.mistakes.lab_config import check_lab_config, lab_mistake, mistake_cost
 from convcore.spec import ConvSpecError
 from convcore.trace import iter_trace, resolve_config
+from convcore.trace.axes import in_layout, kind_of, to_internal
 from convcore.trace.cost import TraceCost, trace_cost
+from convcore.trace.sequence_layer import sequence_spec
 
 from ..http.encoding import encode_json
 from ..http.errors import ApiError
@@ -118,7 +119,7 @@ def gradient_check(prepared: Prepared, header: dict[str, Any]) -> dict[str, Any]
     against directional derivatives of the forward pass along random directions.
 
     Reads the header's own arrays (a trace made ``arrays=True``: 1-D float64 data,
-    reshaped, NHWC undone by a transpose): nothing is parsed or computed again.
+    reshaped, the layout undone: ``axes.to_internal``): nothing is parsed or computed again.
     None when the trace has no backward results (phases "forward").
     """
     tensors = header["tensors"]
@@ -128,19 +129,16 @@ def gradient_check(prepared: Prepared, header: dict[str, Any]) -> dict[str, Any]
     dz_name = header["aliases"].get("dz", "dz")  # dout itself with the identity activation
     if "dx" not in tensors or "dw" not in tensors or dz_name not in tensors:
         return None
-    nhwc = rc.layout == "NHWC"
 
-    def array(name: str) -> np.ndarray:
-        data = tensors[name]["data"]
-        return np.asarray(data, dtype=np.float64).reshape(tensors[name]["shape"])
+    def array(name: str, internal_shape: tuple[int, ...]) -> np.ndarray:
+        data = np.asarray(tensors[name]["data"], dtype=np.float64)
+        return to_internal(data.reshape(tensors[name]["shape"]), kind_of(name).perm(rc.layout), internal_shape)
 
-    grads = {
-        "dx": nhwc_to_nchw(array("dx"), "dx") if nhwc else array("dx"),
-        "dw": hwio_to_oihw(array("dw"), "dw") if nhwc else array("dw"),
-    }
+    spec = rc.spec
+    grads = {"dx": array("dx", spec.x_shape), "dw": array("dw", spec.w_shape)}
     if rc.b is not None and "db" in tensors:
-        grads["db"] = array("db")
-    dz = nhwc_to_nchw(array(dz_name), "dz") if nhwc else array(dz_name)  # (N, F, Ho, Wo)
+        grads["db"] = array("db", (spec.F,))
+    dz = array(dz_name, spec.out_shape)  # (N, F, Ho, Wo)
     return directional_check(rc.spec, rc.x, rc.w, rc.b, dz, grads, padding_mode=rc.padding_mode, flip=rc.flip)
 
 
@@ -245,7 +243,8 @@ def stream_lines(prepared: Prepared) -> Iterator[dict[str, Any]]:
 def conv_result(prepared: Prepared) -> dict[str, Any]:
     """Forward and backward results of a prepared config, no events: z, out, dout, dz,
     dx, dw and db as nested lists in the request's layout (x, z, out, dout, dz, dx NHWC
-    and dw HWIO for NHWC), with the resolved spec (NCHW/OIHW shapes).
+    and dw HWIO for NHWC; a Conv1d's NCL or NLC), with the resolved spec (NCHW/OIHW
+    shapes; a Conv1d's in its own words, as its trace's header gives them).
 
     db is the bias gradient (F,), given whether or not the layer has a bias.
     """
@@ -256,17 +255,21 @@ def conv_result(prepared: Prepared) -> dict[str, Any]:
     res = layer_results(spec, rc.x, rc.w, rc.b, rc.activation, rc.dout, rc.padding_mode, rc.flip)
     images = {"z": res.z, "out": res.out, "dout": rc.dout, "dz": res.dz, "dx": res.dx}
     dw, db = res.dw, res.db
-    nhwc = rc.layout == "NHWC"
     result: dict[str, Any] = {
-        "spec": spec.to_dict(),
+        "spec": _sequence_geometry(rc) if rc.layer == "conv1d" else spec.to_dict(),
         "layout": rc.layout,
         "activation": rc.activation.name,
     }
-    for name, array in images.items():
-        result[name] = (nchw_to_nhwc(array, name) if nhwc else array).tolist()
-    result["dw"] = (oihw_to_hwio(dw, "dw") if nhwc else dw).tolist()
+    for name, array in {**images, "dw": dw}.items():
+        result[name] = in_layout(array, kind_of(name).perm(rc.layout)).tolist()
     result["db"] = db.tolist()
     return result
+
+
+def _sequence_geometry(rc: Any) -> dict[str, Any]:
+    """A Conv1d's spec in its own words: the geometry keys of its trace's header."""
+    keys = ("layer", "x_shape", "w_shape", "out_shape", "padding", "causal", "stride", "dilation", "groups")
+    return {k: v for k, v in sequence_spec(rc).items() if k in keys}
 
 
 def _transposed_args(rc: Any) -> dict[str, Any]:
