@@ -325,6 +325,32 @@ def choose_preset(page, name: str) -> None:
     )
 
 
+def open_setup(page) -> None:
+    """Open the setup drawer (a phone opens with it shut)."""
+    if page.get_attribute("#toggle-setup", "aria-expanded") == "false":
+        page.click("#toggle-setup")
+
+
+def type_setup(page, name: str, value: str) -> None:
+    """Type ``value`` into the setup form's input ``name`` and commit it, as a tab out does."""
+    page.fill(f'#setup-form input[name="{name}"]', value)
+    page.locator(f'#setup-form input[name="{name}"]').dispatch_event("change")
+
+
+def select_setup(page, name: str, value: str) -> None:
+    page.select_option(f'#setup-form select[name="{name}"]', value)
+
+
+def wait_shape(page, tensor: str, shape: list[int], timeout: float = 20) -> None:
+    """Until the trace is complete and its ``tensor`` has ``shape``."""
+    wait_until(
+        page,
+        f"window.convscope.complete && JSON.stringify(window.convscope.document().tensors.{tensor}?.shape) "
+        f"=== {str(shape).replace(' ', '')!r}",
+        timeout,
+    )
+
+
 def randint(shape, low, high, seed) -> dict:
     """A seeded random-integer fill, as a trace request names one."""
     return {"fill": "randint", "shape": shape, "low": low, "high": high, "seed": seed}

@@ -8,7 +8,7 @@ it all; the padding mode menu and the flip checkbox drive their traces."""
 from __future__ import annotations
 
 import pytest
-from test_browser_helpers import choose_preset, require_chromium, wait_until
+from test_browser_helpers import choose_preset, open_setup, require_chromium, type_setup, wait_shape, wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -25,29 +25,10 @@ STATE = """() => {
 }"""
 
 
-def _open_setup(page) -> None:
-    if page.get_attribute("#toggle-setup", "aria-expanded") == "false":
-        page.click("#toggle-setup")
-
-
-def _type(page, name: str, value: str) -> None:
-    page.fill(f'#setup-form input[name="{name}"]', value)
-    page.locator(f'#setup-form input[name="{name}"]').dispatch_event("change")
-
-
-def _shape_is(page, tensor: str, shape: list[int]) -> None:
-    wait_until(
-        page,
-        f"window.convscope.complete && JSON.stringify(window.convscope.document().tensors.{tensor}?.shape) "
-        f"=== {str(shape).replace(' ', '')!r}",
-        20,
-    )
-
-
 def test_a_student_edits_the_transposed_layer_through_the_setup(open_page):
     page = open_page("/").page
     choose_preset(page, "gan_upsample")
-    _open_setup(page)
+    open_setup(page)
     state = page.evaluate(STATE)
     assert (state["layer"], state["op"], state["opShown"], state["activationOff"]) == (
         "conv_transpose2d",
@@ -56,29 +37,31 @@ def test_a_student_edits_the_transposed_layer_through_the_setup(open_page):
         True,
     )
     assert (state["C"], state["F"], state["y"]) == ("in channels", "out channels", [1, 1, 6, 6])
+    forms = page.eval_on_selector_all("#setup-form select[name=padding_form] option", "(os) => os.map((o) => o.value)")
+    assert forms == ["int", "pair"]  # (its padding crops rows and columns: no four sides, no "same")
     # output_padding 0 on the rows: H_out = (3−1)·2 − 2·1 + 1·(3−1) + 0 + 1 = 5
-    _type(page, "op_h", "0")
-    _shape_is(page, "y", [1, 1, 5, 6])
+    type_setup(page, "op_h", "0")
+    wait_shape(page, "y", [1, 1, 5, 6])
     # 2 is not below the stride 2: refused, naming the field, and the last good trace stays
-    _type(page, "op_w", "2")
+    type_setup(page, "op_w", "2")
     wait_until(page, "!document.querySelector('[data-error-for=\"output_padding\"]').hidden", 20)
     error = page.inner_text('[data-error-for="output_padding"]')
     assert "output_padding" in error and "stride 2" in error, error
     assert page.evaluate(STATE)["y"] == [1, 1, 5, 6]
-    _type(page, "op_w", "1")
-    _shape_is(page, "y", [1, 1, 5, 6])
+    type_setup(page, "op_w", "1")
+    wait_shape(page, "y", [1, 1, 5, 6])
     # to Conv2d: C and F kept (w rearranged as Conv2d's (F, C, KH, KW)), the controls back
     page.select_option('#setup-form select[name="layer"]', "conv2d")
-    _shape_is(page, "out", [1, 1, 2, 2])
+    wait_shape(page, "out", [1, 1, 2, 2])
     state = page.evaluate(STATE)
     assert (state["w"], state["opShown"], state["activationOff"], state["F"]) == ([1, 2, 3, 3], False, False, "filters")
     page.select_option('#setup-form select[name="layer"]', "conv_transpose2d")
-    _shape_is(page, "y", [1, 1, 5, 5])
+    wait_shape(page, "y", [1, 1, 5, 5])
     assert page.evaluate(STATE)["w"] == [2, 1, 3, 3]
     # a reload keeps the layer and what was typed
     page.reload()
     wait_until(page, "window.convscope && window.convscope.complete", 20)
-    _open_setup(page)
+    open_setup(page)
     state = page.evaluate(STATE)
     assert (state["layer"], state["y"]) == ("conv_transpose2d", [1, 1, 5, 5])
 
@@ -86,7 +69,7 @@ def test_a_student_edits_the_transposed_layer_through_the_setup(open_page):
 def test_the_padding_mode_menu_and_the_flip_checkbox_drive_their_traces(open_page):
     page = open_page("/").page
     choose_preset(page, "reflect_edge")
-    _open_setup(page)
+    open_setup(page)
     assert page.input_value('#setup-form select[name="padding_mode"]') == "reflect"
     assert "fold" in page.evaluate("window.convscope.document().phases.map((p) => p.name)")
     page.select_option('#setup-form select[name="padding_mode"]', "zeros")

@@ -85,8 +85,10 @@ def test_every_published_option_is_accepted_by_the_trace_api(client, meta):
     values = {"int": 1, "pair": [1, 0], "four": [1, 0, 0, 1], "same": "same", "valid": "valid", "causal": "causal"}
     for form in meta["padding_forms"]:
         bodies.append({**small, "padding": values[form["name"]]})
-    for form in meta["sequence_padding_forms"]:
-        bodies.append({"layer": "conv1d", "padding": values[form["name"]]})
+    for layer, forms in meta["layer_padding_forms"].items():
+        assert layer in {c["name"] for c in meta["choices"]["layer"]}
+        for form in forms:
+            bodies.append({"layer": layer, "padding": values[form["name"]]})
     for f in meta["fills"]:
         for name in ("x", "dout"):
             fill = {"fill": f["name"], **f["params"]}

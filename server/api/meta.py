@@ -29,15 +29,22 @@ PADDING_FORMS = [
     {"name": "same", "title": "same", "values": []},
     {"name": "valid", "title": "valid", "values": []},
 ]
-# conv1d_spec's padding forms (convcore.conv1d): a sequence is padded on its two ends
-SEQUENCE_PADDING_FORMS = [
-    {"name": "int", "title": "one number", "values": ["p"]},
-    {"name": "pair", "title": "left, right", "values": ["left", "right"]},
-    {"name": "causal", "title": "causal (left only)", "values": []},
-    {"name": "same", "title": "same", "values": []},
-    {"name": "valid", "title": "valid", "values": []},
-]
-# the layouts each layer takes (resolve_config refuses the others, naming layout)
+# the padding forms each layer takes: Conv2d's all; ConvTranspose2d's an int or (h, w)
+# (TransposeSpec.create: rows and columns cropped from each side); a sequence's, padded
+# on its two ends, conv1d_spec's (convcore.conv1d)
+LAYER_PADDING_FORMS = {
+    "conv2d": PADDING_FORMS,
+    "conv_transpose2d": [p for p in PADDING_FORMS if p["name"] in ("int", "pair")],
+    "conv1d": [
+        {"name": "int", "title": "one number", "values": ["p"]},
+        {"name": "pair", "title": "left, right", "values": ["left", "right"]},
+        {"name": "causal", "title": "causal (left only)", "values": []},
+        {"name": "same", "title": "same", "values": []},
+        {"name": "valid", "title": "valid", "values": []},
+    ],
+}
+# the layouts each layer takes (resolve_config refuses the others, naming layout), in
+# one order: channels first, then channels last (NCHW's twin is NCL, NHWC's NLC)
 LAYER_LAYOUTS = {
     "conv2d": list(IMAGE_LAYOUTS),
     "conv_transpose2d": list(TAKEN_SETTINGS["layout"]),
@@ -88,8 +95,12 @@ class Meta(BaseModel):
         description="layout, padding_mode, granularity, backward, phases, copies, code: the allowed values."
     )
     padding_forms: list[PaddingForm]
-    sequence_padding_forms: list[PaddingForm] = Field(description="conv1d's padding forms: a sequence's two ends.")
-    layer_layouts: dict[str, list[str]] = Field(description="Per layer: the layouts its config takes.")
+    layer_padding_forms: dict[str, list[PaddingForm]] = Field(
+        description="Per layer: the padding forms it takes (padding_forms are Conv2d's)."
+    )
+    layer_layouts: dict[str, list[str]] = Field(
+        description="Per layer: the layouts its config takes, channels first, then channels last."
+    )
     fills: list[FillInfo]
     inputs: list[InputInfo]
     tensor_titles: dict[str, str] = Field(description="The title of every tensor a trace header may name.")
@@ -123,7 +134,9 @@ def build_meta(limits: dict[str, Any]) -> Meta:
         views=_views(),
         choices={key: [Choice(name=v, title=CHOICE_TITLES[key][v]) for v in values] for key, values in CHOICES.items()},
         padding_forms=[PaddingForm(**p) for p in PADDING_FORMS],
-        sequence_padding_forms=[PaddingForm(**p) for p in SEQUENCE_PADDING_FORMS],
+        layer_padding_forms={
+            layer: [PaddingForm(**p) for p in forms] for layer, forms in LAYER_PADDING_FORMS.items()
+        },
         layer_layouts=LAYER_LAYOUTS,
         fills=[
             FillInfo(

@@ -5,8 +5,8 @@
 // onProblem(errors). They never compute anything the server computes.
 
 import {
-  PUBLISHED, dimsOf, withDims, withBias, withLayer, isTransposed, pairOf, pairValue, paddingOf, paddingValue, clone,
-  wholeNumber, withDoutFreed,
+  PUBLISHED, dimsOf, withDims, withBias, withLayer, isTransposed, isSequence, layoutFits, layoutOf, paddingFormsFor,
+  pairOf, pairValue, paddingOf, paddingValue, clone, wholeNumber, withDoutFreed,
 } from "../model/trace-config.js";
 import { TensorEditor } from "./tensor-editor.js";
 
@@ -22,6 +22,10 @@ const WHOLE = {
   op_h: ["output_padding", "output padding h", null], op_w: ["output_padding", "output padding w", null],
 };
 const DIMS = ["N", "C", "H", "W", "F", "KH", "KW", "groups"];
+// a Conv1d's: no rows (H and KH are hidden, 1), W and KW are its length L and taps K,
+// stride w and dilation w its stride and dilation (their names in its messages)
+const SEQUENCE_DIMS = DIMS.filter((k) => k !== "H" && k !== "KH");
+const SEQUENCE_LABELS = { W: "L", KW: "K", stride_w: "stride", dilation_w: "dilation" };
 // the controls a ConvTranspose2d's trace does not take (the layer's own defaults stand)
 const CONV2D_ONLY = ["layout", "activation", "granularity", "backward", "padding_mode", "flip", "loop_order", "dx_loop_order"];
 // config field -> the controls its errors mark
@@ -34,14 +38,25 @@ const CONTROLS = {
 };
 const MENU_FIELDS = ["activation", "view", "granularity", "backward", "phases", "copies", "padding_mode"];
 
-/** Fill the form's menus from GET /api/meta's lists. */
+/** Fill the form's menus from GET /api/meta's lists (padding_form: the layer's own, and
+ *  of the layouts only the layer's shown, by _showLayer). */
 function buildMenus(form, meta) {
   const menus = {
     activation: meta.activations, view: meta.views, layout: meta.choices.layout, granularity: meta.choices.granularity,
     backward: meta.choices.backward, phases: meta.choices.phases, copies: meta.choices.copies,
-    padding_mode: meta.choices.padding_mode, padding_form: meta.padding_forms, layer: meta.choices.layer,
+    padding_mode: meta.choices.padding_mode, layer: meta.choices.layer,
   };
-  for (const [name, list] of Object.entries(menus)) form.elements[name].replaceChildren(...list.map((c) => new Option(c.title, c.name)));
+  for (const [name, list] of Object.entries(menus)) fillMenu(form.elements[name], list);
+}
+
+function fillMenu(select, list) {
+  select.replaceChildren(...list.map((c) => new Option(c.title, c.name)));
+}
+
+/** The words of the layers: "conv2d", "transposed" or "conv1d" (the data-* attributes
+ *  of the form's captions). */
+function layerWords(config) {
+  return isTransposed(config) ? "transposed" : isSequence(config) ? "conv1d" : "conv2d";
 }
 
 export class SetupEditors {
@@ -54,7 +69,9 @@ export class SetupEditors {
     this.config = null;
     this.problems = {}; // field -> message, found here (not sent to the server)
     buildMenus(form, PUBLISHED.meta);
-    this.padNames = Object.fromEntries(PUBLISHED.meta.padding_forms.map((p) => [p.name, p.values]));
+    this.menusLayer = null; // the layer the layout and padding menus were built for
+    this.padNames = {};
+    this._buildLayerMenus("conv2d");
     const host = form.querySelector("#tensor-editors");
     this.tensors = {};
     for (const input of PUBLISHED.meta.inputs) {
@@ -75,6 +92,7 @@ export class SetupEditors {
     const f = this.form.elements;
     const dims = dimsOf(config);
     const d = PUBLISHED.defaults;
+    this._showLayer(config); // (first: the layer's own layout and padding menus)
     for (const k of ["N", "C", "H", "W", "F", "KH", "KW"]) this._set(f[k], dims[k]);
     this._set(f.groups, config.groups ?? d.groups);
     const [sh, sw] = pairOf(config.stride, 1);
@@ -89,8 +107,7 @@ export class SetupEditors {
     this._showPadFields(pad.mode);
     f.bias.checked = config.b != null;
     f.flip.checked = config.flip === true;
-    this._showLayer(config);
-    this._set(f.layout, config.layout ?? d.layout);
+    this._set(f.layout, layoutOf(config));
     for (const k of MENU_FIELDS) this._set(f[k], config[k] ?? d[k]);
     this._set(f.loop_order, config.loop_order ?? "");
     for (const [name, ed] of Object.entries(this.tensors)) ed.show(config[name] ?? null, { fresh });
@@ -149,25 +166,54 @@ export class SetupEditors {
     if (control.value !== v && document.activeElement !== control) control.value = v;
   }
 
-  /** The layer menu, the transposed layer's output padding, the captions of C and F, and
-   *  the controls its trace does not take (disabled, their defaults shown). */
+  /** The layer menu, the transposed layer's output padding, the captions that name the
+   *  layer's dims (C and F in and out channels for the transposed layer, W and KW a
+   *  Conv1d's L and K), a Conv1d's rows hidden, the layer's layouts and padding forms,
+   *  and the controls its trace does not take (disabled, their defaults shown). */
   _showLayer(config) {
     const f = this.form.elements;
     const transposed = isTransposed(config);
+    const sequence = isSequence(config);
     this._set(f.layer, config.layer ?? PUBLISHED.defaults.layer);
+    this._buildLayerMenus(config.layer ?? PUBLISHED.defaults.layer);
     const [oh, ow] = pairOf(config.output_padding, 0);
     this._set(f.op_h, oh);
     this._set(f.op_w, ow);
     for (const label of this.form.querySelectorAll(".transposed-only")) label.hidden = !transposed;
-    for (const hint of this.form.querySelectorAll("[data-hint-transposed]")) {
-      hint.textContent = transposed ? hint.dataset.hintTransposed : hint.dataset.hintConv2d;
-    }
+    for (const label of this.form.querySelectorAll(".image-only")) label.hidden = sequence;
+    const words = layerWords(config);
+    for (const word of this.form.querySelectorAll("[data-conv2d]")) word.textContent = word.dataset[words] ?? word.dataset.conv2d;
     for (const name of CONV2D_ONLY) {
       const control = f[name];
       if (!control) continue;
       control.disabled = transposed;
       control.title = transposed ? "ConvTranspose2d is traced without it (the default stands)" : "";
     }
+  }
+
+  /** The layout and padding menus of `layer`, as the server publishes them: its layouts
+   *  (the menu keeps every published layout, the others hidden and disabled) and its
+   *  padding forms (a Conv1d's left, right and causal; no four sides for a transposed
+   *  layer or a sequence). Done again only when the layer changes. */
+  _buildLayerMenus(layer) {
+    if (this.menusLayer === layer) return;
+    this.menusLayer = layer;
+    const meta = PUBLISHED.meta;
+    for (const option of this.form.elements.layout.options) {
+      const fits = layoutFits(option.value, layer);
+      option.hidden = !fits;
+      option.disabled = !fits;
+    }
+    const forms = paddingFormsFor(meta, layer);
+    fillMenu(this.form.elements.padding_form, forms);
+    this.padNames = Object.fromEntries(forms.map((p) => [p.name, p.values]));
+  }
+
+  /** The dims the form's size fields hold for `config`'s layer ({N, C, H, W, F, KH, KW,
+   *  groups}: a Conv1d's H and KH are 1), or null (problems shown). */
+  _dims(config) {
+    const v = this._wholes(isSequence(config) ? SEQUENCE_DIMS : DIMS);
+    return v && { H: 1, KH: 1, ...v };
   }
 
   /** What was typed into each tensor editor ({name: {shape, data}}): a resize keeps it. */
@@ -200,9 +246,10 @@ export class SetupEditors {
   _wholes(names) {
     const values = {};
     const problems = {};
+    const sequence = this.config != null && isSequence(this.config);
     for (const name of names) {
       const [field, label, min] = WHOLE[name];
-      const r = wholeNumber(this.form.elements[name].value, label, min);
+      const r = wholeNumber(this.form.elements[name].value, (sequence && SEQUENCE_LABELS[name]) || label, min);
       if (r.error) problems[field] = problems[field] ? `${problems[field]}; ${r.error}` : r.error;
       else values[name] = r.value;
     }
@@ -226,7 +273,7 @@ export class SetupEditors {
     const f = this.form.elements;
     const name = t.name;
     if (name === "layer") {
-      const v = this._wholes(DIMS);
+      const v = this._dims(config);
       if (!v) return;
       const typed = this._typed();
       const res = withLayer(config, t.value, v, typed);
@@ -239,7 +286,7 @@ export class SetupEditors {
       if (!v) return;
       config = this._withGeometry(config, "output_padding", pairValue([v.op_h, v.op_w]));
     } else if ([...DIMS, "layout"].includes(name)) {
-      const v = this._wholes(DIMS);
+      const v = this._dims(config);
       if (!v) return;
       const typed = this._typed();
       const res = withDims(config, v, { layout: f.layout.value, groups: v.groups, typed });
@@ -248,9 +295,10 @@ export class SetupEditors {
       for (const [n, ed] of Object.entries(this.tensors)) ed.show(config[n] ?? null);
     } else if (name === "stride_h" || name === "stride_w" || name === "dilation_h" || name === "dilation_w") {
       const kind = name.split("_")[0];
-      const v = this._wholes([`${kind}_h`, `${kind}_w`]);
+      // (a Conv1d's: one number, the "w" field captioned "stride" / "dilation")
+      const v = this._wholes(isSequence(config) ? [`${kind}_w`] : [`${kind}_h`, `${kind}_w`]);
       if (!v) return;
-      config = this._withGeometry(config, kind, pairValue([v[`${kind}_h`], v[`${kind}_w`]]));
+      config = this._withGeometry(config, kind, isSequence(config) ? v[`${kind}_w`] : pairValue([v[`${kind}_h`], v[`${kind}_w`]]));
     } else if (name === "padding_form" || /^pad\d$/.test(name)) {
       const mode = f.padding_form.value;
       this._showPadFields(mode);
