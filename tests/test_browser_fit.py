@@ -23,6 +23,9 @@ require_chromium()
 
 
 LESSONS = ["cs231n", "d2l", "edge", "stride2", "dilation2", "depthwise", "same_even", "nhwc_relu", "batch2"]
+# the lessons of the layers beside Conv2d (issue 24): a padding mode, the flip, the
+# transposed layer, a causal Conv1d
+LESSONS += ["reflect_edge", "flip", "gan_upsample", "causal_audio"]
 # (width, height, projector, smallest cell text in px)
 SCREENS = [
     (1024, 768, False, 16),

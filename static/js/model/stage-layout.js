@@ -31,8 +31,10 @@
  *            flowRowGap?: number}} Metrics
  *   (scrollbar: the width a column's own scrollbar takes; captions: each figure's caption
  *   on one line, px, its padding included; heads: each figure's least content width, its
- *   name and colour scale; flowRowGap: between the lines of a flow that wraps, a phone's
- *   close-up)
+ *   name and colour scale (a figure is that wide or as wide as its grids, no wider: a
+ *   one-cell bias beside a long-named figure is narrower than the long name); minFigW:
+ *   the widest of them, a figure's least width where heads does not say; flowRowGap:
+ *   between the lines of a flow that wraps, a phone's close-up)
  * @typedef {{names: string[], perLine: number, shrink?: boolean, minWidth?: number}} Column
  *   (shrink: narrower than its figures when the stage is too narrow, they scroll sideways;
  *   minWidth: px, no narrower than what shows one step's reach, or, in a stage that fits,
@@ -81,14 +83,16 @@ export function cellOf(f, cell) {
   return Math.max(f.minCell ?? 0, cell);
 }
 
-/** Width and height (px) of figure `f` at cell `cell` with `perLine` slices a line. */
+/** Width and height (px) of figure `f` at cell `cell` with `perLine` slices a line: its
+ *  slices, or its own name and scale (Metrics.heads) where they are wider, as the page
+ *  draws it (the description takes no width of its own). */
 export function figureSize(f, cell, perLine, m) {
   const k = Math.max(1, Math.min(perLine, f.slices));
   const lines = Math.ceil(f.slices / k);
   const gridW = f.cols * cell + (f.cols - 1) * m.gap;
   const gridH = f.rows * cell + (f.rows - 1) * m.gap;
   return {
-    width: Math.max(m.minFigW, k * gridW + (k - 1) * m.sliceGapX) + m.figPadX,
+    width: Math.max(m.heads?.[f.name] ?? m.minFigW, k * gridW + (k - 1) * m.sliceGapX) + m.figPadX,
     height: m.captionH + lines * (m.labelH + gridH) + (lines - 1) * m.sliceGapY + m.figPadY,
   };
 }
@@ -236,7 +240,9 @@ function roomForCaptions(layout, figures, m) {
   });
   needs.sort((a, b) => a.need - b.need);
   for (const { i, width, need } of needs) {
-    const give = Math.floor(Math.min(need, free));
+    // (whole px, up to the caption's: a column short of it by a fraction of a px is
+    // given one, not taken for a stage out of room)
+    const give = Math.min(Math.ceil(need), Math.floor(free));
     if (give <= 0) break;
     layout.columns[i].minWidth = width + give;
     free -= give;
