@@ -162,13 +162,16 @@ def views(browser, base) -> None:
 def layers(browser, base) -> None:
     """The layers beside Conv2d's defaults: reflect padding's gradient folding back (the
     fold step of the row that two padding rows mirror), a true convolution's flip, the
-    transposed layer's stamps and the checkerboard of their overlaps."""
+    transposed layer's stamps and the checkerboard of their overlaps, a causal Conv1d's
+    window over the sequence and its gradient flowing back in time."""
     for name, lesson, phase, offset, viewport in (
         ("reflect-fold", "reflect_edge", "fold", 1, (1366, 768)),
         ("reflect-pad", "reflect_edge", "pad", 0, (1366, 768)),
         ("flip", "flip", "forward", 12, (1366, 768)),
         ("transposed-stamp", "gan_upsample", "stamp", 11, (1366, 768)),
         ("transposed-overlaps", "gan_upsample", "crop", 0, (1920, 1080)),
+        ("causal-conv1d", "causal_audio", "forward", 4, (1366, 768)),
+        ("causal-conv1d-backward", "causal_audio", "backward", 3, (1366, 768)),
     ):
         context, page = open_lesson(browser, base, viewport, f"/#s=0&l={lesson}")
         page.evaluate(f"window.convscope.seek({phase_step(page, phase, offset)})")
