@@ -134,9 +134,7 @@ def build_meta(limits: dict[str, Any]) -> Meta:
         views=_views(),
         choices={key: [Choice(name=v, title=CHOICE_TITLES[key][v]) for v in values] for key, values in CHOICES.items()},
         padding_forms=[PaddingForm(**p) for p in PADDING_FORMS],
-        layer_padding_forms={
-            layer: [PaddingForm(**p) for p in forms] for layer, forms in LAYER_PADDING_FORMS.items()
-        },
+        layer_padding_forms={layer: [PaddingForm(**p) for p in forms] for layer, forms in LAYER_PADDING_FORMS.items()},
         layer_layouts=LAYER_LAYOUTS,
         fills=[
             FillInfo(
