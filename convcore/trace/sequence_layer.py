@@ -125,7 +125,7 @@ def sequence_torch_setup(rc: Any) -> list[str]:
     x = "x.permute(0, 2, 1)" if nlc else "x"
     w = f"{kernel}.permute(2, 1, 0)" if nlc else kernel
     mode = "" if rc.padding_mode == "zeros" else f", mode={rc.padding_mode!r}"
-    padded = f"F.pad({x}, ({left}, {right}){mode})" if any(spec.padding) else x
+    padded = f"F.pad({x}, ({left}, {right}){mode})"
     back = ".permute(0, 2, 1)" if nlc else ""
     bias = "b" if rc.has_bias else "None"
     conv = f"F.conv1d(xp{'.permute(0, 2, 1)' if nlc else ''}, {w}, {bias}, stride={spec.stride[1]}, "
