@@ -13,15 +13,14 @@ mistake's code as a Subject of its convention; ``CORRECT[convention]`` the corre
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 from naive_transposed import CORRECT_TRANSPOSED, NAIVE_TRANSPOSED
 
-from convcore.activations import get_activation
 from convcore.compat.layer import pad2d
 from convcore.mistakes import Subject
+from convcore.mistakes.code import LayerShell
 
 __all__ = ["CORRECT", "NAIVE"]
 
@@ -198,23 +197,14 @@ class DwUnfinished(Cs231nConv):
 # -- layer ----------------------------------------------------------------------
 
 
-class LayerConv:
-    """A correct NHWC conv layer followed by an activation.
+class LayerConv(LayerShell):
+    """A correct NHWC conv layer followed by an activation (its constructor and state
+    ``convcore.mistakes.code.LayerShell``'s, the calling form: nothing of it computes).
 
     Parameters: ``W: (KH, KW, C, F)``, ``b: (1, F)``; ``forward(X: (N, H, W, C)) -> Y:
     (N, Ho, Wo, F)``; ``backward(dLdY: (N, Ho, Wo, F)) -> dX: (N, H, W, C)`` and
     ``gradients = {"W": (KH, KW, C, F), "b": (1, F)}``.
     """
-
-    def __init__(
-        self, n_out: int, kernel_shape: Sequence[int], stride: int = 1, pad: Any = 0, activation: Any = "identity"
-    ):
-        self.n_out, self.kernel_shape, self.stride, self.pad = n_out, tuple(kernel_shape), stride, pad
-        self.activation = get_activation(activation)
-        self.n_in = None
-        self.parameters: dict[str, Any] = {"W": None, "b": None}
-        self.gradients: dict[str, Any] = {"W": None, "b": None}
-        self.cache: dict[str, Any] = {}
 
     # -- steps ------------------------------------------------------------------------
 

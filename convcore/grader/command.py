@@ -224,6 +224,16 @@ def run_trace(args: argparse.Namespace, write_trace: WriteTrace) -> int:
     return write_code_trace(args.target, args.convention, case, Path(args.output), about, write_trace, **limits)
 
 
+def _run_limits(args: argparse.Namespace) -> dict[str, Any]:
+    """The limits among ``convscope check``'s options, as keywords (``check_file``'s, ``write_code_trace``'s)."""
+    return {"time_limit": args.time_limit, "memory_mb": args.memory_limit, "call_seconds": args.call_time_limit}
+
+
+def _grading_options(args: argparse.Namespace) -> dict[str, Any]:
+    """``convscope check``'s options as the keywords of ``check_file`` and ``grade_all``."""
+    return {"seed": args.seed, "examples": args.examples, **_run_limits(args), "page": args.page}
+
+
 def run(
     args: argparse.Namespace,
     write_lesson: Callable[[dict, Path, str], None] | None = None,
@@ -254,17 +264,7 @@ def run(
     if Path(args.target).is_dir():
         return run_class(args)
     path, function = split_target(args.target)
-    report = check_file(
-        path,
-        function,
-        args.convention,
-        seed=args.seed,
-        examples=args.examples,
-        time_limit=args.time_limit,
-        memory_mb=args.memory_limit,
-        call_seconds=args.call_time_limit,
-        page=args.page,
-    )
+    report = check_file(path, function, args.convention, **_grading_options(args))
     print(report.to_json() if args.json else report)
     unseen = _not_on_the_page(report)
     if unseen and (getattr(args, "lesson", None) or getattr(args, "trace", None)):
@@ -286,7 +286,7 @@ def run(
                 print(f"lesson file: {args.lesson} opens the {name} case with your {name} compared, with no server")
     if getattr(args, "trace", None) and write_trace is not None and report.exit_code != 2:
         case, about = trace_case(report, args.convention)
-        limits = {"time_limit": args.time_limit, "memory_mb": args.memory_limit, "call_seconds": args.call_time_limit}
+        limits = _run_limits(args)
         if write_code_trace(args.target, args.convention, case, Path(args.trace), about, write_trace, **limits):
             return 2
     if args.gradescope:
@@ -329,12 +329,7 @@ def run_class(args: argparse.Namespace) -> int:
         args.convention,
         jobs=args.jobs,
         progress=progress,
-        seed=args.seed,
-        examples=args.examples,
-        time_limit=args.time_limit,
-        memory_mb=args.memory_limit,
-        call_seconds=args.call_time_limit,
-        page=args.page,
+        **_grading_options(args),
     )
     summary = summarize(submissions, reports)
     writes = []

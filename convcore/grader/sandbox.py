@@ -238,10 +238,7 @@ def check_file(
     params = _child_params(path, function, convention, time_limit, memory_mb, call_seconds)
     readable = (str(Path(params["path"]).parent),)
     with tempfile.TemporaryDirectory(prefix="convscope-check-") as scratch:
-        workdir = os.path.join(scratch, "work")
-        os.mkdir(workdir)
-        standins = standins_for(scratch) if isolation().isolated else {}
-        child = _Child(params, workdir, time_limit, standins)
+        child, workdir, standins = _child_in(scratch, params, time_limit)
         try:
             report, cache_from = _graded(child, target, convention, seed, examples, page)
         finally:
@@ -258,6 +255,16 @@ def check_file(
             "(as the assignment's notebook does)"
         )
     return report
+
+
+def _child_in(scratch: str, params: dict[str, Any], time_limit: float) -> tuple[_Child, str, dict[str, str]]:
+    """The child started in the folder ``scratch``, with its working folder
+    ``scratch/work`` (made here) and, when isolated, the stand-ins of the folders it must
+    not see (none otherwise): (child, working folder, stand-ins)."""
+    workdir = os.path.join(scratch, "work")
+    os.mkdir(workdir)
+    standins = standins_for(scratch) if isolation().isolated else {}
+    return _Child(params, workdir, time_limit, standins), workdir, standins
 
 
 def not_traced(convention: str) -> str:
@@ -302,10 +309,7 @@ def record_file(
     target = f"{path}:{function}" if function else path
     params = _child_params(path, function, convention, time_limit, memory_mb, call_seconds)
     with tempfile.TemporaryDirectory(prefix="convscope-trace-") as scratch:
-        workdir = os.path.join(scratch, "work")
-        os.mkdir(workdir)
-        standins = standins_for(scratch) if isolation().isolated else {}
-        child = _Child(params, workdir, time_limit, standins)
+        child, _, _ = _child_in(scratch, params, time_limit)
         try:
             ready = child.receive()
             if set(ready) == {"fatal"}:

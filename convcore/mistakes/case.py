@@ -5,6 +5,8 @@ A Case holds the numbers in PyTorch's terms (NCHW input, OIHW weights, per-side
 padding) and draws its inputs deterministically from ``values`` and ``seed``: ``"int"``
 draws distinct non-zero small integers (a counterexample a person can check by hand),
 ``"float"`` draws normal floats. The upstream gradient ``dout`` is random, never ones.
+``LayerCase`` holds what a Case shares with the other layers' cases
+(``convcore.mistakes.layer_cases``).
 
 ``one_step_smaller(case, knobs)`` lists the Cases one step smaller along each knob (a
 size minus one, a stride or padding minus one, a simpler activation, integer instead of
@@ -14,9 +16,10 @@ float values): the neighbours the grader's shrinking and its minimality test wal
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 from functools import cached_property
-from typing import Any, NamedTuple
+from math import prod
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
@@ -30,6 +33,7 @@ __all__ = [
     "Arrays",
     "Case",
     "KNOBS",
+    "LayerCase",
     "drawn_inputs",
     "one_step_smaller",
     "plain_fields",
@@ -83,14 +87,86 @@ class Arrays(NamedTuple):
 
 
 @dataclass(frozen=True)
-class Case:
-    """One conv layer and its inputs.
+class LayerCase:
+    """What the case of every layer shares (``Case``, and ``layer_cases``' TransposedCase
+    and Conv1dCase): its first fields, the batch and the channels per group; the channel
+    counts they make; its validity; a rough size; its plain data; its one-line description.
+
+    A subclass adds its geometry's fields, then ``values`` and ``seed``; it gives a
+    ``spec`` (raising ConvSpecError for an impossible setup), ``input_shapes()``,
+    ``TUPLES`` (its tuple fields, lists in the plain data) and ``COUNTS`` (the names
+    ``to_dict`` spells the channel counts out as).
 
     Attributes
     ----------
     n : batch N
     cg, fg : channels and filters per group (C = groups·cg, F = groups·fg)
     groups : groups dividing C and F
+    """
+
+    n: int = 1
+    cg: int = 1
+    fg: int = 1
+    groups: int = 1
+
+    TUPLES: ClassVar[tuple[str, ...]] = ()
+    COUNTS: ClassVar[tuple[str, ...]] = ("c", "f")
+
+    @property
+    def c(self) -> int:
+        return self.groups * self.cg
+
+    @property
+    def f(self) -> int:
+        return self.groups * self.fg
+
+    @property
+    def valid(self) -> bool:
+        """Whether the setup is possible (its ``spec`` is made without ConvSpecError)."""
+        try:
+            self.spec  # type: ignore[attr-defined]  # noqa: B018 - making the spec is the check
+        except ConvSpecError:
+            return False
+        return True
+
+    def input_shapes(self) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+        """The shapes of the layer's x, w and b (each subclass's own)."""
+        raise NotImplementedError
+
+    @property
+    def size(self) -> int:
+        """A rough size for ordering examples: input, kernel and batch elements."""
+        x, w, _ = self.input_shapes()
+        return prod(x) + prod(w)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The parameters as plain data (with the channel counts ``COUNTS`` spelled out)."""
+        return {**plain_fields(self), **{name: getattr(self, name) for name in self.COUNTS}}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Any:
+        """The inverse of ``to_dict`` (the channel counts it spells out are ignored:
+        groups, cg and fg say them)."""
+        names = {field.name for field in fields(cls)}
+        return cls(**tuple_fields({k: v for k, v in data.items() if k in names}, cls.TUPLES))
+
+    def _line(self, parts: Sequence[str], dilation: str | None, extra: Sequence[str] = ()) -> str:
+        """``describe``'s line: ``parts``, the dilation (None: there is none), the groups
+        when more than one, ``extra`` and the inputs."""
+        more = [] if dilation is None else [f"dilation {dilation}"]
+        if self.groups != 1:
+            more.append(f"groups {self.groups}")
+        values = "integer" if self.values == "int" else "float"  # type: ignore[attr-defined]
+        return " ".join([*parts, *more, *extra, f"{values} inputs (seed {self.seed})"])  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True)
+class Case(LayerCase):
+    """One conv layer and its inputs.
+
+    Attributes
+    ----------
+    n, cg, fg, groups : as a ``LayerCase``'s (C = groups·cg, F = groups·fg)
     h, w : input rows and columns
     kh, kw : kernel rows and columns
     stride : (sh, sw); padding : (top, bottom, left, right); dilation : (dh, dw), 1 = none
@@ -99,10 +175,6 @@ class Case:
     seed : the seed the inputs are drawn with
     """
 
-    n: int = 1
-    cg: int = 1
-    fg: int = 1
-    groups: int = 1
     h: int = 3
     w: int = 3
     kh: int = 2
@@ -114,13 +186,7 @@ class Case:
     values: str = "int"
     seed: int = 0
 
-    @property
-    def c(self) -> int:
-        return self.groups * self.cg
-
-    @property
-    def f(self) -> int:
-        return self.groups * self.fg
+    TUPLES = ("stride", "padding", "dilation")
 
     @cached_property
     def spec(self) -> ConvSpec:
@@ -134,40 +200,20 @@ class Case:
             self.groups,
         )
 
-    @property
-    def valid(self) -> bool:
-        try:
-            self.spec  # noqa: B018 - making the spec is the check
-        except ConvSpecError:
-            return False
-        return True
+    def input_shapes(self) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+        """x: (N, C, H, W), w: (F, C/groups, KH, KW), b: (F,)."""
+        return (self.n, self.c, self.h, self.w), (self.f, self.cg, self.kh, self.kw), (self.f,)
 
     @cached_property
     def arrays(self) -> Arrays:
         """x: (N, C, H, W), w: (F, C/groups, KH, KW), b: (F,), dout: (N, F, Ho, Wo)."""
-        shapes = ((self.n, self.c, self.h, self.w), (self.f, self.cg, self.kh, self.kw), (self.f,), self.spec.out_shape)
-        return Arrays(*drawn_inputs(self.values, self.seed, shapes))
+        return Arrays(*drawn_inputs(self.values, self.seed, (*self.input_shapes(), self.spec.out_shape)))
 
     @cached_property
     def truth(self) -> LayerResults:
         """Every true tensor of the layer (convcore's vectorised core), NCHW / OIHW."""
         x, w, b, dout = self.arrays
         return layer_results(self.spec, x, w, b, get_activation(self.activation), dout)
-
-    @property
-    def size(self) -> int:
-        """A rough size for ordering examples: input, kernel and batch elements."""
-        return self.n * self.c * self.h * self.w + self.f * self.cg * self.kh * self.kw
-
-    def to_dict(self) -> dict[str, Any]:
-        """The parameters as plain data (with C and F spelled out)."""
-        return {**plain_fields(self), "c": self.c, "f": self.f}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Case:
-        """The inverse of ``to_dict`` (C and F are ignored: groups, cg and fg say them)."""
-        fields = {k: v for k, v in data.items() if k not in ("c", "f")}
-        return cls(**tuple_fields(fields, ("stride", "padding", "dilation")))
 
     @classmethod
     def of_spec(cls, spec: ConvSpec, activation: str, **fields: Any) -> Case:
@@ -236,14 +282,8 @@ class Case:
             f"stride {_short(self.stride)}",
             f"padding {_short(self.padding)}",
         ]
-        if self.dilation != (1, 1):
-            parts.append(f"dilation {_short(self.dilation)}")
-        if self.groups != 1:
-            parts.append(f"groups {self.groups}")
-        if self.activation != "identity":
-            parts.append(f"activation {self.activation}")
-        parts.append(f"{'integer' if self.values == 'int' else 'float'} inputs (seed {self.seed})")
-        return " ".join(parts)
+        activation = [f"activation {self.activation}"] if self.activation != "identity" else []
+        return self._line(parts, _short(self.dilation) if self.dilation != (1, 1) else None, activation)
 
 
 def _short(values: Sequence[int]) -> str:

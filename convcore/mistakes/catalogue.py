@@ -36,6 +36,9 @@ __all__ = [
     "where_windows_read_x",
 ]
 
+# the source of a mistake found in public course code rather than in a seed
+ELSEWHERE = "common in public course code (issue 12's list of mistakes found elsewhere)"
+
 
 @dataclass(frozen=True)
 class Condition:

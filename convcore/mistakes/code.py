@@ -6,7 +6,8 @@ submission (``convcore.mistakes.conventions``).
 - ``Cs231nCode(loops)``: ``conv_forward_naive(x, w, b, conv_param) -> (out, cache)`` and
   ``conv_backward_naive(dout, cache) -> (dx, dw, db)``;
 - ``layer_code(loops)``: an NHWC layer class, ``Cls(n_out, kernel_shape, stride=, pad=,
-  activation=)`` with ``parameters``, ``forward(X)``, ``backward(dLdY)``, ``gradients``;
+  activation=)`` with ``parameters``, ``forward(X)``, ``backward(dLdY)``, ``gradients``
+  (its constructor and state ``LayerShell``'s);
 - ``TorchCode(loops)``: ``conv2d_forward(x, w, b, stride=, padding=, dilation=,
   groups=)`` and ``conv2d_backward(dout, x, w, ...) -> (dx, dw, db)``.
 
@@ -32,7 +33,7 @@ from .plain_loops import PlainLoops, Run
 from .plain_steps import LoopInputs
 from .transposed_loops import transposed_subject
 
-__all__ = ["Cs231nCode", "LayerCode", "TorchCode", "code_subject", "layer_code"]
+__all__ = ["Cs231nCode", "LayerCode", "LayerShell", "TorchCode", "code_subject", "layer_code"]
 
 
 def _numbers(run: Run, passed: str, *names: str) -> tuple[np.ndarray | None, ...]:
@@ -91,16 +92,11 @@ class TorchCode:
         return _numbers(run, "backward", "dx", "dw", "db")
 
 
-class LayerCode:
-    """An NHWC conv layer followed by an activation, computed by ``loops`` (a class
-    attribute: ``layer_code`` makes the class of a PlainLoops class).
-
-    Parameters: ``W: (KH, KW, C, F)``, ``b: (1, F)``; ``forward(X: (N, H, W, C)) -> Y:
-    (N, Ho, Wo, F)``; ``backward(dLdY: (N, Ho, Wo, F)) -> dX: (N, H, W, C)`` and
-    ``gradients = {"W": (KH, KW, C, F), "b": (1, F)}``.
-    """
-
-    loops: type[PlainLoops] = PlainLoops
+class LayerShell:
+    """The outside of an NHWC conv layer class, with no passes: its constructor
+    ``Cls(n_out, kernel_shape, stride=1, pad=0, activation="identity")`` and the state it
+    keeps: ``n_in``, ``parameters`` and ``gradients`` (``{"W": (KH, KW, C, F), "b":
+    (1, F)}``, None until set) and ``cache``."""
 
     def __init__(
         self, n_out: int, kernel_shape: Sequence[int], stride: int = 1, pad: Any = 0, activation: Any = "identity"
@@ -111,6 +107,18 @@ class LayerCode:
         self.parameters: dict[str, Any] = {"W": None, "b": None}
         self.gradients: dict[str, Any] = {"W": None, "b": None}
         self.cache: dict[str, Any] = {}
+
+
+class LayerCode(LayerShell):
+    """An NHWC conv layer followed by an activation, computed by ``loops`` (a class
+    attribute: ``layer_code`` makes the class of a PlainLoops class).
+
+    Parameters: ``W: (KH, KW, C, F)``, ``b: (1, F)``; ``forward(X: (N, H, W, C)) -> Y:
+    (N, Ho, Wo, F)``; ``backward(dLdY: (N, Ho, Wo, F)) -> dX: (N, H, W, C)`` and
+    ``gradients = {"W": (KH, KW, C, F), "b": (1, F)}``.
+    """
+
+    loops: type[PlainLoops] = PlainLoops
 
     def forward(self, X: np.ndarray) -> np.ndarray:
         """X: (N, H, W, C) -> Y: (N, Ho, Wo, F)."""

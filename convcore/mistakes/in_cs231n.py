@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .case import Case
-from .catalogue import Condition, catalogue_in, where_windows_read_x
+from .catalogue import ELSEWHERE, Condition, catalogue_in, where_windows_read_x
 from .geometry import every_window_reads_x, windows_reading_x
 from .plain_loops import PlainLoops
 from .plain_steps import clamped
@@ -33,7 +33,6 @@ __all__ = [
 ]
 
 SEED_000 = "000_308cced3efe7b080.txt (im2col convolution)"
-ELSEWHERE = "common in public course code (issue 12's list of mistakes found elsewhere)"
 # what was read for the mistakes issue 27 added (cited, not copied)
 STARTER = (
     "CS231n assignment 2's starter cs231n/layers.py: conv_backward_naive begins with "

@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from .case import Case
-from .catalogue import Condition, catalogue_in, where_windows_read_x
-from .layer_conditions import backward_raises, dz_conditions, size_conditions, sizes_differ
+from .catalogue import ELSEWHERE, Condition, catalogue_in, where_windows_read_x
+from .layer_conditions import backward_raises, dz_conditions, size_mistake_conditions, sizes_differ
 from .plain_loops import PlainLoops
 
 __all__ = [
@@ -26,7 +26,6 @@ __all__ = [
 ]
 
 SEED_001 = "001_407a2acd4b9f5102.txt (NHWC Conv2D layer variants)"
-ELSEWHERE = "common in public course code (issue 12's list of mistakes found elsewhere)"
 
 _mistake = catalogue_in("layer")
 
@@ -54,9 +53,6 @@ class InputSizeLoops(PlainLoops):
         return (self.spec.H, self.spec.W)  # the mistake: the input's rows and columns
 
 
-_input_size, _input_size_grad = size_conditions(
-    InputSizeLoops, "when the output is not as large as the input (only 'same' padding with stride 1 hides it)"
-)
 _mistake(
     InputSizeLoops,
     id="input_size_loops",
@@ -65,12 +61,9 @@ _mistake(
     "has the input's size.",
     should="Loop over out_rows = 1 + (rows + top + bottom − KH) // stride (and the columns alike).",
     source=f"seed {SEED_001}: for d1 in range(in_rows) ... Z = np.zeros((n, X.shape[1], X.shape[2], F))",
-    conditions={
-        "out": _input_size,
-        "dx": _input_size_grad,
-        "dw": _input_size_grad,
-        "db": backward_raises(InputSizeLoops),
-    },
+    conditions=size_mistake_conditions(
+        InputSizeLoops, "when the output is not as large as the input (only 'same' padding with stride 1 hides it)"
+    ),
     setup=Case(h=2, w=1, kh=2, kw=1),
 )
 
@@ -90,7 +83,6 @@ _kh_words = (
     "when KH ≠ KW changes the output width: (W + left + right − KH) // stride differs from "
     "(W + left + right − KW) // stride"
 )
-_kh, _kh_grad = size_conditions(KernelHeightForWidth, _kh_words)
 _mistake(
     KernelHeightForWidth,
     id="kernel_height_for_width",
@@ -98,7 +90,7 @@ _mistake(
     wrong="The output width is computed with the kernel's height: 1 + (cols + pads − KH) // stride.",
     should="Use the kernel's width: 1 + (cols + left + right − KW) // stride.",
     source=f"seed {SEED_001}: out_cols = 1 + (in_cols + p[0] + p[1] - kernel_height) // self.stride",
-    conditions={"out": _kh, "dx": _kh_grad, "dw": _kh_grad, "db": backward_raises(KernelHeightForWidth)},
+    conditions=size_mistake_conditions(KernelHeightForWidth, _kh_words),
     setup=Case(h=1, w=2, kh=1, kw=2),
 )
 
@@ -114,9 +106,6 @@ class RowPaddingForColumns(PlainLoops):
         return (self.spec.out_hw[0], _cols(self.spec, top + bottom, self.spec.KW))
 
 
-_rows_for_cols, _rows_for_cols_grad = size_conditions(
-    RowPaddingForColumns, "when top + bottom ≠ left + right changes the output width"
-)
 _mistake(
     RowPaddingForColumns,
     id="row_padding_for_columns",
@@ -124,12 +113,9 @@ _mistake(
     wrong="The output width adds the top and bottom padding p[0] + p[1] instead of the left and right.",
     should="Use p[2] + p[3] for the columns.",
     source=f"seed {SEED_001}: out_cols = 1 + (in_cols + p[0] + p[1] - kernel_height) // self.stride",
-    conditions={
-        "out": _rows_for_cols,
-        "dx": _rows_for_cols_grad,
-        "dw": _rows_for_cols_grad,
-        "db": backward_raises(RowPaddingForColumns),
-    },
+    conditions=size_mistake_conditions(
+        RowPaddingForColumns, "when top + bottom ≠ left + right changes the output width"
+    ),
     setup=Case(h=1, w=1, kh=1, kw=1, padding=(1, 0, 0, 0)),
 )
 

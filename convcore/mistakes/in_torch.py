@@ -8,7 +8,7 @@ calls it in that form.
 from __future__ import annotations
 
 from .case import Case
-from .catalogue import Condition, catalogue_in, where_windows_read_x
+from .catalogue import ELSEWHERE, Condition, catalogue_in, where_windows_read_x
 from .plain_loops import PlainLoops
 
 __all__ = [
@@ -20,7 +20,6 @@ __all__ = [
     "GroupsIgnored",
 ]
 
-ELSEWHERE = "common in public course code (issue 12's list of mistakes found elsewhere)"
 
 _mistake = catalogue_in("torch")
 

@@ -38,6 +38,7 @@ from ..trace.code import TraceCode
 from ..trace.config import resolve_config
 from ..trace.document import trace_header
 from ..trace.drawing import DRAWINGS, tensor_drawing
+from ..trace.loops import LOOP_WORDS
 from ..trace.model import event_lines, stream_line
 from .case import Case
 from .catalogue import Mistake
@@ -47,19 +48,6 @@ from .listing import LAB_ALIASES, mistake_code, mistake_listing
 from .plain_loops import RESULTS, PlainLoops, Run
 
 __all__ = ["build_mistake_trace", "first_divergence", "iter_mistake_trace", "mistake_header"]
-
-
-# what each letter of the events' ``loop`` means (the header's ``loop_names``)
-LOOP_WORDS = {
-    "n": "image",
-    "f": "filter",
-    "i": "output row",
-    "j": "output column",
-    "c": "input channel",
-    "h": "input row",
-    "y": "row of the padded input",
-    "x": "column of the padded input",
-}
 
 
 def _external(name: str, arr: np.ndarray, layout: str) -> np.ndarray:

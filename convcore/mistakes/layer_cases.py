@@ -2,9 +2,10 @@
 as ``convcore.mistakes.case.Case`` is a Conv2d's (the grader searches over them, the
 catalogue states its transposed setups in them).
 
-Each holds the numbers in PyTorch's terms and draws its inputs as a Case does
-(``values`` "int": distinct non-zero small integers; "float": normal floats; the
-upstream gradient ``dout`` random, never ones). ``truth`` is convcore's own
+Each is a ``convcore.mistakes.case.LayerCase``, as a Case is (validity, size, plain
+data and description shared), holds the numbers in PyTorch's terms and draws its inputs
+as a Case does (``values`` "int": distinct non-zero small integers; "float": normal
+floats; the upstream gradient ``dout`` random, never ones). ``truth`` is convcore's own
 ``conv_transpose2d_*`` / ``conv1d_*`` (tested against PyTorch). ``smaller(knob)`` is
 the one-step-smaller neighbour along a knob, as for a Case
 (``convcore.mistakes.case.one_step_smaller`` walks them).
@@ -20,9 +21,9 @@ import numpy as np
 
 from ..conv1d import conv1d_backward, conv1d_forward, conv1d_spec
 from ..conv_transpose import conv_transpose2d_backward, conv_transpose2d_forward
-from ..spec import ConvSpec, ConvSpecError
+from ..spec import ConvSpec
 from ..transpose_spec import TransposeSpec
-from .case import Arrays, _short, drawn_inputs, plain_fields, step_down, tuple_fields
+from .case import Arrays, LayerCase, _short, drawn_inputs, step_down
 
 __all__ = ["Conv1dCase", "LayerTruth", "TransposedCase"]
 
@@ -34,30 +35,6 @@ class LayerTruth(NamedTuple):
     dx: np.ndarray
     dw: np.ndarray
     db: np.ndarray
-
-
-def _inputs_line(values: str, seed: int) -> str:
-    return f"{'integer' if values == 'int' else 'float'} inputs (seed {seed})"
-
-
-class _LayerCase:
-    """What the two cases share: validity from their spec, and their plain data."""
-
-    TUPLES: tuple[str, ...] = ()
-
-    @property
-    def valid(self) -> bool:
-        try:
-            self.spec  # noqa: B018 - making the spec is the check
-        except ConvSpecError:
-            return False
-        return True
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Any:
-        """The inverse of ``to_dict`` (the channel counts it spells out are ignored)."""
-        fields = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}  # type: ignore[attr-defined]
-        return cls(**tuple_fields(fields, cls.TUPLES))
 
 
 # knob -> (field, indices it lowers together, lowest value)
@@ -75,24 +52,19 @@ _TRANSPOSED_INTS = {"n": 1, "cg": 1, "fg": 1, "groups": 1, "h": 1, "w": 1, "kh":
 
 
 @dataclass(frozen=True)
-class TransposedCase(_LayerCase):
+class TransposedCase(LayerCase):
     """One ConvTranspose2d and its inputs.
 
     Attributes
     ----------
-    n : batch N
-    cg, fg : input and output channels per group (C_in = groups·cg, C_out = groups·fg)
-    groups : groups dividing C_in and C_out
+    n, cg, fg, groups : as a ``LayerCase``'s, cg and fg the input and output channels per
+        group (C_in = groups·cg, C_out = groups·fg)
     h, w : input rows and columns
     kh, kw : kernel rows and columns
     stride, padding, output_padding, dilation : (h, w) pairs, as ``F.conv_transpose2d``'s
     values : "int" or "float"; seed : the seed the inputs are drawn with
     """
 
-    n: int = 1
-    cg: int = 1
-    fg: int = 1
-    groups: int = 1
     h: int = 2
     w: int = 2
     kh: int = 2
@@ -105,15 +77,11 @@ class TransposedCase(_LayerCase):
     seed: int = 0
 
     TUPLES = ("stride", "padding", "output_padding", "dilation")
+    COUNTS = ("c_in", "c_out")
     KNOBS = (*_TRANSPOSED_INTS, *_TRANSPOSED_TUPLES, "values")
 
-    @property
-    def c_in(self) -> int:
-        return self.groups * self.cg
-
-    @property
-    def c_out(self) -> int:
-        return self.groups * self.fg
+    c_in = LayerCase.c  # groups·cg
+    c_out = LayerCase.f  # groups·fg
 
     @cached_property
     def spec(self) -> TransposeSpec:
@@ -148,12 +116,15 @@ class TransposedCase(_LayerCase):
             "dilation": self.dilation,
         }
 
+    def input_shapes(self) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+        """x: (N, C_in, H, W), w: (C_in, C_out/groups, KH, KW), b: (C_out,)."""
+        return (self.n, self.c_in, self.h, self.w), (self.c_in, self.fg, self.kh, self.kw), (self.c_out,)
+
     @cached_property
     def arrays(self) -> Arrays:
         """x: (N, C_in, H, W), w: (C_in, C_out/groups, KH, KW), b: (C_out,),
         dout: (N, C_out, H_out, W_out)."""
-        shapes = (self.spec.x_shape, self.spec.w_shape, (self.c_out,), self.spec.out_shape)
-        return Arrays(*drawn_inputs(self.values, self.seed, shapes))
+        return Arrays(*drawn_inputs(self.values, self.seed, (*self.input_shapes(), self.spec.out_shape)))
 
     @cached_property
     def truth(self) -> LayerTruth:
@@ -162,15 +133,6 @@ class TransposedCase(_LayerCase):
         x, w, b, dout = self.arrays
         out = conv_transpose2d_forward(x, w, b, **self.keywords())
         return LayerTruth(out, *conv_transpose2d_backward(dout, x, w, b, **self.keywords()))
-
-    @property
-    def size(self) -> int:
-        """A rough size for ordering examples: input, kernel and batch elements."""
-        return self.n * self.c_in * self.h * self.w + self.c_in * self.fg * self.kh * self.kw
-
-    def to_dict(self) -> dict[str, Any]:
-        """The parameters as plain data (with C_in and C_out spelled out)."""
-        return {**plain_fields(self), "c_in": self.c_in, "c_out": self.c_out}
 
     def smaller(self, knob: str) -> TransposedCase | None:
         """This case one step smaller along ``knob`` (``KNOBS``), or None at its lowest."""
@@ -188,35 +150,25 @@ class TransposedCase(_LayerCase):
             f"padding {_short(self.padding)}",
             f"output_padding {_short(self.output_padding)}",
         ]
-        if self.dilation != (1, 1):
-            parts.append(f"dilation {_short(self.dilation)}")
-        if self.groups != 1:
-            parts.append(f"groups {self.groups}")
-        return " ".join([*parts, _inputs_line(self.values, self.seed)])
+        return self._line(parts, _short(self.dilation) if self.dilation != (1, 1) else None)
 
 
 _CONV1D_INTS = {"n": 1, "cg": 1, "fg": 1, "groups": 1, "length": 1, "k": 1, "stride": 1, "dilation": 1}
 
 
 @dataclass(frozen=True)
-class Conv1dCase(_LayerCase):
+class Conv1dCase(LayerCase):
     """One Conv1d (NCL) and its inputs.
 
     Attributes
     ----------
-    n : batch N
-    cg, fg : channels and filters per group (C = groups·cg, F = groups·fg)
-    groups : groups dividing C and F
+    n, cg, fg, groups : as a ``LayerCase``'s (C = groups·cg, F = groups·fg)
     length, k : the input's length L and the kernel's K
     stride, dilation : ints
     padding : an int (on both ends) or "causal" (dilation·(K − 1) on the left only)
     values : "int" or "float"; seed : the seed the inputs are drawn with
     """
 
-    n: int = 1
-    cg: int = 1
-    fg: int = 1
-    groups: int = 1
     length: int = 3
     k: int = 2
     stride: int = 1
@@ -226,14 +178,6 @@ class Conv1dCase(_LayerCase):
     seed: int = 0
 
     KNOBS = (*_CONV1D_INTS, "pad", "causal", "values")
-
-    @property
-    def c(self) -> int:
-        return self.groups * self.cg
-
-    @property
-    def f(self) -> int:
-        return self.groups * self.fg
 
     @cached_property
     def spec(self) -> ConvSpec:
@@ -249,16 +193,15 @@ class Conv1dCase(_LayerCase):
     def out_length(self) -> int:
         return self.spec.out_hw[1]
 
+    def input_shapes(self) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+        """x: (N, C, L), w: (F, C/groups, K), b: (F,)."""
+        return (self.n, self.c, self.length), (self.f, self.cg, self.k), (self.f,)
+
     @cached_property
     def arrays(self) -> Arrays:
         """x: (N, C, L), w: (F, C/groups, K), b: (F,), dout: (N, F, L_out)."""
-        shapes = (
-            (self.n, self.c, self.length),
-            (self.f, self.cg, self.k),
-            (self.f,),
-            (self.n, self.f, self.out_length),
-        )
-        return Arrays(*drawn_inputs(self.values, self.seed, shapes))
+        dout_shape = (self.n, self.f, self.out_length)
+        return Arrays(*drawn_inputs(self.values, self.seed, (*self.input_shapes(), dout_shape)))
 
     @cached_property
     def truth(self) -> LayerTruth:
@@ -266,15 +209,6 @@ class Conv1dCase(_LayerCase):
         x, w, b, dout = self.arrays
         out = conv1d_forward(x, w, b, **self.keywords())
         return LayerTruth(out, *conv1d_backward(dout, x, w, b, **self.keywords()))
-
-    @property
-    def size(self) -> int:
-        """A rough size for ordering examples: input, kernel and batch elements."""
-        return self.n * self.c * self.length + self.f * self.cg * self.k
-
-    def to_dict(self) -> dict[str, Any]:
-        """The parameters as plain data (with C and F spelled out)."""
-        return {**plain_fields(self), "c": self.c, "f": self.f}
 
     def smaller(self, knob: str) -> Conv1dCase | None:
         """This case one step smaller along ``knob`` (``KNOBS``): ``pad`` lowers an int
@@ -298,8 +232,4 @@ class Conv1dCase(_LayerCase):
             f"stride {self.stride}",
             f"padding {padding}",
         ]
-        if self.dilation != 1:
-            parts.append(f"dilation {self.dilation}")
-        if self.groups != 1:
-            parts.append(f"groups {self.groups}")
-        return " ".join([*parts, _inputs_line(self.values, self.seed)])
+        return self._line(parts, str(self.dilation) if self.dilation != 1 else None)

@@ -12,7 +12,7 @@ from .case import Case
 from .catalogue import Condition, where_windows_read_x
 from .geometry import windows_reading_x
 
-__all__ = ["backward_raises", "dz_conditions", "size_conditions", "sizes", "sizes_differ"]
+__all__ = ["backward_raises", "dz_conditions", "size_conditions", "size_mistake_conditions", "sizes", "sizes_differ"]
 
 
 def sizes(case: Case, conv: type) -> tuple[int, int]:
@@ -43,6 +43,13 @@ def size_conditions(conv: type, words: str) -> tuple[Condition, Condition]:
     """out shows exactly when the output size is wrong; dx and dw too where every window
     reads x and the gradient flows."""
     return Condition(sizes_differ(conv), words), where_windows_read_x(sizes_differ(conv), words, gradient=True)
+
+
+def size_mistake_conditions(conv: type, words: str) -> dict[str, Condition]:
+    """The conditions of a mistake that gets only the output size wrong: out, dx and dw's
+    ``size_conditions``, db's ``backward_raises``."""
+    out, gradient = size_conditions(conv, words)
+    return {"out": out, "dx": gradient, "dw": gradient, "db": backward_raises(conv)}
 
 
 def dz_conditions(wrong_derivative: Callable, words: str) -> dict[str, Condition]:

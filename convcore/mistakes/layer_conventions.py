@@ -28,20 +28,26 @@ from .layer_cases import Conv1dCase, TransposedCase
 __all__ = ["TORCH_FAMILY", "TorchConv1d", "TorchTransposed", "torch_layer_of"]
 
 
-class TorchTransposed(NamedFunctions):
+class _LayerBesideConv2d(NamedFunctions):
+    """What the conventions here share: the backward takes b after w, and the lab, the
+    lesson files and the traces of your code are Conv2d's (``on_the_page`` is False)."""
+
+    backward_takes_bias = True
+    on_the_page = False
+
+
+class TorchTransposed(_LayerBesideConv2d):
     name = "torch-transposed"
     title = "PyTorch-named conv_transpose2d_forward / conv_transpose2d_backward"
     layer = "ConvTranspose2d"
     case_type = TransposedCase
     functions = ("conv_transpose2d_forward", "conv_transpose2d_backward")
     knobs = TransposedCase.KNOBS
-    backward_takes_bias = True
-    on_the_page = False  # (the lab and the code trace: Conv2d's; the page traces its cases)
     traced_names = {"out": "y"}
 
     def page_config(self, case: TransposedCase) -> dict[str, Any] | None:
         """The trace of the case with ``"layer": "conv_transpose2d"`` (none when its
-        output_padding is not below the stride)."""
+        output_padding is not below the stride): the page traces its cases."""
         return case.trace_config()
 
     def keywords(self, case: TransposedCase) -> dict[str, Any]:
@@ -54,7 +60,7 @@ class TorchTransposed(NamedFunctions):
         }
 
 
-class TorchConv1d(NamedFunctions):
+class TorchConv1d(_LayerBesideConv2d):
     name = "torch-conv1d"
     title = "PyTorch-named conv1d_forward / conv1d_backward"
     layout = "NCL"
@@ -62,8 +68,6 @@ class TorchConv1d(NamedFunctions):
     case_type = Conv1dCase
     functions = ("conv1d_forward", "conv1d_backward")
     knobs = Conv1dCase.KNOBS
-    backward_takes_bias = True
-    on_the_page = False
 
     def keywords(self, case: Conv1dCase) -> dict[str, Any]:
         return case.keywords()

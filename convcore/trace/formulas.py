@@ -21,12 +21,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..activations import get_activation
+from ..activations import Activation, get_activation
 from .aliases import FLIP_RENAMES
 from .axes import kind_of
 from .padding_phases import source_rows_and_columns
 
-__all__ = ["TORCH_ACTIVATIONS", "formula_facts", "tensor_formulas", "torch_setup"]
+__all__ = [
+    "TORCH_ACTIVATIONS",
+    "activation_formulas",
+    "cell_ref",
+    "flip_formulas",
+    "formula_facts",
+    "joined_sum",
+    "scaled",
+    "shifted",
+    "tensor_formulas",
+    "torch_setup",
+]
 
 # each activation as PyTorch writes it ("{}": its argument)
 TORCH_ACTIVATIONS = {
@@ -38,23 +49,46 @@ TORCH_ACTIVATIONS = {
 }
 
 
-def _term(scale: int, letter: str) -> str:
+def scaled(scale: int, letter: str) -> str:
     return letter if scale == 1 else f"{scale}{letter}"
 
 
-def _plus(*parts: str) -> str:
+def joined_sum(*parts: str) -> str:
     return "+".join(p for p in parts if p) or "0"
 
 
-def _offset(letter: str, k: int) -> str:
+def shifted(letter: str, k: int) -> str:
     """``h+1``, ``h−1`` or ``h``."""
     return letter if k == 0 else f"{letter}+{k}" if k > 0 else f"{letter}−{-k}"
 
 
-def _ref(name: str, layout: str, at: dict[str, str]) -> str:
+def cell_ref(name: str, layout: str, at: dict[str, str]) -> str:
     """``name[...]`` with the index expression of each internal axis ``at`` gives, in the
     layout's axis order."""
     return f"{name}[{','.join(at[a] for a in kind_of(name).axes_in(layout))}]"
+
+
+def activation_formulas(
+    layout: str, output: dict[str, str], conv: str, act: Activation, has_z: bool, dz: str
+) -> dict[str, str]:
+    """z's, out's and dz's formulas, as a Conv2d's and a Conv1d's trace give them:
+    ``output`` an output cell's index by axis, ``conv`` the sum z is, ``dz`` dz's cell;
+    without a z (``has_z`` False) out is the sum itself."""
+    z, out = cell_ref("z", layout, output), cell_ref("out", layout, output)
+    return {
+        "z": f"{z} = {conv}",
+        "out": f"{out} = {act.name}({z})" if has_z else f"{out} = {conv}",
+        "dz": f"{dz} = {cell_ref('dout', layout, output)} · {act.name}'({z})",
+    }
+
+
+def flip_formulas(layout: str, kernel: dict[str, str], turned: dict[str, str]) -> dict[str, str]:
+    """With ``flip``: the turned kernel wf and the gradient of the given w, ``kernel`` a
+    kernel cell's index by axis and ``turned`` the one turned 180°."""
+    return {
+        "w": f"{cell_ref('wf', layout, kernel)} = {cell_ref('w', layout, turned)}",
+        "dw_given": f"{cell_ref('dw', layout, kernel)} = {cell_ref('dwf', layout, turned)}",
+    }
 
 
 def _cell(name: str, layout: str) -> str:
@@ -116,46 +150,41 @@ def tensor_formulas(
     renames = FLIP_RENAMES if flip else {}
     engine_names = {**aliases, **renames}
     shown = lambda engine: engine_names.get(engine, engine)  # noqa: E731 (the name the header uses)
-    row = lambda out, k: _plus(_term(sh, out), _term(dh, k))  # noqa: E731
-    col = lambda out, k: _plus(_term(sw, out), _term(dw, k))  # noqa: E731
+    row = lambda out, k: joined_sum(scaled(sh, out), scaled(dh, k))  # noqa: E731
+    col = lambda out, k: joined_sum(scaled(sw, out), scaled(dw, k))  # noqa: E731
     group_channel = "c" if g == 1 else f"{cg}f+c" if fg == 1 else f"{cg}·(f//{fg})+c"
-    window = _ref(shown("xp"), layout, {"n": "n", "c": group_channel, "h": row("h", "kh"), "w": col("w", "kw")})
+    window = cell_ref(shown("xp"), layout, {"n": "n", "c": group_channel, "h": row("h", "kh"), "w": col("w", "kw")})
     bias = " + b[f]" if "b" in names else ""
     kernel = {"f": "f", "c": "c", "kh": "kh", "kw": "kw"}
     turned = {"f": "f", "c": "c", "kh": f"{spec.KH - 1}−kh", "kw": f"{spec.KW - 1}−kw"}
-    conv = f"Σ_{{c,kh,kw}} {window} · {_ref(shown('w'), layout, kernel)}{bias}"
+    conv = f"Σ_{{c,kh,kw}} {window} · {cell_ref(shown('w'), layout, kernel)}{bias}"
     image = {"n": "n", "c": "c", "h": "h", "w": "w"}
     output = {"n": "n", "f": "f", "h": "h", "w": "w"}
-    dz = _ref(shown("dz"), layout, output)
+    dz = cell_ref(shown("dz"), layout, output)
     formulas = {
-        "xp": f"{_ref('xp', layout, image)} = {_ref('x', layout, {**image, 'h': _offset('h', -t), 'w': _offset('w', -le)})} inside x, 0 on the padding",
-        "z": f"{_ref('z', layout, output)} = {conv}",
-        "out": f"{_ref('out', layout, output)} = {act.name}({_ref('z', layout, output)})"
-        if "z" in names
-        else f"{_ref('out', layout, output)} = {conv}",
-        "dz": f"{dz} = {_ref('dout', layout, output)} · {act.name}'({_ref('z', layout, output)})",
+        "xp": f"{cell_ref('xp', layout, image)} = {cell_ref('x', layout, {**image, 'h': shifted('h', -t), 'w': shifted('w', -le)})} inside x, 0 on the padding",
+        **activation_formulas(layout, output, conv, act, "z" in names, dz),
         "db": f"db[f] = Σ_{{n,h,w}} {dz}",
-        "dw": f"{_ref(shown('dw'), layout, kernel)} = Σ_{{n,h,w}} {dz} · {window}",
+        "dw": f"{cell_ref(shown('dw'), layout, kernel)} = Σ_{{n,h,w}} {dz} · {window}",
         "dxp": (
-            f"{_ref(shown('dxp'), layout, image)} = Σ over f{' in the group of c' if g > 1 else ''} and (kh, kw, i, j) "
+            f"{cell_ref(shown('dxp'), layout, image)} = Σ over f{' in the group of c' if g > 1 else ''} and (kh, kw, i, j) "
             f"with {row('i', 'kh')} = h, {col('j', 'kw')} = w: "
-            f"{_ref(shown('dz'), layout, {'n': 'n', 'f': 'f', 'h': 'i', 'w': 'j'})} · "
-            f"{_ref(shown('w'), layout, {**kernel, 'c': 'c' if g == 1 else f'c mod {cg}'})}"
+            f"{cell_ref(shown('dz'), layout, {'n': 'n', 'f': 'f', 'h': 'i', 'w': 'j'})} · "
+            f"{cell_ref(shown('w'), layout, {**kernel, 'c': 'c' if g == 1 else f'c mod {cg}'})}"
         ),
-        "dx": f"{_ref('dx', layout, image)} = {_ref('dxp', layout, {**image, 'h': _offset('h', t), 'w': _offset('w', le)})}",
+        "dx": f"{cell_ref('dx', layout, image)} = {cell_ref('dxp', layout, {**image, 'h': shifted('h', t), 'w': shifted('w', le)})}",
     }
     if padding_mode != "zeros":
         rows, cols = source_rows_and_columns(spec, padding_mode)
-        copied = _ref("x", layout, {**image, "h": "r[h]", "w": "q[w]"})
-        folded = _ref("dxp", layout, {**image, "h": "h′", "w": "w′"})
-        formulas["xp"] = f"{_ref('xp', layout, image)} = {copied} with r = {rows}, q = {cols} ({padding_mode})"
+        copied = cell_ref("x", layout, {**image, "h": "r[h]", "w": "q[w]"})
+        folded = cell_ref("dxp", layout, {**image, "h": "h′", "w": "w′"})
+        formulas["xp"] = f"{cell_ref('xp', layout, image)} = {copied} with r = {rows}, q = {cols} ({padding_mode})"
         formulas["dx"] = (
-            f"{_ref('dx', layout, image)} = Σ over h′, w′ with r[h′] = h, q[w′] = w: {folded}, "
+            f"{cell_ref('dx', layout, image)} = Σ over h′, w′ with r[h′] = h, q[w′] = w: {folded}, "
             f"r = {rows}, q = {cols} ({padding_mode})"
         )
     if flip:
-        formulas["w"] = f"{_ref('wf', layout, kernel)} = {_ref('w', layout, turned)}"
-        formulas["dw_given"] = f"{_ref('dw', layout, kernel)} = {_ref('dwf', layout, turned)}"
+        formulas.update(flip_formulas(layout, kernel, turned))
     return formula_facts(formulas, names - inputs, aliases, engine_names, layout)
 
 

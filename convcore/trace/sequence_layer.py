@@ -22,8 +22,16 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ..activations import get_activation
-from .axes import kind_of
-from .formulas import TORCH_ACTIVATIONS, formula_facts
+from .formulas import (
+    TORCH_ACTIVATIONS,
+    activation_formulas,
+    cell_ref,
+    flip_formulas,
+    formula_facts,
+    joined_sum,
+    scaled,
+    shifted,
+)
 from .model import Event
 from .padding_phases import source_rows_and_columns
 
@@ -139,16 +147,6 @@ def sequence_torch_setup(rc: Any) -> list[str]:
     ]
 
 
-def _ref(name: str, layout: str, at: dict[str, str]) -> str:
-    """``name[...]`` with each axis's index expression (``at``, by axis name: n, c or f,
-    l or k) in the layout's axis order."""
-    return f"{name}[{','.join(at[a] for a in kind_of(name).axes_in(layout))}]"
-
-
-def _term(scale: int, letter: str) -> str:
-    return letter if scale == 1 else f"{scale}{letter}"
-
-
 def sequence_formulas(
     rc: Any, names: set[str], inputs: set[str], aliases: dict[str, str], renames: dict[str, str]
 ) -> dict[str, dict[str, str]]:
@@ -162,42 +160,38 @@ def sequence_formulas(
     cg, fg = spec.channels_per_group, spec.filters_per_group
     engine_names = {**aliases, **renames}
     shown = lambda engine: engine_names.get(engine, engine)  # noqa: E731
-    at = lambda out, k: "+".join(p for p in (_term(s, out), _term(d, k)) if p)  # noqa: E731
+    at = lambda out, k: joined_sum(scaled(s, out), scaled(d, k))  # noqa: E731
     group_channel = "c" if g == 1 else f"{cg}f+c" if fg == 1 else f"{cg}·(f//{fg})+c"
-    window = _ref(shown("xp"), layout, {"n": "n", "c": group_channel, "l": at("l", "k")})
+    window = cell_ref(shown("xp"), layout, {"n": "n", "c": group_channel, "l": at("l", "k")})
     kernel = {"f": "f", "c": "c", "k": "k"}
     bias = " + b[f]" if "b" in names else ""
-    conv = f"Σ_{{c,k}} {window} · {_ref(shown('w'), layout, kernel)}{bias}"
+    conv = f"Σ_{{c,k}} {window} · {cell_ref(shown('w'), layout, kernel)}{bias}"
     image, output = {"n": "n", "c": "c", "l": "l"}, {"n": "n", "f": "f", "l": "l"}
-    dz = _ref(shown("dz"), layout, output)
-    shift = lambda k: "l" if k == 0 else f"l+{k}" if k > 0 else f"l−{-k}"  # noqa: E731
+    dz = cell_ref(shown("dz"), layout, output)
     formulas = {
-        "xp": f"{_ref('xp', layout, image)} = {_ref('x', layout, {**image, 'l': shift(-left)})} inside x, "
+        "xp": f"{cell_ref('xp', layout, image)} = {cell_ref('x', layout, {**image, 'l': shifted('l', -left)})} inside x, "
         "0 on the padding",
-        "z": f"{_ref('z', layout, output)} = {conv}",
-        "out": f"{_ref('out', layout, output)} = {act.name}({_ref('z', layout, output)})"
-        if "z" in names
-        else f"{_ref('out', layout, output)} = {conv}",
-        "dz": f"{dz} = {_ref('dout', layout, output)} · {act.name}'({_ref('z', layout, output)})",
+        **activation_formulas(layout, output, conv, act, "z" in names, dz),
         "db": f"db[f] = Σ_{{n,l}} {dz}",
-        "dw": f"{_ref(shown('dw'), layout, kernel)} = Σ_{{n,l}} {dz} · {window}",
+        "dw": f"{cell_ref(shown('dw'), layout, kernel)} = Σ_{{n,l}} {dz} · {window}",
         "dxp": (
-            f"{_ref(shown('dxp'), layout, image)} = Σ over f{' in the group of c' if g > 1 else ''} and (k, t) "
-            f"with {at('t', 'k')} = l: {_ref(shown('dz'), layout, {'n': 'n', 'f': 'f', 'l': 't'})} · "
-            f"{_ref(shown('w'), layout, {**kernel, 'c': 'c' if g == 1 else f'c mod {cg}'})}"
+            f"{cell_ref(shown('dxp'), layout, image)} = Σ over f{' in the group of c' if g > 1 else ''} and (k, t) "
+            f"with {at('t', 'k')} = l: {cell_ref(shown('dz'), layout, {'n': 'n', 'f': 'f', 'l': 't'})} · "
+            f"{cell_ref(shown('w'), layout, {**kernel, 'c': 'c' if g == 1 else f'c mod {cg}'})}"
         ),
-        "dx": f"{_ref('dx', layout, image)} = {_ref('dxp', layout, {**image, 'l': shift(left)})}",
+        "dx": f"{cell_ref('dx', layout, image)} = {cell_ref('dxp', layout, {**image, 'l': shifted('l', left)})}",
     }
     if rc.padding_mode != "zeros":
         _, cols = source_rows_and_columns(spec, rc.padding_mode)
-        formulas["xp"] = f"{_ref('xp', layout, image)} = {_ref('x', layout, {**image, 'l': 'q[l]'})} with q = {cols}"
+        formulas["xp"] = (
+            f"{cell_ref('xp', layout, image)} = {cell_ref('x', layout, {**image, 'l': 'q[l]'})} with q = {cols}"
+        )
         formulas["xp"] += f" ({rc.padding_mode})"
-        folded = _ref("dxp", layout, {**image, "l": "l′"})
+        folded = cell_ref("dxp", layout, {**image, "l": "l′"})
         formulas["dx"] = (
-            f"{_ref('dx', layout, image)} = Σ over l′ with q[l′] = l: {folded}, q = {cols} ({rc.padding_mode})"
+            f"{cell_ref('dx', layout, image)} = Σ over l′ with q[l′] = l: {folded}, q = {cols} ({rc.padding_mode})"
         )
     if rc.flip:
         turned = {**kernel, "k": f"{spec.KW - 1}−k"}
-        formulas["w"] = f"{_ref('wf', layout, kernel)} = {_ref('w', layout, turned)}"
-        formulas["dw_given"] = f"{_ref('dw', layout, kernel)} = {_ref('dwf', layout, turned)}"
+        formulas.update(flip_formulas(layout, kernel, turned))
     return formula_facts(formulas, names - inputs, aliases, engine_names, layout)
