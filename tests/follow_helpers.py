@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
-from live_server import BANNER, free_port, held_socket, read_banner_port
+from live_server import BANNER, free_port, held_socket, read_banner_port, uvicorn_on
 from test_browser_helpers import TEACHER_HEADERS, TEACHER_TOKEN
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -117,21 +117,8 @@ def uvicorn_process(workers: int = 1, **settings: str) -> Iterator[str]:
     (on a socket this holds: live_server's note), with CONVSCOPE_<NAME> set from
     ``settings``; its base URL once /api/health answers."""
     with held_socket() as sock:
-        command = [
-            sys.executable,
-            "-m",
-            "uvicorn",
-            "convscope.app:create_app_from_env",
-            "--factory",
-            "--fd",
-            str(sock.fileno()),
-            "--workers",
-            str(workers),
-            "--log-level",
-            "warning",
-            "--timeout-graceful-shutdown",
-            "2",
-        ]
+        options = ["--workers", str(workers), "--log-level", "warning", "--timeout-graceful-shutdown", "2"]
+        command = uvicorn_on(sock, *options)
         with server_process(command, workers, settings, sock) as base:
             yield base
 

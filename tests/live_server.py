@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import httpx
 
@@ -17,11 +18,14 @@ __all__ = [
     "BANNER",
     "ONE_ADDRESS_CROWD",
     "ROOT",
+    "Launched",
     "free_port",
     "held_socket",
+    "launch",
     "read_banner_port",
     "start_server",
     "stop_server",
+    "uvicorn_on",
     "wait_until_up",
 ]
 
@@ -69,9 +73,64 @@ def held_socket() -> socket.socket:
     return sock
 
 
+def uvicorn_on(sock: socket.socket, *options: str) -> list[str]:
+    """The command of uvicorn serving the app (``create_app_from_env``: its settings from
+    CONVSCOPE_* variables) on ``sock``, a held_socket, with ``options``."""
+    app = ["convscope.app:create_app_from_env", "--factory"]
+    return [sys.executable, "-m", "uvicorn", *app, "--fd", str(sock.fileno()), *options]
+
+
 def read_banner_port(line: str) -> int:
     """The port in `convscope serve`'s banner ("ConvScope running at http://HOST:PORT/")."""
     return int(line.strip().rstrip("/").rsplit(":", 1)[1])
+
+
+class Launched(NamedTuple):
+    process: subprocess.Popen  # its output (stdout and stderr, as text) on process.stdout
+    url: str  # http://127.0.0.1:PORT/
+    port: int
+    printed: list[str]  # the lines it printed up to its banner, the banner last
+
+
+def launch(
+    command: list[str],
+    *,
+    cwd: Path | None = None,
+    drop: tuple[str, ...] = ("CONVSCOPE_",),
+    held: socket.socket | None = None,
+    **env_extra: str,
+) -> Launched:
+    """A server ``command`` started in ``cwd`` (ROOT, read when called: bench/classroom.py
+    sets it to another checkout) with the caller's environment less the
+    variables whose names start with one of ``drop``, plus ``env_extra``, once
+    ``/api/health`` answers. Its port is the one its banner names (``convscope serve
+    --port 0``), or ``held``'s, a socket handed to it (``uvicorn --fd``; closed here once
+    the server has its own copy; no banner awaited, nothing ``printed``). RuntimeError
+    with what it printed, the server killed, when it does not start."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(drop)} | env_extra
+    process = subprocess.Popen(
+        command,
+        cwd=cwd or ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        pass_fds=[held.fileno()] if held else (),
+    )
+    printed = []  # (a notice such as "Follow mode is off: ..." may come before the banner)
+    if held:
+        port = held.getsockname()[1]
+        held.close()
+    else:
+        while not printed or not printed[-1].startswith(BANNER):
+            printed.append(process.stdout.readline())
+            if not printed[-1] or len(printed) > 5:
+                process.kill()
+                raise RuntimeError(f"the server did not start: {''.join(printed)}{process.stdout.read()}")
+        port = read_banner_port(printed[-1])
+    url = f"http://127.0.0.1:{port}/"
+    wait_until_up(url, process)
+    return Launched(process, url, port, [line.rstrip("\n") for line in printed])
 
 
 def start_server(*args: str, python: str = sys.executable, older: bool = False, **env_extra: str):
@@ -80,35 +139,8 @@ def start_server(*args: str, python: str = sys.executable, older: bool = False, 
     environment), once ``/api/health`` answers. ``older``: a checkout from before
     ``--port 0`` and the name ``convscope`` (a benchmark's baseline): ``python -m server``
     on a free port's number."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CONVSCOPE_")}
-    env.update(env_extra)
-    process = subprocess.Popen(
-        [
-            python,
-            "-m",
-            "server" if older else "convscope",
-            "serve",
-            "--port",
-            str(free_port() if older else 0),
-            "--log-level",
-            "warning",
-            *args,
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    printed = []  # (a notice such as "Follow mode is off: ..." may come before the banner)
-    while not printed or not printed[-1].startswith(BANNER):
-        printed.append(process.stdout.readline())
-        if not printed[-1] or len(printed) > 5:
-            process.kill()
-            raise RuntimeError(f"the server did not start: {''.join(printed)}{process.stdout.read()}")
-    port = read_banner_port(printed[-1])
-    url = f"http://127.0.0.1:{port}/"
-    wait_until_up(url, process)
+    program = [python, "-m", "server" if older else "convscope", "serve", "--port", str(free_port() if older else 0)]
+    process, url, port, _ = launch([*program, "--log-level", "warning", *args], **env_extra)
     return process, url, port
 
 

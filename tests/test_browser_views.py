@@ -55,7 +55,16 @@ BIG = {
 }
 
 
-def check_steps(page, doc, steps):
+def open_lesson(open_page, base_url: str, config: dict):
+    """(page, the server's trace document) of the lesson of ``config``, opened tall."""
+    page = open_page(lesson_path(config), viewport=TALL).page
+    return page, server_document(base_url, page.evaluate("window.convscope.config"))
+
+
+def check_steps_into_phases(page, doc, offsets: dict[str, int]):
+    """The stage and the equation at ``offsets[phase]`` steps into each phase, then at the
+    last step, are the document's."""
+    steps = [first_event(doc, phase) + offset for phase, offset in offsets.items()] + [doc["total_events"] - 1]
     for step in steps:
         page.evaluate(f"window.convscope.seek({step})")
         assert step_of(page) == step
@@ -64,21 +73,11 @@ def check_steps(page, doc, steps):
 
 
 def test_im2col_lesson_cells_and_equation_in_its_phases(open_page, base_url):
-    w = open_page(lesson_path(IM2COL), viewport=TALL)
-    page = w.page
-    doc = server_document(base_url, page.evaluate("window.convscope.config"))
+    page, doc = open_lesson(open_page, base_url, IM2COL)
     assert page.evaluate("window.convscope.total") == doc["total_events"]
     names = [p["name"] for p in doc["phases"]]
     assert {"im2col", "forward", "dcols", "col2im"} <= set(names), names
-    steps = [
-        first_event(doc, "im2col") + 3,
-        first_event(doc, "forward") + 5,
-        first_event(doc, "dw") + 2,
-        first_event(doc, "dcols") + 7,
-        first_event(doc, "col2im") + 4,
-        doc["total_events"] - 1,
-    ]
-    check_steps(page, doc, steps)
+    check_steps_into_phases(page, doc, {"im2col": 3, "forward": 5, "dw": 2, "dcols": 7, "col2im": 4})
     # titles of the view's matrices
     assert "im2col columns" in page.text_content('figure[data-tensor="cols"] figcaption')
     assert "gradient of the columns" in page.text_content('figure[data-tensor="dcols"] figcaption')
@@ -94,19 +93,8 @@ def test_im2col_lesson_cells_and_equation_in_its_phases(open_page, base_url):
 
 
 def test_transposed_lesson_cells_and_equation_in_its_phases(open_page, base_url):
-    w = open_page(lesson_path(TRANSPOSED), viewport=TALL)
-    page = w.page
-    doc = server_document(base_url, page.evaluate("window.convscope.config"))
-    steps = [
-        first_event(doc, "forward") + 4,
-        first_event(doc, "dw") + 3,
-        first_event(doc, "dilate dz") + 1,
-        first_event(doc, "rotate w") + 1,
-        first_event(doc, "dx") + 17,
-        first_event(doc, "crop"),
-        doc["total_events"] - 1,
-    ]
-    check_steps(page, doc, steps)
+    page, doc = open_lesson(open_page, base_url, TRANSPOSED)
+    check_steps_into_phases(page, doc, {"forward": 4, "dw": 3, "dilate dz": 1, "rotate w": 1, "dx": 17, "crop": 0})
     assert "dz dilated: stride−1 zeros between cells" in page.text_content(
         'figure[data-tensor="dz_dilated"] figcaption'
     )

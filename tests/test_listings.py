@@ -87,12 +87,17 @@ def setting(listing) -> dict:
     return config
 
 
+def drawn(data, cases: dict, listing) -> tuple[ConvCase, str]:
+    """A case of ``cases[listing.convention]`` and an activation the convention has, drawn."""
+    case = data.draw(cases[listing.convention], label="case")
+    return case, data.draw(st.sampled_from(ACTIVATIONS[listing.convention]), label="activation")
+
+
 @pytest.mark.parametrize("listing", LISTINGS, ids=lambda listing: listing.name)
 @settings(max_examples=examples(200), deadline=None)
 @given(data=st.data())
 def test_every_listing_matches_torch_and_the_trace_header(listing, data):
-    case = data.draw(CASES[listing.convention], label="case")
-    activation = data.draw(st.sampled_from(ACTIVATIONS[listing.convention]), label="activation")
+    case, activation = drawn(data, CASES, listing)
     got = run(listing, case, activation)
     x, w, b, dout = case.arrays()
     truth = torch_layer(x, w, b, dout, **geometry(case.spec), activation=activation)

@@ -22,10 +22,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import ConvCase, cs231n_cases, examples
 from test_listings import (
-    ACTIVATIONS,
     FORMS,
     LISTINGS,
     VIEWS,
+    drawn,
     layer_cases,
     reordered,
     run,
@@ -122,8 +122,7 @@ def compare(listing, case, doc, activation="identity") -> None:
 @settings(max_examples=examples(100), deadline=None)
 @given(data=st.data())
 def test_the_listing_runs_the_lines_of_the_trace_events(listing, data):
-    case = data.draw(SMALL[listing.convention], label="case")
-    activation = data.draw(st.sampled_from(ACTIVATIONS[listing.convention]), label="activation")
+    case, activation = drawn(data, SMALL, listing)
     config = case_config(case, nhwc=listing.convention == "layer", activation=activation, **setting(listing))
     compare(listing, case, build_trace(dict(config, code=listing.convention)), activation)
 

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
 import pytest
-from live_server import read_banner_port, wait_until_up
+from live_server import launch, stop_server
 
 import convcore.trace.code as trace_code
 from convcore import __version__
@@ -124,39 +122,17 @@ def test_serve_stops_at_a_bad_variable(capsys, monkeypatch):
 
 @pytest.mark.slow
 def test_serve_prints_the_url_and_applies_its_options():
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CONVSCOPE_")}
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "convscope",
-            "serve",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            "0",
-            "--max-events",
-            "1234",
-            "--log-level",
-            "warning",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    command = [sys.executable, "-m", "convscope", "serve", "--host", "127.0.0.1", "--port", "0", "--max-events", "1234"]
+    process, url, port, printed = launch([*command, "--log-level", "warning"])
     try:
-        first = process.stdout.readline().strip()
-        port = read_banner_port(first)  # (--port 0: the port the system gave, printed)
-        assert port > 0 and first == f"ConvScope running at http://127.0.0.1:{port}/"
-        health = wait_until_up(f"http://127.0.0.1:{port}/", process)
+        # (--port 0: the port the system gave, printed first)
+        assert port > 0 and printed == [f"ConvScope running at http://127.0.0.1:{port}/"]
+        health = httpx.get(url + "api/health", timeout=5)
         assert health.json()["limits"]["max_events"] == 1234
-        page = httpx.get(f"http://127.0.0.1:{port}/", timeout=5)
+        page = httpx.get(url, timeout=5)
         assert page.status_code == 200 and "<html" in page.text.lower()
     finally:
-        process.terminate()
-        process.wait(timeout=10)
+        stop_server(process)
 
 
 def _nested(depth):
@@ -195,19 +171,11 @@ def test_serve_classroom_listens_on_the_network_and_gives_join_links_its_address
     and follow mode's join links on that address (not the teacher's 127.0.0.1)."""
     from convscope.http.hosts import network_address
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CONVSCOPE_")}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "convscope", "serve", "--classroom", "--port", "0", "--log-level", "warning"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    command = [sys.executable, "-m", "convscope", "serve", "--classroom", "--port", "0", "--log-level", "warning"]
+    process, _, port, printed = launch(command)
     address = network_address()
     try:
-        lines = [process.stdout.readline().strip() for _ in range(5)]
-        port = read_banner_port(lines[0])
+        lines = printed + [process.stdout.readline().strip() for _ in range(4)]
         assert lines[0] == f"ConvScope running at http://127.0.0.1:{port}/"
         teacher = f"Teacher link (opens class sessions; keep it to yourself): http://127.0.0.1:{port}/?teacher="
         assert lines[1].startswith(teacher), lines
@@ -217,27 +185,19 @@ def test_serve_classroom_listens_on_the_network_and_gives_join_links_its_address
         public = f"http://{address}:{port}/" if address else None
         want = f"Class: students open {public or f'http://<this machine address>:{port}/'}; press Class on your page for the join code and its QR code"
         assert want in lines, lines
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                created = httpx.post(
-                    f"http://127.0.0.1:{port}/api/follow/sessions",
-                    json={},
-                    timeout=2,
-                    headers={"Authorization": f"Bearer {token}"},
-                )
-                break
-            except httpx.TransportError:
-                assert time.monotonic() < deadline and process.poll() is None
-                time.sleep(0.1)
+        created = httpx.post(
+            f"http://127.0.0.1:{port}/api/follow/sessions",
+            json={},
+            timeout=10,
+            headers={"Authorization": f"Bearer {token}"},
+        )
         body = created.json()
         assert created.status_code == 201, body
         assert body["join_url"] == (f"{public}?follow={body['code']}" if public else None)
         if address:  # the class reaches it at that address
             assert httpx.get(f"http://{address}:{port}/api/health", timeout=5).status_code == 200
     finally:
-        process.terminate()
-        process.wait(timeout=10)
+        stop_server(process)
 
 
 def test_serve_on_a_port_another_program_holds_says_so_and_exits_2(capsys):

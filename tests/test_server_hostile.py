@@ -32,6 +32,11 @@ def normal(*shape, seed=1):
     return {"fill": "normal", "shape": list(shape), "seed": seed}
 
 
+def dense(x: tuple[int, ...], w: tuple[int, ...], b: int, **settings) -> dict:
+    """A request of normal x, w (its own seed) and b of these shapes, a dout and ``settings``."""
+    return {"x": normal(*x), "w": normal(*w, seed=2), "b": normal(b), "dout": {"fill": "normal"}, **settings}
+
+
 # the request of issue 11: 187 bytes that asked for a 658 MB document
 ISSUE = {
     "x": normal(1, 1, 1, 4095),
@@ -46,53 +51,12 @@ ISSUE = {
 # their line and scalars and the header the listing, so they shrank to 538 columns and
 # the MAC trace to 14 x 14)
 WORST = {
-    "long 1-D windows": {
-        "x": normal(1, 1, 1, 538),
-        "w": normal(2, 1, 1, 269, seed=2),
-        "b": normal(2),
-        "dout": {"fill": "normal"},
-        "backward": "separate",
-    },
-    "mac, separate": {
-        "x": normal(1, 2, 14, 14),
-        "w": normal(2, 2, 3, 3, seed=2),
-        "b": normal(2),
-        "dout": {"fill": "normal"},
-        "granularity": "mac",
-        "backward": "separate",
-    },
-    "many channels": {
-        "x": normal(1, 21, 4, 4),
-        "w": normal(21, 21, 3, 3, seed=2),
-        "b": normal(21),
-        "dout": {"fill": "normal"},
-        "padding": 1,
-    },
-    "im2col": {
-        "x": normal(1, 4, 10, 10),
-        "w": normal(4, 4, 3, 3, seed=2),
-        "b": normal(4),
-        "dout": {"fill": "normal"},
-        "view": "im2col",
-        "padding": 1,
-    },
-    "transposed": {
-        "x": normal(1, 4, 28, 28),
-        "w": normal(4, 4, 3, 3, seed=2),
-        "b": normal(4),
-        "dout": {"fill": "normal"},
-        "view": "transposed",
-        "stride": 2,
-        "padding": 1,
-    },
-    "sigmoid": {
-        "x": normal(2, 4, 12, 12),
-        "w": normal(4, 4, 5, 5, seed=2),
-        "b": normal(4),
-        "dout": {"fill": "normal"},
-        "activation": "sigmoid",
-        "padding": 2,
-    },
+    "long 1-D windows": dense((1, 1, 1, 538), (2, 1, 1, 269), 2, backward="separate"),
+    "mac, separate": dense((1, 2, 14, 14), (2, 2, 3, 3), 2, granularity="mac", backward="separate"),
+    "many channels": dense((1, 21, 4, 4), (21, 21, 3, 3), 21, padding=1),
+    "im2col": dense((1, 4, 10, 10), (4, 4, 3, 3), 4, view="im2col", padding=1),
+    "transposed": dense((1, 4, 28, 28), (4, 4, 3, 3), 4, view="transposed", stride=2, padding=1),
+    "sigmoid": dense((2, 4, 12, 12), (4, 4, 5, 5), 4, activation="sigmoid", padding=2),
 }
 # one size up from each: refused by a measure
 OVER = {

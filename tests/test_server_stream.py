@@ -10,18 +10,12 @@ worker thread as each event is generated, before it is sent).
 from __future__ import annotations
 
 import json
-import os
 import socket
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import httpx
 import pytest
-from live_server import held_socket, wait_until_up
-
-ROOT = Path(__file__).resolve().parent.parent
+from live_server import held_socket, launch, stop_server, uvicorn_on
 
 # ~150 000 events (~75 MB of NDJSON): far more than loopback socket buffers hold.
 BIG = {
@@ -34,10 +28,7 @@ BIG = {
 
 @pytest.fixture(scope="module")
 def live_server():
-    sock = held_socket()
-    port = sock.getsockname()[1]
-    env = {
-        **os.environ,
+    settings = {
         "CONVSCOPE_DEBUG": "1",
         "CONVSCOPE_MAX_EVENTS": "400000",
         "CONVSCOPE_MAX_TRACE_BYTES": "1000000000",
@@ -50,39 +41,14 @@ def live_server():
         "CONVSCOPE_REQUEST_TIMEOUT": "2",
         "CONVSCOPE_IDLE_TIMEOUT": "30",
     }
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "uvicorn",
-            "convscope.app:create_app_from_env",
-            "--factory",
-            "--http",
-            "convscope.http.protocol:DeadlineH11Protocol",
-            "--no-server-header",
-            "--fd",
-            str(sock.fileno()),
-            "--log-level",
-            "warning",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        pass_fds=[sock.fileno()],
-    )
-    sock.close()  # (the server holds its own copy)
-    url = f"http://127.0.0.1:{port}/"
+    sock = held_socket()
+    protocol = ["--http", "convscope.http.protocol:DeadlineH11Protocol", "--no-server-header"]
+    command = uvicorn_on(sock, *protocol, "--log-level", "warning")
+    process, url, _, _ = launch(command, held=sock, **settings)
     try:
-        wait_until_up(url, process)
         yield url
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
+        stop_server(process)
 
 
 def stats(url: str) -> dict:

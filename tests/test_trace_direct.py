@@ -3,6 +3,7 @@ NHWC, floor truncation, replay from a stream."""
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import numpy as np
@@ -187,6 +188,13 @@ def _loops(doc, phase, letters):
     return [tuple(e["loop"][c] for c in letters) for e in events(doc, phase)]
 
 
+def _nested(sizes: dict[str, int], order: str, letters: str) -> list[tuple[int, ...]]:
+    """The values of ``letters`` at each pass of loops over range(sizes[letter]) nested in
+    ``order``, outermost first."""
+    passes = itertools.product(*(range(sizes[letter]) for letter in order))
+    return [tuple(dict(zip(order, values))[letter] for letter in letters) for values in passes]
+
+
 def test_seed_004_loop_orders_are_expressible():
     config = {
         "x": {"fill": "randint", "shape": [2, 2, 4, 4], "seed": 3},
@@ -201,32 +209,10 @@ def test_seed_004_loop_orders_are_expressible():
     }
     doc = build_trace(config)
     assert [p["name"] for p in doc["phases"]] == ["pad", "forward", "db", "dw", "dx", "crop"]  # the identity
-    N, F, H, W, C, K, L = 2, 2, 3, 3, 2, 2, 2
-    dw_loops = [
-        (n, f, i, j, c, k, l)
-        for n in range(N)
-        for f in range(F)
-        for i in range(H)
-        for j in range(W)
-        for k in range(K)
-        for l in range(L)
-        for c in range(C)
-    ]
-    dx_loops = [
-        (n, f, i, j, c, k, l)
-        for n in range(N)
-        for i in range(H)
-        for j in range(W)
-        for k in range(K)
-        for l in range(L)
-        for f in range(F)
-        for c in range(C)
-    ]
-    assert _loops(doc, "dw", "nfijckl") == dw_loops
-    assert _loops(doc, "dx", "nfijckl") == dx_loops
-    assert _loops(doc, "db", "nfij") == [
-        (n, f, i, j) for n in range(N) for f in range(F) for i in range(H) for j in range(W)
-    ]
+    sizes = {"n": 2, "f": 2, "i": 3, "j": 3, "c": 2, "k": 2, "l": 2}
+    assert _loops(doc, "dw", "nfijckl") == _nested(sizes, "nfijklc", "nfijckl")
+    assert _loops(doc, "dx", "nfijckl") == _nested(sizes, "nijklfc", "nfijckl")
+    assert _loops(doc, "db", "nfij") == _nested(sizes, "nfij", "nfij")
     assert doc["spec"]["loop_order"] == "nfijklc" and doc["spec"]["dx_loop_order"] == "nijklfc"
 
 

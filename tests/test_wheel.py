@@ -15,11 +15,17 @@ from pathlib import Path
 
 import httpx
 import pytest
-from live_server import read_banner_port, wait_until_up
+from live_server import launch, stop_server
 
 ROOT = Path(__file__).resolve().parent.parent
 
 pytestmark = pytest.mark.slow
+
+UNSET = ("CONVSCOPE_", "PYTHON")  # the checkout's settings and paths: the installed package alone runs
+
+
+def installed_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith(UNSET)}
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +75,7 @@ def test_installed_names_are_convcore_and_convscope(installed, tmp_path):
     not, and `python -m convscope` is the command line."""
     env_dir, _ = installed
     python = str(env_dir / "bin" / "python")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CONVSCOPE_", "PYTHON"))}
+    env = installed_env()
 
     def run(*args: str) -> subprocess.CompletedProcess:
         return subprocess.run([python, *args], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
@@ -92,20 +98,11 @@ def test_installed_names_are_convcore_and_convscope(installed, tmp_path):
 
 def test_installed_convscope_serves_the_page_and_traces(installed, tmp_path):
     env_dir, wheel = installed
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CONVSCOPE_", "PYTHON"))}
-    process = subprocess.Popen(
-        [str(env_dir / "bin" / "convscope"), "serve", "--host", "127.0.0.1", "--port", "0", "--log-level", "warning"],
-        cwd=tmp_path,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    env = installed_env()
+    serve = [str(env_dir / "bin" / "convscope"), "serve", "--host", "127.0.0.1", "--port", "0"]
+    process, base, _, printed = launch([*serve, "--log-level", "warning"], cwd=tmp_path, drop=UNSET)
     try:
-        first = process.stdout.readline()
-        base = f"http://127.0.0.1:{read_banner_port(first)}/"
-        assert first.strip() == f"ConvScope running at {base}"
-        wait_until_up(base, process)
+        assert printed == [f"ConvScope running at {base}"]
         page = httpx.get(base, timeout=5)
         assert page.status_code == 200
         assert page.text == (ROOT / "static" / "index.html").read_text(encoding="utf-8")
@@ -124,8 +121,7 @@ def test_installed_convscope_serves_the_page_and_traces(installed, tmp_path):
         ).stdout
         assert str(env_dir) in where  # the installed package, not the checkout
     finally:
-        process.terminate()
-        process.wait(timeout=10)
+        stop_server(process)
 
 
 def test_installed_convscope_exports_an_animation(installed, tmp_path):
@@ -142,7 +138,7 @@ def test_installed_convscope_exports_an_animation(installed, tmp_path):
             raise AssertionError(f"the animation export cannot run in CI: {missing}")
         pytest.skip(missing)
     env_dir, _ = installed
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CONVSCOPE_", "PYTHON"))}
+    env = installed_env()
     out = tmp_path / "steps.gif"
     done = subprocess.run(
         [

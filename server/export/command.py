@@ -228,11 +228,13 @@ def _browser_export_refusal(args: argparse.Namespace, output: Path) -> str | Non
     return None
 
 
-def _in_browser(args: argparse.Namespace, output: Path, record: Any, units: int) -> tuple[Any, int]:
-    """Run ``record(executable, timeout)`` (bytes, or a tuple of bytes first) in the
-    headless browser and write its bytes to ``output``: (what it returned, 0), or (None,
-    the exit status) with the reason said. The timeout is --timeout, else a minute and 3 s
-    per frame or page (``units``)."""
+def _in_browser(
+    args: argparse.Namespace, output: Path, record: Any, lesson: dict[str, Any], request: Any, units: int
+) -> tuple[Any, int]:
+    """Run ``record(lesson, request, executable=, timeout=)`` (bytes, or a tuple of bytes
+    first) in the headless browser and write its bytes to ``output``: (what it returned,
+    0), or (None, the exit status) with the reason said. The timeout is --timeout, else a
+    minute and 3 s per frame or page (``units``)."""
     try:
         executable = find_browser()
     except BrowserMissing as exc:
@@ -240,7 +242,7 @@ def _in_browser(args: argparse.Namespace, output: Path, record: Any, units: int)
     timeout = args.timeout if args.timeout is not None else 60.0 + 3.0 * units
     try:
         with _stop_on_sigterm():
-            made = record(executable, timeout)
+            made = record(lesson, request, executable=executable, timeout=timeout)
             _write(output, made[0] if isinstance(made, tuple) else made)
     except (BrowserError, OSError, ValueError) as exc:  # (while the browser ran: not bad input)
         print(f"convscope: {args.output} not made: {exc}", file=sys.stderr)
@@ -275,12 +277,7 @@ def _export_animation(
         first, last, width, height, fps, kind, projector=bool(args.projector), code=bool(args.code)
     )
     started = time.perf_counter()
-    data, status = _in_browser(
-        args,
-        output,
-        lambda exe, timeout: record_animation(lesson, request, executable=exe, timeout=timeout),
-        request.frames,
-    )
+    data, status = _in_browser(args, output, record_animation, lesson, request, request.frames)
     if data is None:
         return status
     seconds = time.perf_counter() - started
@@ -303,12 +300,7 @@ def _export_handout(args: argparse.Namespace, output: Path, source: dict[str, An
     lesson = lesson_document(settings=settings, **source)
     request = HandoutRequest(handout_steps(lesson["lines"][0], phase=args.phase, steps=steps), args.paper or "a4")
     started = time.perf_counter()
-    made, status = _in_browser(
-        args,
-        output,
-        lambda exe, timeout: record_handout(lesson, request, executable=exe, timeout=timeout),
-        request.pages,
-    )
+    made, status = _in_browser(args, output, record_handout, lesson, request, request.pages)
     if made is None:
         return status
     data, rooms, cut = made

@@ -21,17 +21,22 @@ def _randint(shape: list[int], low: int, high: int, seed: int) -> dict[str, Any]
     return {"fill": "randint", "shape": shape, "low": low, "high": high, "seed": seed}
 
 
-def _random_dout(seed: int) -> str:
-    return f"random integers in [-2, 2] (randint, seed {seed})"
-
-
 @dataclass(frozen=True)
 class LessonPreset:
     name: str
     title: str
     teaches: str
-    dout: str
     config: dict[str, Any]
+
+    @property
+    def dout(self) -> str:
+        """The statement of the lesson's upstream gradient, read from its config."""
+        dout = self.config.get("dout")
+        if dout is None:
+            return ONES
+        if not isinstance(dout, dict) or dout.get("fill") != "randint":
+            raise ValueError(f"lesson {self.name}: its dout {dout!r} has no statement here")
+        return f"random integers in [{dout['low']}, {dout['high']}] (randint, seed {dout['seed']})"
 
     def summary(self) -> dict[str, str]:
         return {"name": self.name, "title": self.title, "teaches": self.teaches, "dout": self.dout}
@@ -54,7 +59,6 @@ _PRESETS = [
             "Two 3×3×3 filters slide with stride 2 over a 5×5×3 input padded by 1; each "
             "output number sums a window over all three channels and adds its filter's bias."
         ),
-        dout=_random_dout(4),
         config={
             "x": _randint([1, 3, 5, 5], 0, 2, 231),
             "w": _randint([2, 3, 3, 3], -1, 1, 232),
@@ -71,7 +75,6 @@ _PRESETS = [
             "Cross-correlation by hand: each output is a 2×2 window of the input times the "
             "kernel, summed, giving 19, 25, 37 and 43."
         ),
-        dout=ONES,
         config={
             "x": [[[[0, 1, 2], [3, 4, 5], [6, 7, 8]]]],
             "w": [[[[0, 1], [2, 3]]]],
@@ -84,7 +87,6 @@ _PRESETS = [
             "The kernel [1, −1] subtracts each pixel's right neighbour, so the output is 1 "
             "where the image steps down from 1 to 0, −1 where it steps up from 0 to 1 and 0 elsewhere."
         ),
-        dout=ONES,
         config={"x": _edge_image(), "w": [[[[1, -1]]]]},
     ),
     LessonPreset(
@@ -94,7 +96,6 @@ _PRESETS = [
             "With stride 2 the 2×2 windows tile a 5×5 input without overlap and never reach "
             "its last row and column, so dX has gaps: exactly zero where no window read."
         ),
-        dout=_random_dout(12),
         config={
             "x": _randint([1, 1, 5, 5], -2, 2, 10),
             "w": _randint([1, 1, 2, 2], -2, 2, 11),
@@ -109,7 +110,6 @@ _PRESETS = [
             "A 3×3 kernel with dilation 2 reads every other cell of a 5×5 patch: the "
             "receptive field grows to 5×5 while the kernel keeps 9 weights."
         ),
-        dout=_random_dout(22),
         config={
             "x": _randint([1, 1, 7, 7], -2, 2, 20),
             "w": _randint([1, 1, 3, 3], -1, 1, 21),
@@ -124,7 +124,6 @@ _PRESETS = [
             "With groups equal to the 3 input channels each filter has one channel and "
             "reads only its own input channel, so dX of a channel comes from one filter."
         ),
-        dout=_random_dout(32),
         config={
             "x": _randint([1, 3, 4, 4], -2, 2, 30),
             "w": _randint([3, 1, 3, 3], -1, 1, 31),
@@ -140,7 +139,6 @@ _PRESETS = [
             "A 2×2 kernel needs one row and one column of padding to keep a 4×4 input 4×4; "
             "one cannot split evenly, so 'same' puts it at the bottom and right."
         ),
-        dout=_random_dout(42),
         config={
             "x": _randint([1, 1, 4, 4], -2, 2, 40),
             "w": _randint([1, 1, 2, 2], -1, 1, 41),
@@ -155,7 +153,6 @@ _PRESETS = [
             "An NHWC input, HWIO weights, 'same' padding and a ReLU: where z is not positive "
             "the ReLU passes no gradient, so those dead units add nothing to dW, db or dX."
         ),
-        dout=_random_dout(52),
         config={
             "layout": "NHWC",
             "x": _randint([1, 4, 4, 2], -2, 2, 50),
@@ -172,7 +169,6 @@ _PRESETS = [
         teaches=(
             "dW and db add up the contributions of both images, while each image's dX comes only from its own outputs."
         ),
-        dout=_random_dout(62),
         config={
             "x": _randint([2, 1, 4, 4], -2, 2, 60),
             "w": _randint([2, 1, 3, 3], -1, 1, 61),
@@ -193,7 +189,6 @@ _PRESETS += [
             "real edge. In the backward the padding's gradient is not thrown away: the fold step adds each "
             "padding cell's gradient back onto the cell it mirrored, row by row."
         ),
-        dout=_random_dout(72),
         config={
             "x": [[[[4, 4, 4, 1, 1, 1]] * 5]],
             "w": [[[[1, 0, -1], [1, 0, -1], [1, 0, -1]]]],
@@ -212,7 +207,6 @@ _PRESETS += [
             "or four: the checkerboard 'stamps per cell' shows. Padding 1 trims the border, output_padding 1 "
             "makes y exactly twice x (6×6 from 3×3), and the gradient dx is an ordinary convolution of dy."
         ),
-        dout=_random_dout(92),
         config={
             "layer": "conv_transpose2d",
             "x": _randint([1, 2, 3, 3], -2, 2, 90),
@@ -233,7 +227,6 @@ _PRESETS += [
             "never the future, and the output is as long as the input: the click at t = 2 sounds at t = 2 and "
             "echoes at t = 4. Backward, dx[t] gathers dy from the outputs t..t+2 that heard it."
         ),
-        dout=_random_dout(95),
         config={
             "layer": "conv1d",
             "x": [[[0, 0, 4, 0, 0, 0, 1, 2, 3, 2, 1, 0]]],
@@ -251,7 +244,6 @@ _PRESETS += [
             "cross-correlation) gives it upside down. The steps slide the turned filters wf; the last step "
             "turns their gradient back onto w."
         ),
-        dout=_random_dout(82),
         config={
             "x": [[[[0, 0, 0, 0, 0], [0, 0, 0, 0, 0], [0, 0, 1, 0, 0], [0, 0, 0, 0, 0], [0, 0, 0, 0, 0]]]],
             "w": [[[[1, 2, 3], [4, 5, 6], [7, 8, 9]]]],
