@@ -8,6 +8,8 @@ import ast
 import re
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("convcore", "server")
 
@@ -133,16 +135,37 @@ def test_convcore_knows_nothing_of_the_service():
     assert {(name, dep) for name, deps in graph.items() for dep in deps if not dep.startswith("convcore")} == set()
 
 
-def test_the_service_module_map_lists_every_module():
-    """docs/service.md's "Inside" names every module of server/, each under its own
-    folder's line, and no module that does not exist."""
-    text = (ROOT / "docs" / "service.md").read_text(encoding="utf-8")
-    inside = text[text.index("## Inside\n") :]
-    inside = inside[: inside.index("\n**")]
+def _mapped(section: str, package: str) -> tuple[set[str], set[str]]:
+    """(the modules a module map ``section`` names, each under a folder its line names;
+    the names no folder of their line holds). A line is ``- `folder/`, … : `a.py` (…)``:
+    the folders of ``package`` before its first colon, then the modules."""
     listed: set[str] = set()
-    for item in inside.split("\n- ")[1:]:
-        folder = item.split("`", 2)[1]
-        assert folder.startswith("server/") and folder.endswith("/"), item[:60]
-        listed |= {folder + name for name in re.findall(r"`([a-z_]+\.py)`", item)}
-    actual = {str(p.relative_to(ROOT)) for p in (ROOT / "server").rglob("*.py") if p.name != "__init__.py"}
-    assert sorted(actual - listed) == [] and sorted(listed - actual) == []
+    strays: set[str] = set()
+    for item in section.split("\n- ")[1:]:
+        head, _, body = item.partition(":")
+        folders = re.findall(rf"`({package}/(?:[a-z0-9_]+/)*)`", head)
+        assert folders, item[:60]
+        for name in re.findall(r"`([a-z_0-9]+\.py)`", body):
+            held = {folder + name for folder in folders if (ROOT / folder / name).is_file()}
+            listed |= held
+            if not held:
+                strays.add(f"{name} (under {', '.join(folders)})")
+    return listed, strays
+
+
+def _section(doc: str, heading: str) -> str:
+    text = (ROOT / "docs" / doc).read_text(encoding="utf-8")
+    section = text[text.index(heading + "\n") :]
+    return section[: section.index("\n**")] if "\n**" in section else section
+
+
+@pytest.mark.parametrize(
+    ("doc", "heading", "package"),
+    [("service.md", "## Inside", "server"), ("convcore.md", "# Inside convcore", "convcore")],
+)
+def test_each_module_map_lists_every_module(doc, heading, package):
+    """docs/service.md's "Inside" and docs/convcore.md name every module of server/ and
+    convcore/, each under its own folder's line, and no module that does not exist."""
+    listed, strays = _mapped(_section(doc, heading), package)
+    actual = {str(p.relative_to(ROOT)) for p in (ROOT / package).rglob("*.py") if p.name != "__init__.py"}
+    assert sorted(actual - listed) == [] and sorted(strays) == []
