@@ -339,7 +339,12 @@ def class_question_round(browser, base_url: str, scripted: int = 28) -> None:
     wait_until(teacher, f"{count}.startsWith('{total} answered')", 10)
     # (the two pages' event streams may be reconnecting for a moment on a loaded machine:
     # the count of who follows comes back with them; see also this module's base_url)
-    wait_until(teacher, f"{count}.startsWith('{total} answered (2 following)')", 30)
+    try:
+        wait_until(teacher, f"{count}.startsWith('{total} answered (2 following)')", 30)
+    except AssertionError as exc:  # (say what the teacher saw and where each student was)
+        said = teacher.evaluate(count)
+        students = [s.get_attribute("#follow-action", "data-does") for s in (first, second)]
+        raise AssertionError(f"{exc}; the count read {said!r}; the students' follow buttons: {students}") from exc
     # nothing shows before the reveal; → reveals the answers on the teacher's screen
     assert teacher.evaluate("document.querySelectorAll('#ask-tally li').length") == 0
     teacher.keyboard.press("ArrowRight")
