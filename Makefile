@@ -15,7 +15,8 @@ run: $(VENV)/.installed
 	$(VENV)/bin/convscope serve --host $(HOST) --port $(PORT)
 
 # The tests marked `alone` measure time under a load they make themselves (a p99, a
-# 100 ms health answer); they run after the parallel part, by themselves.
+# 100 ms health answer), or wait on timing a class of pages makes; they run after the
+# parallel part, by themselves.
 test: $(VENV)/.installed system-deps lint
 	node --test tests/js/
 	$(PY) -m pytest -n $(JOBS) --dist loadfile -m "not alone" --durations=30

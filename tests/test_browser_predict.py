@@ -383,6 +383,10 @@ def class_question_round(browser, base_url: str, scripted: int = 28) -> None:
         context.close()
 
 
+# (alone: three pages and 28 scripted answers wait on one in-process server's streams;
+# beside the parallel suite's load, twice in stop 40's CI, the teacher's count read
+# "0 following" for 30 s while both students' pages still followed: not yet explained)
+@pytest.mark.alone
 def test_a_class_of_30_is_asked_answers_and_every_page_plays_the_reveal(browser, base_url):
     class_question_round(browser, base_url)
 
