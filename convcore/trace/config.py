@@ -202,7 +202,15 @@ _AXES_WORDS = {
     ("w", "NHWC"): "(KH, KW, C/groups, F)",
     ("dout", "NCHW"): "(N, F, Ho, Wo)",
     ("dout", "NHWC"): "(N, Ho, Wo, F)",
+    **SEQUENCE_AXES_WORDS,
 }
+
+
+def _axes_words(key: str, layout: str, layer: str | None) -> str:
+    """Input ``key``'s axes in words, as ``layer`` takes it in ``layout``."""
+    if layer == "conv_transpose2d":
+        return _TRANSPOSED_AXES_WORDS.get(key, "(C_out,)")
+    return _AXES_WORDS.get((key, layout), "(F,)")
 
 
 @dataclass(frozen=True, eq=False)
@@ -360,10 +368,7 @@ def _tensor(
         value = dict(value, shape=_NHWC_SHAPES[key])
     if layout in SEQUENCE_LAYOUTS and key in ("x", "w") and config.get(key) is None:
         value = dict(value, shape=SEQUENCE_DEFAULT_SHAPES[layout][key])
-    if config.get("layer") == "conv_transpose2d":
-        words = _TRANSPOSED_AXES_WORDS.get(key, "(C_out,)")
-    else:
-        words = {**_AXES_WORDS, **SEQUENCE_AXES_WORDS}.get((key, layout), "(F,)")
+    words = _axes_words(key, layout, config.get("layer"))
     try:
         return to_array(
             value,
@@ -539,9 +544,7 @@ def resolve_config(
             value = dict(value, shape=list(expected))  # a fill spec without shape: the output's
         dout = _tensor(config, "dout", layout, max_elements, max_abs, rank, value)
         if dout.shape != expected:
-            words = {**_AXES_WORDS, **SEQUENCE_AXES_WORDS, **_TRANSPOSED_AXES_WORDS}.get(
-                ("dout", layout) if transposed is None else "dout"
-            )
+            words = _axes_words("dout", layout, layer)
             raise TraceConfigError(
                 f"dout has shape {dout.shape}, expected {expected}: the output's shape {words}",
                 "dout",

@@ -22,6 +22,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ..activations import get_activation
+from .axes import kind_of
 from .formulas import (
     TORCH_ACTIVATIONS,
     activation_formulas,
@@ -95,10 +96,10 @@ def sequence_events(events: Iterator[Event]) -> Iterator[Event]:
         yield event
 
 
-def _length_shape(shape: tuple[int, ...], layout: str) -> list[int]:
-    """An internal (N, C, 1, L) shape in ``layout``: (N, C, L) or (N, L, C)."""
-    n, c, _, length = shape
-    return [n, c, length] if layout == "NCL" else [n, length, c]
+def _shown_shape(name: str, shape: tuple[int, ...], layout: str) -> list[int]:
+    """The internal one-row ``shape`` of tensor ``name`` as ``layout`` shows it (its
+    kind's permutation: (N, C, L) or (N, L, C); (F, C/g, K) or (K, C/g, F))."""
+    return [shape[p] for p in kind_of(name).perm(layout)]
 
 
 def sequence_spec(rc: Any) -> dict[str, Any]:
@@ -106,13 +107,12 @@ def sequence_spec(rc: Any) -> dict[str, Any]:
     words, and the trace's settings (the keys of Conv2d's, one number per axis)."""
     spec = rc.spec
     _, _, left, right = spec.padding
-    w_shape = list(spec.w_shape[:2]) + [spec.KW]
     return {
         "layer": "conv1d",
-        "x_shape": _length_shape(spec.x_shape, rc.layout),
-        "w_shape": w_shape if rc.layout == "NCL" else w_shape[::-1],
-        "out_shape": _length_shape(spec.out_shape, rc.layout),
-        "padded_shape": _length_shape(spec.padded_shape, rc.layout),
+        "x_shape": _shown_shape("x", spec.x_shape, rc.layout),
+        "w_shape": _shown_shape("w", spec.w_shape, rc.layout),
+        "out_shape": _shown_shape("out", spec.out_shape, rc.layout),
+        "padded_shape": _shown_shape("xp", spec.padded_shape, rc.layout),
         "padding": [left, right],
         **({"causal": True} if rc.causal else {}),
         "stride": [spec.stride[1]],
