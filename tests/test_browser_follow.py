@@ -173,6 +173,42 @@ def test_a_lost_publication_is_sent_again_and_a_refused_one_ends_the_session(ope
     watch.errors[:] = [e for e in watch.errors if "ERR_CONNECTION_RESET" not in e and "status of 404" not in e]
 
 
+def test_a_publication_without_a_reply_is_given_up_and_the_class_still_follows(open_page, browser, base_url):
+    """A PUT whose reply never comes (a connection dropped without a word, as a room's
+    Wi-Fi does) held every later step and the heartbeat, since a fetch waits for minutes:
+    the page gives it up after its deadline (8 s) and sends the latest place again."""
+    watch = open_page(f"/?teacher={TEACHER_TOKEN}#s=0&l=d2l", viewport=(1366, 768))
+    teacher = watch.page
+    teacher.click("#class-session")
+    wait_until(teacher, "document.querySelector('#follow-bar .join-code')")
+    code = teacher.inner_text("#follow-bar .join-code")
+    student = browser.new_context(viewport={"width": 1366, "height": 768}).new_page()
+    student.goto(base_url + f"/?debug&follow={code}")
+    wait_complete(student)
+    wait_until(student, "window.convscope.preset === 'd2l' && window.convscope.step === 0")
+    held = []
+
+    def hold_one(route):
+        if route.request.method == "PUT" and not held:
+            held.append(time.monotonic())  # (neither answered nor refused: it hangs)
+        else:
+            route.continue_()
+
+    teacher.route("**/api/follow/sessions/*/state", hold_one)
+    teacher.locator("#stage").focus()
+    teacher.keyboard.press("ArrowRight")
+    wait_until(teacher, "window.convscope.step === 1")
+    teacher.keyboard.press("ArrowRight")
+    wait_until(student, "window.convscope.step === 2", 20)
+    waited = time.monotonic() - held[0]
+    assert len(held) == 1 and 7 < waited < 20, (held, waited)
+    assert "Class session" in teacher.inner_text("#follow-bar")  # (still the teacher's)
+    # the heartbeat goes on after it: the count of who follows is the server's again
+    wait_until(teacher, "document.getElementById('follow-bar').innerText.includes('1 following')", 10)
+    teacher.unroute("**/api/follow/sessions/*/state")
+    student.context.close()
+
+
 def test_a_page_without_the_teacher_token_cannot_open_a_class_session(open_page):
     """A student's join link (or the plain address) opens the page but not a session:
     Class says what is missing; the server refused it with a 401."""

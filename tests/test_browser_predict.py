@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import random
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -261,6 +262,22 @@ def test_on_a_phone_the_question_is_answered_by_touch(open_page, base_url):
 # -- a class question (follow mode) -------------------------------------------------
 
 
+def _publications(page) -> list[tuple[float, str]]:
+    """The page's publications (PUT .../state) as they start, end or fail: (seconds from
+    now, what), for a failure's message."""
+    start, seen = time.monotonic(), []
+
+    def note(what):
+        return lambda r: (
+            r.method == "PUT" and r.url.endswith("/state") and seen.append((round(time.monotonic() - start, 2), what))
+        )
+
+    page.on("request", note("sent"))
+    page.on("requestfinished", note("answered"))
+    page.on("requestfailed", note("failed"))
+    return seen
+
+
 def class_question_round(browser, base_url: str, scripted: int = 28) -> None:
     """A teacher's page asks, a laptop's and a phone's pages answer (right, and two off)
     with ``scripted`` more pages' answers sent through the API; the teacher's count, the
@@ -281,6 +298,7 @@ def class_question_round(browser, base_url: str, scripted: int = 28) -> None:
         return page
 
     teacher = page_of(f"/?debug&teacher={TEACHER_TOKEN}#s=0&l=cs231n")
+    published = _publications(teacher)
     teacher.click("#class-session")
     wait_until(teacher, "document.querySelector('#follow-bar .join-code')")
     code = teacher.inner_text("#follow-bar .join-code")
@@ -344,7 +362,10 @@ def class_question_round(browser, base_url: str, scripted: int = 28) -> None:
     except AssertionError as exc:  # (say what the teacher saw and where each student was)
         said = teacher.evaluate(count)
         students = [s.get_attribute("#follow-action", "data-does") for s in (first, second)]
-        raise AssertionError(f"{exc}; the count read {said!r}; the students' follow buttons: {students}") from exc
+        raise AssertionError(
+            f"{exc}; the count read {said!r}; the students' follow buttons: {students}; "
+            f"the teacher's publications (s, what): {published[-12:]}"
+        ) from exc
     # nothing shows before the reveal; → reveals the answers on the teacher's screen
     assert teacher.evaluate("document.querySelectorAll('#ask-tally li').length") == 0
     teacher.keyboard.press("ArrowRight")

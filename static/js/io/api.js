@@ -35,11 +35,27 @@ export async function fetchLessonFile(config, { name, title, sentence }, step = 
   return response.blob();
 }
 
-/** Send `body` as JSON with `method` (and `headers`); the answer's JSON (null for 204). */
-export async function sendJson(method, path, body, headers = {}) {
-  const response = await fetch(path, { method, headers: { "Content-Type": "application/json", Accept: "application/json", ...headers }, body: JSON.stringify(body) });
-  if (!response.ok) throw await errorOf(response);
-  return response.status === 204 ? null : response.json();
+/** Send `body` as JSON with `method` (and `headers`); the answer's JSON (null for 204).
+ *  With `deadline` (ms), a reply not all in by then is given up: a NoReply error. */
+export async function sendJson(method, path, body, headers = {}, deadline = 0) {
+  const signal = deadline ? AbortSignal.timeout(deadline) : undefined;
+  try {
+    const response = await fetch(path, { method, signal, headers: { "Content-Type": "application/json", Accept: "application/json", ...headers }, body: JSON.stringify(body) });
+    if (!response.ok) throw await errorOf(response);
+    return response.status === 204 ? null : await response.json();
+  } catch (err) {
+    if (signal && signal.aborted) throw new NoReply(deadline);
+    throw err;
+  }
+}
+
+/** A request whose reply did not come within its deadline (a dropped connection the
+ *  browser would otherwise wait on for minutes). */
+export class NoReply extends Error {
+  constructor(deadline) {
+    super(`no reply within ${deadline / 1000} s`);
+    this.deadline = deadline;
+  }
 }
 
 export async function getJson(path) {

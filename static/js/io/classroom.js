@@ -21,6 +21,10 @@ const RETRIES = [250, 500, 1000, 2000, 4000, 5000];
 const PUBLISH_GAP = 100;
 /** A quiet teacher's page says it is there this often (ms): the place again. */
 const HEARTBEAT = 4000;
+/** A publication whose reply has not come in this long (ms) is given up and the latest
+ *  place sent again: a connection dropped without a word (a room's Wi-Fi) would
+ *  otherwise hold every later step, and the heartbeat, for minutes. */
+const PUBLISH_DEADLINE = 8000;
 /** A student's page that heard nothing for this long (ms) says the teacher has left. */
 const AWAY_MS = 10000;
 /** The pauses (ms) before a lost stream is opened again (the last one repeats). */
@@ -149,7 +153,7 @@ export class Classroom {
         const t = this.teacher;
         this.lastSent = Date.now();
         try {
-          const { followers } = await sendJson("PUT", `/api/follow/sessions/${t.session}/state`, { secret: t.secret, driver: t.driver, state });
+          const { followers } = await sendJson("PUT", `/api/follow/sessions/${t.session}/state`, { secret: t.secret, driver: t.driver, state }, {}, PUBLISH_DEADLINE);
           const changed = this.failures > 0 || followers !== this.followers;
           this.failures = 0;
           this.followers = followers;
@@ -157,8 +161,9 @@ export class Classroom {
         } catch (err) {
           // a refusal ends the session (409: another page took over; 404: it ended, idle;
           // 403: not its secret); a lost request (a worker restarting, the network, the
-          // session store down: 5xx, 429) is sent again, the latest place first, with a
-          // growing pause, for as long as it takes; the bar says so meanwhile
+          // session store down: 5xx, 429; no reply by PUBLISH_DEADLINE) is sent again,
+          // the latest place first, with a growing pause, for as long as it takes; the
+          // bar says so meanwhile
           const refused = err instanceof ApiError && [403, 404, 409, 422].includes(err.status);
           if (this.teacher !== t) {
             // an answer about a session this page has left (ended, or opened another)
