@@ -8,6 +8,8 @@ a reload keeps it all."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from test_browser_helpers import open_setup, require_chromium, select_setup, type_setup, wait_until
 
@@ -107,3 +109,16 @@ def test_a_student_edits_a_conv1d_through_the_setup(open_page):
     assert (state["layer"], state["layout"], state["padding"], state["L"]) == ("conv1d", "NCL", "int", ["L", "10"])
     assert (state["x"], state["out"]) == ([1, 1, 10], [1, 1, 12])
     assert state["shown"] == ["W", "KW", "stride_w", "activation"]
+
+
+def test_a_phone_close_up_of_a_sequence_says_which_positions_it_shows(open_page):
+    """On a phone the stage shows the cells around a step; a sequence's figures have no
+    rows, so their captions count positions (not "cols" of a one-row grid)."""
+    page = open_page("/#s=0&l=causal_audio", viewport=(390, 844), is_mobile=True, has_touch=True).page
+    page.evaluate("window.convscope.seek(5)")
+    notes = wait_until(
+        page,
+        "(() => { const n = Array.from(document.querySelectorAll('#stage figure.cropped .tcrop'), e => e.textContent);"
+        " return window.convscope.shownStep === 5 && n.length ? n : null; })()",
+    )
+    assert all(re.fullmatch(r"positions? \d+(–\d+)? of \d+", n) for n in notes), notes

@@ -53,9 +53,11 @@ export function cutsGrid(c, rows, cols) {
 }
 
 /** What a cropped figure's caption says of its grid: "rows 2–4 · cols 2–4 of 7×7" (a
- *  grid of one row: its columns only). */
-export function cropNote(c, rows, cols) {
+ *  grid of one row: its columns only; a sequence's grid, which has no row axis
+ *  (`rowless`): "positions 2–4 of 12"). */
+export function cropNote(c, rows, cols, rowless = false) {
   const range = (a, z) => (a === z ? `${a}` : `${a}–${z}`);
+  if (rowless) return `${c.c0 === c.c1 ? "position" : "positions"} ${range(c.c0, c.c1)} of ${cols}`;
   const colsText = `cols ${range(c.c0, c.c1)}`;
   return rows > 1 ? `rows ${range(c.r0, c.r1)} · ${colsText} of ${rows}×${cols}` : `${colsText} of ${cols}`;
 }
