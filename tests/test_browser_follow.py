@@ -128,19 +128,26 @@ def test_the_join_qr_code_on_screen_reads_as_the_link_the_page_shows(open_page, 
     assert _qr_on_screen(teacher) == link
 
 
-def test_a_lost_publication_is_sent_again_and_a_refused_one_ends_the_session(open_page, browser, base_url):
-    """A worker restarting or a network hiccup loses a PUT: the teacher's page sends the
-    latest place again and the class still follows; a refusal (another page took over,
-    the session ended) ends it with the server's word."""
+def _a_class_of_one(open_page, browser, base_url):
+    """A teacher's page (its PageWatch) in a class session on d2l at 1366×768, and one
+    student's page following it at step 0."""
     watch = open_page(f"/?teacher={TEACHER_TOKEN}#s=0&l=d2l", viewport=(1366, 768))
-    teacher = watch.page
-    teacher.click("#class-session")
-    wait_until(teacher, "document.querySelector('#follow-bar .join-code')")
-    code = teacher.inner_text("#follow-bar .join-code")
+    watch.page.click("#class-session")
+    wait_until(watch.page, "document.querySelector('#follow-bar .join-code')")
+    code = watch.page.inner_text("#follow-bar .join-code")
     student = browser.new_context(viewport={"width": 1366, "height": 768}).new_page()
     student.goto(base_url + f"/?debug&follow={code}")
     wait_complete(student)
     wait_until(student, "window.convscope.preset === 'd2l' && window.convscope.step === 0")
+    return watch, student
+
+
+def test_a_lost_publication_is_sent_again_and_a_refused_one_ends_the_session(open_page, browser, base_url):
+    """A worker restarting or a network hiccup loses a PUT: the teacher's page sends the
+    latest place again and the class still follows; a refusal (another page took over,
+    the session ended) ends it with the server's word."""
+    watch, student = _a_class_of_one(open_page, browser, base_url)
+    teacher = watch.page
     lost = []
 
     def lose_two(route):
@@ -177,15 +184,8 @@ def test_a_publication_without_a_reply_is_given_up_and_the_class_still_follows(o
     """A PUT whose reply never comes (a connection dropped without a word, as a room's
     Wi-Fi does) held every later step and the heartbeat, since a fetch waits for minutes:
     the page gives it up after its deadline (8 s) and sends the latest place again."""
-    watch = open_page(f"/?teacher={TEACHER_TOKEN}#s=0&l=d2l", viewport=(1366, 768))
+    watch, student = _a_class_of_one(open_page, browser, base_url)
     teacher = watch.page
-    teacher.click("#class-session")
-    wait_until(teacher, "document.querySelector('#follow-bar .join-code')")
-    code = teacher.inner_text("#follow-bar .join-code")
-    student = browser.new_context(viewport={"width": 1366, "height": 768}).new_page()
-    student.goto(base_url + f"/?debug&follow={code}")
-    wait_complete(student)
-    wait_until(student, "window.convscope.preset === 'd2l' && window.convscope.step === 0")
     held = []
 
     def hold_one(route):
