@@ -18,7 +18,10 @@
    of the repeats are compared (each repeat runs them in a new order), and the fastest
    repeats beside them. Target: ratio ≤ 0.5, and no worse than the earlier engine's.
 2. Mac-granularity generation rate (iter_trace, no encoding), events per second.
-   Target ≥ 300,000.
+   Target ≥ 300,000. Then the service route of the other views and of the
+   multiply-accumulate granularity on the same spec and data (im2col and transposed
+   at window granularity, direct at mac granularity), each checked against the naive
+   loops' numbers and timed beside them, alternating. Target (issue 29): ≤ 0.5.
 3. Bytes per event in JSON (orjson), both granularities.
 4. tracemalloc peak while iterating a trace of about a million events without
    keeping them.
@@ -228,6 +231,52 @@ def bench_mac_rate(repeats: int, data: str) -> None:
     )
 
 
+OTHER_ROUTES = (("im2col", "window"), ("transposed", "window"), ("direct", "mac"))
+
+
+def bench_other_routes(repeats: int, data: str, earlier=None, rev: str = "") -> None:
+    """The service route of each of OTHER_ROUTES against the naive loops, in one run
+    (and beside it the same route of the engine of ``rev``, whose bytes must match)."""
+    _, (x, w, b, dout) = bench_config("window", data)
+    reference = naive_forward_backward(x, w, b, dout, STRIDE, PAD)
+    route = service_route(build_trace)
+    contenders = {"naive loops (untraced)": lambda: naive_forward_backward(x, w, b, dout, STRIDE, PAD)}
+    events = {}
+    for view, granularity in OTHER_ROUTES:
+        config, _ = bench_config(granularity, data)
+        config["view"] = view
+        doc = build_trace(config)
+        for name, ref in zip(("out", "dx", "dw", "db"), reference, strict=True):
+            t = doc["tensors"][name]
+            np.testing.assert_allclose(np.reshape(t["data"], t["shape"]), ref, rtol=1e-10, atol=1e-12)
+        assert route(config) == orjson.dumps(doc)
+        label = f"{view}, {granularity}"
+        events[label] = doc["total_events"]
+        contenders[label] = lambda config=config: route(config)
+        if earlier is not None:
+            earlier_route = service_route(earlier.build_trace)
+            assert earlier_route(config) == orjson.dumps(doc), f"the engine of {rev} writes other bytes ({label})"
+            contenders[f"{rev}: {label}"] = lambda config=config, run=earlier_route: run(config)
+    times = {name: [] for name in contenders}
+    order = list(contenders)
+    shuffle = random.Random(len(data) + 1)
+    for _ in range(repeats):
+        shuffle.shuffle(order)
+        for name in order:
+            times[name].append(timed(contenders[name]))
+    med = {name: statistics.median(ts) for name, ts in times.items()}
+    base = med["naive loops (untraced)"]
+    print(f"2{data[0]}'. the service route of the other views, {data} data; median of {repeats} alternating repeats")
+    print(f"   {'naive loops (untraced)':30s} {base * 1e3:8.1f} ms")
+    for label, n in events.items():
+        print(
+            f"   {label:30s} {med[label] * 1e3:8.1f} ms   ratio to naive {med[label] / base:5.2f}   ({n} events; target ≤ 0.5)"
+        )
+        if earlier is not None:
+            then = med[f"{rev}: {label}"]
+            print(f"   {rev + ': ' + label:30s} {then * 1e3:8.1f} ms   ratio to naive {then / base:5.2f}")
+
+
 def bench_bytes() -> None:
     print("3. JSON size per event (orjson; events only, header excluded):")
     for granularity, data in (("window", "normal"), ("window", "randint"), ("mac", "normal"), ("mac", "randint")):
@@ -280,6 +329,8 @@ def main() -> None:
         bench_ratio(args.repeats, data, earlier, args.against)
     for data in ("normal", "randint"):
         bench_mac_rate(max(3, args.repeats // 2), data)
+    for data in ("normal", "randint"):
+        bench_other_routes(args.repeats, data, earlier, args.against)
     bench_bytes()
     if not args.skip_memory:
         bench_memory()

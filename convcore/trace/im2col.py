@@ -44,7 +44,7 @@ import numpy as np
 from . import format as fmt
 from .events import TraceContext
 from .loops import ordered, sub_order
-from .model import Event, make_event
+from .model import Box, Event, make_event
 from .phases import db_phase
 from .views import Phase, View, register_view
 
@@ -203,7 +203,10 @@ def _dcols_events(ctx: TraceContext) -> Iterator[Event]:
     spec = m.spec
     w, dz = ctx.ref["w"], ctx.ref["dz"]
     expand = m.fg <= fmt.EXPAND_LIMIT
-    columns = list(m.columns())
+    columns = [(n, i, j, m.column(n, i, j)) for n, i, j in m.columns()]
+    # column p of a group's dZ: its Box, its text and its values as factors, the same for
+    # every row r of the group's block (made once per group and column)
+    dz_reads: dict[tuple[int, int], tuple[Box, str, list[str]]] = {}
     for r in range(m.R):
         c, rest = divmod(r, m.taps)
         k, l = divmod(rest, spec.KW)
@@ -211,19 +214,23 @@ def _dcols_events(ctx: TraceContext) -> Iterator[Event]:
         cc = c - (c // m.cg) * m.cg
         w_col = (f0, cc, k, l), (f0 + m.fg, cc + 1, k + 1, l + 1)
         w_read, w_said = ctx.box("w", *w_col), ctx.text("w", *w_col)
-        w_values = w[f0 : f0 + m.fg, cc, k, l].tolist()
-        for n, i, j in columns:
-            p = m.column(n, i, j)
-            dz_col = (n, f0, i, j), (n + 1, f0 + m.fg, i + 1, j + 1)
-            terms = fmt.products(w_values, dz[n, f0 : f0 + m.fg, i, j].tolist()) if expand else ""
+        w_factors = [fmt.factor(v) for v in w[f0 : f0 + m.fg, cc, k, l].tolist()]
+        for n, i, j, p in columns:
+            read = dz_reads.get((f0, p))
+            if read is None:
+                dz_col = (n, f0, i, j), (n + 1, f0 + m.fg, i + 1, j + 1)
+                factors = [fmt.factor(v) for v in dz[n, f0 : f0 + m.fg, i, j].tolist()]
+                read = dz_reads[f0, p] = (ctx.box("dz", *dz_col), ctx.text("dz", *dz_col), factors)
+            dz_read, dz_said, dz_factors = read
+            terms = " + ".join(f"{a}·{b}" for a, b in zip(w_factors, dz_factors)) if expand else ""
             yield _product_cell(
                 ctx,
                 "dcols",
                 {"c": c, "k": k, "l": l, "n": n, "i": i, "j": j},
-                [w_read, ctx.box("dz", *dz_col)],
+                [w_read, dz_read],
                 "dcols",
                 (r, p),
-                f"{w_said}·{ctx.text('dz', *dz_col)}",
+                f"{w_said}·{dz_said}",
                 terms,
             )
 
