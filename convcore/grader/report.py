@@ -49,7 +49,7 @@ def _plain(value: Any) -> Any:
 
 def page_url(config: dict[str, Any], base: str = PAGE) -> str:
     """The page's link to a config (the fragment ``#s=0&c=<base64url JSON>`` of
-    static/js/url.js)."""
+    static/js/model/url-fragment.js)."""
     text = json.dumps(config, separators=(",", ":"))
     encoded = base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
     return f"{base}#s=0&c={encoded}"

@@ -18,7 +18,7 @@ lists of floats, or 1-D float64 arrays in a trace made ``arrays=True`` (an encod
 that writes arrays gives the same JSON). Events share immutable pieces (Boxes,
 start/stop/step lists, loop dicts): treat them as read-only.
 
-The JS side has the same shapes as JSDoc typedefs (``static/js/trace-types.js``).
+The JS side has the same shapes as JSDoc typedefs (``static/js/model/trace-types.js``).
 """
 
 from __future__ import annotations
