@@ -44,7 +44,7 @@ import numpy as np
 from . import format as fmt
 from .events import TraceContext
 from .loops import ordered, sub_order
-from .model import Box, Event, make_event
+from .model import Box, Event, make_event, make_write
 from .phases import db_phase
 from .views import Phase, View, register_view
 
@@ -158,13 +158,22 @@ def _forward_events(ctx: TraceContext) -> Iterator[Event]:
     w_box = [ctx.box("w", (f, 0, 0, 0), (f + 1, m.cg, m.spec.KH, m.spec.KW)) for f in range(m.F)]
     w_text = [ctx.text("w", (f, 0, 0, 0), (f + 1, m.cg, m.spec.KH, m.spec.KW)) for f in range(m.F)]
     expand = m.block <= fmt.EXPAND_LIMIT
+    w_factors = [[fmt.factor(v) for v in row] for row in w.tolist()] if expand else []
+    # column p of a group's block of cols: its Box, its text and its values as factors,
+    # the same for every filter of the group (made once per group and column)
+    col_reads: dict[tuple[int, int], tuple[Box, str, list[str]]] = {}
     for f, n, i, j in ordered(ctx.rc.loop_order, "fnij", m.sizes):
         p = m.column(n, i, j)
         r0 = (f // m.fg) * m.block
-        col = (r0, p), (r0 + m.block, p + 1)
-        reads = [ctx.box("cols", *col), w_box[f]]
-        rhs = f"{w_text[f]}·{ctx.text('cols', *col)}"
-        terms = fmt.products(w[f].tolist(), cols[r0 : r0 + m.block, p].tolist()) if expand else ""
+        read = col_reads.get((r0, p))
+        if read is None:
+            col = (r0, p), (r0 + m.block, p + 1)
+            factors = [fmt.factor(v) for v in cols[r0 : r0 + m.block, p].tolist()] if expand else []
+            read = col_reads[r0, p] = (ctx.box("cols", *col), ctx.text("cols", *col), factors)
+        col_read, col_said, col_factors = read
+        reads = [col_read, w_box[f]]
+        rhs = f"{w_text[f]}·{col_said}"
+        terms = " + ".join(f"{a}·{b}" for a, b in zip(w_factors[f], col_factors)) if expand else ""
         if bias is not None:
             reads.append(ctx.box("b", (f,), (f + 1,)))
             rhs += f" + b[{f}]"
@@ -198,12 +207,16 @@ def _dw_events(ctx: TraceContext) -> Iterator[Event]:
 def _dcols_events(ctx: TraceContext) -> Iterator[Event]:
     """Phase "dcols", rows r = (c, k, l) of dcols, each row's columns in the loop
     order's n, i, j order: each event reads column (c, k, l) of the group's W and
-    column p of the group's dZ and writes dcols[r, p]."""
+    column p of the group's dZ and writes dcols[r, p]. (Each row is made in bulk: its
+    values, their texts and the cells' names at once.)"""
     m = _Matrices(ctx)
     spec = m.spec
     w, dz = ctx.ref["w"], ctx.ref["dz"]
+    target, state = ctx.ref["dcols"], ctx.state["dcols"]
     expand = m.fg <= fmt.EXPAND_LIMIT
     columns = [(n, i, j, m.column(n, i, j)) for n, i, j in m.columns()]
+    ps = [p for *_, p in columns]
+    name, one = ctx.name("dcols"), ctx.unit("dcols")
     # column p of a group's dZ: its Box, its text and its values as factors, the same for
     # every row r of the group's block (made once per group and column)
     dz_reads: dict[tuple[int, int], tuple[Box, str, list[str]]] = {}
@@ -215,23 +228,26 @@ def _dcols_events(ctx: TraceContext) -> Iterator[Event]:
         w_col = (f0, cc, k, l), (f0 + m.fg, cc + 1, k + 1, l + 1)
         w_read, w_said = ctx.box("w", *w_col), ctx.text("w", *w_col)
         w_factors = [fmt.factor(v) for v in w[f0 : f0 + m.fg, cc, k, l].tolist()]
-        for n, i, j, p in columns:
+        # the row's writes: each cell written once, its value the running state plus it
+        deltas = target[r, ps]
+        values = state[r, ps] + deltas
+        state[r, ps] = values
+        value_texts = fmt.number_list(values)
+        for (n, i, j, p), delta, value, value_text in zip(columns, deltas.tolist(), values.tolist(), value_texts):
             read = dz_reads.get((f0, p))
             if read is None:
                 dz_col = (n, f0, i, j), (n + 1, f0 + m.fg, i + 1, j + 1)
                 factors = [fmt.factor(v) for v in dz[n, f0 : f0 + m.fg, i, j].tolist()]
                 read = dz_reads[f0, p] = (ctx.box("dz", *dz_col), ctx.text("dz", *dz_col), factors)
             dz_read, dz_said, dz_factors = read
-            terms = " + ".join(f"{a}·{b}" for a, b in zip(w_factors, dz_factors)) if expand else ""
-            yield _product_cell(
-                ctx,
+            terms = " = " + " + ".join(f"{a}·{b}" for a, b in zip(w_factors, dz_factors)) if expand else ""
+            at = ctx.order("dcols", (r, p))
+            yield make_event(
                 "dcols",
                 {"c": c, "k": k, "l": l, "n": n, "i": i, "j": j},
                 [w_read, dz_read],
-                "dcols",
-                (r, p),
-                f"{w_said}·{dz_said}",
-                terms,
+                [make_write(name, at, ctx.order("dcols", (r + 1, p + 1)), one, [delta], [value])],
+                f"{fmt.cell(name, at)} = {w_said}·{dz_said}{terms} = {value_text}",
             )
 
 
