@@ -632,3 +632,22 @@ def test_projector_top_bar_is_whole_at_projector_resolutions(open_page, size):
     assert not off, (off, got["items"])
     assert got["after"] == '"checked"' and not got["cut"], got
     assert got["title"].startswith("replay-checked"), got["title"]
+
+
+def test_the_key_sheet_opens_at_its_top_on_a_projector(open_page):
+    """In projector mode at XGA the key sheet is taller than the screen: it opens at its
+    title (focused, so a screen reader says what opened) with the first keys in view,
+    not scrolled down to its Close button."""
+    page = open_page("/#s=3&p=1&l=cs231n", viewport=(1024, 768)).page
+    page.locator("#stage").focus()
+    page.keyboard.press("?")
+    wait_until(page, "document.getElementById('keys-dialog').open")
+    sheet = page.evaluate(
+        """() => { const d = document.getElementById('keys-dialog');
+          const first = document.querySelector('#keys-list dt').getBoundingClientRect();
+          return {scrolled: d.scrollTop, tall: d.scrollHeight > d.clientHeight, focused: document.activeElement.id,
+                  firstInView: first.top >= 0 && first.bottom <= innerHeight}; }"""
+    )
+    assert sheet == {"scrolled": 0, "tall": True, "focused": "keys-title", "firstInView": True}, sheet
+    page.keyboard.press("Escape")
+    wait_until(page, "!document.getElementById('keys-dialog').open")
