@@ -643,8 +643,10 @@ test("stepCrop: every cell a step reads or writes is in its figure's crop; margi
   assert.equal(cropNote({ r0: 2, r1: 4, c0: 4, c1: 6 }, 7, 7), "rows 2–4 · cols 4–6 of 7×7");
   assert.equal(cropNote({ r0: 0, r1: 0, c0: 1, c1: 1 }, 1, 5), "cols 1 of 5");
   // a sequence's grid has no row axis: its cells are positions
-  assert.equal(cropNote({ r0: 0, r1: 0, c0: 2, c1: 4 }, 1, 12, true), "positions 2–4 of 12");
-  assert.equal(cropNote({ r0: 0, r1: 0, c0: 3, c1: 3 }, 1, 12, true), "position 3 of 12");
+  assert.equal(cropNote({ r0: 0, r1: 0, c0: 2, c1: 4 }, 1, 12, "l"), "positions 2–4 of 12");
+  assert.equal(cropNote({ r0: 0, r1: 0, c0: 3, c1: 3 }, 1, 12, "l"), "position 3 of 12");
+  // another grid without rows (a bias, axis f): its cells
+  assert.equal(cropNote({ r0: 0, r1: 0, c0: 1, c1: 1 }, 1, 2, "f"), "cell 1 of 2");
 });
 
 /** An independent flow of `figures` at `cell`: each at the most slices a line within the

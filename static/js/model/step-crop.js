@@ -52,12 +52,19 @@ export function cutsGrid(c, rows, cols) {
   return c.r0 > 0 || c.c0 > 0 || c.r1 < rows - 1 || c.c1 < cols - 1;
 }
 
+/** A grid without a row axis counts its cells by its one axis: a sequence's length
+ *  (axis l) in positions, any other (a bias's f) in cells. */
+const ROWLESS_WORDS = { l: ["position", "positions"] };
+
 /** What a cropped figure's caption says of its grid: "rows 2–4 · cols 2–4 of 7×7" (a
- *  grid of one row: its columns only; a sequence's grid, which has no row axis
- *  (`rowless`): "positions 2–4 of 12"). */
-export function cropNote(c, rows, cols, rowless = false) {
+ *  grid of one row: its columns only; a grid with no row axis, `rowless` naming its one
+ *  axis: "positions 2–4 of 12" along a sequence, "cell 1 of 2" of a bias). */
+export function cropNote(c, rows, cols, rowless = null) {
   const range = (a, z) => (a === z ? `${a}` : `${a}–${z}`);
-  if (rowless) return `${c.c0 === c.c1 ? "position" : "positions"} ${range(c.c0, c.c1)} of ${cols}`;
+  if (rowless) {
+    const [one, many] = ROWLESS_WORDS[rowless] ?? ["cell", "cells"];
+    return `${c.c0 === c.c1 ? one : many} ${range(c.c0, c.c1)} of ${cols}`;
+  }
   const colsText = `cols ${range(c.c0, c.c1)}`;
   return rows > 1 ? `rows ${range(c.r0, c.r1)} · ${colsText} of ${rows}×${cols}` : `${colsText} of ${cols}`;
 }

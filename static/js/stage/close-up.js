@@ -57,6 +57,6 @@ function cropView(v, c) {
   v.fig.classList.toggle("cropped", cut);
   if (cut) {
     v.cropNoteEl ??= v.fig.firstChild.appendChild(el("span", "tcrop"));
-    v.cropNoteEl.textContent = cropNote(c, rows, cols, v.layout.rowAxis < 0);
+    v.cropNoteEl.textContent = cropNote(c, rows, cols, v.layout.rowAxis < 0 ? v.meta.axes[v.layout.colAxis] : null);
   }
 }
