@@ -188,9 +188,23 @@ def test_typed_values_survive_an_error_elsewhere_and_a_shape_away_and_back(open_
     page.locator('[data-error-for="x"]').wait_for(state="visible", timeout=5000)
     assert "H must be at least 1; got -1" in page.inner_text('[data-error-for="x"]')
     assert "last good trace" in _stale(page)
+    assert _marked(page) == ["H"]  # (the field typed, not every size of x)
     _edit(page, "H", "3")
     _settled(page)
     assert _config(page)["x"] == D2L_X
+    assert _marked(page) == []
+    # C 100000: x would be past the server's limit; said on C with the numbers, never sent
+    traces = []
+    page.on("request", lambda r: "/api/trace" in r.url and traces.append(r.url))
+    _edit(page, "C", "100000")
+    page.locator('[data-error-for="x"]').wait_for(state="visible", timeout=5000)
+    said = page.inner_text('[data-error-for="x"]')
+    assert said.startswith("C = 100000 gives x 900,000 elements (N·C·H·W = 1·100000·3·3); the limit is "), said
+    assert said.endswith(" per tensor"), said
+    assert _marked(page) == ["C"] and traces == [], (_marked(page), traces)
+    _edit(page, "C", "1")
+    _settled(page)
+    assert _config(page)["x"] == D2L_X and _marked(page) == []
     # a larger shape keeps every typed value and says so; back again, all of them return
     _edit(page, "W", "4")
     _settled(page)
@@ -202,6 +216,14 @@ def test_typed_values_survive_an_error_elsewhere_and_a_shape_away_and_back(open_
     _edit(page, "W", "3")
     _settled(page)
     assert _config(page)["x"] == D2L_X
+
+
+def _marked(page) -> list[str]:
+    """The setup form's controls marked invalid (outside the tensor editors' grids)."""
+    return page.evaluate(
+        "Array.from(document.querySelectorAll('#setup-form [aria-invalid=\"true\"]'))"
+        ".filter((e) => !e.closest('.edit-grid')).map((e) => e.name)"
+    )
 
 
 def test_a_generator_and_back_restores_the_typed_values(open_page):

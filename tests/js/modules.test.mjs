@@ -8,6 +8,7 @@ import { encodeLesson, decodeLesson } from "../../static/js/model/url-fragment.j
 import {
   dimsOf, withDims, withDoutFreed, withBias, withLayer, shapesFor, paddingOf, paddingValue, parseNumbers, pasteInto,
   nestFlat, flattenNested, shapeOf, adoptMeta, defaultConfig, parseCells, pasteCells, wholeNumber, resizeTyped,
+  oversizedInput,
 } from "../../static/js/model/trace-config.js";
 import { loadFixture, loadMeta } from "./fixtures.mjs";
 
@@ -257,4 +258,18 @@ test("changing the layer keeps the dims, rearranges w and leaves what the layer 
   assert.equal(back.config.layer, undefined);
   assert.equal(back.config.output_padding, undefined);
   assert.deepEqual(shapeOf(back.config.w), [1, 2, 2, 2]);
+});
+
+test("oversizedInput: the first input the typed sizes make larger than the limit", () => {
+  const dims = { N: 1, C: 3, H: 5, W: 5, F: 2, KH: 3, KW: 3, groups: 1 };
+  assert.equal(oversizedInput(dims, 4096), null);
+  assert.equal(oversizedInput(dims, 0), null); // (no published limit: the server's to say)
+  const big = oversizedInput({ ...dims, C: 100000 }, 4096);
+  assert.deepEqual(big, { tensor: "x", count: 2500000, sizes: [["N", 1], ["C", 100000], ["H", 5], ["W", 5]], groups: 1 });
+  // w's cells: F·C/groups·KH·KW (x fits)
+  const wide = oversizedInput({ ...dims, C: 64, F: 64, groups: 2, H: 4, W: 4 }, 4096);
+  assert.deepEqual(wide, { tensor: "w", count: 18432, sizes: [["F", 64], ["C", 64], ["KH", 3], ["KW", 3]], groups: 2 });
+  assert.equal(oversizedInput({ ...dims, C: 64, F: 64, groups: 64, H: 4, W: 4 }, 4096), null);
+  // a sequence's x is N·C·L (its H is 1 and not counted)
+  assert.deepEqual(oversizedInput({ ...dims, H: 1, KH: 1, W: 5000 }, 4096, true).sizes, [["N", 1], ["C", 3], ["L", 5000]]);
 });

@@ -74,6 +74,23 @@ export function isSequence(config) {
   return config.layer === "conv1d";
 }
 
+/** The first input the form's sizes `dims` ({N, C, H, W, F, KH, KW, groups}) make
+ *  larger than `limit` elements (GET /api/meta's limits.max_tensor_elements), as
+ *  {tensor, count, sizes: [[name, value], …], groups} (x: N·C·H·W, a sequence's N·C·L; w: its
+ *  F·C/groups·KH·KW cells, the same count for a transposed layer's C·F/groups·KH·KW),
+ *  or null. The server checks every tensor; this names the size typed, before sending. */
+export function oversizedInput(dims, limit, sequence = false) {
+  if (!limit) return null;
+  const x = sequence ? [["N", dims.N], ["C", dims.C], ["L", dims.W]] : [["N", dims.N], ["C", dims.C], ["H", dims.H], ["W", dims.W]];
+  const k = sequence ? [["K", dims.KW]] : [["KH", dims.KH], ["KW", dims.KW]];
+  const w = [["F", dims.F], ["C", dims.C], ...k];
+  const product = (sizes) => sizes.reduce((n, [, v]) => n * v, 1);
+  if (product(x) > limit) return { tensor: "x", count: product(x), sizes: x, groups: 1 };
+  const groups = dims.groups || 1;
+  if (product(w) / groups > limit) return { tensor: "w", count: product(w) / groups, sizes: w, groups };
+  return null;
+}
+
 /** The layouts `layer` takes (GET /api/meta's layer_layouts: channels first, then
  *  channels last; the server refuses the others, naming `layout`). */
 function layoutsOf(layer) {

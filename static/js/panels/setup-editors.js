@@ -2,11 +2,12 @@
 // and one TensorEditor per tensor input. They read the config into the controls and
 // turn edits into a new config through onChange(config, {immediate}); a field that does
 // not hold a whole number is refused here with a message (never rounded), through
-// onProblem(errors). They never compute anything the server computes.
+// onProblem(errors), as is a size that makes an input larger than the server's published
+// limit. They never compute anything else the server computes.
 
 import {
   PUBLISHED, dimsOf, withDims, withBias, withLayer, isTransposed, isSequence, layoutFits, layoutOf, paddingFormsFor,
-  pairOf, pairValue, paddingOf, paddingValue, clone, wholeNumber, withDoutFreed,
+  pairOf, pairValue, paddingOf, paddingValue, clone, wholeNumber, withDoutFreed, oversizedInput,
 } from "../model/trace-config.js";
 import { TensorEditor } from "./tensor-editor.js";
 
@@ -68,6 +69,7 @@ export class SetupEditors {
     this.onProblem = onProblem;
     this.config = null;
     this.problems = {}; // field -> message, found here (not sent to the server)
+    this.invalid = new Set(); // the controls those problems are in (a field's others are not marked)
     buildMenus(form, PUBLISHED.meta);
     this.menusLayer = null; // the layer the layout and padding menus were built for
     this.padNames = {};
@@ -149,7 +151,11 @@ export class SetupEditors {
     }
     for (const input of this.form.querySelectorAll("[aria-invalid]")) if (!input.closest(".edit-grid")) input.removeAttribute("aria-invalid");
     for (const field of Object.keys(all)) {
-      for (const name of CONTROLS[field] ?? []) this.form.elements[name]?.setAttribute("aria-invalid", "true");
+      // a problem found here marks the controls it is in; the server's, every control
+      // of its field
+      const controls = CONTROLS[field] ?? [];
+      const own = errors && field in errors ? [] : controls.filter((name) => this.invalid.has(name));
+      for (const name of own.length ? own : controls) this.form.elements[name]?.setAttribute("aria-invalid", "true");
     }
   }
 
@@ -239,7 +245,27 @@ export class SetupEditors {
 
   _clearProblems() {
     this.problems = {};
+    this.invalid.clear();
     this.showErrors(null);
+  }
+
+  /** Whether the sizes `dims`, just edited in control `name`, make an input larger than
+   *  the server takes: then said on that control, naming the count and the limit, and
+   *  not sent (the last good trace stays). */
+  _tooLarge(name, dims, sequence) {
+    const limit = PUBLISHED.meta.limits?.max_tensor_elements;
+    const over = oversizedInput(dims, limit, sequence);
+    if (!over) return false;
+    const label = (sequence && SEQUENCE_LABELS[name]) || WHOLE[name]?.[1];
+    const typed = label ? `${label} = ${dims[name]} gives ` : "";
+    const per = over.groups > 1 ? "/groups" : "";
+    const names = over.sizes.map(([n]) => n).join("·") + per;
+    const values = over.sizes.map(([, v]) => v).join("·") + (over.groups > 1 ? `/${over.groups}` : "");
+    this.problems[over.tensor] = `${typed}${over.tensor} ${over.count.toLocaleString("en")} elements (${names} = ${values}); the limit is ${limit.toLocaleString("en")} per tensor`;
+    if (label) this.invalid.add(name);
+    this.showErrors(null);
+    this.onProblem(this.problems);
+    return true;
   }
 
   /** The whole numbers of the form's fields `names`: {values} or null (problems shown). */
@@ -250,8 +276,11 @@ export class SetupEditors {
     for (const name of names) {
       const [field, label, min] = WHOLE[name];
       const r = wholeNumber(this.form.elements[name].value, (sequence && SEQUENCE_LABELS[name]) || label, min);
-      if (r.error) problems[field] = problems[field] ? `${problems[field]}; ${r.error}` : r.error;
-      else values[name] = r.value;
+      this.invalid.delete(name);
+      if (r.error) {
+        problems[field] = problems[field] ? `${problems[field]}; ${r.error}` : r.error;
+        this.invalid.add(name);
+      } else values[name] = r.value;
     }
     // the fields checked here are this edit's: their old problems go, new ones come
     for (const name of names) delete this.problems[WHOLE[name][0]];
@@ -287,7 +316,7 @@ export class SetupEditors {
       config = this._withGeometry(config, "output_padding", pairValue([v.op_h, v.op_w]));
     } else if ([...DIMS, "layout"].includes(name)) {
       const v = this._dims(config);
-      if (!v) return;
+      if (!v || this._tooLarge(name, v, isSequence(config))) return;
       const typed = this._typed();
       const res = withDims(config, v, { layout: f.layout.value, groups: v.groups, typed });
       config = res.config;
