@@ -207,8 +207,8 @@ def _dw_events(ctx: TraceContext) -> Iterator[Event]:
 def _dcols_events(ctx: TraceContext) -> Iterator[Event]:
     """Phase "dcols", rows r = (c, k, l) of dcols, each row's columns in the loop
     order's n, i, j order: each event reads column (c, k, l) of the group's W and
-    column p of the group's dZ and writes dcols[r, p]. (Each row is made in bulk: its
-    values, their texts and the cells' names at once.)"""
+    column p of the group's dZ and writes dcols[r, p]. (Each row's values, their texts
+    and the running state are made in bulk, at once.)"""
     m = _Matrices(ctx)
     spec = m.spec
     w, dz = ctx.ref["w"], ctx.ref["dz"]
