@@ -176,9 +176,10 @@ export function measureGeometry(container, columns, views) {
  * name to its rows (slices * rows,), 1 for row r (stage/cells.js) when it lies within `margin` px of what shows it (the
  * viewport, the stage `container`, a scrolling column, the figure's own sideways scroll).
  * Only the slices' boxes are read (layout is brought up to date first if the DOM
- * changed), never a cell's (a slice content-visibility skips would be laid out for it);
- * a row's place follows from its slice's box: the grid is at its bottom, `rows` rows of
- * `cols` cells at a pitch of the slice's width over its columns. A folded figure is left
+ * changed), and one grid's per figure, never a cell's (a slice content-visibility skips
+ * would be laid out for it); a row's place follows from its slice's top: the grid stands
+ * where the first shown slice's does in it, `rows` rows of `cols` cells at that grid's
+ * pitch. A folded figure is left
  * out (its rows stay as they were). The margin covers what the compositor scrolls before the stage hears of it
  * (a scroll event, then Stage.reveal).
  */
@@ -211,13 +212,20 @@ export function markInView(container, views, margin) {
     const crop = v.crop ?? null;
     const shown = crop ? new Set(crop.slices) : null;
     const [r0, nr, nc] = crop ? [crop.r0, crop.r1 - crop.r0 + 1, crop.c1 - crop.c0 + 1] : [0, rows, cols];
+    // where a grid stands in its slice and its pitch, from the first shown slice's grid
+    // (at most that slice is laid out for it): a slice content-visibility skips keeps the
+    // size it last had, another crop's or cell's, and a line of slices is as tall as its
+    // tallest, so neither a slice's width nor its bottom says where its rows are
+    const k0 = crop ? crop.slices[0] : 0;
+    const g0 = v.grids[k0].getBoundingClientRect();
+    const gridDy = g0.top - v.slicesEls[k0].getBoundingClientRect().top;
+    const pitch = (g0.width + gap) / nc;
     for (let k = 0; k < v.slicesEls.length; k++) {
       let lo = rows;
       let hi = -1;
       const s = !shown || shown.has(k) ? v.slicesEls[k].getBoundingClientRect() : null;
       if (s && !(s.bottom < top || s.top > bottom || s.right < left || s.left > right)) {
-        const pitch = (s.width + gap) / nc;
-        const gridTop = s.bottom - (nr * pitch - gap);
+        const gridTop = s.top + gridDy;
         lo = r0 + Math.max(0, Math.floor((top - gridTop) / pitch));
         hi = r0 + Math.min(nr - 1, Math.floor((bottom - gridTop) / pitch));
       }
