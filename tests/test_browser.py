@@ -579,6 +579,49 @@ def test_phone_shows_the_whole_step_under_the_docked_player(open_page, base_url,
             assert got["seen"] == got["marked"], (at, where, got)
 
 
+_CROP_NOTES = """() => {
+  const layout = window.convscope.layout();
+  const widened = new Set(layout.columns.filter((c) => c.minWidth).flatMap((c) => c.names));
+  return Array.from(document.querySelectorAll('#stage figure.cropped'), (f) => {
+    const n = f.querySelector('.tcrop');
+    return {name: f.dataset.tensor, note: n.textContent, widened: widened.has(f.dataset.tensor),
+            shown: n.clientWidth, short: n.scrollWidth - n.clientWidth};
+  });
+}"""
+
+
+@pytest.mark.parametrize("lesson", ["cs231n", "causal_audio"])
+def test_a_phone_close_up_says_which_cells_it_shows_where_the_width_allows(open_page, base_url, lesson):
+    """A phone's close-up of a step cuts each figure to the cells around it, and its
+    caption says which (rows 0–2 · cols 0–1 of 3×3). A figure cut to a column or two is
+    narrower than that note: the stage widens it for its note where that costs at most a
+    tenth of the cell size (js/model/stage-layout.js layoutCloseUp), and then the note
+    shows whole. At
+    CS231n's fourth forward step the output, cut to two columns, had 0 px of note."""
+    page = open_page(f"/#s=0&l={lesson}", viewport=(390, 844), is_mobile=True, has_touch=True).page
+    doc = server_document(base_url, page.evaluate("window.convscope.config"))
+    steps = sorted(
+        {
+            s
+            for p in doc["phases"]
+            if p["stop"] > p["start"]
+            for s in (p["start"], p["start"] + 3, (p["start"] + p["stop"]) // 2, p["stop"] - 1)
+        }
+    )
+    widened = whole = 0
+    for step in steps:
+        page.evaluate(f"window.convscope.seek({step})")
+        _after_follow(page)
+        for f in page.evaluate(_CROP_NOTES):
+            if f["widened"]:
+                widened += 1
+                assert f["shown"] > 0 and f["short"] <= 1, (step, f)
+            whole += f["shown"] > 0 and f["short"] <= 1
+            if lesson == "cs231n" and step == 4 and f["name"] == "out":
+                assert f["widened"] and f["note"] == "rows 0–2 · cols 0–1 of 3×3", f
+    assert widened >= 2 and whole >= widened, (widened, whole)
+
+
 def test_phone_page_is_no_wider_than_the_screen_with_a_setup_error(open_page):
     page = open_page("/#s=3&l=cs231n", viewport=(390, 844), is_mobile=True, has_touch=True).page
     page.click("#toggle-setup")

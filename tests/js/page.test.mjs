@@ -591,7 +591,7 @@ test("layoutPhone: one figure under another, each within the width, each band wi
   }
 });
 
-import { layoutCloseUp } from "../../static/js/model/stage-layout.js";
+import { layoutCloseUp, NOTE_CELL_SHARE } from "../../static/js/model/stage-layout.js";
 import { stepCrop, cropNote, cutsGrid } from "../../static/js/model/step-crop.js";
 import { MAX_CELLS_PER_TENSOR } from "../../static/js/model/tensor-layout.js";
 import { closeUpAt } from "../../static/js/model/frame.js";
@@ -694,6 +694,42 @@ test("layoutCloseUp: the figures wrap into lines as a flow does, each within the
     } else assert.equal(L.cell, minCellFor(opts.chars, 10, figures.some((f) => f.role === "write")));
   }
   assert.ok(fitted > 50, `${fitted} of 300 fit`);
+});
+
+test("layoutCloseUp: a figure is as wide as its crop's note at the largest cell down to NOTE_CELL_SHARE of the cell without notes at which all still fit, else as wide as its grid and name", () => {
+  const r = rng(29);
+  const int = (a, b) => a + Math.floor(r() * (b - a + 1));
+  const seen = { noted: 0, smaller: 0, bare: 0 };
+  for (let trial = 0; trial < 300; trial++) {
+    const figures = Array.from({ length: int(1, 5) }, (_, i) => ({ name: `t${i}`, slices: int(1, 3), rows: int(1, 4), cols: int(1, 4), role: r() < 0.5 ? "read" : "write" }));
+    for (const f of figures) if (r() < 0.7) f.note = "rows 0–2 · cols 0–1 of 3×3".slice(0, int(8, 26));
+    const room = { width: int(300, 420), height: int(250, 700) };
+    const opts = { chars: int(1, 3), fontPx: 10, maxCell: 40 };
+    const heads = Object.fromEntries(figures.map((f) => [f.name, int(30, 100)]));
+    const m = { ...METRICS, flowRowGap: 6, heads, noteCharPx: 6.5 };
+    const L = layoutCloseUp(figures, room, m, opts);
+    const bare = layoutCloseUp(figures, room, { ...m, noteCharPx: 0 }, opts);
+    assert.ok(bare.columns.every((c) => c.minWidth === undefined));
+    // the widths the notes ask for: each figure's name and scale and its note
+    const want = Object.fromEntries(figures.map((f) => [f.name, f.note ? heads[f.name] + Math.ceil(f.note.length * 6.5) : heads[f.name]]));
+    const notedFits = (cell) => flowOf(figures, cell, room, { ...m, heads: want }).fits;
+    const lowest = Math.max(minCellFor(opts.chars, 10, figures.some((f) => f.role === "write")), Math.ceil(bare.cell * NOTE_CELL_SHARE));
+    if (L.columns.some((c) => c.minWidth !== undefined)) {
+      seen.noted += 1;
+      if (L.cell < bare.cell) seen.smaller += 1;
+      assert.ok(bare.fits && L.fits && notedFits(L.cell) && L.cell >= lowest && L.cell <= bare.cell, `${L.cell} of ${bare.cell}`);
+      for (let c = L.cell + 1; c <= bare.cell; c++) assert.equal(notedFits(c), false, `a larger cell ${c} fits with the notes`);
+      L.columns.forEach((c, i) => assert.equal(c.minWidth, figures[i].note ? Math.min(room.width, want[figures[i].name] + m.figPadX) : undefined));
+      assert.ok(Math.abs(flowOf(figures, L.cell, room, { ...m, heads: want }).height - L.height) < 1e-6);
+    } else {
+      assert.deepEqual(L, bare);
+      if (figures.some((f) => f.note) && bare.fits) {
+        seen.bare += 1;
+        for (let c = lowest; c <= bare.cell; c++) assert.equal(notedFits(c), false, `the notes fit at ${c} of ${bare.cell}`);
+      }
+    }
+  }
+  assert.ok(seen.noted > 30 && seen.smaller > 3 && seen.bare > 10, JSON.stringify(seen));
 });
 
 test("closeUpAt: on a phone each step of a phase in focus is shown cut to its figures' crops, which fit below the player; off a phone, or with All tensors, none", () => {

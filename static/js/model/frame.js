@@ -5,7 +5,7 @@
 import { Cursor, phaseIndexAt, cellName, boxCount, boxText } from "./trace-model.js";
 import { sliceLayout, orderedNames, MAX_CELLS_PER_TENSOR } from "./tensor-layout.js";
 import { layoutStage, layoutPhone, layoutCloseUp } from "./stage-layout.js";
-import { stepCrop, cropKey } from "./step-crop.js";
+import { stepCrop, cropKey, cropCaption } from "./step-crop.js";
 import { formatLong, maxTextLength } from "./number-format.js";
 
 const cursors = new WeakMap(); // model -> its Cursor (a cache: the values at the last step asked)
@@ -278,7 +278,8 @@ export function closeUpAt(model, pi, event, view, viewport, metrics) {
       .filter((f) => crop[f.name])
       .map((f) => {
         const c = crop[f.name];
-        return { ...f, slices: c.slices.length, band: 1, rows: c.r1 - c.r0 + 1, cols: c.c1 - c.c0 + 1, reach: null };
+        const note = cropCaption(c, layouts[f.name], model.tensors[f.name].axes);
+        return { ...f, slices: c.slices.length, band: 1, rows: c.r1 - c.r0 + 1, cols: c.c1 - c.c0 + 1, reach: null, note };
       });
     if (!shown.length) break;
     const layout = layoutCloseUp(shown, viewport.room, metrics, opts);

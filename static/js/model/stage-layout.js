@@ -28,13 +28,14 @@
  * @typedef {{figPadX: number, figPadY: number, captionH: number, labelH: number, gap: number,
  *            sliceGapX: number, sliceGapY: number, colGap: number, rowGap: number, minFigW: number,
  *            scrollbar?: number, captions?: Object<string, number>, heads?: Object<string, number>,
- *            flowRowGap?: number}} Metrics
+ *            flowRowGap?: number, noteCharPx?: number}} Metrics
  *   (scrollbar: the width a column's own scrollbar takes; captions: each figure's caption
  *   on one line, px, its padding included; heads: each figure's least content width, its
  *   name and colour scale (a figure is that wide or as wide as its grids, no wider: a
  *   one-cell bias beside a long-named figure is narrower than the long name); minFigW:
  *   the widest of them, a figure's least width where heads does not say; flowRowGap:
- *   between the lines of a flow that wraps, a phone's close-up)
+ *   between the lines of a flow that wraps, a phone's close-up; noteCharPx: a character
+ *   of a close-up's caption note, px, with a margin: its font is not monospace)
  * @typedef {{names: string[], perLine: number, shrink?: boolean, minWidth?: number}} Column
  *   (shrink: narrower than its figures when the stage is too narrow, they scroll sideways;
  *   minWidth: px, no narrower than what shows one step's reach, or, in a stage that fits,
@@ -51,6 +52,9 @@
 const ARRANGEMENTS = ["pairs", "flow", "split", "stack"];
 const CHAR_EM = 0.62; // the advance of a monospace digit, with a margin
 const CONTEXT_CELLS = 4; // the fewest cells across a column that scrolls sideways shows
+// a close-up's figures are widened for their caption's notes (which cells of the grid
+// are shown) at no less than this share of the cell size they have without
+export const NOTE_CELL_SHARE = 0.9;
 
 /** The height of a line of digits, in ems (arrange.js sets it on the stage as
  *  --digit-em: style.css raises a written cell's number by it above the tag). */
@@ -425,19 +429,24 @@ export function layoutPhone(figures, room, m, { chars = 1, fontPx = 10, maxCell 
  * to the slices, rows and columns around what the step reads and writes, side by side
  * where the width allows (the flow wraps them into lines, in order), at the largest cell
  * at which all of them fit the screen below the player. figures: as layoutPhone's, their
- * slices, rows and cols the crop's; opts as layoutPhone.
+ * slices, rows and cols the crop's, and `note`, what a caption says of a crop that cuts
+ * the grid (step-crop.js cropCaption): a figure is as wide as its note, Metrics.noteCharPx
+ * a character, where all of them then fit at no less than NOTE_CELL_SHARE of the cell
+ * they get without (else the note is cut); opts as layoutPhone.
  * @returns {StageLayout} (fits: false when they do not fit even at the smallest cell)
  */
 export function layoutCloseUp(figures, room, m, { chars = 1, fontPx = 10, maxCell = 40, fontRatio = 0.4, tagged = true } = {}) {
   const minCell = minCellFor(chars, fontPx, tagged && figures.some((f) => f.role === "write"));
   const gapY = m.flowRowGap ?? m.rowGap;
-  const at = (cell) => {
+  // (a figure is no narrower than its own name and scale, and where `noted` its note:
+  // the flow wraps by its width)
+  const least = (f, noted) => (m.heads?.[f.name] ?? 0) + (noted && f.note ? Math.ceil(f.note.length * m.noteCharPx) : 0) + m.figPadX;
+  const at = (cell, noted) => {
     // each figure's most slices a line within the width, then the figures in lines as
     // the flow wraps them
-    // (a figure is no narrower than its own name and scale: the flow wraps by its width)
     const sizeOf = (f, k) => {
       const s = figureSize(f, cell, k, m);
-      return { width: Math.max(s.width, (m.heads?.[f.name] ?? 0) + m.figPadX), height: s.height };
+      return { width: Math.max(s.width, least(f, noted)), height: s.height };
     };
     const per = [];
     const sizes = [];
@@ -466,22 +475,34 @@ export function layoutCloseUp(figures, room, m, { chars = 1, fontPx = 10, maxCel
     return { per, width, height, fits: width <= room.width && height <= room.height };
   };
   let cell = minCell;
-  if (at(minCell).fits) {
+  if (at(minCell, false).fits) {
     let top = Math.max(minCell, maxCell);
     while (cell < top) {
       const mid = Math.ceil((cell + top) / 2);
-      if (at(mid).fits) cell = mid;
+      if (at(mid, false).fits) cell = mid;
       else top = mid - 1;
     }
   }
-  const got = at(cell);
+  let got = at(cell, false);
+  // the figures as wide as their notes at the largest cell that still fits, down to
+  // NOTE_CELL_SHARE of the cell without them (never below the legible least)
+  let noted = false;
+  if (got.fits && m.noteCharPx && figures.some((f) => f.note)) {
+    for (let c = cell; c >= Math.max(minCell, Math.ceil(cell * NOTE_CELL_SHARE)); c--) {
+      const g = at(c, true);
+      if (g.fits) {
+        [cell, got, noted] = [c, g, true];
+        break;
+      }
+    }
+  }
   return {
     arrangement: "close-up",
     room: { width: room.width, height: room.height },
     cell,
     font: fontFor(cell, chars, fontPx, fontRatio),
     cells: Object.fromEntries(figures.map((f) => [f.name, cell])),
-    columns: figures.map((f, i) => ({ names: [f.name], perLine: got.per[i], shrink: false })),
+    columns: figures.map((f, i) => ({ names: [f.name], perLine: got.per[i], shrink: false, ...(noted && f.note ? { minWidth: Math.min(room.width, least(f, true)) } : {}) })),
     fits: got.fits,
     follows: got.fits,
     scrolls: "page",

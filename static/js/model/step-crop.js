@@ -69,6 +69,14 @@ export function cropNote(c, rows, cols, rowless = null) {
   return rows > 1 ? `rows ${range(c.r0, c.r1)} · ${colsText} of ${rows}×${cols}` : `${colsText} of ${cols}`;
 }
 
+/** What the caption of a figure laid out as `layout` (model/tensor-layout.js's
+ *  sliceLayout) of a tensor with axes `axes` says under crop `c`: its cropNote, or ""
+ *  when the crop keeps the grid whole (only slices are left out). */
+export function cropCaption(c, layout, axes) {
+  if (!cutsGrid(c, layout.rows, layout.cols)) return "";
+  return cropNote(c, layout.rows, layout.cols, layout.rowAxis < 0 ? axes[layout.colAxis] : null);
+}
+
 /** A key that is the same for equal crops (null: none). */
 export function cropKey(crops) {
   if (!crops) return "";

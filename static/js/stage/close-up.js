@@ -5,7 +5,7 @@
 // cut-out rectangle. Only what differs from the crop a figure shows is touched.
 
 import { el } from "./figure.js";
-import { cropNote, cutsGrid } from "../model/step-crop.js";
+import { cropCaption } from "../model/step-crop.js";
 
 /** Show `crops` ({name: Crop}, or null: every figure whole) on the shown figures of
  *  `views`; `container` (the stage) gets class close-up while there is a crop. */
@@ -53,10 +53,10 @@ function cropView(v, c) {
     }
   });
   // the caption says which part of the grid is shown, in place of the description
-  const cut = Boolean(c) && cutsGrid(c, rows, cols);
-  v.fig.classList.toggle("cropped", cut);
-  if (cut) {
+  const note = c ? cropCaption(c, v.layout, v.meta.axes) : "";
+  v.fig.classList.toggle("cropped", Boolean(note));
+  if (note) {
     v.cropNoteEl ??= v.fig.firstChild.appendChild(el("span", "tcrop"));
-    v.cropNoteEl.textContent = cropNote(c, rows, cols, v.layout.rowAxis < 0 ? v.meta.axes[v.layout.colAxis] : null);
+    v.cropNoteEl.textContent = note;
   }
 }

@@ -9,7 +9,8 @@ const px = (e, prop) => parseFloat(getComputedStyle(e)[prop]) || 0;
 
 /**
  * The style sheet's sizes (px, model/stage-layout.js's Metrics): a figure's padding, its
- * caption, a slice's label, the gaps, a column's scrollbar, each caption's whole width. views: {name: view}; flow
+ * caption, a slice's label, the gaps, a column's scrollbar, each caption's whole width,
+ * a character of a close-up's note. views: {name: view}; flow
  * and column: the stage's flow and its first column. null when no figure is on show.
  */
 export function measureMetrics(views, flow, column) {
@@ -52,6 +53,13 @@ export function measureMetrics(views, flow, column) {
     heads[name] = Math.ceil(head + 2 * gapX + 2);
   }
   for (const [, , p] of probes) p.remove();
+  // a close-up caption note's character (model/stage-layout.js layoutCloseUp): a probe of
+  // a note as long as the widest a phone's crop makes, a tenth more for other digits
+  const note = el("span", "tcrop", "rows 10–12 · cols 10–12 of 16×16");
+  note.style.cssText = "display:block;position:absolute;visibility:hidden;contain:none;flex:none;overflow:visible";
+  cap.append(note);
+  const noteCharPx = (1.1 * note.offsetWidth) / note.textContent.length;
+  note.remove();
   // the width of a column's own scrollbar (a column scrolls when the layout cannot fit)
   const probe = el("div", "flow-col");
   probe.style.cssText = "position:absolute;visibility:hidden;overflow-y:scroll;width:100px;height:20px";
@@ -71,6 +79,7 @@ export function measureMetrics(views, flow, column) {
     rowGap: px(column, "rowGap"),
     minFigW: Math.ceil(nameW + 2),
     heads,
+    noteCharPx,
     scrollbar,
     captions,
   };
