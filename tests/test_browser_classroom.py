@@ -193,6 +193,21 @@ def test_typed_values_survive_an_error_elsewhere_and_a_shape_away_and_back(open_
     _settled(page)
     assert _config(page)["x"] == D2L_X
     assert _marked(page) == []
+    # "e3", typed key by key: the number field cannot read it (its value is "", not the
+    # text): said as such, not as empty, and the text stays for the student to mend (the
+    # form's redraw used to put the last good H back, under "H is empty")
+    page.locator('input[name="H"]').select_text()
+    page.locator('input[name="H"]').press_sequentially("e3")
+    page.locator('input[name="H"]').blur()
+    page.locator('[data-error-for="x"]').wait_for(state="visible", timeout=5000)
+    page.wait_for_timeout(300)
+    assert "H as typed is not a number; type a whole number" in page.inner_text('[data-error-for="x"]')
+    assert _marked(page) == ["H"]
+    assert page.evaluate("document.querySelector('input[name=\"H\"]').validity.badInput")
+    _edit(page, "H", "3")
+    _settled(page)
+    assert _config(page)["x"] == D2L_X
+    assert _marked(page) == []
     # C 100000: x would be past the server's limit; said on C with the numbers, never sent
     traces = []
     page.on("request", lambda r: "/api/trace" in r.url and traces.append(r.url))
@@ -202,6 +217,8 @@ def test_typed_values_survive_an_error_elsewhere_and_a_shape_away_and_back(open_
     assert said.startswith("C = 100000 gives x 900,000 elements (N·C·H·W = 1·100000·3·3); the limit is "), said
     assert said.endswith(" per tensor"), said
     assert _marked(page) == ["C"] and traces == [], (_marked(page), traces)
+    page.wait_for_timeout(300)  # (a redraw of the form would have put the last good C back)
+    assert page.input_value('input[name="C"]') == "100000"
     _edit(page, "C", "1")
     _settled(page)
     assert _config(page)["x"] == D2L_X and _marked(page) == []

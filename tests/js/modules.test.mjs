@@ -206,6 +206,8 @@ test("words in cells and pastes, oversize pastes and non-whole numbers are refus
   assert.deepEqual(wholeNumber("1.5", "stride h", 1), { error: "stride h must be a whole number; got 1.5 (never rounded)" });
   assert.deepEqual(wholeNumber("-1", "H", 1), { error: "H must be at least 1; got -1" });
   assert.deepEqual(wholeNumber("", "H", 1).error, "H is empty; type a whole number");
+  // a number field's text its browser cannot read ("1e") comes as "": not said as empty
+  assert.deepEqual(wholeNumber("", "H", 1, true), { error: "H as typed is not a number; type a whole number" });
   assert.deepEqual(wholeNumber("0", "stride h"), { value: 0 }); // (the server's bound)
   assert.deepEqual(wholeNumber(" 3 ", "H", 1), { value: 3 });
   assert.deepEqual(wholeNumber("0", "padding", 0), { value: 0 });

@@ -484,9 +484,12 @@ export function parseNumbers(text) {
 /**
  * A whole number typed in a field: {value} or {error} naming the field and what came.
  * text: the field's text; label: its name for people; min: the smallest allowed, or
- * null when the bounds are the server's to check.
+ * null when the bounds are the server's to check; unreadable: the field holds text its
+ * browser could not read as a number ("1e", "-" in a number field, whose text is then
+ * "", not empty).
  */
-export function wholeNumber(text, label, min = null) {
+export function wholeNumber(text, label, min = null, unreadable = false) {
+  if (unreadable) return { error: `${label} as typed is not a number; type a whole number` };
   const t = String(text).trim();
   if (t === "") return { error: `${label} is empty; type a whole number` };
   const v = Number(t);

@@ -91,6 +91,10 @@ export class SetupEditors {
   /** Show `config` in the controls (does not call onChange); `fresh`: a new setup. */
   show(config, { fresh = false } = {}) {
     this.config = clone(config);
+    if (fresh) {
+      this._clearProblems();
+      this.note("");
+    }
     const f = this.form.elements;
     const dims = dimsOf(config);
     const d = PUBLISHED.defaults;
@@ -113,10 +117,6 @@ export class SetupEditors {
     for (const k of MENU_FIELDS) this._set(f[k], config[k] ?? d[k]);
     this._set(f.loop_order, config.loop_order ?? "");
     for (const [name, ed] of Object.entries(this.tensors)) ed.show(config[name] ?? null, { fresh });
-    if (fresh) {
-      this._clearProblems();
-      this.note("");
-    }
   }
 
   /** The trace header arrived: show its tensors in the grid editors and the resolved loop order. */
@@ -166,10 +166,12 @@ export class SetupEditors {
     banner.hidden = !text;
   }
 
+  /** Show `value` in `control`, unless it is being typed in or holds what was typed
+   *  and refused (its problem says why; a new setup clears both). */
   _set(control, value) {
     if (!control) return;
     const v = String(value);
-    if (control.value !== v && document.activeElement !== control) control.value = v;
+    if (control.value !== v && document.activeElement !== control && !this.invalid.has(control.name)) control.value = v;
   }
 
   /** The layer menu, the transposed layer's output padding, the captions that name the
@@ -275,7 +277,8 @@ export class SetupEditors {
     const sequence = this.config != null && isSequence(this.config);
     for (const name of names) {
       const [field, label, min] = WHOLE[name];
-      const r = wholeNumber(this.form.elements[name].value, (sequence && SEQUENCE_LABELS[name]) || label, min);
+      const control = this.form.elements[name];
+      const r = wholeNumber(control.value, (sequence && SEQUENCE_LABELS[name]) || label, min, control.validity.badInput);
       this.invalid.delete(name);
       if (r.error) {
         problems[field] = problems[field] ? `${problems[field]}; ${r.error}` : r.error;
