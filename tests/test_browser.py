@@ -677,6 +677,24 @@ def test_projector_top_bar_is_whole_at_projector_resolutions(open_page, size):
     assert got["title"].startswith("replay-checked"), got["title"]
 
 
+@pytest.mark.parametrize("projector", [False, True], ids=["laptop", "projector"])
+def test_the_lesson_menu_shows_cs231ns_whole_name_at_1024x768(open_page, projector):
+    """At XGA the top bar is one line: the menu's word "Lesson" is for screen readers
+    only (still the menu's name), so the menu has the width of CS231n's whole name."""
+    page = open_page(f"/#s=0&l=cs231n{'&p=1' if projector else ''}", viewport=(1024, 768)).page
+    got = page.evaluate(
+        """() => { const s = document.getElementById('preset'); const st = getComputedStyle(s);
+          const c = document.createElement('canvas').getContext('2d');
+          c.font = `${st.fontWeight} ${st.fontSize} ${st.fontFamily}`;
+          const text = s.options[s.selectedIndex].text;
+          // (its text's room: the box less its padding and the menu's arrow, about 20 px)
+          return {text, need: c.measureText(text).width, room: s.clientWidth - parseFloat(st.paddingLeft) - parseFloat(st.paddingRight) - 20,
+                  name: s.labels[0].textContent, labelShown: s.labels[0].getBoundingClientRect().width > 1}; }"""
+    )
+    assert got["text"] == "CS231n's convolution demo" and got["name"] == "Lesson", got
+    assert got["need"] <= got["room"] and not got["labelShown"], got
+
+
 def test_the_key_sheet_opens_at_its_top_on_a_projector(open_page):
     """In projector mode at XGA the key sheet is taller than the screen: it opens at its
     title (focused, so a screen reader says what opened) with the first keys in view,
