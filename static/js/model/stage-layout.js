@@ -54,7 +54,7 @@ const CHAR_EM = 0.62; // the advance of a monospace digit, with a margin
 const CONTEXT_CELLS = 4; // the fewest cells across a column that scrolls sideways shows
 // a close-up's figures are widened for their caption's notes (which cells of the grid
 // are shown) at no less than this share of the cell size they have without
-export const NOTE_CELL_SHARE = 0.9;
+export const NOTE_CELL_SHARE = 0.8;
 
 /** The height of a line of digits, in ems (arrange.js sets it on the stage as
  *  --digit-em: style.css raises a written cell's number by it above the tag). */
