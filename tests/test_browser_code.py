@@ -13,6 +13,7 @@ import pytest
 from test_browser_fit import _check_screen
 from test_browser_helpers import (
     IM2COL,
+    choose_preset,
     event_cells,
     lesson_path,
     require_chromium,
@@ -118,6 +119,25 @@ def test_key_c_opens_the_panel_the_address_keeps_it_and_a_click_goes_to_the_next
     page.locator("#stage").focus()
     page.keyboard.press("C")
     wait_until(page, "document.getElementById('code').hidden && !location.hash.includes('k=1')")
+
+
+def test_a_lesson_without_a_listing_leaves_no_loop_values_of_the_last_one(open_page):
+    """The panel open on a Conv2d lesson, then a lesson whose layer has no listing (a
+    Conv1d's, a transposed layer's): the panel says there is none, and the loop values
+    of the last lesson's step do not stay above it (they did: "n=0 f=0 i=0 j=1 · c0 = 0"
+    over causal_audio's steps)."""
+    page = open_page("/#s=3&l=same_even&k=1", viewport=(1366, 768)).page
+    wait_until(
+        page, "document.querySelector('#code .code-line.current') && document.getElementById('code-vars').textContent"
+    )
+    for lesson in ("causal_audio", "gan_upsample"):
+        choose_preset(page, lesson)
+        page.evaluate("window.convscope.seek(2)")
+        got = page.evaluate(
+            "({vars: document.getElementById('code-vars').textContent, lines: document.querySelectorAll('#code .code-line').length,"
+            " empty: !document.querySelector('#code .code-empty').hidden, open: !document.getElementById('code').hidden})"
+        )
+        assert got == {"vars": "", "lines": 0, "empty": True, "open": True}, (lesson, got)
 
 
 @pytest.mark.parametrize("lesson", ["cs231n", "depthwise"])

@@ -91,6 +91,7 @@ export class CodePanel {
     this.list.replaceChildren();
     this.empty.hidden = Boolean(code);
     this.name.textContent = code ? `${code.name} · ${code.convention}` : "";
+    this.vars.textContent = ""; // (the last listing's loop values: the step draws its own)
     if (!code) return;
     code.lines.forEach((text, k) => {
       const n = k + 1;
