@@ -323,8 +323,20 @@ def test_phone_viewport_stacks_without_horizontal_scroll(open_page):
     # the settings drawer starts closed on a small screen; opened, it stacks below
     assert page.evaluate("document.body.classList.contains('setup-closed')")
     page.click("#toggle-setup")
-    viewer = page.locator("#viewer").bounding_box()
-    setup = page.locator("#setup").bounding_box()
+    # the page scrolls to the setup it opened, below the stage: its first field on the
+    # screen, under the docked player (it used to open out of sight of the button)
+    wait_until(
+        page,
+        "(() => { const n = document.querySelector('input[name=\"N\"]').getBoundingClientRect();"
+        " const d = document.querySelector('.dock').getBoundingClientRect();"
+        " return scrollY > 0 && n.top >= d.bottom - 1 && n.bottom <= innerHeight; })()",
+        5,
+    )
+    # (both boxes at once: the page may still be scrolling)
+    viewer, setup = page.evaluate(
+        "['viewer', 'setup'].map((id) => { const r = document.getElementById(id).getBoundingClientRect();"
+        " return {x: r.x, y: r.y, width: r.width, height: r.height}; })"
+    )
     assert setup["y"] >= viewer["y"] + viewer["height"] - 1, "controls stack below the stage"
     assert setup["x"] >= 0 and setup["x"] + setup["width"] <= 390
     page.click("#btn-next")

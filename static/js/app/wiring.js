@@ -157,6 +157,9 @@ function wireButtons() {
     const open = !store.state.setupOpen;
     rememberSetupOpen(open);
     dispatch({ type: "setupOpen", open });
+    // a phone stacks the setup below the stage, out of sight of this button: the page
+    // scrolls to it, its top just under the docked player (drawn in this tick: drawNow)
+    if (open) showBelowDock($("setup"));
   });
   $("show-keys").addEventListener("click", () => doAction("keys"));
   // a pick in the Export menu closes it (and gives the keys back to the stage)
@@ -252,6 +255,17 @@ function questionKey(e) {
     return true;
   }
   return false;
+}
+
+/** Scroll the page so that `e`, when it starts below the screen, starts just under what
+ *  sticks at the page's top (a phone's docked player), or at the top. */
+function showBelowDock(e) {
+  const top = e.getBoundingClientRect().top;
+  if (top < window.innerHeight) return;
+  const dock = document.querySelector(".dock");
+  const covered = dock && getComputedStyle(dock).position === "sticky" ? dock.getBoundingClientRect().height : 0;
+  const smooth = !window.matchMedia("(prefers-reduced-motion: reduce)").matches;
+  window.scrollBy({ top: top - covered - 8, behavior: smooth ? "smooth" : "auto" });
 }
 
 /** The player's keys, whatever has focus (capture phase: a focused select, range or
