@@ -122,3 +122,29 @@ def test_a_phone_close_up_of_a_sequence_says_which_positions_it_shows(open_page)
         " return window.convscope.shownStep === 5 && n.length ? n : null; })()",
     )
     assert all(re.fullmatch(r"positions? \d+(–\d+)? of \d+", n) for n in notes), notes
+
+
+def test_a_stride_refused_in_a_conv2d_and_mended_in_a_conv1d_is_shown_again(open_page):
+    """stride h refused in a Conv2d ("e3", which its number field cannot read); the layer
+    switched to Conv1d, whose one stride control is then edited, which clears the
+    stride's problem; back to Conv2d: stride h shows the setup's stride again, unmarked,
+    not the old text without a message beside it."""
+    page = open_page("/#s=0&l=d2l").page
+    open_setup(page)
+    field = page.locator('#setup-form input[name="stride_h"]')
+    field.select_text()
+    field.press_sequentially("e3")
+    field.blur()
+    wait_until(page, "!document.querySelector('[data-error-for=\"stride\"]').hidden", 10)
+    select_setup(page, "layer", "conv1d")
+    wait_until(page, "window.convscope.complete && window.convscope.document().tensors.x.shape.length === 3", 20)
+    type_setup(page, "stride_w", "2")
+    wait_until(page, "window.convscope.complete && document.querySelector('[data-error-for=\"stride\"]').hidden", 20)
+    select_setup(page, "layer", "conv2d")
+    wait_until(page, "window.convscope.complete && window.convscope.document().tensors.x.shape.length === 4", 20)
+    got = page.evaluate(
+        "(() => { const f = document.querySelector('#setup-form input[name=\"stride_h\"]');"
+        " return {value: f.value, unread: f.validity.badInput, marked: f.getAttribute('aria-invalid'),"
+        " said: !document.querySelector('[data-error-for=\"stride\"]').hidden}; })()"
+    )
+    assert re.fullmatch(r"\d+", got["value"]) and not got["unread"] and not got["marked"] and not got["said"], got

@@ -257,11 +257,11 @@ function questionKey(e) {
   return false;
 }
 
-/** Scroll the page so that `e`, when it starts below the screen, starts just under what
- *  sticks at the page's top (a phone's docked player), or at the top. */
+/** Scroll the page so that `e`, when it starts below the screen or in its last fifth,
+ *  starts just under what sticks at the page's top (a phone's docked player), or at the top. */
 function showBelowDock(e) {
   const top = e.getBoundingClientRect().top;
-  if (top < window.innerHeight) return;
+  if (top < 0.8 * window.innerHeight) return;
   const dock = document.querySelector(".dock");
   const covered = dock && getComputedStyle(dock).position === "sticky" ? dock.getBoundingClientRect().height : 0;
   const smooth = !window.matchMedia("(prefers-reduced-motion: reduce)").matches;

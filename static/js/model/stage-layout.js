@@ -39,7 +39,8 @@
  * @typedef {{names: string[], perLine: number, shrink?: boolean, minWidth?: number}} Column
  *   (shrink: narrower than its figures when the stage is too narrow, they scroll sideways;
  *   minWidth: px, no narrower than what shows one step's reach, or, in a stage that fits,
- *   than its captions where the stage has the room)
+ *   than its captions where the stage has the room, or in a phone's close-up than its
+ *   figure's name and crop note)
  * @typedef {{arrangement: string, room: {width: number, height: number}, cell: number, font: number,
  *            cells: Object<string, number>, columns: Column[], fits: boolean, follows: boolean,
  *            scrolls: "none"|"columns"|"page", width: number, height: number, tagged?: boolean}} StageLayout

@@ -37,6 +37,8 @@ const CONTROLS = {
   loop_order: ["loop_order"], view: ["view"], granularity: ["granularity"], backward: ["backward"],
   activation: ["activation"], layout: ["layout"], phases: ["phases"], copies: ["copies"], b: ["bias"],
 };
+// each control's field (CONTROLS turned round)
+const FIELD_OF = Object.fromEntries(Object.entries(CONTROLS).flatMap(([field, names]) => names.map((n) => [n, field])));
 const MENU_FIELDS = ["activation", "view", "granularity", "backward", "phases", "copies", "padding_mode"];
 
 /** Fill the form's menus from GET /api/meta's lists (padding_form: the layer's own, and
@@ -134,6 +136,9 @@ export class SetupEditors {
   /** Show messages next to their controls: errors = {field: message} (the server's,
    *  or, when null, this form's own problems). */
   showErrors(errors) {
+    // a control stays refused while its field has a problem found here (a problem goes
+    // with a field's other control's edit, a new layer or padding form hides one)
+    for (const name of this.invalid) if (!(FIELD_OF[name] in this.problems)) this.invalid.delete(name);
     const all = { ...this.problems, ...(errors ?? {}) };
     const shown = new Set();
     for (const p of this.form.querySelectorAll("[data-error-for]")) {

@@ -226,9 +226,9 @@ export function markInView(container, views, margin) {
     // size it last had, another crop's or cell's, and a line of slices is as tall as its
     // tallest, so neither a slice's width nor its bottom says where its rows are
     const k0 = crop ? crop.slices[0] : 0;
-    const g0 = v.grids[k0].getBoundingClientRect();
-    const gridDy = g0.top - v.slicesEls[k0].getBoundingClientRect().top;
-    const pitch = (g0.width + gap) / nc;
+    const g0 = v.grids[k0]?.getBoundingClientRect();
+    const gridDy = g0 ? g0.top - v.slicesEls[k0].getBoundingClientRect().top : 0;
+    const pitch = g0 ? (g0.width + gap) / nc : 0;
     for (let k = 0; k < v.slicesEls.length; k++) {
       let lo = rows;
       let hi = -1;
