@@ -110,6 +110,26 @@ def test_reloads_a_bookmark_and_a_typed_address_land_on_the_same_lesson_step_and
     lands(open_page("/#l=cs231n&p=1&s=35", viewport=(1366, 768)).page)
 
 
+def test_an_address_from_outside_is_never_replaced_by_a_write_waiting_to_happen(open_page):
+    """A step's address is written 150 ms after it. An address that comes from outside in
+    between (typed, a link, a test's goto), before its popstate is handled, used to be
+    replaced by that write: the popstate then read the old place, and the page stayed
+    where it was (CI saw a phone test reload onto the previous step this way)."""
+    page = open_page("/#s=5&l=cs231n").page
+    kept = page.evaluate(
+        """async () => {
+          window.convscope.seek(6);
+          history.replaceState(null, '', location.search + '#s=20&l=cs231n');
+          await new Promise((r) => setTimeout(r, 400));
+          const kept = location.hash;
+          window.dispatchEvent(new PopStateEvent('popstate'));
+          return kept;
+        }"""
+    )
+    assert kept == "#s=20&l=cs231n"
+    wait_until(page, "window.convscope.step === 20 && location.hash.startsWith('#s=20')", 10)
+
+
 def test_back_and_forward_move_between_setups_not_steps(open_page):
     page = open_page(viewport=(1366, 768)).page
     choose_preset(page, "cs231n")

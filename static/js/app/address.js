@@ -9,17 +9,25 @@ import { run } from "./streaming.js";
 import { openLesson, notify } from "./lessons.js";
 
 let urlTimer = 0;
+// the address as this page last wrote or read it (null: not yet): another one came from
+// outside (typed, a link, back/forward), and its popstate has yet to open it
+let known = null;
+
 /** Write the place into the address: `push` for a new setup (back/forward move between
- *  setups), a replacement for a new step or view setting. */
+ *  setups), a replacement for a new step or view setting. Never over an address from
+ *  outside that the page has not read yet (a write waiting for its 150 ms would
+ *  otherwise replace it: the page would stay where it was). */
 export function writeUrl(now, { push = false } = {}) {
   if (!store.state.config) return;
   clearTimeout(urlTimer);
   const write = () => {
+    if (known !== null && location.hash !== known) return;
     const hash = encodeLesson(placeOf(store.state));
     if (location.hash === hash) return;
     try {
       if (push && location.hash) history.pushState(null, "", `${location.search}${hash}`);
       else history.replaceState(null, "", `${location.search}${hash}`);
+      known = location.hash;
     } catch {
       // a page that cannot keep its URL (a lesson in a notebook's iframe srcdoc) still plays
     }
@@ -29,6 +37,7 @@ export function writeUrl(now, { push = false } = {}) {
 }
 
 export function readUrl() {
+  known = location.hash;
   try {
     return decodeLesson(location.hash);
   } catch (err) {
