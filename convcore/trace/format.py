@@ -17,7 +17,7 @@ of small traces repeat a lot), and the cache is bounded so memory stays flat.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -100,7 +100,13 @@ def numbers(values: Sequence[float]) -> str:
 
 def products(a: Sequence[float], b: Sequence[float]) -> str:
     """``3·0 + 4·1 + (−1)·2``: the products of a and b, pairwise, as a sum."""
-    return " + ".join(f"{factor(u)}·{factor(v)}" for u, v in zip(a, b))
+    return factor_products(map(factor, a), map(factor, b))
+
+
+def factor_products(a: Iterable[str], b: Iterable[str]) -> str:
+    """products() of numbers already written as factors (``factor``): a column's
+    factors made once serve every event that reads it."""
+    return " + ".join(f"{u}·{v}" for u, v in zip(a, b))
 
 
 def cell(name: str, index: Sequence[int]) -> str:

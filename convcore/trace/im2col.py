@@ -173,7 +173,7 @@ def _forward_events(ctx: TraceContext) -> Iterator[Event]:
         col_read, col_said, col_factors = read
         reads = [col_read, w_box[f]]
         rhs = f"{w_text[f]}·{col_said}"
-        terms = " + ".join(f"{a}·{b}" for a, b in zip(w_factors[f], col_factors)) if expand else ""
+        terms = fmt.factor_products(w_factors[f], col_factors) if expand else ""
         if bias is not None:
             reads.append(ctx.box("b", (f,), (f + 1,)))
             rhs += f" + b[{f}]"
@@ -240,7 +240,7 @@ def _dcols_events(ctx: TraceContext) -> Iterator[Event]:
                 factors = [fmt.factor(v) for v in dz[n, f0 : f0 + m.fg, i, j].tolist()]
                 read = dz_reads[f0, p] = (ctx.box("dz", *dz_col), ctx.text("dz", *dz_col), factors)
             dz_read, dz_said, dz_factors = read
-            terms = " = " + " + ".join(f"{a}·{b}" for a, b in zip(w_factors, dz_factors)) if expand else ""
+            terms = f" = {fmt.factor_products(w_factors, dz_factors)}" if expand else ""
             at = ctx.order("dcols", (r, p))
             yield make_event(
                 "dcols",
