@@ -27,6 +27,8 @@ const DIMS = ["N", "C", "H", "W", "F", "KH", "KW", "groups"];
 // stride w and dilation w its stride and dilation (their names in its messages)
 const SEQUENCE_DIMS = DIMS.filter((k) => k !== "H" && k !== "KH");
 const SEQUENCE_LABELS = { W: "L", KW: "K", stride_w: "stride", dilation_w: "dilation" };
+/** The name a message gives control `name` (a whole-number field; a sequence's own), or undefined. */
+const labelOf = (name, sequence) => (sequence && SEQUENCE_LABELS[name]) || WHOLE[name]?.[1];
 // the controls a ConvTranspose2d's trace does not take (the layer's own defaults stand)
 const CONV2D_ONLY = ["layout", "activation", "granularity", "backward", "padding_mode", "flip", "loop_order", "dx_loop_order"];
 // config field -> the controls its errors mark
@@ -263,7 +265,7 @@ export class SetupEditors {
     const limit = PUBLISHED.meta.limits?.max_tensor_elements;
     const over = oversizedInput(dims, limit, sequence);
     if (!over) return false;
-    const label = (sequence && SEQUENCE_LABELS[name]) || WHOLE[name]?.[1];
+    const label = labelOf(name, sequence);
     const typed = label ? `${label} = ${dims[name]} gives ` : "";
     const per = over.groups > 1 ? "/groups" : "";
     const names = over.sizes.map(([n]) => n).join("·") + per;
@@ -281,9 +283,9 @@ export class SetupEditors {
     const problems = {};
     const sequence = this.config != null && isSequence(this.config);
     for (const name of names) {
-      const [field, label, min] = WHOLE[name];
+      const [field, , min] = WHOLE[name];
       const control = this.form.elements[name];
-      const r = wholeNumber(control.value, (sequence && SEQUENCE_LABELS[name]) || label, min, control.validity.badInput);
+      const r = wholeNumber(control.value, labelOf(name, sequence), min, control.validity.badInput);
       this.invalid.delete(name);
       if (r.error) {
         problems[field] = problems[field] ? `${problems[field]}; ${r.error}` : r.error;
