@@ -156,20 +156,29 @@ def server_process(
     settings = {"teacher_token": TEACHER_TOKEN, **settings}
     env = {**os.environ, **{f"CONVSCOPE_{k.upper()}": str(v) for k, v in settings.items()}}
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
-    # the log goes to a file: a pipe nobody reads would fill and stall the workers
-    log = tempfile.NamedTemporaryFile(mode="w+", prefix="uvicorn-", suffix=".log")
-    process = subprocess.Popen(
-        command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, pass_fds=[sock.fileno()] if sock else ()
-    )
+    # The log goes to a file: a pipe nobody reads would fill and stall the workers. The
+    # server writes through its own descriptor in append mode and this process reads
+    # through another: with one shared descriptor, a seek(0) here between the server's
+    # writes put its next line at the file's start, over the banner (seen in CI).
+    log_dir = tempfile.TemporaryDirectory(prefix="uvicorn-")
+    log_path = Path(log_dir.name) / "server.log"
+    with open(log_path, "ab") as writer:
+        process = subprocess.Popen(
+            command,
+            cwd=ROOT,
+            env=env,
+            stdout=writer,
+            stderr=subprocess.STDOUT,
+            pass_fds=[sock.fileno()] if sock else (),
+        )
 
     def tail() -> str:
-        log.seek(0)
-        return log.read()[-3000:]
+        return log_path.read_text(errors="replace")[-3000:]
 
     def banner_port() -> int | None:
-        log.seek(0)
-        lines = [line for line in log.readlines() if line.startswith(BANNER) and line.endswith("\n")]
-        return read_banner_port(lines[0]) if lines else None
+        lines = log_path.read_text(errors="replace").splitlines(keepends=True)
+        banners = [line for line in lines if line.startswith(BANNER) and line.endswith("\n")]
+        return read_banner_port(banners[0]) if banners else None
 
     base = f"http://127.0.0.1:{sock.getsockname()[1]}" if sock else ""
     try:
@@ -207,7 +216,7 @@ def server_process(
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
-        log.close()
+        log_dir.cleanup()
 
 
 def server_cpu_seconds(base: str) -> float:
