@@ -165,12 +165,38 @@ test("reduce: the form's contents, the toast and the words said once are state",
 
 test("placeOf: a lesson by name, a custom setup by its config, the step asked for until the trace is whole", () => {
   const { model } = modelOf("trace_worked_example.json", 3);
-  let s = reduce(withTrace(model), { type: "lessonOpened", name: "d2l", config: { a: 1 } });
+  let s = reduce(initialState(), { type: "lessonOpened", name: "d2l", config: { a: 1 } });
   s = { ...s, step: 9 };
   assert.deepEqual(placeOf(s), { config: { a: 1 }, lesson: "d2l", step: 9, speed: s.speedIndex, projector: false, allTensors: false, codeOpen: false });
   s = reduce(s, { type: "edited", config: { a: 2 } });
   assert.equal(placeOf(s).lesson, "");
   assert.deepEqual(placeOf(s).config, { a: 2 });
+  s = reduce(s, { type: "header", model, config: { a: 2 }, lesson: "", step: 0 });
+  assert.deepEqual(placeOf(s).config, { a: 2 });
+  // a lesson's trace on screen: the lesson, by name
+  s = reduce(s, { type: "lessonOpened", name: "d2l", config: { a: 1 } });
+  s = reduce(s, { type: "header", model, config: { a: 1 }, lesson: "d2l", step: 0 });
+  assert.equal(placeOf(s).lesson, "d2l");
+});
+
+test("placeOf: an edit not yet traced, or refused, is not the place while a trace is on screen", () => {
+  const { model } = modelOf("trace_worked_example.json");
+  let s = withTrace(model); // the trace of {x: 1}
+  s = reduce(s, { type: "edited", config: { x: 1, stride: 0 } });
+  assert.deepEqual(placeOf(s).config, { x: 1 }, "an edit waiting for its trace");
+  s = reduce(s, { type: "runStarted" });
+  s = reduce(s, { type: "runFailed", message: "stride must be at least 1", errors: { stride: "stride must be at least 1" }, restore: null });
+  assert.deepEqual(s.config, { x: 1, stride: 0 }, "the form keeps what was typed");
+  assert.deepEqual(placeOf(s).config, { x: 1 }, "the address keeps the setup on screen");
+  s = reduce(s, { type: "goto", step: 2 });
+  assert.deepEqual(placeOf(s), { ...placeOf(s), config: { x: 1 }, lesson: "", step: 2 });
+  // a lesson's trace, then an edit the server refuses: the lesson stays the place
+  s = reduce(s, { type: "lessonOpened", name: "d2l", config: { a: 1 } });
+  s = reduce(s, { type: "header", model, config: { a: 1 }, lesson: "d2l", step: 0 });
+  s = reduce(s, { type: "edited", config: { a: 1, KH: 5 } });
+  s = reduce(s, { type: "runFailed", message: "no", errors: { w: "no" }, restore: null });
+  assert.equal(placeOf(s).lesson, "d2l");
+  assert.deepEqual(placeOf(s).config, { a: 1 });
 });
 
 // ---- the frame -------------------------------------------------------------------------

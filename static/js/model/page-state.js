@@ -151,11 +151,15 @@ export function classPlace(state) {
   return { lesson: p.lesson || null, config: p.lesson ? null : p.config, step: p.step, allTensors: p.allTensors, ask: classAskOf(state) };
 }
 
-/** What the address holds: see model/url-fragment.js. */
+/** What the address holds (model/url-fragment.js) and a teacher's class follows: the
+ *  setup of the trace on screen, else (none yet) the one asked for. A setup edited but
+ *  not yet traced, or refused, is the form's alone: an address or a class given it would
+ *  open a setup that may never run (the form's draft keeps it over a reload). */
 export function placeOf(state) {
   const t = state.trace;
   const step = !t ? Math.max(0, state.step) : t.complete ? currentStep(state) : Math.max(0, state.step);
-  return { config: state.config, lesson: state.lesson, step, speed: state.speedIndex, projector: state.projector, allTensors: state.allTensors, codeOpen: state.codeOpen };
+  const setup = t ? { config: t.config, lesson: t.lesson } : { config: state.config, lesson: state.lesson };
+  return { ...setup, step, speed: state.speedIndex, projector: state.projector, allTensors: state.allTensors, codeOpen: state.codeOpen };
 }
 
 function clampStep(state, t) {
