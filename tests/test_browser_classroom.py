@@ -261,6 +261,87 @@ def test_typed_values_survive_an_error_elsewhere_and_a_shape_away_and_back(open_
     assert _config(page)["x"] == D2L_X
 
 
+def _form_reads(page) -> dict:
+    """What the setup form shows: some fields' text, the messages beside fields, and the
+    x editor's first cells (a refused one ends in '!')."""
+    return page.evaluate(
+        """() => ({
+          KH: document.querySelector('input[name=KH]').value,
+          H: document.querySelector('input[name=H]').value,
+          said: Array.from(document.querySelectorAll('#setup-form [data-error-for]')).filter((e) => !e.hidden)
+            .map((e) => e.dataset.errorFor),
+          cells: Array.from(document.querySelectorAll('[data-editor=x] .edit-grid input')).slice(0, 3)
+            .map((i) => i.value + (i.getAttribute('aria-invalid') === 'true' ? '!' : '')),
+          shown: JSON.stringify(window.convscope.state.trace),
+        })"""
+    )
+
+
+def test_a_reload_keeps_what_the_form_held_over_the_last_good_trace(open_page):
+    """A setup the server refuses, a field and a cell refused here and a cell typed while
+    another is refused are none of them on the stage: the address keeps the lesson on
+    screen (a step used to write the refused setup into it, and a reload then opened a
+    stage with no trace at all), and a reload puts each back in the form, said again."""
+    page = open_page("/#l=d2l", viewport=(1366, 768)).page
+    wait_complete(page)
+    if page.evaluate("document.body.classList.contains('setup-closed')"):
+        page.click("#toggle-setup")
+    _edit(page, "KH", "5")  # refused by the server
+    page.locator('[data-error-for="w"]').wait_for(state="visible", timeout=5000)
+    _edit(page, "H", "-1")  # refused here
+    _open_editor(page, "x")
+    _edit_cell = lambda idx, text: (  # noqa: E731
+        page.fill(f'[data-editor="x"] input[aria-label="x[{idx}]"]', text),
+        page.locator(f'[data-editor="x"] input[aria-label="x[{idx}]"]').blur(),
+    )
+    _edit_cell("0,0,0,1", "abc")
+    _edit_cell("0,0,0,2", "7")  # (no edit runs while a cell is refused)
+    page.keyboard.press("Escape")
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")
+    wait_until(page, "window.convscope.step === 2 && location.hash.startsWith('#s=2&')", 5)
+    assert "l=d2l" in page.evaluate("location.hash") and "c=" not in page.evaluate("location.hash")
+    before = _form_reads(page)
+    assert (before["KH"], before["H"], before["cells"]) == ("5", "-1", ["0", "abc!", "7"]), before
+    for _ in range(2):
+        page.reload()
+        wait_complete(page)
+        # the lesson's trace at its step, and over it the form as it was, its problems said
+        wait_until(
+            page,
+            "window.convscope.step === 2 && document.querySelectorAll('[data-error-for]:not([hidden])').length >= 3",
+            10,
+        )
+        after = _form_reads(page)
+        assert (after["KH"], after["H"], after["cells"]) == ("5", "-1", ["0", "abc!", "7"]), after
+        assert {"w", "x", "x_values"} <= set(after["said"]), after
+        assert '"lesson":"d2l"' in after["shown"] and "last good trace" in _stale(page)
+        assert "H" in _marked(page)
+    # mended, the typed cell runs with the rest; the draft is gone, a reload shows the trace
+    _edit(page, "KH", "2")
+    _edit(page, "H", "3")
+    _open_editor(page, "x")
+    _edit_cell("0,0,0,1", "1")
+    wait_until(
+        page,
+        "window.convscope.complete && JSON.stringify(window.convscope.config.x) === '[[[[0,1,7],[3,4,5],[6,7,8]]]]'",
+        10,
+    )
+    wait_until(page, "sessionStorage.getItem('convscope.formDraft') === null", 5)
+    page.reload()
+    wait_complete(page)
+    assert page.evaluate("JSON.stringify(window.convscope.config.x)") == "[[[[0,1,7],[3,4,5],[6,7,8]]]]"
+    assert _marked(page) == [] and _stale(page) == ""
+    # a draft is put back only over its own setup: another lesson's address opens clean
+    _edit(page, "H", "0")
+    page.locator('[data-error-for="x"]').wait_for(state="visible", timeout=5000)
+    assert page.evaluate("sessionStorage.getItem('convscope.formDraft')")  # (kept, for d2l)
+    page.goto(page.url.split("?")[0] + "?debug&again#l=cs231n")  # (the same tab: its session storage)
+    wait_until(page, "window.convscope.preset === 'cs231n' && window.convscope.complete", 15)
+    page.wait_for_timeout(300)
+    assert _marked(page) == [] and page.input_value('input[name="H"]') != "0"
+
+
 def _marked(page) -> list[str]:
     """The setup form's controls marked invalid (outside the tensor editors' grids)."""
     return page.evaluate(

@@ -1,11 +1,13 @@
 // The page's start: the teacher token, the debug handle (?debug), the server's meta and
 // the setup editors built from it, the wiring, then the place to open (a class session
-// to follow, the address, a lesson file's own lesson, else the first lesson).
+// to follow, the address and the form's draft kept over a reload, a lesson file's own
+// lesson, else the first lesson).
 
-import { classPlace, isSettled } from "../model/page-state.js";
+import { classPlace, isSettled, placeOf } from "../model/page-state.js";
 import { adoptMeta, defaultConfig, clone } from "../model/trace-config.js";
 import { fetchMeta } from "../io/api.js";
 import { adoptTeacherToken } from "../io/teacher-token.js";
+import { keepDraft, keptDraft, draftPlace } from "../io/form-draft.js";
 import { embeddedLesson, embeddedStep } from "../io/lesson-file.js";
 import { SetupEditors } from "../panels/setup-editors.js";
 import { $, store, dispatch, stage, classroom, probe, setEditors } from "./page.js";
@@ -30,7 +32,17 @@ export async function start() {
     dispatch({ type: "startFailed", message: `The page could not load its controls from the server: ${err.message}` });
     return;
   }
-  const editors = new SetupEditors($("setup-form"), { onChange: onConfigEdited, onProblem: () => dispatch({ type: "formProblems", has: editors.hasProblems }) });
+  const draft = keptDraft(); // (what the form held before a reload: the boot's own shows replace it)
+  const keepFormDraft = () => {
+    const place = placeOf(store.state);
+    const held = editors.draft(place.config);
+    keepDraft(held && { place: draftPlace(place), ...held });
+  };
+  const editors = new SetupEditors($("setup-form"), {
+    onChange: onConfigEdited,
+    onProblem: () => dispatch({ type: "formProblems", has: editors.hasProblems }),
+    onDraft: keepFormDraft,
+  });
   setEditors(editors);
   wire();
   redraw();
@@ -50,6 +62,14 @@ export async function start() {
   if (place.lesson || place.config) {
     await lessonsLoaded; // (the lesson menu and its sentence need the list)
     await openPlace(place, { first: true });
+    // a reload: what the form held for this setup and the stage did not show comes back
+    if (draft && draft.place === draftPlace(placeOf(store.state))) {
+      try {
+        editors.restore(draft);
+      } catch {
+        keepDraft(null); // (a draft this page cannot read is dropped, not let stop the page)
+      }
+    }
     await classroom.resume(classPlace(store.state)); // a teacher's reload: the class follows on
     return;
   }

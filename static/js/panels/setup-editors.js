@@ -66,11 +66,16 @@ function layerWords(config) {
 
 export class SetupEditors {
   /** form: the setup <form>; onChange(config, {immediate}) after every valid edit;
-   *  onProblem(errors {field: message}) when the form holds something it cannot send. */
-  constructor(form, { onChange, onProblem }) {
+   *  onProblem(errors {field: message}) when the form holds something it cannot send;
+   *  onDraft() after anything the form holds may have changed (see draft()). */
+  constructor(form, { onChange, onProblem, onDraft = () => {} }) {
     this.form = form;
-    this.onChange = onChange;
+    this.onChange = (config, how) => {
+      onChange(config, how);
+      onDraft();
+    };
     this.onProblem = onProblem;
+    this.onDraft = onDraft;
     this.config = null;
     this.problems = {}; // field -> message, found here (not sent to the server)
     this.invalid = new Set(); // the controls those problems are in (a field's others are not marked)
@@ -90,6 +95,9 @@ export class SetupEditors {
     form.addEventListener("input", (e) => this._onInput(e));
     form.addEventListener("change", (e) => this._onInput(e, true));
     form.addEventListener("submit", (e) => e.preventDefault());
+    // (after the cells' own handlers: a cell typed while another is refused changes no setup)
+    form.addEventListener("change", () => this.onDraft());
+    form.addEventListener("paste", () => this.onDraft());
   }
 
   /** Show `config` in the controls (does not call onChange); `fresh`: a new setup. */
@@ -121,6 +129,42 @@ export class SetupEditors {
     for (const k of MENU_FIELDS) this._set(f[k], config[k] ?? d[k]);
     this._set(f.loop_order, config.loop_order ?? "");
     for (const [name, ed] of Object.entries(this.tensors)) ed.show(config[name] ?? null, { fresh });
+    this.onDraft();
+  }
+
+  /** What the form holds that the stage, showing the trace of `shown`, does not, or null:
+   *  {config} a setup edited but not traced yet, or refused by the server; {controls
+   *  {name: text}} the fields refused here (what a number field cannot read is not
+   *  kept); {cells {tensor: TensorEditor.draft()}} the tensor editors' refused cells. */
+  draft(shown) {
+    const draft = {};
+    if (this.config && JSON.stringify(this.config) !== JSON.stringify(shown ?? null)) draft.config = clone(this.config);
+    const controls = {};
+    for (const name of this.invalid) {
+      const text = this.form.elements[name]?.value;
+      if (text) controls[name] = text;
+    }
+    if (Object.keys(controls).length) draft.controls = controls;
+    const cells = Object.fromEntries(Object.entries(this.tensors).map(([n, ed]) => [n, ed.draft()]).filter(([, d]) => d));
+    if (Object.keys(cells).length) draft.cells = cells;
+    return Object.keys(draft).length ? draft : null;
+  }
+
+  /** Put a draft() back after a reload: its setup shown and traced again (the server says
+   *  again what it refused), each refused field's text typed again and refused again,
+   *  each tensor editor's cells put back. */
+  restore(draft) {
+    if (draft.config) {
+      this.show(draft.config);
+      this.onChange(clone(draft.config), { immediate: true });
+    }
+    for (const [name, text] of Object.entries(draft.controls ?? {})) {
+      const control = this.form.elements[name];
+      if (!control || control.tagName !== "INPUT") continue;
+      control.value = String(text);
+      control.dispatchEvent(new Event("input", { bubbles: true }));
+    }
+    for (const [name, cells] of Object.entries(draft.cells ?? {})) this.tensors[name]?.restoreDraft(cells);
   }
 
   /** The trace header arrived: show its tensors in the grid editors and the resolved loop order. */
@@ -164,6 +208,7 @@ export class SetupEditors {
       const own = errors && field in errors ? [] : controls.filter((name) => this.invalid.has(name));
       for (const name of own.length ? own : controls) this.form.elements[name]?.setAttribute("aria-invalid", "true");
     }
+    this.onDraft();
   }
 
   /** A note under the Apply button (what a change of shape did to typed values). */

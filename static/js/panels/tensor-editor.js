@@ -38,6 +38,7 @@ export class TensorEditor {
     this.tensor = null; // the header's tensor {shape, axes, data} of the trace on screen
     this.typed = null; // what was last typed: {shape, data}
     this.invalid = new Map(); // flat index -> message, for cells that do not hold a number
+    this.pendingDraft = null; // a draft to put back once the grid has its shape (draft())
     this.shownKey = "";
     this._build(input, host);
   }
@@ -100,7 +101,10 @@ export class TensorEditor {
   /** Show config value `value`; `fresh`: a new setup (what it types is what was typed). */
   show(value, { fresh = false } = {}) {
     this.value = clone(value);
-    if (fresh) this.typed = value != null && !isFill(value) ? { shape: shapeOf(value), data: flattenNested(value) } : null;
+    if (fresh) {
+      this.typed = value != null && !isFill(value) ? { shape: shapeOf(value), data: flattenNested(value) } : null;
+      this.pendingDraft = null;
+    }
     const kind = isFill(value) ? value.fill : value != null ? "values" : this.optional ? "default" : "randint";
     this.kind.value = kind;
     const spec = PUBLISHED.fills[kind];
@@ -142,6 +146,39 @@ export class TensorEditor {
       if (document.activeElement === inp || this.invalid.has(i)) continue;
       const text = formatValue(tensor.data[i], 6).replace("−", "-");
       if (inp.value !== text) inp.value = text;
+    }
+    if (this.pendingDraft) this.restoreDraft(this.pendingDraft);
+  }
+
+  /** What the cells hold that is not on the stage, or null: while a cell is refused,
+   *  {shape, data (the values typed, the refused cells' last good ones), refused
+   *  {flat index: text}} (no edit runs until every cell holds a number). */
+  draft() {
+    if (!this.invalid.size || !this.tensor) return null;
+    const refused = Object.fromEntries(Array.from(this.invalid.keys(), (i) => [i, this.inputs[i].value]));
+    return { shape: this.tensor.shape.slice(), data: this._data(), refused };
+  }
+
+  /** Put back a draft(): the typed values, and each refused text, refused again with its
+   *  message. Waits for the grid of the draft's shape (dropped by a new setup). */
+  restoreDraft(draft) {
+    const shape = this.tensor ? this.tensor.shape : null;
+    const fits = shape && shape.join() === draft.shape.join() && this.inputs.length === draft.data.length && this.shownKey;
+    if (!fits) {
+      this.pendingDraft = draft;
+      return;
+    }
+    this.pendingDraft = null;
+    this.box.open = true; // (the refused cells in view, as they were)
+    this.typed = { shape: shape.slice(), data: draft.data.map(Number) };
+    draft.data.forEach((v, i) => {
+      if (!(i in draft.refused)) this.inputs[i].value = formatValue(Number(v), 6).replace("−", "-");
+    });
+    for (const [i, text] of Object.entries(draft.refused)) {
+      const inp = this.inputs[Number(i)];
+      if (!inp) continue;
+      inp.value = String(text);
+      inp.dispatchEvent(new Event("change", { bubbles: true })); // refused again, with its message
     }
   }
 
