@@ -97,6 +97,10 @@ def test_reloads_a_bookmark_and_a_typed_address_land_on_the_same_lesson_step_and
         assert p.evaluate("window.convscope.preset") == "cs231n"
         assert p.input_value("#preset") == "cs231n"
         assert p.inner_text("#preset-sentence") == title
+        # (the menu's title: the lesson's whole name where a narrow menu cuts it)
+        assert p.get_attribute("#preset", "title") == p.evaluate(
+            "document.getElementById('preset').selectedOptions[0].text"
+        )
         assert step_of(p) == 35
         assert p.evaluate("document.body.classList.contains('projector')")
         assert p.evaluate("location.hash").startswith("#s=35&")

@@ -150,6 +150,8 @@ export class Chrome {
     }
     sel.value = chosen;
     const p = state.lessons.find((q) => q.name === chosen);
+    // (a narrow menu cuts a long title: it ends in an ellipsis, and is whole on hover)
+    sel.title = p ? p.title : "";
     const line = $("preset-sentence");
     line.replaceChildren();
     if (p) {
