@@ -346,6 +346,121 @@ def test_a_reload_keeps_what_the_form_held_over_the_last_good_trace(open_page):
     assert _marked(page) == [] and page.input_value('input[name="H"]') != "0"
 
 
+# each trace request waits 1.5 s before it is sent (the page's own fetch): a reload can
+# then come while a lesson picked is on its way
+SLOW_TRACES = """(() => { const send = window.fetch;
+  window.fetch = async (...args) => {
+    if (String(args[0]).includes('api/trace/stream')) await new Promise((r) => setTimeout(r, 1500));
+    return send(...args);
+  }; })()"""
+
+
+def _draft(page):
+    return page.evaluate("sessionStorage.getItem('convscope.formDraft')")
+
+
+def test_a_lesson_picked_is_no_draft_of_the_lesson_before_it(open_page):
+    """A lesson picked while the last one is on the stage is not a setup typed: a reload
+    before its trace arrives used to open it as a custom setup (the draft of the old)."""
+    page = open_page("/#l=d2l", viewport=(1366, 768)).page
+    page.add_init_script(SLOW_TRACES)
+    page.reload()
+    wait_complete(page)
+    page.select_option("#preset", "cs231n")
+    page.wait_for_timeout(300)  # (its trace not yet asked for)
+    assert page.evaluate("window.convscope.state.trace.lesson") == "d2l"
+    assert _draft(page) is None
+    page.reload()
+    wait_complete(page)
+    assert page.evaluate("window.convscope.preset") == "d2l" and page.input_value("#preset") == "d2l"
+
+
+def test_a_new_lesson_of_the_same_shape_drops_refused_cells(open_page):
+    """stride2 and flip both have x of 1×1×5×5: a refused cell of one used to stay in the
+    other's grid (no message, the stage 'not the form'), and a reload said it again."""
+    page = open_page("/#l=stride2", viewport=(1366, 768)).page
+    wait_complete(page)
+    if page.evaluate("document.body.classList.contains('setup-closed')"):
+        page.click("#toggle-setup")
+    _open_editor(page, "x")
+    page.fill('[data-editor="x"] input[aria-label="x[0,0,0,1]"]', "zz")
+    page.locator('[data-editor="x"] input[aria-label="x[0,0,0,1]"]').blur()
+    page.locator('[data-error-for="x_values"]').wait_for(state="visible", timeout=5000)
+    assert "last good trace" in _stale(page)
+    choose_preset(page, "flip")
+    page.wait_for_timeout(200)
+    cells = page.evaluate(
+        "Array.from(document.querySelectorAll('[data-editor=x] .edit-grid input'), (i) => i.value + (i.getAttribute('aria-invalid') || ''))"
+    )
+    assert "zz" not in "".join(cells) and "true" not in "".join(cells), cells
+    assert _stale(page) == "" and _draft(page) is None
+    assert not page.locator('[data-error-for="x_values"]').is_visible()
+
+
+def test_a_mended_field_takes_the_stage_back_to_the_form(open_page):
+    page = open_page("/#l=d2l", viewport=(1366, 768)).page
+    wait_complete(page)
+    if page.evaluate("document.body.classList.contains('setup-closed')"):
+        page.click("#toggle-setup")
+    _edit(page, "KH", "0")  # refused here: the stage says it shows the last good trace
+    page.locator('[data-error-for="w"]').wait_for(state="visible", timeout=5000)
+    assert "last good trace" in _stale(page)
+    _edit(page, "KH", "1")  # mended: a new trace, and nothing says the form has an error
+    wait_until(page, "window.convscope.complete && window.convscope.config.w[0][0].length === 1", 10)
+    assert _stale(page) == "" and _marked(page) == []
+    assert "not the form" not in page.inner_text("#badge")
+
+
+def test_a_refused_cell_keeps_its_place_when_the_shape_grows_and_goes_when_it_shrinks(open_page):
+    page = open_page("/#l=d2l", viewport=(1366, 768)).page
+    wait_complete(page)
+    if page.evaluate("document.body.classList.contains('setup-closed')"):
+        page.click("#toggle-setup")
+    _open_editor(page, "x")
+    cell = '[data-editor="x"] input[aria-label="x[0,0,2,1]"]'
+    page.fill(cell, "abc")
+    page.locator(cell).blur()
+    page.locator('[data-error-for="x_values"]').wait_for(state="visible", timeout=5000)
+    _edit(page, "H", "4")  # x 1×1×4×3: x[0,0,2,1] is still there, still refused
+    wait_until(page, "window.convscope.complete && window.convscope.config.x[0][0].length === 4", 10)
+    page.wait_for_timeout(200)
+    assert page.input_value(cell) == "abc" and page.get_attribute(cell, "aria-invalid") == "true"
+    assert "x[0,0,2,1]" in page.inner_text('[data-error-for="x_values"]')
+    _edit(page, "H", "2")  # x 1×1×2×3: the cell is gone, and its message with it
+    wait_until(page, "window.convscope.complete && window.convscope.config.x[0][0].length === 2", 10)
+    page.wait_for_timeout(200)
+    assert not page.locator('[data-error-for="x_values"]').is_visible()
+    assert _stale(page) == "" and _draft(page) is None
+
+
+def test_back_over_a_field_being_typed_shows_the_setup_gone_back_to(open_page):
+    page = open_page("/#l=d2l", viewport=(1366, 768)).page
+    wait_complete(page)
+    if page.evaluate("document.body.classList.contains('setup-closed')"):
+        page.click("#toggle-setup")
+    _edit(page, "KH", "1")
+    wait_until(page, "window.convscope.complete && window.convscope.config.w[0][0].length === 1", 10)
+    page.fill('input[name="KH"]', "0")  # refused, and the field keeps the focus
+    page.locator('[data-error-for="w"]').wait_for(state="visible", timeout=5000)
+    page.go_back()
+    wait_until(page, "window.convscope.preset === 'd2l' && window.convscope.complete", 10)
+    page.wait_for_timeout(200)
+    assert page.input_value('input[name="KH"]') == "2"
+    assert _marked(page) == [] and _stale(page) == ""
+
+
+def test_a_cell_typed_and_not_yet_left_is_kept_over_a_reload(open_page):
+    page = open_page("/#l=d2l", viewport=(1366, 768)).page
+    wait_complete(page)
+    if page.evaluate("document.body.classList.contains('setup-closed')"):
+        page.click("#toggle-setup")
+    _open_editor(page, "x")
+    page.fill('[data-editor="x"] input[aria-label="x[0,0,1,1]"]', "9")  # (no Tab: no change yet)
+    page.reload()
+    wait_complete(page)
+    wait_until(page, "window.convscope.complete && window.convscope.config.x[0][0][1][1] === 9", 10)
+
+
 def _marked(page) -> list[str]:
     """The setup form's controls marked invalid (outside the tensor editors' grids)."""
     return page.evaluate(

@@ -40,7 +40,8 @@ export async function start() {
   };
   const editors = new SetupEditors($("setup-form"), {
     onChange: onConfigEdited,
-    onProblem: () => dispatch({ type: "formProblems", has: editors.hasProblems }),
+    // (after the drawing that may have found it: a new setup shown clears the problems)
+    onProblem: () => queueMicrotask(() => dispatch({ type: "formProblems", has: editors.hasProblems })),
     onDraft: keepFormDraft,
   });
   setEditors(editors);

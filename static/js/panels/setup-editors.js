@@ -77,6 +77,8 @@ export class SetupEditors {
     this.onProblem = onProblem;
     this.onDraft = onDraft;
     this.config = null;
+    this.asked = null; // the setup last put here whole (a lesson, a link): not a draft
+    this.replacing = false; // true while a new setup is shown (see _set)
     this.problems = {}; // field -> message, found here (not sent to the server)
     this.invalid = new Set(); // the controls those problems are in (a field's others are not marked)
     buildMenus(form, PUBLISHED.meta);
@@ -95,18 +97,20 @@ export class SetupEditors {
     form.addEventListener("input", (e) => this._onInput(e));
     form.addEventListener("change", (e) => this._onInput(e, true));
     form.addEventListener("submit", (e) => e.preventDefault());
-    // (after the cells' own handlers: a cell typed while another is refused changes no setup)
-    form.addEventListener("change", () => this.onDraft());
-    form.addEventListener("paste", () => this.onDraft());
+    // (after the cells' own handlers: a cell typed, or typed while another is refused,
+    // changes no setup yet)
+    for (const type of ["input", "change", "paste"]) form.addEventListener(type, () => this.onDraft());
   }
 
   /** Show `config` in the controls (does not call onChange); `fresh`: a new setup. */
   show(config, { fresh = false } = {}) {
     this.config = clone(config);
     if (fresh) {
+      this.asked = clone(config);
       this._clearProblems();
       this.note("");
     }
+    this.replacing = fresh; // (a new setup replaces even the field being typed in)
     const f = this.form.elements;
     const dims = dimsOf(config);
     const d = PUBLISHED.defaults;
@@ -129,16 +133,19 @@ export class SetupEditors {
     for (const k of MENU_FIELDS) this._set(f[k], config[k] ?? d[k]);
     this._set(f.loop_order, config.loop_order ?? "");
     for (const [name, ed] of Object.entries(this.tensors)) ed.show(config[name] ?? null, { fresh });
+    this.replacing = false;
     this.onDraft();
   }
 
   /** What the form holds that the stage, showing the trace of `shown`, does not, or null:
-   *  {config} a setup edited but not traced yet, or refused by the server; {controls
-   *  {name: text}} the fields refused here (what a number field cannot read is not
-   *  kept); {cells {tensor: TensorEditor.draft()}} the tensor editors' refused cells. */
+   *  {config} a setup edited (not one put here whole: a lesson picked, a link) but not
+   *  traced yet, or refused by the server; {controls {name: text}} the fields refused
+   *  here (what a number field cannot read is not kept); {cells {tensor:
+   *  TensorEditor.draft()}} the tensor editors' refused cells and the cell being typed. */
   draft(shown) {
     const draft = {};
-    if (this.config && JSON.stringify(this.config) !== JSON.stringify(shown ?? null)) draft.config = clone(this.config);
+    const typed = JSON.stringify(this.config);
+    if (this.config && typed !== JSON.stringify(shown ?? null) && typed !== JSON.stringify(this.asked)) draft.config = clone(this.config);
     const controls = {};
     for (const name of this.invalid) {
       const text = this.form.elements[name]?.value;
@@ -223,7 +230,8 @@ export class SetupEditors {
   _set(control, value) {
     if (!control) return;
     const v = String(value);
-    if (control.value !== v && document.activeElement !== control && !this.invalid.has(control.name)) control.value = v;
+    const typing = document.activeElement === control && !this.replacing;
+    if (control.value !== v && !typing && !this.invalid.has(control.name)) control.value = v;
   }
 
   /** The layer menu, the transposed layer's output padding, the captions that name the
@@ -301,6 +309,7 @@ export class SetupEditors {
     this.problems = {};
     this.invalid.clear();
     this.showErrors(null);
+    this.onProblem(this.problems);
   }
 
   /** Whether the sizes `dims`, just edited in control `name`, make an input larger than
@@ -341,11 +350,8 @@ export class SetupEditors {
     for (const name of names) delete this.problems[WHOLE[name][0]];
     Object.assign(this.problems, problems);
     this.showErrors(null);
-    if (Object.keys(problems).length) {
-      this.onProblem(this.problems);
-      return null;
-    }
-    return values;
+    this.onProblem(this.problems); // (a field mended clears the form's problem too)
+    return Object.keys(problems).length ? null : values;
   }
 
   _onInput(e, committed = false) {

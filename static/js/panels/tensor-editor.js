@@ -19,6 +19,9 @@ function el(tag, cls, text) {
   return e;
 }
 
+/** The text a cell shows for value `v` (a minus a keyboard types). */
+const cellText = (v) => formatValue(v, 6).replace("−", "-");
+
 function indexText(flat, shape) {
   return unravel(flat, shape).join(",");
 }
@@ -39,6 +42,8 @@ export class TensorEditor {
     this.typed = null; // what was last typed: {shape, data}
     this.invalid = new Map(); // flat index -> message, for cells that do not hold a number
     this.pendingDraft = null; // a draft to put back once the grid has its shape (draft())
+    this.gridShape = []; // the shape the grid's cells were built for
+    this.inputs = [];
     this.shownKey = "";
     this._build(input, host);
   }
@@ -104,6 +109,7 @@ export class TensorEditor {
     if (fresh) {
       this.typed = value != null && !isFill(value) ? { shape: shapeOf(value), data: flattenNested(value) } : null;
       this.pendingDraft = null;
+      this._clearRefused(); // (a new setup: its cells hold its values, whatever the shape)
     }
     const kind = isFill(value) ? value.fill : value != null ? "values" : this.optional ? "default" : "randint";
     this.kind.value = kind;
@@ -144,20 +150,25 @@ export class TensorEditor {
       const inp = this.inputs[i];
       // a cell being typed in, or holding what is not a number, keeps its text
       if (document.activeElement === inp || this.invalid.has(i)) continue;
-      const text = formatValue(tensor.data[i], 6).replace("−", "-");
+      const text = cellText(tensor.data[i]);
       if (inp.value !== text) inp.value = text;
     }
     if (this.pendingDraft) this.restoreDraft(this.pendingDraft);
   }
 
-  /** What the cells hold that is not on the stage, or null: while a cell is refused,
-   *  {shape, data (the values typed, the refused cells' last good ones), refused
-   *  {flat index: text}} (no edit runs until every cell holds a number). */
+  /** What the cells hold that is not on the stage, or null: while a cell is refused or
+   *  being typed in, {shape, data (the values typed, those cells' last good ones),
+   *  refused {flat index: text}} (no edit runs until every cell holds a number). */
   draft() {
-    if (!this.invalid.size || !this.tensor) return null;
+    if (!this.tensor || !this.inputs.length) return null;
     const refused = Object.fromEntries(Array.from(this.invalid.keys(), (i) => [i, this.inputs[i].value]));
+    // a cell being typed in (its change not come yet) is kept as refused text is: typed again
+    const at = this.inputs.indexOf(document.activeElement);
+    if (at >= 0 && !(at in refused) && this.inputs[at].value !== cellText(this._data()[at])) refused[at] = this.inputs[at].value;
+    if (!Object.keys(refused).length) return null;
     return { shape: this.tensor.shape.slice(), data: this._data(), refused };
   }
+
 
   /** Put back a draft(): the typed values, and each refused text, refused again with its
    *  message. Waits for the grid of the draft's shape (dropped by a new setup). */
@@ -172,19 +183,24 @@ export class TensorEditor {
     this.box.open = true; // (the refused cells in view, as they were)
     this.typed = { shape: shape.slice(), data: draft.data.map(Number) };
     draft.data.forEach((v, i) => {
-      if (!(i in draft.refused)) this.inputs[i].value = formatValue(Number(v), 6).replace("−", "-");
+      if (!(i in draft.refused)) this.inputs[i].value = cellText(Number(v));
     });
     for (const [i, text] of Object.entries(draft.refused)) {
       const inp = this.inputs[Number(i)];
       if (!inp) continue;
       inp.value = String(text);
-      inp.dispatchEvent(new Event("change", { bubbles: true })); // refused again, with its message
+      // refused again with its message (or, a cell that was being typed, taken as typed)
+      inp.dispatchEvent(new Event("change", { bubbles: true }));
     }
   }
 
   _buildGrid(tensor, key) {
     this.shownKey = key;
+    // refused cells of the old grid: their text goes to the same index in the new one
+    // where it has it (said again), else it is dropped and its message with it
+    const refused = Array.from(this.invalid.keys(), (i) => [unravel(i, this.gridShape), this.inputs[i].value]);
     this.invalid.clear();
+    this.gridShape = tensor.shape.slice();
     const { shape, axes } = tensor;
     const size = tensor.data.length;
     this.inputs = new Array(size);
@@ -212,6 +228,21 @@ export class TensorEditor {
       frag.append(g);
     }
     this.grid.replaceChildren(frag);
+    if (refused.length) queueMicrotask(() => this._carryRefused(refused));
+  }
+
+  /** Refused texts at their (n, c, i, j) put back in a new grid, refused again; the
+   *  message follows (after the drawing that built the grid). */
+  _carryRefused(refused) {
+    const shape = this.gridShape;
+    for (const [index, text] of refused) {
+      if (index.length !== shape.length || index.some((v, a) => v >= shape[a])) continue;
+      const flat = index.reduce((f, v, a) => f * shape[a] + v, 0);
+      if (!this.inputs[flat]) continue;
+      this.inputs[flat].value = text;
+      this._read(flat);
+    }
+    this._problem();
   }
 
   _onGenerator(e) {
@@ -259,18 +290,25 @@ export class TensorEditor {
     const inp = e.target;
     if (!inp.dataset.idx || !this.tensor) return;
     const at = Number(inp.dataset.idx);
-    const parsed = parseCells(inp.value);
-    const label = inp.getAttribute("aria-label");
-    if (parsed.error || parsed.numbers.length !== 1) {
-      inp.setAttribute("aria-invalid", "true");
-      this.invalid.set(at, parsed.error ? `${label}: ${parsed.error}` : `${label}: "${inp.value.trim().slice(0, 20)}" is not one number`);
-      this._problem();
-      return;
-    }
-    inp.removeAttribute("aria-invalid");
-    this.invalid.delete(at);
+    const numbers = this._read(at);
     this._problem();
-    this._commit(pasteCells(this._data(), at, parsed.numbers).data);
+    if (numbers) this._commit(pasteCells(this._data(), at, numbers).data);
+  }
+
+  /** Cell `at`'s text as its one number ([n]), or null: then the cell is marked refused,
+   *  with a message naming it. */
+  _read(at) {
+    const inp = this.inputs[at];
+    const parsed = parseCells(inp.value);
+    if (!parsed.error && parsed.numbers.length === 1) {
+      inp.removeAttribute("aria-invalid");
+      this.invalid.delete(at);
+      return parsed.numbers;
+    }
+    const label = inp.getAttribute("aria-label");
+    inp.setAttribute("aria-invalid", "true");
+    this.invalid.set(at, parsed.error ? `${label}: ${parsed.error}` : `${label}: "${inp.value.trim().slice(0, 20)}" is not one number`);
+    return null;
   }
 
   _onPaste(e) {
