@@ -461,6 +461,18 @@ def test_a_cell_typed_and_not_yet_left_is_kept_over_a_reload(open_page):
     wait_until(page, "window.convscope.complete && window.convscope.config.x[0][0][1][1] === 9", 10)
 
 
+def test_the_address_follows_the_step_while_playing(open_page):
+    """A reload during play lands near the step played to, not where play began (the
+    address's write used to be put off by every step, and never came)."""
+    page = open_page("/#l=cs231n", viewport=(1366, 768)).page
+    wait_complete(page)
+    page.keyboard.press("]")  # faster
+    page.keyboard.press(" ")
+    wait_until(page, "window.convscope.playing && window.convscope.step >= 6", 10)
+    hash_step = wait_until(page, "window.convscope.playing && Number((location.hash.match(/s=(\\d+)/) || [])[1])", 5)
+    assert hash_step >= 3, page.evaluate("location.hash")
+
+
 def _marked(page) -> list[str]:
     """The setup form's controls marked invalid (outside the tensor editors' grids)."""
     return page.evaluate(

@@ -19,8 +19,8 @@ let known = null;
  *  otherwise replace it: the page would stay where it was). */
 export function writeUrl(now, { push = false } = {}) {
   if (!store.state.config) return;
-  clearTimeout(urlTimer);
   const write = () => {
+    urlTimer = 0;
     if (known !== null && location.hash !== known) return;
     const hash = encodeLesson(placeOf(store.state));
     if (location.hash === hash) return;
@@ -32,8 +32,13 @@ export function writeUrl(now, { push = false } = {}) {
       // a page that cannot keep its URL (a lesson in a notebook's iframe srcdoc) still plays
     }
   };
+  // while playing, one write a second at most, of the place then (a step every half
+  // second that put the write off again would never let it happen: a reload went back
+  // to where play began); a step or a view setting, 150 ms after the last one
+  if (now || !store.state.playing) clearTimeout(urlTimer);
   if (now) write();
-  else urlTimer = setTimeout(write, store.state.playing ? 1000 : 150);
+  else if (!store.state.playing) urlTimer = setTimeout(write, 150);
+  else if (!urlTimer) urlTimer = setTimeout(write, 1000);
 }
 
 export function readUrl() {
