@@ -21,6 +21,8 @@ import re
 import textwrap
 from dataclasses import dataclass
 
+from ..python_ast import parse_python
+
 __all__ = ["MARK", "ListingMarkError", "Mark", "read_marks"]
 
 MARK = re.compile(r"#\s*step:\s*(?P<phase>[a-z][a-z0-9 ]*[a-z0-9])\s*$")  # (im2col, col2im)
@@ -63,7 +65,7 @@ def _loop_names(node: ast.For) -> tuple[str, ...]:
 
 def read_marks(lines: list[str] | tuple[str, ...]) -> list[Mark]:
     """The marked lines of a listing, in line order."""
-    tree = ast.parse(textwrap.dedent("\n".join(lines)))  # (a method: indented)
+    tree = parse_python(textwrap.dedent("\n".join(lines)))  # (a method: indented)
     statements: dict[int, ast.stmt] = {}
     loops: list[ast.For] = []
     for node in ast.walk(tree):

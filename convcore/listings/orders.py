@@ -15,13 +15,15 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
+from ..python_ast import parse_python
+
 __all__ = ["reorder"]
 
 
 def _loop(text: str) -> ast.For | None:
     """The ``for … in np.ndindex(…):`` statement of one line, or None."""
     try:
-        tree = ast.parse(text.strip() + "\n    pass")
+        tree = parse_python(text.strip() + "\n    pass")
     except SyntaxError:
         return None
     node = tree.body[0] if len(tree.body) == 1 else None

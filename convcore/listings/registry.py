@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from ..python_ast import parse_python
 from ..trace.loops import sub_order
 from ..trace.views import get_view
 from .marks import Mark, read_marks
@@ -248,7 +249,7 @@ def _phases_of_loops(lines: tuple[str, ...]) -> dict[int, set[str]]:
     """{line of a ``for`` statement: the phases of the marks in its body}."""
     marks = read_marks(lines)
     found: dict[int, set[str]] = {}
-    for node in ast.walk(ast.parse(textwrap.dedent("\n".join(lines)))):
+    for node in ast.walk(parse_python(textwrap.dedent("\n".join(lines)))):
         if isinstance(node, ast.For):
             inside = {m.phase for m in marks if node.body[0].lineno <= m.line <= node.end_lineno}
             found[node.lineno] = inside

@@ -28,6 +28,8 @@ from typing import Any
 
 import numpy as np
 
+from ..python_ast import parse_python
+
 __all__ = ["CODE_CHOICES", "TraceCode", "auto_convention", "code_header", "resolve_code", "trace_listing"]
 
 CODE_CHOICES = ("auto", "cs231n", "torch", "layer")
@@ -129,13 +131,13 @@ def code_header(listing: Any) -> dict[str, Any] | None:
 
 def _letters(source: str) -> set[str]:
     """The loop letters an expression reads."""
-    return {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name) and n.id in "nfijckl"}
+    return {n.id for n in ast.walk(parse_python(source)) if isinstance(n, ast.Name) and n.id in "nfijckl"}
 
 
 def _plain(source: str) -> str:
     """A scalar's expression giving a Python number: a tensor's cell as a float (its
     NumPy scalar converted), index arithmetic as the int it is."""
-    return f"float({source})" if any(isinstance(n, ast.Subscript) for n in ast.walk(ast.parse(source))) else source
+    return f"float({source})" if any(isinstance(n, ast.Subscript) for n in ast.walk(parse_python(source))) else source
 
 
 def _namespace(rc: Any, ref: Mapping[str, np.ndarray]) -> dict[str, Any]:
