@@ -169,7 +169,6 @@ export class TensorEditor {
     return { shape: this.tensor.shape.slice(), data: this._data(), refused };
   }
 
-
   /** Put back a draft(): the typed values, and each refused text, refused again with its
    *  message. Waits for the grid of the draft's shape (dropped by a new setup). */
   restoreDraft(draft) {
