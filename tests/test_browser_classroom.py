@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from test_browser_helpers import (
     choose_preset,
+    open_setup,
     require_chromium,
     step_of,
     wait_complete,
@@ -265,6 +266,21 @@ def test_typed_values_survive_an_error_elsewhere_and_a_shape_away_and_back(open_
     assert _config(page)["x"] == D2L_X
 
 
+def _lesson_with_setup(open_page, lesson: str):
+    """A page at 1366×768 on `lesson`, its trace whole and the setup drawer open."""
+    page = open_page(f"/#l={lesson}", viewport=(1366, 768)).page
+    wait_complete(page)
+    open_setup(page)
+    return page
+
+
+def _type_cell(page, idx: str, text: str) -> None:
+    """Type `text` into x's cell x[idx] and leave it (its change comes)."""
+    cell = f'[data-editor="x"] input[aria-label="x[{idx}]"]'
+    page.fill(cell, text)
+    page.locator(cell).blur()
+
+
 def _form_reads(page) -> dict:
     """What the setup form shows: some fields' text, the messages beside fields, and the
     x editor's first cells (a refused one ends in '!')."""
@@ -286,20 +302,13 @@ def test_a_reload_keeps_what_the_form_held_over_the_last_good_trace(open_page):
     another is refused are none of them on the stage: the address keeps the lesson on
     screen (a step used to write the refused setup into it, and a reload then opened a
     stage with no trace at all), and a reload puts each back in the form, said again."""
-    page = open_page("/#l=d2l", viewport=(1366, 768)).page
-    wait_complete(page)
-    if page.evaluate("document.body.classList.contains('setup-closed')"):
-        page.click("#toggle-setup")
+    page = _lesson_with_setup(open_page, "d2l")
     _edit(page, "KH", "5")  # refused by the server
     page.locator('[data-error-for="w"]').wait_for(state="visible", timeout=5000)
     _edit(page, "H", "-1")  # refused here
     _open_editor(page, "x")
-    _edit_cell = lambda idx, text: (  # noqa: E731
-        page.fill(f'[data-editor="x"] input[aria-label="x[{idx}]"]', text),
-        page.locator(f'[data-editor="x"] input[aria-label="x[{idx}]"]').blur(),
-    )
-    _edit_cell("0,0,0,1", "abc")
-    _edit_cell("0,0,0,2", "7")  # (no edit runs while a cell is refused)
+    _type_cell(page, "0,0,0,1", "abc")
+    _type_cell(page, "0,0,0,2", "7")  # (no edit runs while a cell is refused)
     page.keyboard.press("Escape")
     page.keyboard.press("ArrowRight")
     page.keyboard.press("ArrowRight")
@@ -325,7 +334,7 @@ def test_a_reload_keeps_what_the_form_held_over_the_last_good_trace(open_page):
     _edit(page, "KH", "2")
     _edit(page, "H", "3")
     _open_editor(page, "x")
-    _edit_cell("0,0,0,1", "1")
+    _type_cell(page, "0,0,0,1", "1")
     wait_until(
         page,
         "window.convscope.complete && JSON.stringify(window.convscope.config.x) === '[[[[0,1,7],[3,4,5],[6,7,8]]]]'",
@@ -378,13 +387,9 @@ def test_a_lesson_picked_is_no_draft_of_the_lesson_before_it(open_page):
 def test_a_new_lesson_of_the_same_shape_drops_refused_cells(open_page):
     """stride2 and flip both have x of 1×1×5×5: a refused cell of one used to stay in the
     other's grid (no message, the stage 'not the form'), and a reload said it again."""
-    page = open_page("/#l=stride2", viewport=(1366, 768)).page
-    wait_complete(page)
-    if page.evaluate("document.body.classList.contains('setup-closed')"):
-        page.click("#toggle-setup")
+    page = _lesson_with_setup(open_page, "stride2")
     _open_editor(page, "x")
-    page.fill('[data-editor="x"] input[aria-label="x[0,0,0,1]"]', "zz")
-    page.locator('[data-editor="x"] input[aria-label="x[0,0,0,1]"]').blur()
+    _type_cell(page, "0,0,0,1", "zz")
     page.locator('[data-error-for="x_values"]').wait_for(state="visible", timeout=5000)
     assert "last good trace" in _stale(page)
     choose_preset(page, "flip")
@@ -398,10 +403,7 @@ def test_a_new_lesson_of_the_same_shape_drops_refused_cells(open_page):
 
 
 def test_a_mended_field_takes_the_stage_back_to_the_form(open_page):
-    page = open_page("/#l=d2l", viewport=(1366, 768)).page
-    wait_complete(page)
-    if page.evaluate("document.body.classList.contains('setup-closed')"):
-        page.click("#toggle-setup")
+    page = _lesson_with_setup(open_page, "d2l")
     _edit(page, "KH", "0")  # refused here: the stage says it shows the last good trace
     page.locator('[data-error-for="w"]').wait_for(state="visible", timeout=5000)
     assert "last good trace" in _stale(page)
@@ -412,14 +414,10 @@ def test_a_mended_field_takes_the_stage_back_to_the_form(open_page):
 
 
 def test_a_refused_cell_keeps_its_place_when_the_shape_grows_and_goes_when_it_shrinks(open_page):
-    page = open_page("/#l=d2l", viewport=(1366, 768)).page
-    wait_complete(page)
-    if page.evaluate("document.body.classList.contains('setup-closed')"):
-        page.click("#toggle-setup")
+    page = _lesson_with_setup(open_page, "d2l")
     _open_editor(page, "x")
     cell = '[data-editor="x"] input[aria-label="x[0,0,2,1]"]'
-    page.fill(cell, "abc")
-    page.locator(cell).blur()
+    _type_cell(page, "0,0,2,1", "abc")
     page.locator('[data-error-for="x_values"]').wait_for(state="visible", timeout=5000)
     _edit(page, "H", "4")  # x 1×1×4×3: x[0,0,2,1] is still there, still refused
     wait_until(page, "window.convscope.complete && window.convscope.config.x[0][0].length === 4", 10)
@@ -434,10 +432,7 @@ def test_a_refused_cell_keeps_its_place_when_the_shape_grows_and_goes_when_it_sh
 
 
 def test_back_over_a_field_being_typed_shows_the_setup_gone_back_to(open_page):
-    page = open_page("/#l=d2l", viewport=(1366, 768)).page
-    wait_complete(page)
-    if page.evaluate("document.body.classList.contains('setup-closed')"):
-        page.click("#toggle-setup")
+    page = _lesson_with_setup(open_page, "d2l")
     _edit(page, "KH", "1")
     wait_until(page, "window.convscope.complete && window.convscope.config.w[0][0].length === 1", 10)
     page.fill('input[name="KH"]', "0")  # refused, and the field keeps the focus
@@ -450,10 +445,7 @@ def test_back_over_a_field_being_typed_shows_the_setup_gone_back_to(open_page):
 
 
 def test_a_cell_typed_and_not_yet_left_is_kept_over_a_reload(open_page):
-    page = open_page("/#l=d2l", viewport=(1366, 768)).page
-    wait_complete(page)
-    if page.evaluate("document.body.classList.contains('setup-closed')"):
-        page.click("#toggle-setup")
+    page = _lesson_with_setup(open_page, "d2l")
     _open_editor(page, "x")
     page.fill('[data-editor="x"] input[aria-label="x[0,0,1,1]"]', "9")  # (no Tab: no change yet)
     page.reload()
