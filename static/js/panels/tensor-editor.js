@@ -162,11 +162,12 @@ export class TensorEditor {
   draft() {
     if (!this.tensor || !this.inputs.length) return null;
     const refused = Object.fromEntries(Array.from(this.invalid.keys(), (i) => [i, this.inputs[i].value]));
+    const data = this._data();
     // a cell being typed in (its change not come yet) is kept as refused text is: typed again
     const at = this.inputs.indexOf(document.activeElement);
-    if (at >= 0 && !(at in refused) && this.inputs[at].value !== cellText(this._data()[at])) refused[at] = this.inputs[at].value;
+    if (at >= 0 && !(at in refused) && this.inputs[at].value !== cellText(data[at])) refused[at] = this.inputs[at].value;
     if (!Object.keys(refused).length) return null;
-    return { shape: this.tensor.shape.slice(), data: this._data(), refused };
+    return { shape: this.tensor.shape.slice(), data, refused };
   }
 
   /** Put back a draft(): the typed values, and each refused text, refused again with its
