@@ -8,11 +8,18 @@ trace document), and their text is large enough to read; no tag of what a step a
 covers a written cell's digits, and no caption is cut while the stage has the width to
 show it. Eleven custom setups up to 256
 input and 108 weight cells do the same at 1366×768, and five of them in projector mode
-at 1280×720. One page load per lesson and
-screen; steps are jumped to through the page's handle. (One exception: a pad or crop in
-one step of a custom setup may leave up to half of its whole-tensor copy to scroll.)"""
+at 1280×720. Steps are jumped to through the page's handle. (One exception: a pad or crop
+in one step of a custom setup may leave up to half of its whole-tensor copy to scroll.)
+
+A page load costs Chromium about two CPU-seconds on this machine, most of these checks'
+time, so a lesson's screens share one loaded page per mode (normal or projector, the
+setup drawer open at start or not), resized to each screen in turn: the stage is a
+function of the viewport. That a page resized to a screen draws what a page loaded at
+that screen draws is checked at every screen for three lessons (the last test here)."""
 
 from __future__ import annotations
+
+from functools import cache
 
 import pytest
 from test_browser_helpers import debug_url, event_cells, require_chromium, server_document, wait_complete
@@ -39,15 +46,16 @@ SCREENS = [
     (3840, 2160, False, 16),
 ]
 
-# Jump to a step, let the follow-scroll and the drawing of what came into view happen
-# (three frames), then measure every rd / wr cell: inside the viewport and inside each
+# Jump to a step (the page's seek draws it at once), let the follow-scroll (the next
+# frame), its scroll event and the drawing of what came into view (the frame after) happen,
+# and two frames more; then measure every rd / wr cell: inside the viewport and inside each
 # ancestor that clips its overflow, and its text size; and the name of each figure the
 # step touches (checked in projector mode).
-STEPS_JS = """async (steps) => {
+STEPS_JS = """async ([steps, FRAMES]) => {
   const results = [];
   for (const step of steps) {
   window.convscope.seek(step);
-  for (let k = 0; k < 6; k++) await new Promise((r) => requestAnimationFrame(r));
+  for (let k = 0; k < FRAMES; k++) await new Promise((r) => requestAnimationFrame(r));
   const vw = window.innerWidth, vh = window.innerHeight;
   // whether element c lies inside the viewport and every ancestor box that clips it
   const inside = (c) => {
@@ -124,42 +132,110 @@ def _steps(doc: dict) -> list[int]:
     return steps
 
 
-def _check_screen(browser, base_url, path, config, screen) -> list[str]:
-    """One page load at `screen`; every phase's first, middle and last step measured."""
-    width, height, projector, min_px = screen
-    doc = server_document(base_url, config)
-    steps = _steps(doc)
+# frames each measured step waits after its seek (see STEPS_JS)
+FRAMES = 4
+
+
+def _open(browser, base_url, path, screen):
+    """(context, page): `path` loaded at `screen`, its trace complete."""
+    width, height, projector, _ = screen
     # (reduced motion: a written cell's flash grows it by a sixth for 0.4 s, past its box)
     context = browser.new_context(viewport={"width": width, "height": height}, reduced_motion="reduce")
+    page = context.new_page()
+    page.goto(debug_url(f"{base_url}{path}{'&p=1' if projector else ''}"))
+    wait_complete(page)
+    assert page.evaluate("document.body.classList.contains('projector')") == projector
+    return context, page
+
+
+# A window resized: wait until the page sees the new size, then for its room's observer
+# (a frame), the redraw it asks for (the next) and the follow-scroll after it.
+RESIZED_JS = """async ([width, height]) => {
+  const frame = () => new Promise((r) => requestAnimationFrame(r));
+  while (innerWidth !== width || innerHeight !== height) await frame();
+  for (let k = 0; k < 4; k++) await frame();
+}"""
+
+
+def _resize(page, screen) -> None:
+    page.set_viewport_size({"width": screen[0], "height": screen[1]})
+    page.evaluate(RESIZED_JS, [screen[0], screen[1]])
+
+
+# A page opens its setup drawer at start on a window this wide or wider (without a kept
+# choice: static/js/io/setup-memory.js); the check of resized pages below compares it.
+SETUP_OPEN_FROM = 1440
+
+
+class SharedPages:
+    """One loaded page per mode (normal or projector, the setup drawer open at start or
+    not) of the address the tests ask for, resized to each test's screen; a new address
+    closes the pages of the last."""
+
+    def __init__(self, browser, base_url):
+        self.browser, self.base_url = browser, base_url
+        self.path, self.open = None, {}
+
+    def at(self, path: str, screen):
+        if path != self.path:
+            self.close()
+            self.path = path
+        mode = (screen[2], screen[0] >= SETUP_OPEN_FROM)
+        if mode not in self.open:
+            self.open[mode] = _open(self.browser, self.base_url, path, screen)
+        else:
+            _resize(self.open[mode][1], screen)
+        return self.open[mode][1]
+
+    def close(self) -> None:
+        for context, _ in self.open.values():
+            context.close()
+        self.open = {}
+
+
+@pytest.fixture(scope="module")
+def shared_pages(browser, base_url):
+    pages = SharedPages(browser, base_url)
+    yield pages
+    pages.close()
+
+
+def _problems(page, doc: dict, screen) -> list[str]:
+    """Every phase's first, middle and last step of `doc` measured on `page`, drawn at `screen`."""
+    width, height, projector, min_px = screen
+    steps = _steps(doc)
     problems = []
+    for step, got in zip(steps, page.evaluate(STEPS_JS, [steps, FRAMES])):
+        ev = doc["events"][step]
+        want = event_cells(ev)
+        where = f"{width}x{height}{' projector' if projector else ''} step {step} ({ev['phase']})"
+        if got["shown"] != step:
+            problems.append(f"{where}: shows step {got['shown']}")
+        if got["cells"] != want:
+            problems.append(f"{where}: {got['cells']} rd/wr cells drawn, the event's boxes hold {want}")
+        # a pad or crop in one step (copies "one") copies a whole tensor: more cells than
+        # a laptop shows at legible sizes for the larger setups; it may scroll, but
+        # starts in view with at least half of the copy on screen
+        whole_copy = ev["phase"] in ("pad", "crop") and not ev["loop"]
+        if got["nOut"] > (got["cells"] // 2 if whole_copy else 0):
+            problems.append(f"{where}: {got['nOut']} of {got['cells']} cells off screen, e.g. {got['out']}")
+        if projector and got["unnamed"]:
+            problems.append(f"{where}: the names of {got['unnamed']} are off screen")
+        if got["cells"] and got["smallest"] < min_px:
+            problems.append(f"{where}: cell text {got['smallest']} px < {min_px} px")
+        if got["overlaps"]:
+            problems.append(f"{where}: the tag of what was added covers the digits of {got['overlaps'][:6]}")
+        if got["cut"]:
+            problems.append(f"{where}: captions cut while the stage has room: {got['cut']}")
+    return problems
+
+
+def _check_screen(browser, base_url, path, config, screen) -> list[str]:
+    """One page load at `screen`; every phase's first, middle and last step measured."""
+    doc = server_document(base_url, config)
+    context, page = _open(browser, base_url, path, screen)
     try:
-        page = context.new_page()
-        page.goto(debug_url(f"{base_url}{path}{'&p=1' if projector else ''}"))
-        wait_complete(page)
-        assert page.evaluate("document.body.classList.contains('projector')") == projector
-        for step, got in zip(steps, page.evaluate(STEPS_JS, steps)):
-            ev = doc["events"][step]
-            want = event_cells(ev)
-            where = f"{width}x{height}{' projector' if projector else ''} step {step} ({ev['phase']})"
-            if got["shown"] != step:
-                problems.append(f"{where}: shows step {got['shown']}")
-            if got["cells"] != want:
-                problems.append(f"{where}: {got['cells']} rd/wr cells drawn, the event's boxes hold {want}")
-            # a pad or crop in one step (copies "one") copies a whole tensor: more cells than
-            # a laptop shows at legible sizes for the larger setups; it may scroll, but
-            # starts in view with at least half of the copy on screen
-            whole_copy = ev["phase"] in ("pad", "crop") and not ev["loop"]
-            if got["nOut"] > (got["cells"] // 2 if whole_copy else 0):
-                problems.append(f"{where}: {got['nOut']} of {got['cells']} cells off screen, e.g. {got['out']}")
-            if projector and got["unnamed"]:
-                problems.append(f"{where}: the names of {got['unnamed']} are off screen")
-            if got["cells"] and got["smallest"] < min_px:
-                problems.append(f"{where}: cell text {got['smallest']} px < {min_px} px")
-            if got["overlaps"]:
-                problems.append(f"{where}: the tag of what was added covers the digits of {got['overlaps'][:6]}")
-            if got["cut"]:
-                problems.append(f"{where}: captions cut while the stage has room: {got['cut']}")
-        return problems
+        return _problems(page, doc, screen)
     finally:
         context.close()
 
@@ -170,12 +246,18 @@ def _screen_id(screen) -> str:
 
 @pytest.mark.parametrize("screen", SCREENS, ids=_screen_id)
 @pytest.mark.parametrize("lesson", LESSONS)
-def test_every_step_of_every_lesson_fits_the_screen(browser, base_url, lesson, screen):
+def test_every_step_of_every_lesson_fits_the_screen(shared_pages, base_url, lesson, screen):
+    page = shared_pages.at(f"/#s=0&l={lesson}", screen)
+    problems = _problems(page, _lesson_document(base_url, lesson), screen)
+    assert not problems, "\n".join(problems[:20])
+
+
+@cache
+def _lesson_document(base_url: str, lesson: str) -> dict:
     import httpx
 
     config = httpx.get(f"{base_url}/api/presets/{lesson}").json()["config"]
-    problems = _check_screen(browser, base_url, f"/#s=0&l={lesson}", config, screen)
-    assert not problems, "\n".join(problems[:20])
+    return server_document(base_url, config)
 
 
 def _randint(shape, seed, low=-2, high=2):
@@ -255,3 +337,83 @@ def test_custom_setups_fit_a_1280x720_projector(browser, base_url, name):
     config = CUSTOM[name]
     problems = _check_screen(browser, base_url, lesson_path(config), config, (1280, 720, True, 20))
     assert not problems, "\n".join(problems[:20])
+
+
+# What a step draws, for the comparison below: the stage layout the page computed, each
+# figure's size and each read or written cell's size and text size (not where they are
+# scrolled to: the follow-scroll moves only as far as a step needs from the last one).
+DRAWN_JS = """async ([step, FRAMES]) => {
+  window.convscope.seek(step);
+  for (let k = 0; k < FRAMES; k++) await new Promise((r) => requestAnimationFrame(r));
+  const size = (e) => { const r = e.getBoundingClientRect(); return [Math.round(r.width), Math.round(r.height)]; };
+  return {
+    body: document.body.className,
+    layout: window.convscope.layout(),
+    figures: Array.from(document.querySelectorAll('#stage figure.tensor'), (f) => [f.dataset.tensor, ...size(f)]).sort(),
+    cells: Array.from(document.querySelectorAll('#stage .cell.rd, #stage .cell.wr'),
+      (c) => [c.dataset.tensor, c.dataset.idx, ...size(c), getComputedStyle(c).fontSize]),
+  };
+}"""
+
+
+# (the stage measures its captions' widths per character of whichever figure is shown
+# when it measures, in whole px: a page that measured at another step may give a column
+# a few px more or less; all else is drawn the same)
+WIDTH_SLACK = 4
+
+
+def _near(a, b) -> bool:
+    return a == b or (isinstance(a, (int, float)) and isinstance(b, (int, float)) and abs(a - b) <= WIDTH_SLACK)
+
+
+def _same(got: dict, want: dict) -> list[str]:
+    """The parts of `got` and `want` (DRAWN_JS) that differ: widths by more than the slack
+    (a column widened for its caption shows in its figures' widths)."""
+    differ = [part for part in ("body", "cells") if got[part] != want[part]]
+    g, w = got["layout"], want["layout"]
+    if (g is None) != (w is None) or (
+        g
+        and (
+            {k: v for k, v in g.items() if k not in ("width", "columns")}
+            != {k: v for k, v in w.items() if k not in ("width", "columns")}
+            or not _near(g.get("width"), w.get("width"))
+            or [(c["names"], c["perLine"]) for c in g["columns"]] != [(c["names"], c["perLine"]) for c in w["columns"]]
+        )
+    ):
+        differ.append("layout")
+    if [(n, h) for n, _, h in got["figures"]] != [(n, h) for n, _, h in want["figures"]] or not all(
+        _near(a[1], b[1]) for a, b in zip(got["figures"], want["figures"])
+    ):
+        differ.append("figures")
+    return differ
+
+
+@pytest.mark.parametrize("lesson", ["cs231n", "depthwise", "gan_upsample"])
+def test_a_page_resized_to_a_screen_draws_what_a_page_loaded_at_it_draws(browser, base_url, lesson):
+    """The fit checks above resize one page per mode through the screens; here the same
+    pages go through the screens in the same order, each screen is also loaded fresh, and
+    a forward and a backward step drawn on both are the same."""
+    doc = _lesson_document(base_url, lesson)
+    # (the middle step of the first and of the last phase of more than one step: a
+    # forward step and a backward one)
+    phases = [p for p in doc["phases"] if p["stop"] - p["start"] > 1]
+    steps = [(p["start"] + p["stop"]) // 2 for p in (phases[0], phases[-1])]
+    resized = SharedPages(browser, base_url)
+    problems = []
+    try:
+        for screen in SCREENS:
+            page = resized.at(f"/#s=0&l={lesson}", screen)
+            context, loaded = _open(browser, base_url, f"/#s=0&l={lesson}", screen)
+            try:
+                for step in steps:
+                    want = loaded.evaluate(DRAWN_JS, [step, FRAMES])
+                    got = page.evaluate(DRAWN_JS, [step, FRAMES])
+                    problems += [
+                        f"{_screen_id(screen)} step {step}: {part} resized {got[part]!r:.300}, loaded {want[part]!r:.300}"
+                        for part in _same(got, want)
+                    ]
+            finally:
+                context.close()
+    finally:
+        resized.close()
+    assert not problems, "\n".join(problems[:12])
