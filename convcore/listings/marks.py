@@ -20,6 +20,7 @@ import ast
 import re
 import textwrap
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..python_ast import parse_python
 
@@ -65,6 +66,13 @@ def _loop_names(node: ast.For) -> tuple[str, ...]:
 
 def read_marks(lines: list[str] | tuple[str, ...]) -> list[Mark]:
     """The marked lines of a listing, in line order."""
+    return list(_read_marks(tuple(lines)))
+
+
+# (the registry reads the same files' parts again for every listing it assembles, and a
+# trace with its code assembles its listing: a parse per build, kept for the last ones)
+@lru_cache(maxsize=256)
+def _read_marks(lines: tuple[str, ...]) -> tuple[Mark, ...]:
     tree = parse_python(textwrap.dedent("\n".join(lines)))  # (a method: indented)
     statements: dict[int, ast.stmt] = {}
     loops: list[ast.For] = []
@@ -89,7 +97,7 @@ def read_marks(lines: list[str] | tuple[str, ...]) -> list[Mark]:
         )
         loop_vars = tuple(v for loop in around for v in _loop_names(loop))
         marks.append(Mark(number, found["phase"], target, loop_vars, _scalars(node, around[-1] if around else None)))
-    return marks
+    return tuple(marks)
 
 
 def _scalars(node: ast.stmt, loop: ast.For | None) -> tuple[tuple[str, str], ...]:
