@@ -15,7 +15,7 @@ A page load costs Chromium about two CPU-seconds on this machine, most of these 
 time, so a lesson's screens share one loaded page per mode (normal or projector, the
 setup drawer open at start or not), resized to each screen in turn: the stage is a
 function of the viewport. That a page resized to a screen draws what a page loaded at
-that screen draws is checked at every screen for three lessons (the last test here)."""
+that screen draws is checked at every screen for two lessons (the last test here)."""
 
 from __future__ import annotations
 
@@ -388,7 +388,7 @@ def _same(got: dict, want: dict) -> list[str]:
     return differ
 
 
-@pytest.mark.parametrize("lesson", ["cs231n", "depthwise", "gan_upsample"])
+@pytest.mark.parametrize("lesson", ["cs231n", "gan_upsample"])
 def test_a_page_resized_to_a_screen_draws_what_a_page_loaded_at_it_draws(browser, base_url, lesson):
     """The fit checks above resize one page per mode through the screens; here the same
     pages go through the screens in the same order, each screen is also loaded fresh, and
