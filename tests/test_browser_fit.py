@@ -148,18 +148,21 @@ def _open(browser, base_url, path, screen):
     return context, page
 
 
-# A window resized: wait until the page sees the new size, then for its room's observer
-# (a frame), the redraw it asks for (the next) and the follow-scroll after it.
+# A window resized: wait until the page sees the new size (for at most 120 frames), then
+# for its room's observer (a frame), the redraw it asks for (the next) and the
+# follow-scroll after it; the size the page has.
 RESIZED_JS = """async ([width, height]) => {
   const frame = () => new Promise((r) => requestAnimationFrame(r));
-  while (innerWidth !== width || innerHeight !== height) await frame();
+  for (let k = 0; k < 120 && (innerWidth !== width || innerHeight !== height); k++) await frame();
   for (let k = 0; k < 4; k++) await frame();
+  return [innerWidth, innerHeight];
 }"""
 
 
 def _resize(page, screen) -> None:
     page.set_viewport_size({"width": screen[0], "height": screen[1]})
-    page.evaluate(RESIZED_JS, [screen[0], screen[1]])
+    seen = page.evaluate(RESIZED_JS, [screen[0], screen[1]])
+    assert seen == [screen[0], screen[1]], f"resized to {screen[:2]}, the page has {seen}"
 
 
 # A page opens its setup drawer at start on a window this wide or wider (without a kept
