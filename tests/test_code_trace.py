@@ -37,15 +37,21 @@ from convcore.mistakes.listing import mistake_listing
 STUDENT_CODE = Path(__file__).parent / "student_code"
 
 
-@cache
-def load(name: str) -> ModuleType:
-    """tests/student_code/<name>.py as a module: its functions are compiled from the
-    file, so the trace reads the lines from there."""
-    spec = importlib.util.spec_from_file_location(f"student_code_{name}", STUDENT_CODE / f"{name}.py")
+def load_as(path: Path, name: str) -> ModuleType:
+    """``path`` as the module ``name`` (in place of any module of that name), as an import
+    would: its functions are compiled from the file, so the trace reads the lines from
+    there, and it is in sys.modules, where the recording patches its module's names."""
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # (as an import would: the recording patches its module's names)
+    sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+@cache
+def load(name: str) -> ModuleType:
+    """tests/student_code/<name>.py as a module."""
+    return load_as(STUDENT_CODE / f"{name}.py", f"student_code_{name}")
 
 
 # the functions each convention calls, by name in a student's file (the layer: its class)
@@ -219,6 +225,24 @@ def test_every_way_of_writing_an_output_reaches_the_stage(function):
         assert np.array_equal(stage, value), (
             f"{function} {output}: the stage shows {stage.ravel()}, not {value.ravel()}"
         )
+
+
+def test_numpy_functions_imported_by_name_are_recorded_in_each_module_loaded(tmp_path):
+    """torch_style.py with ``from numpy import pad, zeros`` (on its import line, so every
+    line keeps its number) traces as the file itself does; so does another copy loaded
+    later under the same module name, which the recording must find anew."""
+    case = Case(n=1, cg=2, fg=2, h=4, w=4, kh=2, kw=2, stride=(2, 1), padding=(1, 1, 1, 1))
+    expected = trace("torch_style", "torch", case)["events"]
+    source = (STUDENT_CODE / "torch_style.py").read_text(encoding="utf-8")
+    by_name = source.replace("import numpy as np\n", "import numpy as np; from numpy import pad, zeros\n", 1)
+    by_name = by_name.replace("np.pad(", "pad(").replace("np.zeros(", "zeros(")
+    assert by_name.count("zeros(") == source.count("np.zeros(") > 0 and "np.pad(" not in by_name
+    for copy in ("first.py", "second.py"):
+        (tmp_path / copy).write_text(by_name, encoding="utf-8")
+        module = load_as(tmp_path / copy, "student_code_numpy_by_name")
+        doc = trace_code(module.conv2d_forward, module.conv2d_backward, convention="torch", case=case)
+        assert [e["text"] for e in doc["events"]] == [e["text"] for e in expected], copy
+        assert doc["events"] == expected, copy
 
 
 # -- the catalogue's listings ------------------------------------------------------------

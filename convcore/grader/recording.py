@@ -93,15 +93,15 @@ class Write:
 
 
 def _offsets(view: np.ndarray, owner: np.ndarray) -> np.ndarray:
-    """Each element of ``view`` as an element offset from ``owner``'s data pointer."""
-    item = owner.itemsize
+    """Each element of ``view`` as an element offset from ``owner``'s data pointer: the
+    view's own shape and strides laid over the offsets 0, 1, … of the owner's elements."""
+    if view.size == 0:
+        return np.empty(view.shape, dtype=np.int64)
+    item, word = owner.itemsize, np.dtype(np.int64).itemsize
     start = view.__array_interface__["data"][0] - owner.__array_interface__["data"][0]
-    grid = np.full(view.shape, start // item, dtype=np.int64)
-    for axis, (n, stride) in enumerate(zip(view.shape, view.strides)):
-        shape = [1] * view.ndim
-        shape[axis] = n
-        grid = grid + (np.arange(n, dtype=np.int64) * (stride // item)).reshape(shape)
-    return grid
+    offsets = np.arange(owner.size, dtype=np.int64)
+    strides = tuple(stride // item * word for stride in view.strides)
+    return np.ndarray(view.shape, np.int64, offsets, start // item * word, strides).copy()
 
 
 def _owner(array: np.ndarray) -> np.ndarray:
@@ -116,6 +116,27 @@ def _plain(value: Any) -> Any:
 
 
 _ACTIVE: list[Recording] = []  # the recording in progress (at most one)
+
+# sys.modules' values when last indexed, and its modules by file: a Recording is entered
+# for every run of the code (the judging runs are dozens per case), and the index is
+# built again only when sys.modules holds other module objects (compared by identity;
+# the list held keeps them alive, so an id is never reused)
+_MODULE_INDEX: tuple[list[Any], dict[str, list[Any]]] = ([], {})
+
+
+def _modules_from(paths: set[str]) -> list[Any]:
+    """The loaded modules whose file is one of ``paths``."""
+    global _MODULE_INDEX
+    modules = list(sys.modules.values())
+    seen, by_file = _MODULE_INDEX
+    if modules != seen:
+        by_file = {}
+        for module in modules:
+            path = getattr(module, "__file__", None)
+            if isinstance(path, str):
+                by_file.setdefault(path, []).append(module)
+        _MODULE_INDEX = (modules, by_file)  # (one assignment: a thread sees the old or the new)
+    return [module for path in paths for module in by_file.get(path, ())]
 
 
 class RecordedArray(np.ndarray):
@@ -398,13 +419,11 @@ class Recording:
         patched = {name: self._creator(name, getattr(np, name)) for name in CREATORS}
         originals = {id(getattr(np, name)): name for name in CREATORS}
         self._saved = [(np, name, getattr(np, name)) for name in CREATORS]
-        for module in list(sys.modules.values()):  # `from numpy import zeros` in the code's modules
-            path = getattr(module, "__file__", None)
-            if path in self.paths:
-                for key, value in list(vars(module).items()):
-                    if id(value) in originals and not key.startswith("__"):
-                        self._saved.append((module, key, value))
-                        setattr(module, key, patched[originals[id(value)]])
+        for module in _modules_from(self.paths):  # `from numpy import zeros` in the code's modules
+            for key, value in list(vars(module).items()):
+                if id(value) in originals and not key.startswith("__"):
+                    self._saved.append((module, key, value))
+                    setattr(module, key, patched[originals[id(value)]])
         for name, function in patched.items():
             setattr(np, name, function)
         _ACTIVE.append(self)
