@@ -15,6 +15,9 @@ Prints:
   settled: its next frames drawn, its flashes over), side by side, then three whole plays at top speed on each,
   alternating (each page reloaded, Play pressed a second after the trace arrived, as in
   the first measure);
+- with --against REV: the renderer's CPU time per step, on every thread (style, layout,
+  paint and raster), for two lessons at 1366x768, REV's page and this one alternating:
+  each step jumped to and drawn with its next frames, as a student stepping through sees it;
 - time from pressing Apply to the first drawn step for the CS231n preset (median of 7);
 - with --breakdown: two more plays at top speed with the page's per-frame breakdown on
   (style and layout forced after each part of a frame: seek, fold change, cell-size fit,
@@ -35,6 +38,8 @@ import tarfile
 import tempfile
 import time
 from pathlib import Path
+
+import psutil
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
@@ -214,6 +219,58 @@ def compare(browser, rev: str, base_new: str, viewport: tuple[int, int]) -> None
             page.close()
 
 
+# each step of the first 24 jumped to and drawn: its frame, the follow-scroll's and two more
+STEPS_DRAWN_JS = """async (steps) => {
+  for (let s = 0; s < steps; s++) {
+    window.convscope.seek(s);
+    for (let k = 0; k < 4; k++) await new Promise((r) => requestAnimationFrame(r));
+  }
+}"""
+RENDER_STEPS = 24
+
+
+def renderer_cpu_s() -> float:
+    """CPU seconds used so far by this process's Chromium renderers, all their threads."""
+    total = 0.0
+    for child in psutil.Process().children(recursive=True):
+        try:
+            if "--type=renderer" in child.cmdline():
+                times = child.cpu_times()
+                total += times.user + times.system
+        except psutil.Error:
+            pass  # (a renderer that ended: a closed page's)
+    return total
+
+
+def compare_rendering(browser, rev: str, base_new: str, lessons=("cs231n", "depthwise")) -> None:
+    """Renderer CPU per drawn step, REV's page and this one: one page each (its own
+    context, so its own renderer), alternating rounds; the other page idles meanwhile
+    (no frames asked for: it costs nothing)."""
+    viewport = {"width": 1366, "height": 768}
+    with live_server(old_static(rev)) as base_old:
+        for lesson in lessons:
+            pages = {}
+            for name, base in ((rev, base_old), ("this page", base_new)):
+                context = browser.new_context(viewport=viewport, reduced_motion="reduce")
+                page = context.new_page()
+                page.goto(debug_url(f"{base}/#s=0&l={lesson}"))
+                wait_complete(page, timeout=60)
+                page.evaluate(STEPS_DRAWN_JS, RENDER_STEPS)  # (warm: each step drawn once)
+                pages[name] = page
+            per_step = {name: [] for name in pages}
+            for _ in range(5):
+                for name, page in pages.items():
+                    before = renderer_cpu_s()
+                    page.evaluate(STEPS_DRAWN_JS, RENDER_STEPS)
+                    per_step[name].append((renderer_cpu_s() - before) / RENDER_STEPS * 1000)
+            for name in pages:
+                print(summary(f"  {lesson}, renderer CPU per drawn step, {name}", per_step[name]))
+            ratio = statistics.median(per_step["this page"]) / statistics.median(per_step[rev])
+            print(f"  median ratio this page / {rev}: {ratio:.2f}")
+            for page in pages.values():
+                page.context.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -257,6 +314,8 @@ def main() -> None:
                     f"at {screen[0]}x{screen[1]}: random jumps and plays side by side with {args.against} (alternating):"
                 )
                 compare(browser, args.against, base, screen)
+            print(f"at 1366x768: renderer CPU per drawn step side by side with {args.against} (alternating):")
+            compare_rendering(browser, args.against, base)
 
         # 3. Apply -> first drawn step, CS231n preset
         page.select_option("#preset", "cs231n")
