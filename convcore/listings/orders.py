@@ -22,6 +22,8 @@ __all__ = ["reorder"]
 
 def _loop(text: str) -> ast.For | None:
     """The ``for … in np.ndindex(…):`` statement of one line, or None."""
+    if not text.lstrip().startswith("for") or "ndindex" not in text:
+        return None  # (most lines: no parse needed to see they are not such a loop)
     try:
         tree = parse_python(text.strip() + "\n    pass")
     except SyntaxError:

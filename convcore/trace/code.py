@@ -24,6 +24,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable, Iterator, Mapping
 from functools import lru_cache
+from types import CodeType
 from typing import Any
 
 import numpy as np
@@ -129,11 +130,20 @@ def code_header(listing: Any) -> dict[str, Any] | None:
     return {"convention": listing.convention, "name": listing.name, "lines": list(listing.lines)}
 
 
-def _letters(source: str) -> set[str]:
+@lru_cache(maxsize=256)
+def _compiled(source: str, filename: str) -> CodeType:
+    """``source`` compiled (a ``def``: executed in each trace's own namespace)."""
+    return compile(source, filename, "exec")
+
+
+# (a listing's few expressions, parsed once each rather than at every trace built with it)
+@lru_cache(maxsize=1024)
+def _letters(source: str) -> frozenset[str]:
     """The loop letters an expression reads."""
-    return {n.id for n in ast.walk(parse_python(source)) if isinstance(n, ast.Name) and n.id in "nfijckl"}
+    return frozenset(n.id for n in ast.walk(parse_python(source)) if isinstance(n, ast.Name) and n.id in "nfijckl")
 
 
+@lru_cache(maxsize=1024)
 def _plain(source: str) -> str:
     """A scalar's expression giving a Python number: a tensor's cell as a float (its
     NumPy scalar converted), index arithmetic as the int it is."""
@@ -229,7 +239,7 @@ class TraceCode:
         letters = ", ".join(f"{letter}=0" for letter in "nfijckl")
         body = ", ".join(f"{name!r}: {_plain(source)}" for name, source in scalars.items())
         source = f"def scalars({letters}, **_):\n    return {{{body}}}\n"
-        exec(compile(source, f"<scalars of {self.listing.name}>", "exec"), self._ns)  # noqa: S102 - the listing's own expressions
+        exec(_compiled(source, f"<scalars of {self.listing.name}>"), self._ns)  # noqa: S102 - the listing's own expressions
         return self._ns.pop("scalars")
 
     def annotate(self, events: Iterable[dict]) -> Iterator[dict]:
