@@ -1,7 +1,8 @@
 """Shared fixtures.
 
 Browser fixtures (``test_browser_helpers``): ``base_url`` (a live server of the real
-app), ``browser`` (Debian's Chromium) and ``open_page``, each module its own.
+app), ``browser`` (Debian's Chromium), ``kept_contexts`` and ``open_page``, each module its
+own.
 
 API fixtures (server helper): ``api_settings`` (default limits), ``api_app`` and
 ``api_client`` (a TestClient over a fresh app), ``page_dir`` (a small stand-in page
@@ -17,7 +18,7 @@ import pytest
 from hypothesis import settings
 
 # the browser tests' fixtures, one server and one Chromium per test module
-from test_browser_helpers import base_url, browser, open_page  # noqa: F401
+from test_browser_helpers import base_url, browser, kept_contexts, open_page  # noqa: F401
 
 # Hypothesis profiles: "ci", the example counts as each test states them (make test, CI);
 # "dev", a quarter of them for a developer's loop (make check sets HYPOTHESIS_PROFILE=dev).

@@ -11,10 +11,11 @@ input and 108 weight cells do the same at 1366×768, and five of them in project
 at 1280×720. Steps are jumped to through the page's handle. (One exception: a pad or crop
 in one step of a custom setup may leave up to half of its whole-tensor copy to scroll.)
 
-A page load costs Chromium about two CPU-seconds on this machine, most of these checks'
-time, so a lesson's screens share one loaded page per mode (normal or projector, the
-setup drawer open at start or not), resized to each screen in turn: the stage is a
-function of the viewport. That a page resized to a screen draws what a page loaded at
+A page load costs Chromium about two CPU-seconds on this machine in a new context (one in
+a kept context: test_browser_helpers.KeptContexts), most of these checks' time, so a
+lesson's screens share one loaded page per mode (normal or projector, the setup drawer
+open at start or not), resized to each screen in turn: the stage is a function of the
+viewport. That a page resized to a screen draws what a page loaded at
 that screen draws is checked at every screen for two lessons (the last test here)."""
 
 from __future__ import annotations
@@ -136,12 +137,17 @@ def _steps(doc: dict) -> list[int]:
 FRAMES = 4
 
 
-def _open(browser, base_url, path, screen):
-    """(context, page): `path` loaded at `screen`, its trace complete."""
+def _open(browser, base_url, path, screen, kept=None):
+    """(context, page): `path` loaded at `screen`, its trace complete; in a new context,
+    or with `kept` (KeptContexts, a context number) in that kept context (context None)."""
     width, height, projector, _ = screen
     # (reduced motion: a written cell's flash grows it by a sixth for 0.4 s, past its box)
-    context = browser.new_context(viewport={"width": width, "height": height}, reduced_motion="reduce")
-    page = context.new_page()
+    if kept is None:
+        context = browser.new_context(viewport={"width": width, "height": height}, reduced_motion="reduce")
+        page = context.new_page()
+    else:
+        context, page = None, kept[0].page(kept[1], {"reduced_motion": "reduce"})
+        page.set_viewport_size({"width": width, "height": height})
     page.goto(debug_url(f"{base_url}{path}{'&p=1' if projector else ''}"))
     wait_complete(page)
     assert page.evaluate("document.body.classList.contains('projector')") == projector
@@ -173,10 +179,11 @@ SETUP_OPEN_FROM = 1440
 class SharedPages:
     """One loaded page per mode (normal or projector, the setup drawer open at start or
     not) of the address the tests ask for, resized to each test's screen; a new address
-    closes the pages of the last."""
+    closes the pages of the last. Each in a new context, or with `kept` (KeptContexts) in
+    the kept context of its mode."""
 
-    def __init__(self, browser, base_url):
-        self.browser, self.base_url = browser, base_url
+    def __init__(self, browser, base_url, kept=None):
+        self.browser, self.base_url, self.kept = browser, base_url, kept
         self.path, self.open = None, {}
 
     def at(self, path: str, screen):
@@ -185,20 +192,21 @@ class SharedPages:
             self.path = path
         mode = (screen[2], screen[0] >= SETUP_OPEN_FROM)
         if mode not in self.open:
-            self.open[mode] = _open(self.browser, self.base_url, path, screen)
+            kept = None if self.kept is None else (self.kept, 2 * mode[0] + mode[1])
+            self.open[mode] = _open(self.browser, self.base_url, path, screen, kept)
         else:
             _resize(self.open[mode][1], screen)
         return self.open[mode][1]
 
     def close(self) -> None:
-        for context, _ in self.open.values():
-            context.close()
+        for context, page in self.open.values():
+            (page if context is None else context).close()
         self.open = {}
 
 
 @pytest.fixture(scope="module")
-def shared_pages(browser, base_url):
-    pages = SharedPages(browser, base_url)
+def shared_pages(browser, base_url, kept_contexts):
+    pages = SharedPages(browser, base_url, kept_contexts)
     yield pages
     pages.close()
 

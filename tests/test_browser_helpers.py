@@ -202,29 +202,96 @@ class PageWatch:
         assert not errors, f"console errors: {errors}"
 
 
+# the origin's storage a kept context starts each test without (its HTTP and code caches stay)
+CLEARED_STORAGE = "cookies,local_storage,indexeddb,cache_storage,service_workers,file_systems,websql"
+
+
+class KeptContexts:
+    """The browser contexts of one test module, kept from test to test: a page in a new
+    context costs Chromium about two CPU-seconds to load, one in a kept context about one
+    (its HTTP and code caches are warm). A test's k-th page with some options is opened
+    in the k-th context kept with those options, so a test's pages never share storage;
+    the server's origin's storage and the cookies are cleared before a kept context is
+    used again, and a context a test closed is replaced."""
+
+    def __init__(self, browser, base_url: str):
+        self.browser, self.base_url = browser, base_url
+        self.kept: dict[str, list[Any]] = {}
+        self.closed: set[Any] = set()  # (the contexts themselves: an id could be reused)
+
+    def page(self, k: int, options: dict[str, Any]):
+        """A blank page in the k-th context kept with ``options``."""
+        kept = self.kept.setdefault(repr(sorted(options.items())), [])
+        if k == len(kept):
+            kept.append(None)
+        context = kept[k]
+        if context is None or context in self.closed:
+            context = kept[k] = self.browser.new_context(**options)
+            context.on("close", lambda closed: self.closed.add(closed))
+            return context.new_page()
+        for old in context.pages:  # (the last test's, were any left open)
+            old.close()
+        context.clear_cookies()
+        page = context.new_page()
+        session = context.new_cdp_session(page)
+        session.send("Storage.clearDataForOrigin", {"origin": self.base_url, "storageTypes": CLEARED_STORAGE})
+        session.detach()
+        return page
+
+    def end_test(self) -> None:
+        """Close every page of the kept contexts (their storage is cleared on next use)."""
+        for contexts in self.kept.values():
+            for context in contexts:
+                if context not in self.closed:
+                    for page in context.pages:
+                        page.close()
+
+    def close(self) -> None:
+        for contexts in self.kept.values():
+            for context in contexts:
+                if context not in self.closed:
+                    context.close()
+        self.kept = {}
+
+
 @contextmanager
-def page_opener(browser, base_url: str):
+def page_opener(browser, base_url: str, contexts: KeptContexts | None = None):
     """Yields opener(path, viewport, **context_args) -> PageWatch of a page that has loaded
-    its lesson; at the end, checks every page's requests and console, closes them."""
+    its lesson; at the end, checks every page's requests and console, closes them. With
+    ``contexts``, the pages open in its kept contexts; without, each in a new context."""
     watches = []
+    opened: dict[str, int] = {}  # pages opened per context options
 
     def opener(path: str = "/", viewport=(1600, 1000), **context_args):
-        context = browser.new_context(
-            viewport={"width": viewport[0], "height": viewport[1]}, accept_downloads=True, **context_args
-        )
-        page = context.new_page()
+        size = {"width": viewport[0], "height": viewport[1]}
+        options = {"accept_downloads": True, **context_args}
+        if contexts is None:
+            context = browser.new_context(viewport=size, **options)
+            page = context.new_page()
+        else:
+            key = repr(sorted(options.items()))
+            page = contexts.page(opened.get(key, 0), options)
+            opened[key] = opened.get(key, 0) + 1
+            page.set_viewport_size(size)
+            context = None
         watch = PageWatch(page, base_url)
         watches.append((watch, context))
         page.goto(debug_url(base_url + path))
         wait_complete(page)
         return watch
 
-    yield opener
-    for watch, context in watches:
-        # 422 answers are expected where a test sends bad input; Chromium logs them as
-        # failed resources
-        watch.check(allowed_errors=("status of 422",))
-        context.close()
+    try:
+        yield opener
+        for watch, _ in watches:
+            # 422 answers are expected where a test sends bad input; Chromium logs them as
+            # failed resources
+            watch.check(allowed_errors=("status of 422",))
+    finally:
+        for _, context in watches:
+            if context is not None:
+                context.close()
+        if contexts is not None:
+            contexts.end_test()
 
 
 def server_document(base_url: str, config: dict) -> dict:
@@ -403,7 +470,15 @@ def browser():
         b.close()
 
 
+@pytest.fixture(scope="module")
+def kept_contexts(browser, base_url):
+    """The browser contexts a test module's pages open in (KeptContexts)."""
+    contexts = KeptContexts(browser, base_url)
+    yield contexts
+    contexts.close()
+
+
 @pytest.fixture
-def open_page(browser, base_url):
-    with page_opener(browser, base_url) as opener:
+def open_page(browser, base_url, kept_contexts):
+    with page_opener(browser, base_url, kept_contexts) as opener:
         yield opener
