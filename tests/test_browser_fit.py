@@ -180,10 +180,10 @@ class SharedPages:
     """One loaded page per mode (normal or projector, the setup drawer open at start or
     not) of the address the tests ask for, resized to each test's screen; a new address
     closes the pages of the last. Each in a new context, or with `kept` (KeptContexts) in
-    the kept context of its mode."""
+    the kept context of its mode, numbered from `first`."""
 
-    def __init__(self, browser, base_url, kept=None):
-        self.browser, self.base_url, self.kept = browser, base_url, kept
+    def __init__(self, browser, base_url, kept=None, first: int = 0):
+        self.browser, self.base_url, self.kept, self.first = browser, base_url, kept, first
         self.path, self.open = None, {}
 
     def at(self, path: str, screen):
@@ -192,7 +192,7 @@ class SharedPages:
             self.path = path
         mode = (screen[2], screen[0] >= SETUP_OPEN_FROM)
         if mode not in self.open:
-            kept = None if self.kept is None else (self.kept, 2 * mode[0] + mode[1])
+            kept = None if self.kept is None else (self.kept, self.first + 2 * mode[0] + mode[1])
             self.open[mode] = _open(self.browser, self.base_url, path, screen, kept)
         else:
             _resize(self.open[mode][1], screen)
@@ -400,21 +400,22 @@ def _same(got: dict, want: dict) -> list[str]:
 
 
 @pytest.mark.parametrize("lesson", ["cs231n", "gan_upsample"])
-def test_a_page_resized_to_a_screen_draws_what_a_page_loaded_at_it_draws(browser, base_url, lesson):
+def test_a_page_resized_to_a_screen_draws_what_a_page_loaded_at_it_draws(browser, base_url, kept_contexts, lesson):
     """The fit checks above resize one page per mode through the screens; here the same
     pages go through the screens in the same order, each screen is also loaded fresh, and
-    a forward and a backward step drawn on both are the same."""
+    a forward and a backward step drawn on both are the same. (Kept contexts of their own:
+    4 to 7 for the resized pages, 8 for the loaded ones; the fit checks' are 0 to 3.)"""
     doc = _lesson_document(base_url, lesson)
     # (the middle step of the first and of the last phase of more than one step: a
     # forward step and a backward one)
     phases = [p for p in doc["phases"] if p["stop"] - p["start"] > 1]
     steps = [(p["start"] + p["stop"]) // 2 for p in (phases[0], phases[-1])]
-    resized = SharedPages(browser, base_url)
+    resized = SharedPages(browser, base_url, kept_contexts, first=4)
     problems = []
     try:
         for screen in SCREENS:
             page = resized.at(f"/#s=0&l={lesson}", screen)
-            context, loaded = _open(browser, base_url, f"/#s=0&l={lesson}", screen)
+            _, loaded = _open(browser, base_url, f"/#s=0&l={lesson}", screen, (kept_contexts, 8))
             try:
                 for step in steps:
                     want = loaded.evaluate(DRAWN_JS, [step, FRAMES])
@@ -424,7 +425,7 @@ def test_a_page_resized_to_a_screen_draws_what_a_page_loaded_at_it_draws(browser
                         for part in _same(got, want)
                     ]
             finally:
-                context.close()
+                loaded.close()
     finally:
         resized.close()
     assert not problems, "\n".join(problems[:12])

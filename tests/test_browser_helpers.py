@@ -222,8 +222,7 @@ class KeptContexts:
     def page(self, k: int, options: dict[str, Any]):
         """A blank page in the k-th context kept with ``options``."""
         kept = self.kept.setdefault(repr(sorted(options.items())), [])
-        if k == len(kept):
-            kept.append(None)
+        kept += [None] * (k + 1 - len(kept))
         context = kept[k]
         if context is None or context in self.closed:
             context = kept[k] = self.browser.new_context(**options)
@@ -242,14 +241,14 @@ class KeptContexts:
         """Close every page of the kept contexts (their storage is cleared on next use)."""
         for contexts in self.kept.values():
             for context in contexts:
-                if context not in self.closed:
+                if context is not None and context not in self.closed:
                     for page in context.pages:
                         page.close()
 
     def close(self) -> None:
         for contexts in self.kept.values():
             for context in contexts:
-                if context not in self.closed:
+                if context is not None and context not in self.closed:
                     context.close()
         self.kept = {}
 
