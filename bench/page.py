@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import contextlib
 import io
 import json
 import statistics
@@ -233,12 +234,10 @@ def renderer_cpu_s() -> float:
     """CPU seconds used so far by this process's Chromium renderers, all their threads."""
     total = 0.0
     for child in psutil.Process().children(recursive=True):
-        try:
+        with contextlib.suppress(psutil.Error):  # (a renderer that ended: a closed page's)
             if "--type=renderer" in child.cmdline():
                 times = child.cpu_times()
                 total += times.user + times.system
-        except psutil.Error:
-            pass  # (a renderer that ended: a closed page's)
     return total
 
 

@@ -217,11 +217,16 @@ class KeptContexts:
     def __init__(self, browser, base_url: str):
         self.browser, self.base_url = browser, base_url
         self.kept: dict[str, list[Any]] = {}
+        self.handed: dict[str, int] = {}  # pages handed out this test, by options
         self.closed: set[Any] = set()  # (the contexts themselves: an id could be reused)
 
-    def page(self, k: int, options: dict[str, Any]):
-        """A blank page in the k-th context kept with ``options``."""
-        kept = self.kept.setdefault(repr(sorted(options.items())), [])
+    def page(self, k: int | None, options: dict[str, Any]):
+        """A blank page in the k-th context kept with ``options``; k None: the next one
+        this test has not had a page of."""
+        key = repr(sorted(options.items()))
+        if k is None:
+            k = self.handed[key] = self.handed.get(key, -1) + 1
+        kept = self.kept.setdefault(key, [])
         kept += [None] * (k + 1 - len(kept))
         context = kept[k]
         if context is None or context in self.closed:
@@ -239,6 +244,7 @@ class KeptContexts:
 
     def end_test(self) -> None:
         """Close every page of the kept contexts (their storage is cleared on next use)."""
+        self.handed = {}
         for contexts in self.kept.values():
             for context in contexts:
                 if context is not None and context not in self.closed:
@@ -259,7 +265,6 @@ def page_opener(browser, base_url: str, contexts: KeptContexts | None = None):
     its lesson; at the end, checks every page's requests and console, closes them. With
     ``contexts``, the pages open in its kept contexts; without, each in a new context."""
     watches = []
-    opened: dict[str, int] = {}  # pages opened per context options
 
     def opener(path: str = "/", viewport=(1600, 1000), **context_args):
         size = {"width": viewport[0], "height": viewport[1]}
@@ -268,9 +273,7 @@ def page_opener(browser, base_url: str, contexts: KeptContexts | None = None):
             context = browser.new_context(viewport=size, **options)
             page = context.new_page()
         else:
-            key = repr(sorted(options.items()))
-            page = contexts.page(opened.get(key, 0), options)
-            opened[key] = opened.get(key, 0) + 1
+            page = contexts.page(None, options)
             page.set_viewport_size(size)
             context = None
         watch = PageWatch(page, base_url)
