@@ -227,6 +227,18 @@ def test_every_way_of_writing_an_output_reaches_the_stage(function):
         )
 
 
+def test_writes_after_an_in_place_reshape_land_in_the_cells_they_name():
+    """The recording keeps each array's geometry between its writes; ``out.shape = ...``
+    changes it, and the writes after must still land where they do unrecorded."""
+    forward = load("shape_in_place").conv_forward_naive
+    case = Case(n=2, cg=2, fg=3, h=4, w=3, kh=2, kw=2, padding=(1,) * 4)
+    doc = trace_code(forward, case=case)
+    assert doc["divergence"] is None, doc["divergence"]
+    returned = get_convention("cs231n").run(Subject(forward=forward), case)["out"]
+    stage = np.array(doc["tensors"]["out"]["data"]).reshape(returned.shape)
+    assert np.array_equal(stage, returned), f"the stage shows {stage.ravel()}, not {returned.ravel()}"
+
+
 def test_numpy_functions_imported_by_name_are_recorded_in_each_module_loaded(tmp_path):
     """torch_style.py with ``from numpy import pad, zeros`` (on its import line, so every
     line keeps its number) traces as the file itself does; so does another copy loaded

@@ -61,13 +61,22 @@ class Root:
     given: bool = False  # an input the code was called with (``register``)
     ptr: int = 0  # its data pointer
     _flat_of_offset: np.ndarray | None = field(default=None, repr=False)
+    _flat: np.ndarray | None = field(default=None, repr=False)
+
+    def flat(self) -> np.ndarray:
+        """The buffer's cells in C order, (size,): a view of a C-contiguous buffer, kept;
+        a copy of another."""
+        if self._flat is not None:
+            return self._flat
+        if not self.array.flags.c_contiguous:
+            return self.array.reshape(-1, order="C")
+        self._flat = self.array.reshape(-1)
+        return self._flat
 
     def flat_of_offset(self) -> np.ndarray | None:
         """{element offset from the data pointer: C-order flat index}, for a buffer that is
         not C-contiguous (None when it is: the offset is the flat index)."""
-        if self.array.flags.c_contiguous:
-            return None
-        if self._flat_of_offset is None:
+        if self._flat_of_offset is None and not self.array.flags.c_contiguous:
             offsets = _offsets(self.array, self.array)
             table = np.full(int(offsets.max()) + 1, -1, dtype=np.int64)
             table[offsets.ravel()] = np.arange(offsets.size)
@@ -109,6 +118,23 @@ def _owner(array: np.ndarray) -> np.ndarray:
     while isinstance(array.base, np.ndarray):
         array = array.base
     return array
+
+
+def _geometry(view: np.ndarray, ptr: int) -> tuple[tuple[int, ...], tuple[int, ...], int, tuple[int, ...]]:
+    """(shape, strides, the element offset of its first element from ``ptr``, the data
+    pointer of the buffer it views, its strides in elements): kept on a RecordedArray,
+    whose cells a loop reads and writes thousands of times (an in-place ``a.shape = …``
+    makes it anew)."""
+    shape, strides = view.shape, view.strides
+    known = getattr(view, "_geometry", None)
+    if known is not None and known[0] == shape and known[1] == strides:
+        return known
+    item = view.itemsize
+    start = (view.__array_interface__["data"][0] - ptr) // item
+    known = (shape, strides, start, tuple(stride // item for stride in strides))
+    if isinstance(view, RecordedArray):
+        view._geometry = known
+    return known
 
 
 def _plain(value: Any) -> Any:
@@ -306,28 +332,19 @@ class Recording:
             root = self._by_owner.get(id(_owner(array)))
             if root is None or array.itemsize != root.array.itemsize or self._read_cells >= MAX_READ_CELLS:
                 return
-            one = _one_cell(array, index)
+            one = _one_cell(array, root, index)
             if one is not None:  # (most reads: one cell, kept as a number until the write)
-                self._reads.setdefault(root.index, set()).add(self._offset(array, root, one))
+                self._reads.setdefault(root.index, set()).add(one)
                 self._read_cells += 1
                 return
-            else:
-                try:
-                    cells = np.asarray(self.cells(array, root)[index]).ravel()
-                except (IndexError, TypeError, ValueError):
-                    return
+            try:
+                cells = np.asarray(self.cells(array, root)[index]).ravel()
+            except (IndexError, TypeError, ValueError):
+                return
             self._reads.setdefault(root.index, set()).update(cells.tolist())
             self._read_cells += cells.size
         finally:
             self.on = True
-
-    def _offset(self, view: np.ndarray, root: Root, cell: tuple[int, ...]) -> int:
-        """The root's flat index of ``view[cell]`` (plain integers)."""
-        item = view.itemsize
-        start = (view.__array_interface__["data"][0] - root.ptr) // item
-        offset = start + sum(i * (st // item) for i, st in zip(cell, view.strides))
-        table = root.flat_of_offset()
-        return int(offset if table is None else table[offset])
 
     def register(self, array: np.ndarray, name: str) -> None:
         """Make ``array``'s memory a Root named ``name`` (an input: no write of its values)."""
@@ -349,11 +366,10 @@ class Recording:
         self.on = False  # (what this does with arrays is not the code's)
         try:
             root = self.root_of(target, line)
-            one = None if flat else _one_cell(target, index)
             if target.itemsize != root.array.itemsize:
                 cells = np.arange(root.array.size, dtype=np.int64)  # (a reinterpreting view: every cell)
-            elif one is not None:  # (the loops' usual write, a[n, f, i, j]: no index grid)
-                cells = np.array([self._offset(target, root, one)], dtype=np.int64)
+            elif not flat and (one := _one_cell(target, root, index)) is not None:  # (a[n, f, i, j]: no index grid)
+                cells = np.array([one], dtype=np.int64)
             else:
                 grid = self.cells(target, root)
                 cells = np.unique(np.asarray((grid.ravel() if flat else grid)[index]).ravel())
@@ -489,20 +505,24 @@ class _RecordedFlat:
         return self._plain.__array__(*args, **kwargs)
 
 
-def _one_cell(target: np.ndarray, index: Any) -> tuple[int, ...] | None:
-    """The cell an index of plain integers names (negative ones counted from the end),
-    or None for any other index."""
+def _one_cell(view: np.ndarray, root: Root, index: Any) -> int | None:
+    """The root's flat index of the one cell of ``view`` (of the root's memory) that an
+    index of plain integers names (negative ones counted from the end), or None for any
+    other index. The loops' reads and writes (``a[n, f, i, j]``) come through here."""
     index = index if type(index) is tuple else (index,)
-    if len(index) != target.ndim:
+    if len(index) != view.ndim:
         return None
-    cell = []
-    for i, n in zip(index, target.shape):
+    for i in index:
         if type(i) is not int and not (isinstance(i, np.integer) and not isinstance(i, np.bool_)):
             return None
+    shape, _, offset, steps = _geometry(view, root.ptr)
+    for i, n, step in zip(index, shape, steps):
+        i = int(i)
         if not -n <= i < n:
             return None
-        cell.append(int(i) % n)
-    return tuple(cell)
+        offset += (i % n) * step
+    table = root.flat_of_offset()
+    return offset if table is None else int(table[offset])
 
 
 def _cells_of(cells: set[int]) -> np.ndarray:
@@ -510,5 +530,5 @@ def _cells_of(cells: set[int]) -> np.ndarray:
 
 
 def _values(root: Root, cells: np.ndarray) -> np.ndarray:
-    """The values of ``cells`` of ``root``, as floats."""
-    return root.array.reshape(-1, order="C")[cells].astype(np.float64, copy=True)
+    """The values of ``cells`` of ``root``, as floats (a copy: an index array's)."""
+    return root.flat()[cells].astype(np.float64, copy=False)
