@@ -413,6 +413,9 @@ def _boxes(cells: np.ndarray, shape: tuple[int, ...]) -> list[tuple[list[int], l
     cells in ``cells``, row-major): one box when they form one, else one per cell."""
     if cells.size == 0:
         return []
+    if cells.size == 1:  # (most writes of a loop: one cell, one box of it)
+        at = [int(v) for v in np.unravel_index(int(cells[0]), shape)]
+        return [(at, [v + 1 for v in at], [1] * len(shape), np.arange(1))]
     index = np.array(np.unravel_index(cells, shape)).T  # (cells, axes)
     start, stop, step = [], [], []
     count = 1
