@@ -19,6 +19,8 @@ Prints:
   paint and raster), for two lessons at 1366x768, REV's page and this one alternating:
   each step jumped to and drawn with its next frames, as a student stepping through sees it;
 - time from pressing Apply to the first drawn step for the CS231n preset (median of 7);
+- the CPU and the files fetched when CS231n is loaded again in the same browser, with
+  the page's files linked relatively and under their version (server/http/page_cache.py);
 - with --breakdown: two more plays at top speed with the page's per-frame breakdown on
   (style and layout forced after each part of a frame: seek, fold change, cell-size fit,
   cells, highlight, step panel, transport), per kind of frame and the slowest frames,
@@ -32,6 +34,7 @@ import base64
 import contextlib
 import io
 import json
+import shutil
 import statistics
 import subprocess
 import sys
@@ -270,6 +273,57 @@ def compare_rendering(browser, rev: str, base_new: str, lessons=("cs231n", "dept
                 page.context.close()
 
 
+def process_cpu_s() -> float:
+    """CPU seconds used so far by this process's children: Chromium and Playwright's driver."""
+    total = 0.0
+    for child in psutil.Process().children(recursive=True):
+        with contextlib.suppress(psutil.Error):  # (a process that ended: a closed page's)
+            times = child.cpu_times()
+            total += times.user + times.system
+    return total
+
+
+def compare_reloads(browser, rounds: int = 8) -> None:
+    """A page loaded again in the same browser, as a class reloads it: the page's files
+    linked relatively (``/index.html``, as before 2026-12-06, each file revalidated or
+    kept by Chromium's guess from its modification time) and under their version (``/``:
+    kept). The files are a copy of static/ modified now, as in a new clone or install.
+    Alternating, the first round left out; one context each, kept."""
+    folder = Path(tempfile.mkdtemp()) / "static"
+    shutil.copytree(ROOT / "static", folder)
+    for path in folder.rglob("*"):
+        path.touch()
+    here = psutil.Process()
+    ways = {"relative links (/index.html)": "/index.html", "under their version (/)": "/"}
+    with live_server(folder) as base:
+        contexts = {way: browser.new_context(viewport={"width": 1366, "height": 768}) for way in ways}
+        seen: dict[str, list[tuple[float, float, float, int]]] = {way: [] for way in ways}
+        for round_ in range(rounds):
+            for way, path in ways.items():
+                page = contexts[way].new_page()
+                browser_cpu, own_cpu, wall = process_cpu_s(), sum(here.cpu_times()[:2]), time.perf_counter()
+                page.goto(debug_url(f"{base}{path}#s=0&l=cs231n"))
+                wait_complete(page)
+                browser_cpu, own_cpu = process_cpu_s() - browser_cpu, sum(here.cpu_times()[:2]) - own_cpu
+                wall = time.perf_counter() - wall
+                fetched = page.evaluate(
+                    "performance.getEntriesByType('resource').filter((r) => r.transferSize > 0).length"
+                )
+                page.close()
+                if round_:
+                    seen[way].append((browser_cpu, own_cpu, wall, fetched))
+        for context in contexts.values():
+            context.close()
+    medians = {way: [statistics.median(v[k] for v in runs) for k in range(4)] for way, runs in seen.items()}
+    for way, (browser_cpu, own_cpu, wall, fetched) in medians.items():
+        print(
+            f"  {way:30s} Chromium + driver {browser_cpu:.2f} CPU-s, server + client {own_cpu:.2f} CPU-s, "
+            f"wall {wall:.2f} s, {fetched:.0f} files over the network (medians of {rounds - 1})"
+        )
+    (old, new) = (sum(m[:2]) for m in medians.values())
+    print(f"  CPU per reload, versioned / relative: {new / old:.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -333,6 +387,8 @@ def main() -> None:
             page.goto(debug_url(base + "/" + lesson_hash(BIG)))
             wait_complete(page, timeout=60)
             print_breakdown(page)
+        print("CS231n loaded again in the same browser (1366x768), its files modified now:")
+        compare_reloads(browser)
         browser.close()
 
 

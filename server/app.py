@@ -2,10 +2,10 @@
 
 Routers: the page (``/``), ``/api/health``, ``/api/presets``, ``/api/trace``,
 ``/api/trace/stream``, ``/api/conv`` (and ``/api/debug/stats`` in debug mode). The
-page's assets are the package's static folder, served as FastAPI's low-priority
-frontend routes under ``/static/`` and at the root (so that ``index.html`` may use
-relative paths). No endpoint reads or writes a file named by a request; no user code
-runs.
+page's assets are the package's static folder: under ``/v/<version>/``, the paths
+index.html links (kept by browsers: ``http/page_cache.py``), and as FastAPI's
+low-priority frontend routes under ``/static/`` and at the root. No endpoint reads or
+writes a file outside that folder named by a request; no user code runs.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from pathlib import Path
 
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
+from fastapi.staticfiles import StaticFiles
 
 from convcore import __version__
 
@@ -28,6 +29,7 @@ from .http.errors import install_error_handlers
 from .http.fair_share import ClientShares, FairShare
 from .http.hosts import allowed_hosts
 from .http.methods import MethodRules
+from .http.page_cache import page_version
 from .http.replies import Pace
 from .http.security import HostCheck, RequestBody, SecurityHeaders
 from .http.static_files import find_static_dir
@@ -98,6 +100,9 @@ def create_app(settings: Settings | None = None, static_dir: Path | None = None)
     _document_body_refusals(app)
 
     folder = app.state.static_dir
+    # the page's files under their version (api/pages.py), the version index.html links
+    app.state.page_files = StaticFiles(directory=folder, check_dir=False) if folder is not None else None
+    app.state.page_version = page_version(folder) if folder is not None else None
     if folder is not None:
         # FastAPI's low-priority frontend routes: tried only when no API route matches the
         # path, so a wrong method on an API path is the router's own 405

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
 
 from convcore import __version__
 from convcore.trace import build_trace, replay
+from convscope.http.page_cache import page_version
 from convscope.traces.presets import PRESETS
 
 
@@ -24,11 +26,41 @@ def tensor(doc: dict, name: str) -> np.ndarray:
 # -- page and static files -----------------------------------------------------------
 
 
-def test_page_is_served_at_root(api_client, page_dir):
+def _linked_version(client) -> str:
+    """The version under which the page (GET /) links its module."""
+    found = re.search(r'src="/v/([0-9a-f]{16})/js/main.js"', client.get("/").text)
+    assert found, client.get("/").text
+    return found.group(1)
+
+
+def test_page_is_served_at_root_with_its_files_linked_under_their_version(api_client, page_dir):
     response = api_client.get("/")
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("text/html")
-    assert response.text == (page_dir / "index.html").read_text(encoding="utf-8")
+    assert response.headers["cache-control"] == "no-cache"  # (asked for again on every load)
+    version = page_version(page_dir)
+    html = (page_dir / "index.html").read_text(encoding="utf-8")
+    assert response.text == html.replace('src="js/main.js"', f'src="/v/{version}/js/main.js"')
+    kept = api_client.get(f"/v/{version}/js/main.js")
+    assert kept.status_code == 200
+    assert kept.content == (page_dir / "js" / "main.js").read_bytes()
+    assert "javascript" in kept.headers["content-type"]
+    assert kept.headers["cache-control"] == "public, max-age=31536000, immutable"
+    assert api_client.get(f"/v/{version}/js/none.js").status_code == 404
+
+
+def test_a_changed_file_makes_a_new_version_and_the_old_one_is_asked_for_again(api_client, page_dir):
+    """A browser that kept the old version's files never runs them with a new page: the
+    new page links a new version, and the old version's paths are no longer kept."""
+    old = _linked_version(api_client)
+    assert api_client.get(f"/v/{old}/js/main.js").headers["cache-control"].endswith("immutable")
+    (page_dir / "js" / "main.js").write_text("export const page = 'convscope, upgraded';\n", encoding="utf-8")
+    new = _linked_version(api_client)
+    assert new != old
+    stale = api_client.get(f"/v/{old}/js/main.js")
+    assert stale.status_code == 200 and "upgraded" in stale.text
+    assert stale.headers["cache-control"] == "no-cache"
+    assert api_client.get(f"/v/{new}/js/main.js").headers["cache-control"].endswith("immutable")
 
 
 @pytest.mark.parametrize("path", ["/js/main.js", "/static/js/main.js"])
@@ -50,6 +82,11 @@ def test_assets_are_served_relative_and_under_static(api_client, path):
         "/static/..%2f..%2fsecret.txt",
         "/etc/passwd",
         "/static//etc/passwd",
+        "/v/0/%2e%2e/secret.txt",
+        "/v/0/..%2fsecret.txt",
+        "/v/0/%2e%2e%2f%2e%2e%2fsecret.txt",
+        "/v/0//etc/passwd",
+        "/v/..%2f/secret.txt",
     ],
 )
 def test_no_path_leaves_the_static_folder(api_client, path):

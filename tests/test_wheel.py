@@ -8,6 +8,7 @@ Takes ~15 s on the development machine (build 0.5 s, venv 5 s, install 8.5 s).
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import venv
@@ -105,7 +106,13 @@ def test_installed_convscope_serves_the_page_and_traces(installed, tmp_path):
         assert printed == [f"ConvScope running at {base}"]
         page = httpx.get(base, timeout=5)
         assert page.status_code == 200
-        assert page.text == (ROOT / "static" / "index.html").read_text(encoding="utf-8")
+        # index.html, its files linked under their version (server/http/page_cache.py)
+        assert re.sub(r"/v/[0-9a-f]{16}/", "", page.text) == (ROOT / "static" / "index.html").read_text(
+            encoding="utf-8"
+        )
+        module = re.search(r'src="/(v/[0-9a-f]{16}/main\.js)"', page.text)
+        assert module, page.text
+        assert httpx.get(base + module.group(1), timeout=5).content == (ROOT / "static" / "main.js").read_bytes()
         trace = httpx.post(
             base + "api/trace", json={"x": [[[[0, 1, 2], [3, 4, 5], [6, 7, 8]]]], "w": [[[[0, 1], [2, 3]]]]}, timeout=30
         )
