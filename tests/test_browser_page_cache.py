@@ -1,6 +1,6 @@
 """The page's files are kept by the browser (server/http/page_cache.py): a page loaded
-again in the same browser asks the server for index.html alone, and Chromium takes
-every module, the style and the icon from its cache."""
+again in the same browser asks the server for index.html (and the API) alone, and
+Chromium takes every module, the style and the icon from its cache."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def test_a_page_loaded_again_asks_only_for_index_html(browser, base_url):
             wait_complete(page)
             loads.append((page.evaluate(NAVIGATION_JS), dict(page.evaluate(RESOURCES_JS))))
             page.close()
-        (first_page, first), (again_page, again) = loads
+        (_, first), (again_page, again) = loads
         assert len(first) > 60 and {"/main.js", "/style.css", "/favicon.svg"} <= {p[p.index("/", 3) :] for p in first}
         # (the first load fetches each module; the icon, shown twice, comes once)
         assert all(size > 0 for path, size in first.items() if path.endswith((".js", ".css"))), first
