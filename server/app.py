@@ -29,7 +29,7 @@ from .http.errors import install_error_handlers
 from .http.fair_share import ClientShares, FairShare
 from .http.hosts import allowed_hosts
 from .http.methods import MethodRules
-from .http.page_cache import page_version
+from .http.page_cache import PageVersion
 from .http.replies import Pace
 from .http.security import HostCheck, RequestBody, SecurityHeaders
 from .http.static_files import find_static_dir
@@ -102,7 +102,7 @@ def create_app(settings: Settings | None = None, static_dir: Path | None = None)
     folder = app.state.static_dir
     # the page's files under their version (api/pages.py), the version index.html links
     app.state.page_files = StaticFiles(directory=folder, check_dir=False) if folder is not None else None
-    app.state.page_version = page_version(folder) if folder is not None else None
+    app.state.page_version = PageVersion(folder) if folder is not None else None
     if folder is not None:
         # FastAPI's low-priority frontend routes: tried only when no API route matches the
         # path, so a wrong method on an API path is the router's own 405

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 
 import numpy as np
@@ -10,7 +11,7 @@ import pytest
 
 from convcore import __version__
 from convcore.trace import build_trace, replay
-from convscope.http.page_cache import page_version
+from convscope.http.page_cache import PageVersion
 from convscope.traces.presets import PRESETS
 
 
@@ -38,7 +39,7 @@ def test_page_is_served_at_root_with_its_files_linked_under_their_version(api_cl
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("text/html")
     assert response.headers["cache-control"] == "no-cache"  # (asked for again on every load)
-    version = page_version(page_dir)
+    version = PageVersion(page_dir).current()
     html = (page_dir / "index.html").read_text(encoding="utf-8")
     assert response.text == html.replace('src="js/main.js"', f'src="/v/{version}/js/main.js"')
     kept = api_client.get(f"/v/{version}/js/main.js")
@@ -50,17 +51,39 @@ def test_page_is_served_at_root_with_its_files_linked_under_their_version(api_cl
 
 
 def test_a_changed_file_makes_a_new_version_and_the_old_one_is_asked_for_again(api_client, page_dir):
-    """A browser that kept the old version's files never runs them with a new page: the
-    new page links a new version, and the old version's paths are no longer kept."""
+    """A browser that kept the old version's files never runs them with a new page: a
+    second after a file changes, the page links a new version, and the old version's
+    paths are no longer kept, whether or not the page was asked for in between."""
+    now = [0.0]
+    api_client.app.state.page_version = PageVersion(page_dir, clock=lambda: now[0])
     old = _linked_version(api_client)
     assert api_client.get(f"/v/{old}/js/main.js").headers["cache-control"].endswith("immutable")
     (page_dir / "js" / "main.js").write_text("export const page = 'convscope, upgraded';\n", encoding="utf-8")
+    now[0] = 0.5  # (the files are looked at once a second at most)
+    assert api_client.get(f"/v/{old}/js/main.js").headers["cache-control"].endswith("immutable")
+    now[0] = 1.0
+    assert api_client.get(f"/v/{old}/js/main.js").headers["cache-control"] == "no-cache"
     new = _linked_version(api_client)
     assert new != old
     stale = api_client.get(f"/v/{old}/js/main.js")
     assert stale.status_code == 200 and "upgraded" in stale.text
     assert stale.headers["cache-control"] == "no-cache"
     assert api_client.get(f"/v/{new}/js/main.js").headers["cache-control"].endswith("immutable")
+
+
+def test_the_version_names_the_files_contents_not_their_times(page_dir):
+    """Two workers, or two installs, of the same files name them the same; a release
+    that keeps the files' times and sizes (a same-size edit) gets a new version."""
+    main = page_dir / "js" / "main.js"
+    before = PageVersion(page_dir).current()
+    for path in page_dir.rglob("*"):
+        os.utime(path, ns=(10**18, 10**18))
+    assert PageVersion(page_dir).current() == before
+    times = main.stat()
+    main.write_text(main.read_text(encoding="utf-8").replace("convscope", "CONVSCOPE"), encoding="utf-8")
+    os.utime(main, ns=(times.st_atime_ns, times.st_mtime_ns))
+    assert main.stat().st_size == times.st_size
+    assert PageVersion(page_dir).current() != before
 
 
 @pytest.mark.parametrize("path", ["/js/main.js", "/static/js/main.js"])
