@@ -124,7 +124,7 @@ def _geometry(view: np.ndarray, ptr: int) -> tuple[tuple[int, ...], tuple[int, .
     """(shape, strides, the element offset of its first element from ``ptr``, the data
     pointer of the buffer it views, its strides in elements): kept on a RecordedArray,
     whose cells a loop reads and writes thousands of times (an in-place ``a.shape = …``
-    makes it anew)."""
+    makes it anew; a buffer moved by ``a.resize(…, refcheck=False)`` is not followed)."""
     shape, strides = view.shape, view.strides
     known = getattr(view, "_geometry", None)
     if known is not None and known[0] == shape and known[1] == strides:
