@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import stat
 import threading
 import time
 from collections.abc import Callable
@@ -40,11 +41,11 @@ def _stamps(folder: Path) -> tuple[tuple[str, int, int], ...]:
     stamps = []
     for path in sorted(folder.rglob("*")):
         try:
-            stat = path.stat()
+            found = path.stat()
         except OSError:
             continue
-        if path.is_file():
-            stamps.append((path.relative_to(folder).as_posix(), stat.st_size, stat.st_mtime_ns))
+        if stat.S_ISREG(found.st_mode):  # (from the one stat: no second look per file)
+            stamps.append((path.relative_to(folder).as_posix(), found.st_size, found.st_mtime_ns))
     return tuple(stamps)
 
 
